@@ -1,0 +1,13 @@
+import { isDeviceId } from '#shared/domain/device';
+import { NotFoundError } from '#shared/errors';
+import { apiHandler } from '#shared/http/http';
+import { ok } from '#shared/http/responses';
+import { devices } from '#shared/runtime';
+
+/** GET /devices/{device_id} — one owned device, as a one-element array (SPEC.md §4.3). */
+export const handler = apiHandler(async ({ claims, path }) => {
+  const deviceId = path.device_id ?? '';
+  const device = isDeviceId(deviceId) ? await devices.getOwnedDevice(claims.sub, deviceId) : undefined;
+  if (!device) throw new NotFoundError('No such device.');
+  return ok([device]);
+});

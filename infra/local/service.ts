@@ -1,0 +1,94 @@
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { ENV } from '#shared/config';
+import { createDocumentClient } from '#shared/data/client';
+import { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
+import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startGateway } from '#infra/local/gateway';
+import { DEMO_USERS, seedDemoData } from '#infra/local/seed';
+
+export interface LocalServiceOptions {
+  /** Ports of the two hosts; 0 picks free ones. */
+  apiPort: number;
+  authPort: number;
+  /** Use an already running DynamoDB Local instead of starting one. */
+  dynamodbEndpoint?: string;
+  /** Keep DynamoDB Local's data in this folder instead of memory. */
+  dataDir?: string;
+  tableName?: string;
+  /** Folder for the local signing key and service.json. */
+  stateDir?: string;
+  seed?: boolean;
+}
+
+export interface LocalService {
+  apiUrl: string;
+  authUrl: string;
+  tableName: string;
+  dynamodbEndpoint: string;
+  signingKeyFile: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs the whole service locally: DynamoDB Local, the table, demo data, and both hosts behind
+ * the API Gateway stand-in, running the same handler code as Lambda. Handlers read their
+ * configuration from the environment, so it is set here before the first handler loads.
+ */
+export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const stateDir = resolve(options.stateDir ?? '.local');
+  const tableName = options.tableName ?? 'device-user-service';
+  const signingKeyFile = join(stateDir, 'signing-key.pem');
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const fn of stops.reverse()) await fn();
+  };
+  try {
+    let ddb: DynamoDbLocal | undefined;
+    if (!options.dynamodbEndpoint) {
+      ddb = await startDynamoDbLocal({ dataDir: options.dataDir });
+      stops.push(ddb.stop);
+    }
+    const dynamodbEndpoint = options.dynamodbEndpoint ?? ddb!.endpoint;
+    await createTable(dynamodbEndpoint, tableName);
+    if (options.seed !== false) {
+      const doc = createDocumentClient({ endpoint: dynamodbEndpoint });
+      await seedDemoData(doc, tableName);
+      doc.destroy();
+    }
+
+    // Handlers load on first request, after the environment below names both hosts.
+    let authorize: ReturnType<typeof createJwtAuthorizer> | undefined;
+    const auth = await startGateway({ api: 'auth', port: options.authPort });
+    stops.push(() => close(auth.server));
+    const api = await startGateway({
+      api: 'resource',
+      port: options.apiPort,
+      authorize: (header, scopes) => authorize!(header, scopes),
+    });
+    stops.push(() => close(api.server));
+    authorize = createJwtAuthorizer({ issuer: auth.url, audience: [api.url] });
+
+    Object.assign(process.env, {
+      [ENV.tableName]: tableName,
+      [ENV.dynamodbEndpoint]: dynamodbEndpoint,
+      [ENV.issuer]: auth.url,
+      [ENV.audience]: api.url,
+      [ENV.localSigningKeyFile]: signingKeyFile,
+    });
+    delete process.env[ENV.signingKeyId];
+    return { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export { DEMO_USERS };
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolveClose) => {
+    server.close(() => resolveClose());
+    server.closeAllConnections();
+  });
+}

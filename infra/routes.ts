@@ -1,0 +1,79 @@
+import type { Scope } from '#shared/domain/scopes';
+
+// The one route table. The CDK stack, the local gateway and the 405 fallback are all derived
+// from it: a new endpoint is one handler file plus one line here.
+
+export type ApiName = 'resource' | 'auth';
+export type HttpMethod = 'GET' | 'POST' | 'PUT';
+
+export interface FunctionDef {
+  /** Handler file, relative to the repository root; it exports `handler`. */
+  entry: string;
+  /** Table access the function gets: read-only, read-write, or none. */
+  table?: 'RO' | 'RW';
+  /** Signing-key access: 'sign' (kms:Sign, token issuers only) or 'verify' (kms:GetPublicKey). */
+  signingKey?: 'sign' | 'verify';
+}
+
+/** One Lambda function each. */
+export const FUNCTIONS = {
+  'get-user': { entry: 'functions/user/get-user.ts', table: 'RO' },
+  'list-devices': { entry: 'functions/devices/list-devices.ts', table: 'RO' },
+  'get-device': { entry: 'functions/devices/get-device.ts', table: 'RO' },
+  'update-device': { entry: 'functions/devices/update-device.ts', table: 'RW' },
+  'get-discovery': { entry: 'functions/auth/get-discovery.ts' },
+  'get-jwks': { entry: 'functions/auth/get-jwks.ts', signingKey: 'verify' },
+  'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
+} as const satisfies Record<string, FunctionDef>;
+
+export type FunctionName = keyof typeof FUNCTIONS;
+
+export interface Route {
+  api: ApiName;
+  method: HttpMethod;
+  path: string;
+  fn: FunctionName;
+  /** Present: the route needs a valid access token holding one of these scopes (JWT authorizer). */
+  scopes?: readonly Scope[];
+}
+
+/** Resource routes are served bare and under /api, identically. */
+const resource = (method: HttpMethod, path: string, fn: FunctionName, scope: Scope): Route[] =>
+  ['', '/api'].map((prefix) => ({ api: 'resource', method, path: `${prefix}${path}`, fn, scopes: [scope] }));
+const auth = (method: HttpMethod, path: string, fn: FunctionName): Route => ({ api: 'auth', method, path, fn });
+
+export const ROUTES: readonly Route[] = [
+  ...resource('GET', '/user', 'get-user', 'read_user'),
+  ...resource('GET', '/devices', 'list-devices', 'read_device'),
+  ...resource('GET', '/devices/{device_id}', 'get-device', 'read_device'),
+  ...resource('PUT', '/devices/{device_id}', 'update-device', 'write_device'),
+  auth('GET', '/.well-known/openid-configuration', 'get-discovery'),
+  auth('GET', '/.well-known/oauth-authorization-server', 'get-discovery'),
+  auth('GET', '/.well-known/jwks.json', 'get-jwks'),
+];
+
+/** Function that answers 405 (known path, other method) and 404 (unknown path) on both APIs. */
+export const FALLBACK_FUNCTION: FunctionName = 'http-fallback';
+
+/** The distinct paths of an API, each with the methods it serves. */
+export function pathsOf(api: ApiName): Map<string, HttpMethod[]> {
+  const paths = new Map<string, HttpMethod[]>();
+  for (const route of ROUTES.filter((r) => r.api === api)) {
+    paths.set(route.path, [...(paths.get(route.path) ?? []), route.method]);
+  }
+  return paths;
+}
+
+/** The functions an API's routes use, fallback included. */
+export function functionsOf(api: ApiName): FunctionName[] {
+  return [...new Set([...ROUTES.filter((r) => r.api === api).map((r) => r.fn), FALLBACK_FUNCTION])];
+}
+
+/** CORS of the resource API: open, since it authenticates with bearer tokens and never cookies. */
+export const RESOURCE_API_CORS = {
+  allowOrigins: ['*'],
+  allowMethods: ['GET', 'PUT'],
+  allowHeaders: ['authorization', 'content-type', 'cache-control'],
+  exposeHeaders: ['www-authenticate', 'retry-after', 'allow'],
+  maxAgeSeconds: 3600,
+} as const;

@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import { signJwt, type TokenSigner } from '#shared/auth/signer';
+import { epochSeconds } from '#shared/domain/time';
+
+/** Lifetime of an access token, returned as `expires_in`. */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+export interface AccessTokenRequest {
+  issuer: string;
+  audience: string;
+  userId: string;
+  clientId: string;
+  scopes: readonly string[];
+  now?: Date;
+  ttlSeconds?: number;
+}
+
+/** Issues an RFC 9068 access token (`typ: at+jwt`), RS256 with `kid`. */
+export function issueAccessToken(signer: TokenSigner, request: AccessTokenRequest): Promise<string> {
+  const iat = epochSeconds(request.now ?? new Date());
+  return signJwt(signer, { typ: 'at+jwt' }, {
+    iss: request.issuer,
+    sub: request.userId,
+    aud: request.audience,
+    client_id: request.clientId,
+    scope: request.scopes.join(' '),
+    jti: randomUUID(),
+    iat,
+    exp: iat + (request.ttlSeconds ?? ACCESS_TOKEN_TTL_SECONDS),
+  });
+}

@@ -1,0 +1,37 @@
+/**
+ * Signs access tokens with RS256. Two implementations: AWS KMS (the private key never leaves
+ * KMS) and a local key file. The public half is published in the JWKS under `kid`.
+ */
+export interface TokenSigner {
+  readonly kid: string;
+  /** RSASSA-PKCS1-v1_5 with SHA-256 over `data`. */
+  sign(data: Uint8Array): Promise<Uint8Array>;
+  /** The public key as a JWK with `kid`, `alg` and `use`. */
+  publicJwk(): Promise<PublicJwk>;
+}
+
+export interface PublicJwk {
+  kty: 'RSA';
+  n: string;
+  e: string;
+  kid: string;
+  alg: 'RS256';
+  use: 'sig';
+}
+
+/** Assembles a compact JWS around the signer: header and payload are ours, the signature is the signer's. */
+export async function signJwt(
+  signer: TokenSigner,
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+): Promise<string> {
+  const encode = (part: Record<string, unknown>) => Buffer.from(JSON.stringify(part)).toString('base64url');
+  const signingInput = `${encode({ ...header, alg: 'RS256', kid: signer.kid })}.${encode(payload)}`;
+  const signature = await signer.sign(Buffer.from(signingInput));
+  return `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
+}
+
+/** Reduces an RSA public JWK to its JWKS entry. */
+export function toPublicJwk(jwk: { n?: string; e?: string }, kid: string): PublicJwk {
+  return { kty: 'RSA', n: String(jwk.n), e: String(jwk.e), kid, alg: 'RS256', use: 'sig' };
+}

@@ -1,0 +1,71 @@
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device';
+import { NotFoundError } from '#shared/errors';
+import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/client';
+import { deviceByIdIndexKey, deviceKey, devicesOfUserKey } from '#shared/data/keys';
+
+export type DeviceRepo = ReturnType<typeof createDeviceRepo>;
+
+/** Access patterns on devices. Every device is read and written through its owner's key. */
+export function createDeviceRepo({ doc, table }: RepoDeps) {
+  return {
+    /** All devices of a user, in id order. One Query (more only past 1 MB of devices). */
+    async listDevicesByOwner(userId: string): Promise<Device[]> {
+      const { pk, skPrefix } = devicesOfUserKey(userId);
+      const devices: Device[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+          ExclusiveStartKey: startKey,
+        }));
+        for (const item of page.Items ?? []) devices.push(toDevice(item));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return devices;
+    },
+
+    /** The user's device, or undefined when it does not exist or belongs to someone else. One GetItem. */
+    async getOwnedDevice(userId: string, deviceId: string): Promise<Device | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: deviceKey(userId, deviceId) }));
+      return Item ? toDevice(Item) : undefined;
+    },
+
+    /**
+     * Applies the present members to the user's device in one conditional UpdateItem.
+     * Throws NotFoundError when the user owns no such device; then nothing is written.
+     * An empty change set is a no-op that still tells whether the device exists (one GetItem).
+     */
+    async updateOwnedDevice(userId: string, deviceId: string, changes: DeviceChanges): Promise<void> {
+      const entries = Object.entries(changes);
+      if (entries.length === 0) {
+        if (!(await this.getOwnedDevice(userId, deviceId))) throw new NotFoundError();
+        return;
+      }
+      try {
+        await doc.send(new UpdateCommand({
+          TableName: table,
+          Key: deviceKey(userId, deviceId),
+          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
+          ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+        }));
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) throw new NotFoundError();
+        throw error;
+      }
+    },
+
+    /** Provisions a device for its owner (operators and seed data); refuses to overwrite one. */
+    async createDevice(ownerId: string, device: Device): Promise<void> {
+      await doc.send(new PutCommand({
+        TableName: table,
+        Item: { ...deviceKey(ownerId, device.id), ...deviceByIdIndexKey(device.id), ownerId, ...device },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }));
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { RepoDeps } from '#shared/data/client';
+import { normalizeEmail, toUser, type User } from '#shared/domain/user';
+import { ConflictError } from '#shared/errors';
+import { emailKey, userKey } from '#shared/data/keys';
+
+/** A user as stored: the public profile plus its password hash, which never leaves the data layer's callers. */
+export interface UserRecord {
+  user: User;
+  passwordHash: string;
+}
+
+export type UserRepo = ReturnType<typeof createUserRepo>;
+
+/** Access patterns on users. */
+export function createUserRepo({ doc, table }: RepoDeps) {
+  return {
+    /** The profile of a user by id. One GetItem. */
+    async getUserById(userId: string): Promise<User | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(userId) }));
+      return Item ? toUser(Item) : undefined;
+    },
+
+    /** The user registered with an e-mail address, with the password hash. Two GetItems. */
+    async findUserByEmail(email: string): Promise<UserRecord | undefined> {
+      const { Item: link } = await doc.send(new GetCommand({ TableName: table, Key: emailKey(email) }));
+      if (!link) return undefined;
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(String(link.userId)) }));
+      return Item ? { user: toUser(Item), passwordHash: String(Item.passwordHash) } : undefined;
+    },
+
+    /**
+     * Creates a user and claims the e-mail address in one transaction, so two accounts can never
+     * share an address. Throws ConflictError when the address is taken.
+     */
+    async createUser(user: User, passwordHash: string): Promise<void> {
+      const email = normalizeEmail(user.email);
+      try {
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: table, Item: { ...userKey(user.id), ...user, passwordHash }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            { Put: { TableName: table, Item: { ...emailKey(email), userId: user.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }));
+      } catch (error) {
+        if (error instanceof Error && error.name === 'TransactionCanceledException') {
+          throw new ConflictError('An account already exists for this e-mail address.');
+        }
+        throw error;
+      }
+    },
+  };
+}
