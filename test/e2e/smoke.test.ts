@@ -1,0 +1,23 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_USERS } from '#infra/local/seed';
+import type { LocalService } from '#infra/local/service';
+import { startTestService, tokenFor } from '../support/service';
+
+describe('local service', () => {
+  let service: LocalService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service?.stop());
+
+  it('serves the demo user their devices through the gateway', async () => {
+    const alice = DEMO_USERS[0];
+    const token = await tokenFor(service, alice.user.id, ['read_device']);
+
+    const response = await fetch(`${service.apiUrl}/devices`, { headers: { authorization: `Bearer ${token}` } });
+
+    expect(response.status).toBe(200);
+    const devices = (await response.json()) as { id: string }[];
+    expect(devices.map((d) => d.id).sort()).toEqual(alice.devices.map((d) => d.id).sort());
+  });
+});

@@ -1,0 +1,46 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import { issueAccessToken, type AccessTokenRequest } from '#shared/auth/access-token';
+import { createLocalSigner } from '#shared/auth/local-signer';
+import { createDocumentClient } from '#shared/data/client';
+import { createTable } from '#infra/local/dynamodb-local';
+import { startLocalService, type LocalService } from '#infra/local/service';
+
+/** A fresh table on the run's DynamoDB Local, with a document client on it. */
+export async function freshTable() {
+  const endpoint = inject('dynamodbEndpoint');
+  const table = `test-${randomUUID()}`;
+  await createTable(endpoint, table);
+  return { endpoint, table, doc: createDocumentClient({ endpoint }) };
+}
+
+/** The whole local service (both hosts, seeded) on free ports, over a fresh table. */
+export async function startTestService(): Promise<LocalService> {
+  return startLocalService({
+    apiPort: 0,
+    authPort: 0,
+    dynamodbEndpoint: inject('dynamodbEndpoint'),
+    tableName: `test-${randomUUID()}`,
+    stateDir: mkdtempSync(join(tmpdir(), 'dus-')),
+  });
+}
+
+/** An access token signed by the service's local key; any claim can be overridden for negative tests. */
+export function tokenFor(
+  service: LocalService,
+  userId: string,
+  scopes: string[],
+  overrides: Partial<AccessTokenRequest> = {},
+): Promise<string> {
+  return issueAccessToken(createLocalSigner(service.signingKeyFile), {
+    issuer: service.authUrl,
+    audience: service.apiUrl,
+    userId,
+    clientId: 'test-client',
+    scopes,
+    ...overrides,
+  });
+}
