@@ -6,21 +6,25 @@ import type { Scope } from '#shared/domain/scopes';
 export type ApiName = 'resource' | 'auth';
 export type HttpMethod = 'GET' | 'POST' | 'PUT';
 
+/** DynamoDB actions a function may be granted, on the table only (no index, no wildcard). */
+export type TableAction = 'GetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+
 export interface FunctionDef {
   /** Handler file, relative to the repository root; it exports `handler`. */
   entry: string;
-  /** Table access the function gets: read-only, read-write, or none. */
-  table?: 'RO' | 'RW';
+  /** The exact DynamoDB actions the function's access patterns use (least privilege). */
+  table?: readonly TableAction[];
   /** Signing-key access: 'sign' (kms:Sign, token issuers only) or 'verify' (kms:GetPublicKey). */
   signingKey?: 'sign' | 'verify';
 }
 
 /** One Lambda function each. */
 export const FUNCTIONS = {
-  'get-user': { entry: 'functions/user/get-user.ts', table: 'RO' },
-  'list-devices': { entry: 'functions/devices/list-devices.ts', table: 'RO' },
-  'get-device': { entry: 'functions/devices/get-device.ts', table: 'RO' },
-  'update-device': { entry: 'functions/devices/update-device.ts', table: 'RW' },
+  'get-user': { entry: 'functions/user/get-user.ts', table: ['GetItem'] },
+  'list-devices': { entry: 'functions/devices/list-devices.ts', table: ['Query'] },
+  'get-device': { entry: 'functions/devices/get-device.ts', table: ['GetItem'] },
+  // GetItem: an empty change set only checks that the device exists.
+  'update-device': { entry: 'functions/devices/update-device.ts', table: ['UpdateItem', 'GetItem'] },
   'get-discovery': { entry: 'functions/auth/get-discovery.ts' },
   'get-jwks': { entry: 'functions/auth/get-jwks.ts', signingKey: 'verify' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },

@@ -1,0 +1,28 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { TABLE_SCHEMA } from '#shared/data/table-schema';
+
+/** The service's one table: on-demand, TTL, point-in-time recovery, deletion protection, retained. */
+export class DataTable extends Construct {
+  readonly table: TableV2;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const { partitionKey, sortKey, gsi1, ttlAttribute } = TABLE_SCHEMA;
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: { name: partitionKey, type: AttributeType.STRING },
+      sortKey: { name: sortKey, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      timeToLiveAttribute: ttlAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      globalSecondaryIndexes: [{
+        indexName: gsi1.name,
+        partitionKey: { name: gsi1.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: gsi1.sortKey, type: AttributeType.STRING },
+      }],
+    });
+  }
+}

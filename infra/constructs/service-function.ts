@@ -1,0 +1,57 @@
+import { resolve } from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { BUNDLING } from '#infra/bundling';
+import type { TableAction } from '#infra/routes';
+
+export interface ServiceFunctionProps {
+  /** Handler file relative to the repository root. */
+  entry: string;
+  environment: Record<string, string>;
+  memorySize?: number;
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * A function with every default of the service: Node 24 on arm64, ESM bundle, its own log group,
+ * and its own role that may write only to that log group (no managed policy).
+ */
+export class ServiceFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    logGroup.grantWrite(role);
+    super(scope, id, {
+      role,
+      entry: resolve(ROOT, props.entry),
+      handler: 'handler',
+      projectRoot: ROOT,
+      depsLockFilePath: resolve(ROOT, 'package-lock.json'),
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: Duration.seconds(10),
+      environment: props.environment,
+      bundling: BUNDLING,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+    });
+  }
+
+  /** Grants exactly these DynamoDB actions on the table. */
+  bindTable(table: ITableV2, actions: readonly TableAction[]) {
+    this.addToRolePolicy(new PolicyStatement({
+      actions: actions.map((action) => `dynamodb:${action}`),
+      resources: [table.tableArn],
+    }));
+  }
+}
