@@ -64,7 +64,7 @@ describe('DeviceUserServiceStack', () => {
 
   it('verifies tokens with a JWT authorizer trusting the auth API for the resource API audience', () => {
     template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
-    const [[, authorizer]] = ofType('AWS::ApiGatewayV2::Authorizer');
+    const authorizer = ofType('AWS::ApiGatewayV2::Authorizer')[0]?.[1];
     expect(authorizer!.Properties.AuthorizerType).toBe('JWT');
     expect(authorizer!.Properties.IdentitySource).toEqual(['$request.header.Authorization']);
     const issuer = JSON.stringify(authorizer!.Properties.JwtConfiguration.Issuer);
@@ -87,7 +87,7 @@ describe('DeviceUserServiceStack', () => {
   });
 
   it('keeps the table on demand, with TTL, PITR and deletion protection, and retains it', () => {
-    const [[, table]] = ofType('AWS::DynamoDB::GlobalTable');
+    const table = ofType('AWS::DynamoDB::GlobalTable')[0]?.[1];
     expect(table!.Properties.BillingMode).toBe('PAY_PER_REQUEST');
     expect(table!.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     expect(table!.Properties.Replicas[0].PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
