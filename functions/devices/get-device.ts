@@ -1,4 +1,4 @@
-import { isDeviceId } from '#shared/domain/device';
+import { normalizeDeviceId } from '#shared/domain/device';
 import { NotFoundError } from '#shared/errors';
 import { apiHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';
@@ -6,8 +6,8 @@ import { devices } from '#shared/runtime';
 
 /** GET /devices/{device_id} — one owned device, as a one-element array (SPEC.md §4.3). */
 export const handler = apiHandler(async ({ claims, path }) => {
-  const deviceId = path.device_id ?? '';
-  const device = isDeviceId(deviceId) ? await devices.getOwnedDevice(claims.sub, deviceId) : undefined;
+  const deviceId = normalizeDeviceId(path.device_id ?? '');
+  const device = deviceId ? await devices.getOwnedDevice(claims.sub, deviceId) : undefined;
   if (!device) throw new NotFoundError('No such device.');
   return ok([device]);
 });

@@ -1,4 +1,4 @@
-import { isDeviceId, parseDeviceChanges } from '#shared/domain/device';
+import { normalizeDeviceId, parseDeviceChanges } from '#shared/domain/device';
 import { NotFoundError } from '#shared/errors';
 import { apiHandler } from '#shared/http/http';
 import { noContent } from '#shared/http/responses';
@@ -6,8 +6,8 @@ import { devices } from '#shared/runtime';
 
 /** PUT /devices/{device_id} — changes the members present, 204 (SPEC.md §4.4). */
 export const handler = apiHandler<unknown>(async ({ claims, path, body }) => {
-  const deviceId = path.device_id ?? '';
-  if (!isDeviceId(deviceId)) throw new NotFoundError('No such device.');
+  const deviceId = normalizeDeviceId(path.device_id ?? '');
+  if (!deviceId) throw new NotFoundError('No such device.');
   await devices.updateOwnedDevice(claims.sub, deviceId, parseDeviceChanges(body));
   return noContent();
 }, { body: 'json' });

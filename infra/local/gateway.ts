@@ -119,13 +119,23 @@ function match(routes: CompiledRoute[], method: string, path: string) {
       if (route.method !== wanted) continue;
       const found = route.pattern.exec(path);
       if (found) {
-        const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(found[i + 1] ?? '')]));
+        const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, decodePathSegment(found[i + 1] ?? '')]));
         return { route, pathParameters };
       }
     }
   }
   const fallback: CompiledRoute = { routeKey: '$default', method: 'ANY', pattern: /^/, names: [], fn: FALLBACK_FUNCTION };
   return { route: fallback, pathParameters: {} };
+}
+
+// A malformed percent-encoding (`%ZZ`) is passed on as sent: the handler then answers for it
+// (404 for a device id) instead of the gateway failing with a 500.
+function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device';
-import { NotFoundError } from '#shared/errors';
+import { ConflictError, NotFoundError } from '#shared/errors';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/client';
 import { deviceByIdIndexKey, deviceKey, devicesOfUserKey } from '#shared/data/keys';
 
@@ -59,13 +59,18 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
       }
     },
 
-    /** Provisions a device for its owner (operators and seed data); refuses to overwrite one. */
+    /** Provisions a device for its owner (operators and seed data); ConflictError if it exists. */
     async createDevice(ownerId: string, device: Device): Promise<void> {
-      await doc.send(new PutCommand({
-        TableName: table,
-        Item: { ...deviceKey(ownerId, device.id), ...deviceByIdIndexKey(device.id), ownerId, ...device },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }));
+      try {
+        await doc.send(new PutCommand({
+          TableName: table,
+          Item: { ...deviceKey(ownerId, device.id), ...deviceByIdIndexKey(device.id), ownerId, ...device },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }));
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) throw new ConflictError(`Device ${device.id} already exists.`);
+        throw error;
+      }
     },
   };
 }

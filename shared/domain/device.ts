@@ -33,11 +33,18 @@ const BOOLEAN_MEMBERS = ['active', 'sound'] as const;
 export const TEXT_MAX_LENGTH = 100;
 // C0 and C1 control characters, DEL included.
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+// An unpaired UTF-16 surrogate is not a character and has no UTF-8 form for storage.
+const LONE_SURROGATE = /\p{Cs}/u;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** True when `value` has the shape of a device id; anything else cannot name a device. */
 export function isDeviceId(value: string): boolean {
   return UUID.test(value);
+}
+
+/** Device ids are UUIDs, stored lower-case; any letter case names the same device. */
+export function normalizeDeviceId(value: string): string | undefined {
+  return UUID.test(value) ? value.toLowerCase() : undefined;
 }
 
 /** Projects a stored item onto the public Device shape, in SPEC.md's field order. */
@@ -81,6 +88,9 @@ function parseText(member: string, value: unknown): string {
   }
   if (CONTROL_CHARACTERS.test(value)) {
     throw new BadRequestError(`Member '${member}' must not contain control characters.`);
+  }
+  if (LONE_SURROGATE.test(value)) {
+    throw new BadRequestError(`Member '${member}' must be well-formed Unicode text.`);
   }
   return value;
 }

@@ -111,12 +111,13 @@ export function errorEnvelope(): MiddlewareObj {
   };
 }
 
-function toAppError(error: unknown): AppError {
+/** Maps anything thrown to the AppError the client sees; unexpected errors are logged with their cause. */
+export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   // The JSON body parser's errors (malformed JSON, forbidden keys) are client mistakes.
   const status = (error as { statusCode?: number } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new BadRequestError('The request body is not valid JSON.');
+    return new BadRequestError('The request body is not valid JSON, or it contains a forbidden member such as __proto__.');
   }
   if (isTransientStorageError(error)) {
     logger.warn('Storage unavailable', { error: error as Error });
@@ -126,19 +127,21 @@ function toAppError(error: unknown): AppError {
   return new AppError(500, 'server_error', 'An unexpected error occurred.');
 }
 
-function requestLog(): MiddlewareObj<APIGatewayProxyEventV2, HttpResult> {
-  let started = 0;
+/** Logs one structured line per request: route, status, latency, request id. Nothing else. */
+export function requestLog(): MiddlewareObj<APIGatewayProxyEventV2, HttpResult> {
+  // Keyed by event: one handler instance may serve overlapping requests (local gateway).
+  const started = new WeakMap<object, number>();
   const log = (request: { event: APIGatewayProxyEventV2; response?: HttpResult | null }) => {
     logger.info('request', {
       route: request.event.routeKey,
       status: request.response?.statusCode,
-      latencyMs: Math.round((performance.now() - started) * 100) / 100,
+      latencyMs: Math.round((performance.now() - (started.get(request.event) ?? performance.now())) * 100) / 100,
       requestId: request.event.requestContext?.requestId,
     });
   };
   return {
-    before: () => {
-      started = performance.now();
+    before: (request) => {
+      started.set(request.event, performance.now());
     },
     after: log,
     onError: log,

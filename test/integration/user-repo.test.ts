@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { emailKey, userKey } from '#shared/data/keys';
+import { createUserRepo, type UserRepo } from '#shared/data/user-repo';
+import { USER_FIELDS, type User } from '#shared/domain/user';
+import { ConflictError } from '#shared/errors';
+import { countRequests } from '../support/count-requests';
+import { freshTable } from '../support/service';
+
+function makeUser(overrides: Partial<User> = {}): User {
+  const id = randomUUID();
+  return {
+    id,
+    firstname: 'Alice',
+    lastname: 'Martin',
+    avatar_url: `/avatars/${id}.png`,
+    gender: 2,
+    email: `alice-${id}@example.com`,
+    email_confirmed: true,
+    creation_date: '2026-01-02T03:04:05.678',
+    update_date: '2026-01-02T03:04:05.678',
+    ...overrides,
+  };
+}
+
+const PASSWORD_HASH = 'scrypt$32768$8$1$c2FsdA$aGFzaA';
+
+describe('user repository', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let repo: UserRepo;
+  let requests: ReturnType<typeof countRequests>;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    repo = createUserRepo({ doc, table });
+    requests = countRequests(doc);
+  });
+  afterAll(() => {
+    requests?.detach();
+    doc?.destroy();
+  });
+  beforeEach(() => requests.reset());
+
+  async function existingUser(overrides: Partial<User> = {}) {
+    const user = makeUser(overrides);
+    await repo.createUser(user, PASSWORD_HASH);
+    requests.reset();
+    return user;
+  }
+
+  async function rawItem(key: { pk: string; sk: string }) {
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: key }));
+    requests.reset();
+    return Item;
+  }
+
+  describe('getUserById', () => {
+    it('returns the public profile with one GetItem', async () => {
+      // Prepare
+      const user = await existingUser();
+
+      // Act
+      const found = await repo.getUserById(user.id);
+
+      // Assess
+      expect(found).toStrictEqual(user);
+      expect(requests.operations).toEqual(['GetItemCommand']);
+    });
+
+    it('never returns the password hash or key attributes', async () => {
+      // Prepare
+      const user = await existingUser();
+
+      // Act
+      const found = await repo.getUserById(user.id);
+
+      // Assess
+      expect(Object.keys(found!)).toEqual([...USER_FIELDS]);
+      expect(JSON.stringify(found)).not.toContain(PASSWORD_HASH);
+    });
+
+    it('returns undefined for an unknown id, with one GetItem', async () => {
+      // Act
+      const found = await repo.getUserById(randomUUID());
+
+      // Assess
+      expect(found).toBeUndefined();
+      expect(requests.operations).toEqual(['GetItemCommand']);
+    });
+  });
+
+  describe('findUserByEmail', () => {
+    it('returns the user and password hash for the exact address, with two GetItems', async () => {
+      // Prepare
+      const user = await existingUser();
+
+      // Act
+      const found = await repo.findUserByEmail(user.email);
+
+      // Assess
+      expect(found).toEqual({ user, passwordHash: PASSWORD_HASH });
+      expect(requests.operations).toEqual(['GetItemCommand', 'GetItemCommand']);
+    });
+
+    it.each([
+      ['upper case', (email: string) => email.toUpperCase()],
+      ['mixed case', (email: string) => email.replace('alice', 'AlIcE')],
+      ['surrounding spaces', (email: string) => `  ${email}\t`],
+    ])('finds the user by the address in %s', async (_, variant) => {
+      // Prepare
+      const user = await existingUser();
+
+      // Act
+      const found = await repo.findUserByEmail(variant(user.email));
+
+      // Assess
+      expect(found?.user.id).toBe(user.id);
+    });
+
+    it('finds a user registered with a mixed-case address by its lower-case form', async () => {
+      // Prepare
+      const id = randomUUID();
+      const user = await existingUser({ id, email: `Bob.Durand-${id}@Example.COM` });
+
+      // Act
+      const found = await repo.findUserByEmail(user.email.toLowerCase());
+
+      // Assess
+      expect(found?.user).toEqual(user);
+    });
+
+    it('returns undefined for an unknown address, with one GetItem', async () => {
+      // Act
+      const found = await repo.findUserByEmail(`nobody-${randomUUID()}@example.com`);
+
+      // Assess
+      expect(found).toBeUndefined();
+      expect(requests.operations).toEqual(['GetItemCommand']);
+    });
+  });
+
+  describe('createUser', () => {
+    it('stores the profile with its hash and claims the normalized address, in one transaction', async () => {
+      // Prepare
+      const id = randomUUID();
+      const user = makeUser({ id, email: `New.User-${id}@Example.com` });
+
+      // Act
+      await repo.createUser(user, PASSWORD_HASH);
+
+      // Assess
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
+      expect(await rawItem(userKey(id))).toEqual({ ...userKey(id), ...user, passwordHash: PASSWORD_HASH });
+      expect(await rawItem(emailKey(user.email))).toEqual({ pk: `EMAIL#new.user-${id}@example.com`, sk: 'EMAIL', userId: id });
+    });
+
+    it('refuses a second account with the same address in another case, writing nothing', async () => {
+      // Prepare
+      const first = await existingUser();
+      const second = makeUser({ email: first.email.toUpperCase(), firstname: 'Mallory' });
+
+      // Act
+      const attempt = repo.createUser(second, 'other-hash');
+
+      // Assess
+      await expect(attempt).rejects.toBeInstanceOf(ConflictError);
+      await expect(attempt).rejects.toMatchObject({ status: 409, code: 'conflict' });
+      expect(await rawItem(userKey(second.id))).toBeUndefined();
+      expect(await repo.findUserByEmail(first.email)).toEqual({ user: first, passwordHash: PASSWORD_HASH });
+    });
+
+    it('refuses to overwrite an existing user id, leaving the new address unclaimed', async () => {
+      // Prepare
+      const first = await existingUser();
+      const clash = makeUser({ id: first.id, email: `other-${randomUUID()}@example.com`, firstname: 'Mallory' });
+
+      // Act
+      const attempt = repo.createUser(clash, 'other-hash');
+
+      // Assess
+      await expect(attempt).rejects.toBeInstanceOf(ConflictError);
+      expect(await rawItem(emailKey(clash.email))).toBeUndefined();
+      expect(await repo.getUserById(first.id)).toEqual(first);
+    });
+  });
+});
