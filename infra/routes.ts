@@ -4,16 +4,18 @@ import type { Scope } from '#shared/domain/scopes';
 // from it: a new endpoint is one handler file plus one line here.
 
 export type ApiName = 'resource' | 'auth';
-export type HttpMethod = 'GET' | 'POST' | 'PUT';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /** DynamoDB actions a function may be granted, on the table only (no index, no wildcard). */
-export type TableAction = 'GetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
 
 export interface FunctionDef {
   /** Handler file, relative to the repository root; it exports `handler`. */
   entry: string;
   /** The exact DynamoDB actions the function's access patterns use (least privilege). */
   table?: readonly TableAction[];
+  /** Queries the table's GSI1 (granted on that index only). */
+  index?: boolean;
   /** Signing-key access: 'sign' (kms:Sign, token issuers only) or 'verify' (kms:GetPublicKey). */
   signingKey?: 'sign' | 'verify';
 }
@@ -26,6 +28,17 @@ export const FUNCTIONS = {
   // GetItem: an empty change set only checks that the device exists.
   'update-device': { entry: 'functions/devices/update-device.ts', table: ['UpdateItem', 'GetItem'] },
   'get-discovery': { entry: 'functions/auth/get-discovery.ts' },
+  'get-authorize': { entry: 'functions/auth/get-authorize.ts', table: ['GetItem', 'PutItem'] },
+  'post-authorize': { entry: 'functions/auth/post-authorize.ts', table: ['GetItem', 'PutItem'] },
+  'post-token': {
+    entry: 'functions/auth/post-token.ts',
+    table: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+    signingKey: 'sign',
+  },
+  'post-revoke': { entry: 'functions/auth/post-revoke.ts', table: ['BatchGetItem', 'UpdateItem'] },
+  'get-login': { entry: 'functions/auth/get-login.ts', table: ['GetItem'] },
+  'post-login': { entry: 'functions/auth/post-login.ts', table: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'] },
+  'post-logout': { entry: 'functions/auth/post-logout.ts', table: ['DeleteItem'] },
   'get-jwks': { entry: 'functions/auth/get-jwks.ts', signingKey: 'verify' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
 } as const satisfies Record<string, FunctionDef>;
@@ -54,6 +67,13 @@ export const ROUTES: readonly Route[] = [
   auth('GET', '/.well-known/openid-configuration', 'get-discovery'),
   auth('GET', '/.well-known/oauth-authorization-server', 'get-discovery'),
   auth('GET', '/.well-known/jwks.json', 'get-jwks'),
+  auth('GET', '/oauth/authorize', 'get-authorize'),
+  auth('POST', '/oauth/authorize', 'post-authorize'),
+  auth('POST', '/oauth/token', 'post-token'),
+  auth('POST', '/oauth/revoke', 'post-revoke'),
+  auth('GET', '/login', 'get-login'),
+  auth('POST', '/login', 'post-login'),
+  auth('POST', '/logout', 'post-logout'),
 ];
 
 /** Function that answers 405 (known path, other method) and 404 (unknown path) on both APIs. */

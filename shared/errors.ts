@@ -90,3 +90,23 @@ export class ServiceUnavailableError extends AppError {
     }, { cause });
   }
 }
+
+/** Token endpoint: unknown client or wrong secret (RFC 6749 §5.2). */
+export class InvalidClientError extends AppError {
+  constructor(usedBasic: boolean) {
+    super(401, 'invalid_client', 'Client authentication failed.', usedBasic ? { 'www-authenticate': 'Basic realm="oauth"' } : {});
+  }
+}
+
+/** Token endpoint: the grant (code, refresh token) is invalid, expired, used or not this client's. */
+export class InvalidGrantError extends AppError {
+  constructor(description: string) {
+    super(400, 'invalid_grant', description);
+  }
+}
+
+export class InvalidScopeError extends AppError {
+  constructor(description: string) {
+    super(400, 'invalid_scope', description);
+  }
+}

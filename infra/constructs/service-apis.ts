@@ -101,7 +101,7 @@ export class ServiceApis extends Construct {
     if (fnc) return fnc;
     const def: FunctionDef = FUNCTIONS[fn];
     fnc = new ServiceFunction(this, id, { entry: def.entry, environment });
-    if (def.table) fnc.bindTable(props.table, def.table);
+    if (def.table) fnc.bindTable(props.table, def.table, def.index);
     if (def.signingKey === 'sign') props.signingKey.grantSign(fnc);
     if (def.signingKey === 'verify') props.signingKey.grantVerify(fnc);
     this.functions.set(id, fnc);

@@ -8,6 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BUNDLING } from '#infra/bundling';
 import type { TableAction } from '#infra/routes';
+import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
 export interface ServiceFunctionProps {
   /** Handler file relative to the repository root. */
@@ -47,11 +48,17 @@ export class ServiceFunction extends NodejsFunction {
     });
   }
 
-  /** Grants exactly these DynamoDB actions on the table. */
-  bindTable(table: ITableV2, actions: readonly TableAction[]) {
+  /** Grants exactly these DynamoDB actions on the table, and Query on GSI1 when asked. */
+  bindTable(table: ITableV2, actions: readonly TableAction[], index = false) {
     this.addToRolePolicy(new PolicyStatement({
       actions: actions.map((action) => `dynamodb:${action}`),
       resources: [table.tableArn],
     }));
+    if (index) {
+      this.addToRolePolicy(new PolicyStatement({
+        actions: ['dynamodb:Query'],
+        resources: [`${table.tableArn}/index/${TABLE_SCHEMA.gsi1.name}`],
+      }));
+    }
   }
 }

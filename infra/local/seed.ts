@@ -1,5 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { hashPassword } from '#shared/auth/password';
+import { hashSecret } from '#shared/auth/secrets';
+import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { Device } from '#shared/domain/device';
@@ -33,11 +35,22 @@ export const DEMO_USERS = [
   },
 ] as const;
 
+/** The demo application (a third-party app registered by Alice), served locally at :8080. */
+export const DEMO_CLIENT = {
+  clientId: 'demo-client',
+  clientSecret: 'demo-client-secret-for-local-use-only-0123456789',
+  name: 'Home Dashboard (demo)',
+  description: 'Example third-party application: lists your devices and switches their away mode.',
+  website: 'http://localhost:8080',
+  redirectUris: ['http://localhost:8080/callback'],
+} as const;
+
 /** Writes the demo data; safe to run again on a persisted table (existing items are kept). */
 export async function seedDemoData(doc: DynamoDBDocumentClient, table: string, now = new Date()): Promise<void> {
   const users = createUserRepo({ doc, table });
   const devices = createDeviceRepo({ doc, table });
   const stamp = formatTimestamp(now);
+  const clients = createClientRepo({ doc, table });
   for (const demo of DEMO_USERS) {
     if (await users.getUserById(demo.user.id)) continue;
     const user: User = { ...demo.user, creation_date: stamp, update_date: stamp };
@@ -46,5 +59,17 @@ export async function seedDemoData(doc: DynamoDBDocumentClient, table: string, n
       const full: Device = { ...device, version: '2.4.1', last_connection: stamp };
       await devices.createDevice(demo.user.id, full);
     }
+  }
+  if (!(await clients.getClient(DEMO_CLIENT.clientId))) {
+    const { clientSecret, ...registration } = DEMO_CLIENT;
+    const alice = DEMO_USERS[0].user;
+    await clients.createClient({
+      ...registration,
+      redirectUris: [...registration.redirectUris],
+      secretHash: hashSecret(clientSecret),
+      developerId: alice.id,
+      developerName: `${alice.firstname} ${alice.lastname}`,
+      createdAt: stamp,
+    });
   }
 }

@@ -10,8 +10,20 @@ export const JWKS_PATH = '/.well-known/jwks.json';
 export function authorizationServerMetadata(issuer: string) {
   return {
     issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/oauth/token`,
+    revocation_endpoint: `${issuer}/oauth/revoke`,
     jwks_uri: `${issuer}${JWKS_PATH}`,
     scopes_supported: ALL_SCOPES,
     response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    // OpenID discovery members the document must carry to be read as one; no ID tokens are issued.
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256'],
   };
 }

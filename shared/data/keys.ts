@@ -15,3 +15,29 @@ export const deviceKey = (userId: string, deviceId: string) => ({
 export const deviceByIdIndexKey = (deviceId: string) => ({ gsi1pk: `DEVICE#${deviceId}`, gsi1sk: 'DEVICE' });
 
 export const emailKey = (email: string) => ({ pk: `EMAIL#${normalizeEmail(email)}`, sk: 'EMAIL' });
+
+// Authorization server items. Secrets (session ids, codes, refresh tokens) appear in keys only as hashes.
+export const clientKey = (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: 'CLIENT' });
+export const clientsOfDeveloperIndexKey = (developerId: string, createdAt: string) => ({
+  gsi1pk: `DEVELOPER#${developerId}`,
+  gsi1sk: `CLIENT#${createdAt}`,
+});
+export const sessionKey = (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' });
+export const CONSENT_SK_PREFIX = 'CONSENT#';
+export const consentKey = (userId: string, clientId: string) => ({ pk: `USER#${userId}`, sk: `${CONSENT_SK_PREFIX}${clientId}` });
+export const codeKey = (codeHash: string) => ({ pk: `CODE#${codeHash}`, sk: 'CODE' });
+export const familyKey = (familyId: string) => ({ pk: `FAMILY#${familyId}`, sk: 'FAMILY' });
+/** GSI1 entry of a refresh-token family: all families of a client, or of one user of it (prefix). */
+export const familiesOfClientIndexKey = (clientId: string, userId: string, familyId: string) => ({
+  gsi1pk: `FAMILIES#${clientId}`,
+  gsi1sk: `USER#${userId}#${familyId}`,
+});
+export const refreshTokenKey = (tokenHash: string) => ({ pk: `RT#${tokenHash}`, sk: 'RT' });
+
+const KEY_ATTRIBUTES = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk']);
+
+/** An item without its key attributes. */
+export function fromItem<T>(item: Record<string, unknown>): T {
+  return Object.fromEntries(Object.entries(item).filter(([name]) => !KEY_ATTRIBUTES.has(name))) as T;
+}
+export const throttleKey = (kind: 'account' | 'address', subject: string) => ({ pk: `THROTTLE#${kind}#${subject}`, sk: 'THROTTLE' });

@@ -24,3 +24,9 @@ export function securityHeaders(headers: Readonly<Record<string, string>>): Midd
   };
   return { after: apply, onError: apply };
 }
+
+/** Token endpoint responses carry credentials: never cached (RFC 6749 §5.1). */
+export const TOKEN_ENDPOINT_HEADERS: Readonly<Record<string, string>> = {
+  ...API_SECURITY_HEADERS,
+  pragma: 'no-cache',
+};

@@ -1,0 +1,12 @@
+import { loginPage } from '#shared/auth/pages';
+import { redirectOriginOf, safeReturnTo, secure, signedInUser } from '#shared/auth/web';
+import { csrfToken, redirect } from '#shared/http/html';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** GET /login — the sign-in form; an already signed-in user goes straight on. */
+export const handler = pageHandler(async (event) => {
+  const returnTo = safeReturnTo(event.queryStringParameters?.return_to);
+  if (await signedInUser(event)) return redirect(returnTo);
+  const { token, cookies } = csrfToken(event, secure);
+  return loginPage({ returnTo, csrf: token, cookies, formTargets: redirectOriginOf(returnTo) });
+});

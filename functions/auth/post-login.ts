@@ -1,0 +1,46 @@
+import { retryAfterMs } from '#shared/auth/login-throttle';
+import { loginPage } from '#shared/auth/pages';
+import { hashPassword, verifyPassword } from '#shared/auth/password';
+import { sessions, throttle, users } from '#shared/auth/runtime';
+import { redirectOriginOf, safeReturnTo, secure } from '#shared/auth/web';
+import { normalizeEmail } from '#shared/domain/user';
+import { parseForm } from '#shared/http/form';
+import { checkCsrf, csrfToken, redirect, SESSION_COOKIE, setCookie } from '#shared/http/html';
+import { pageHandler } from '#shared/http/page-handler';
+import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
+
+// Verified against when the account does not exist, so both cases take the same time.
+const decoyHash = hashPassword('decoy password that matches nothing');
+
+/**
+ * POST /login. Failures are throttled per account and per client address with growing delays;
+ * a wrong password and an unknown account get the same answer.
+ */
+export const handler = pageHandler(async (event) => {
+  const form = parseForm(event);
+  checkCsrf(event, form);
+  const returnTo = safeReturnTo(form.return_to);
+  const email = normalizeEmail(form.email ?? '');
+  const address = event.requestContext.http.sourceIp;
+  const now = Date.now();
+  const { token, cookies } = csrfToken(event, secure);
+  const again = (error: string, status: number) =>
+    loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
+
+  const wait = retryAfterMs(await throttle.getFailures(email, address), now);
+  if (wait > 0) {
+    const seconds = Math.ceil(wait / 1000);
+    const result = again(`Too many failed attempts. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, 429);
+    result.headers['retry-after'] = String(seconds);
+    return result;
+  }
+  const record = email ? await users.findUserByEmail(email) : undefined;
+  const valid = await verifyPassword(form.password ?? '', record?.passwordHash ?? (await decoyHash));
+  if (!record || !valid) {
+    await throttle.recordFailure(email, address, now);
+    return again('Incorrect e-mail address or password.', 401);
+  }
+  await throttle.clearAccount(email);
+  const sessionId = await sessions.createSession(record.user.id);
+  return redirect(returnTo, 303, [setCookie(SESSION_COOKIE, sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS })]);
+});

@@ -1,0 +1,17 @@
+import { tokens } from '#shared/auth/runtime';
+import { readClientCredentials } from '#shared/auth/client-auth';
+import { parseForm, requireParams } from '#shared/http/form';
+import { publicHandler } from '#shared/http/http';
+import { ok } from '#shared/http/responses';
+import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
+
+/**
+ * POST /oauth/revoke (RFC 7009). A refresh token revokes its whole grant. Access tokens are
+ * self-contained and expire within the hour, so they are accepted with 200 like unknown tokens.
+ */
+export const handler = publicHandler(async (event) => {
+  const form = parseForm(event);
+  const { token } = requireParams(form, ['token']);
+  await tokens.revoke(readClientCredentials(event.headers.authorization, form), token);
+  return ok({});
+}, TOKEN_ENDPOINT_HEADERS);

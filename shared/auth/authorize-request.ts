@@ -1,0 +1,85 @@
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import type { ClientRepo } from '#shared/data/client-repo';
+import type { GrantRepo } from '#shared/data/grant-repo';
+import type { Client } from '#shared/domain/client';
+import { isScope, parseScopeString } from '#shared/domain/scopes';
+import { epochSeconds } from '#shared/domain/time';
+
+/** Lifetime of an authorization code (SPEC.md §8). */
+export const CODE_TTL_SECONDS = 600;
+
+/** A validated authorization request (RFC 6749 §4.1.1, RFC 7636). */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  state: string;
+  scopes: string[];
+  codeChallenge?: string;
+}
+
+export type AuthorizeCheck =
+  /** Unknown client or unregistered redirect_uri: never redirect (RFC 6749 §4.1.2.1). */
+  | { outcome: 'error-page'; message: string }
+  /** Anything else wrong: redirect back with the error code. */
+  | { outcome: 'redirect'; location: string }
+  | { outcome: 'valid'; request: AuthorizationRequest; client: Client };
+
+const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Validates the parameters of GET /oauth/authorize (and of the consent form that repeats them). */
+export async function checkAuthorizationRequest(
+  params: Record<string, string | undefined>,
+  clients: ClientRepo,
+  issuer: string,
+): Promise<AuthorizeCheck> {
+  const { client_id: clientId, redirect_uri: redirectUri, state } = params;
+  const client = clientId ? await clients.getClient(clientId) : undefined;
+  if (!client) return { outcome: 'error-page', message: 'This application is not registered, so it cannot ask for access.' };
+  // Exact string comparison with a registered URI: no prefix, case or normalisation games.
+  if (!redirectUri || !client.redirectUris.includes(redirectUri)) {
+    return { outcome: 'error-page', message: 'The redirect address in this request is not registered for this application.' };
+  }
+  const fail = (error: string, description: string) =>
+    ({ outcome: 'redirect', location: redirectWith(redirectUri, { error, error_description: description, state, iss: issuer }) }) as const;
+
+  if (params.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code.');
+  if (!state) return fail('invalid_request', 'state is required.');
+  const scopes = parseScopeString(params.scope ?? '');
+  if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length) return fail('invalid_scope', `Unknown scope: ${unknown.join(' ')}.`);
+  const { code_challenge: challenge, code_challenge_method: method } = params;
+  if (challenge !== undefined || method !== undefined) {
+    if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256.');
+    if (!challenge || !CODE_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 value.');
+  }
+  return {
+    outcome: 'valid',
+    client,
+    request: { clientId: client.clientId, redirectUri, state, scopes: [...new Set(scopes)], ...(challenge ? { codeChallenge: challenge } : {}) },
+  };
+}
+
+/** Issues a single-use code for the request and returns the redirect that delivers it. */
+export async function issueCode(grants: GrantRepo, request: AuthorizationRequest, userId: string, issuer: string, now = new Date()): Promise<string> {
+  const code = randomToken();
+  await grants.createCode(hashSecret(code), {
+    clientId: request.clientId,
+    userId,
+    redirectUri: request.redirectUri,
+    scopes: request.scopes,
+    ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
+    expiresAt: epochSeconds(now) + CODE_TTL_SECONDS,
+  });
+  return redirectWith(request.redirectUri, { code, state: request.state, iss: issuer });
+}
+
+/** The redirect URI with parameters added to its query (RFC 6749 §4.1.2, RFC 9207 `iss`). */
+export function redirectWith(redirectUri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
+  return url.toString();
+}
+
+/** The parameters of an authorization request, as hidden form fields carry them. */
+export const AUTHORIZE_PARAMS = ['client_id', 'redirect_uri', 'state', 'scope', 'response_type', 'code_challenge', 'code_challenge_method'] as const;

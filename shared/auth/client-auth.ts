@@ -1,0 +1,53 @@
+import { hashSecret, safeEqual } from '#shared/auth/secrets';
+import type { Client } from '#shared/domain/client';
+import { BadRequestError, InvalidClientError } from '#shared/errors';
+
+export interface ClientCredentials {
+  clientId: string;
+  clientSecret: string;
+  /** Sent with HTTP Basic (client_secret_basic) rather than in the body (client_secret_post). */
+  basic: boolean;
+}
+
+/**
+ * Reads the client's credentials from HTTP Basic or the form body (exactly one of the two,
+ * RFC 6749 §2.3.1). Throws invalid_request when they are missing or sent both ways.
+ */
+export function readClientCredentials(authorization: string | undefined, form: Record<string, string>): ClientCredentials {
+  const fromBody = form.client_id !== undefined || form.client_secret !== undefined;
+  if (authorization && /^basic /i.test(authorization)) {
+    if (fromBody && form.client_secret !== undefined) {
+      throw new BadRequestError('Send the client credentials either with HTTP Basic or in the body, not both.');
+    }
+    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw new InvalidClientError(true);
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before Basic encoding.
+    const clientId = decodeFormComponent(decoded.slice(0, colon));
+    const clientSecret = decodeFormComponent(decoded.slice(colon + 1));
+    if (form.client_id !== undefined && form.client_id !== clientId) {
+      throw new BadRequestError('client_id in the body does not match HTTP Basic.');
+    }
+    return { clientId, clientSecret, basic: true };
+  }
+  if (!form.client_id || !form.client_secret) {
+    throw new BadRequestError('Missing client_id or client_secret.');
+  }
+  return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
+}
+
+/** Checks the secret against the stored hash in constant time; unknown client and wrong secret look alike. */
+export function authenticateClient(client: Client | undefined, credentials: ClientCredentials): Client {
+  const presented = hashSecret(credentials.clientSecret);
+  const ok = safeEqual(presented, client?.secretHash ?? hashSecret('no-such-client'));
+  if (!client || !ok) throw new InvalidClientError(credentials.basic);
+  return client;
+}
+
+function decodeFormComponent(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return value;
+  }
+}

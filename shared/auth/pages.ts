@@ -1,0 +1,61 @@
+import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/auth/authorize-request';
+import type { Client } from '#shared/domain/client';
+import { SCOPES, isScope } from '#shared/domain/scopes';
+import { html, page } from '#shared/http/html';
+import type { HttpResult } from '#shared/http/responses';
+
+/** The login form. */
+export function loginPage(options: { returnTo: string; csrf: string; cookies: string[]; error?: string; email?: string; status?: number; formTargets?: string[] }): HttpResult {
+  return page({
+    title: 'Sign in',
+    status: options.status,
+    cookies: options.cookies,
+    formTargets: options.formTargets,
+    body: html`<div class="card"><h1>Sign in</h1>
+      ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+      <form method="post" action="/login">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        <input type="hidden" name="return_to" value="${options.returnTo}">
+        <label for="email">E-mail address</label>
+        <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}">
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required>
+        <div class="actions"><button type="submit">Sign in</button></div>
+      </form>
+      <p class="muted"><a href="/password-reset">Forgot your password?</a> · <a href="/signup">Create an account</a></p></div>`,
+  });
+}
+
+/** The consent page: who asks, for what, in plain words. */
+export function consentPage(options: {
+  client: Client; request: AuthorizationRequest; params: Record<string, string | undefined>;
+  alreadyGranted: string[]; email: string; csrf: string; cookies: string[];
+}): HttpResult {
+  const { client, request } = options;
+  const scopeItem = (scope: string) => html`<li>${isScope(scope) ? SCOPES[scope] : scope}</li>`;
+  const newScopes = request.scopes.filter((s) => !options.alreadyGranted.includes(s));
+  const kept = request.scopes.filter((s) => options.alreadyGranted.includes(s));
+  return page({
+    title: `Allow ${client.name}?`,
+    cookies: options.cookies,
+    signedInAs: options.email,
+    csrf: options.csrf,
+    formTargets: [new URL(request.redirectUri).origin],
+    body: html`<div class="card"><h1>Allow ${client.name} to access your account?</h1>
+      <p><strong>${client.name}</strong>, by ${client.developerName}
+        (<a href="${client.website}" rel="noopener noreferrer">${client.website}</a>), asks to:</p>
+      <ul class="scopes">${newScopes.map(scopeItem)}</ul>
+      ${kept.length ? html`<p class="muted">You already allowed it to:</p><ul class="scopes">${kept.map(scopeItem)}</ul>` : ''}
+      ${client.description ? html`<p class="muted">${client.description}</p>` : ''}
+      <p class="muted">You are signed in as ${options.email}. You can withdraw this permission at any time on your account page.</p>
+      <form method="post" action="/oauth/authorize">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        ${AUTHORIZE_PARAMS.filter((name) => options.params[name] !== undefined).map((name) =>
+          html`<input type="hidden" name="${name}" value="${options.params[name]}">`)}
+        <div class="actions">
+          <button type="submit" name="decision" value="allow">Allow</button>
+          <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+        </div>
+      </form></div>`,
+  });
+}

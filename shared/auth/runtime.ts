@@ -1,0 +1,23 @@
+import { signerFromEnv } from '#shared/auth/signer-from-env';
+import { createTokenService } from '#shared/auth/token-service';
+import { ENV, optionalEnv, requireEnv } from '#shared/config';
+import { createClientRepo } from '#shared/data/client-repo';
+import { createDocumentClient } from '#shared/data/client';
+import { createGrantRepo } from '#shared/data/grant-repo';
+import { createSessionRepo } from '#shared/data/session-repo';
+import { createThrottleRepo } from '#shared/data/throttle-repo';
+import { createUserRepo } from '#shared/data/user-repo';
+
+// The authorization server's singletons, built once per process at module load (no I/O here:
+// the signer's key is loaded lazily, the KMS public key on first JWKS request).
+const table = requireEnv(ENV.tableName);
+export const issuer = requireEnv(ENV.issuer);
+export const audience = requireEnv(ENV.audience);
+
+export const doc = createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) });
+export const users = createUserRepo({ doc, table });
+export const clients = createClientRepo({ doc, table });
+export const grants = createGrantRepo({ doc, table });
+export const sessions = createSessionRepo({ doc, table });
+export const throttle = createThrottleRepo({ doc, table });
+export const tokens = createTokenService({ grants, signer: signerFromEnv(), issuer, audience });

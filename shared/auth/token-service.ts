@@ -1,0 +1,167 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { ACCESS_TOKEN_TTL_SECONDS, issueAccessToken } from '#shared/auth/access-token';
+import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
+import { hashSecret, openWith, randomToken, safeEqual, sealWith } from '#shared/auth/secrets';
+import type { TokenSigner } from '#shared/auth/signer';
+import { GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
+import { parseScopeString } from '#shared/domain/scopes';
+import type { RefreshToken } from '#shared/domain/grant';
+import { formatTimestamp } from '#shared/domain/time';
+import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
+
+/** How long a retry of an already rotated refresh token still gets the same successor back. */
+export const REFRESH_GRACE_SECONDS = 30;
+const ROTATION_ATTEMPTS = 8;
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+export interface TokenServiceDeps {
+  grants: GrantRepo;
+  signer: Promise<TokenSigner>;
+  issuer: string;
+  audience: string;
+  /** The clock; tests control it. */
+  now?: () => Date;
+  graceSeconds?: number;
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;
+
+/** The token endpoint's two grants and revocation (SPEC.md §5.4, §5.5; RFC 6749, RFC 7009). */
+export function createTokenService(deps: TokenServiceDeps) {
+  const now = deps.now ?? (() => new Date());
+  const graceMs = (deps.graceSeconds ?? REFRESH_GRACE_SECONDS) * 1000;
+
+  async function respond(userId: string, clientId: string, scopes: string[], refreshToken: string): Promise<TokenResponse> {
+    const accessToken = await issueAccessToken(await deps.signer, {
+      issuer: deps.issuer, audience: deps.audience, userId, clientId, scopes, now: now(),
+    });
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SECONDS,
+      refresh_token: refreshToken,
+      scope: scopes.join(' '),
+    };
+  }
+
+  return {
+    /** grant_type=authorization_code. Two DynamoDB requests: BatchGetItem, TransactWriteItems. */
+    async exchangeCode(credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
+      const codeHash = hashSecret(form.code);
+      const { code, client } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
+      authenticateClient(client, credentials);
+      const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
+      if (!code || code.clientId !== credentials.clientId) throw invalid();
+      if (code.usedAt) {
+        // RFC 6749 §4.1.2: a replayed code revokes what it produced.
+        if (code.familyId) await deps.grants.revokeFamily(code.familyId);
+        throw invalid();
+      }
+      if (code.expiresAt * 1000 <= now().getTime()) throw invalid();
+      if (form.redirectUri !== code.redirectUri) {
+        throw new InvalidGrantError('redirect_uri does not match the authorization request.');
+      }
+      if (code.codeChallenge !== undefined || form.codeVerifier !== undefined) {
+        if (code.codeChallenge === undefined || form.codeVerifier === undefined
+          || !safeEqual(createHash('sha256').update(form.codeVerifier).digest('base64url'), code.codeChallenge)) {
+          throw new InvalidGrantError('PKCE verification failed.');
+        }
+      }
+
+      const refreshToken = randomToken();
+      const familyId = randomUUID();
+      try {
+        await deps.grants.redeemCode(codeHash, formatTimestamp(now()), {
+          familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', createdAt: formatTimestamp(now()),
+        }, {
+          tokenHash: hashSecret(refreshToken), familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active',
+        });
+      } catch (error) {
+        if (error instanceof GrantWriteError) {
+          // Another exchange of the same code won: this one is a replay.
+          const { code: winner } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
+          if (winner?.familyId) await deps.grants.revokeFamily(winner.familyId);
+          throw invalid();
+        }
+        throw error;
+      }
+      return respond(code.userId, code.clientId, code.scopes, refreshToken);
+    },
+
+    /**
+     * grant_type=refresh_token: rotates the token (two DynamoDB requests). A retry of a just rotated
+     * token, within the grace window and while its successor is unused, gets that same successor;
+     * any other reuse revokes the whole family.
+     */
+    async refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
+      const tokenHash = hashSecret(form.refreshToken);
+      const { token: first, client } = await deps.grants.getRefreshTokenAndClient(tokenHash, credentials.clientId);
+      authenticateClient(client, credentials);
+      const invalid = () => new InvalidGrantError('The refresh token is invalid or has been revoked.');
+      if (!first || first.clientId !== credentials.clientId) throw invalid();
+      const scopes = narrowScopes(first.scopes, form.scope);
+
+      let token: RefreshToken | undefined = first;
+      for (let attempt = 0; attempt < ROTATION_ATTEMPTS && token; attempt++) {
+        if (token.status === 'rotated') {
+          const successor = await graceSuccessor(token, form.refreshToken);
+          if (!successor) {
+            await deps.grants.revokeFamily(token.familyId);
+            throw invalid();
+          }
+          return respond(token.userId, token.clientId, scopes, successor);
+        }
+        const next = randomToken();
+        try {
+          await deps.grants.rotateRefreshToken(token, {
+            tokenHash: hashSecret(next), familyId: token.familyId, clientId: token.clientId, userId: token.userId,
+            scopes: token.scopes, status: 'active',
+          }, sealWith(form.refreshToken, next), now().getTime());
+          return respond(token.userId, token.clientId, scopes, next);
+        } catch (error) {
+          if (!(error instanceof GrantWriteError)) throw error;
+          if (error.reason === 'family_revoked') throw invalid();
+          // Lost a race with a concurrent rotation of the same token: look again.
+          await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+          token = await deps.grants.getRefreshToken(tokenHash);
+        }
+      }
+      throw invalid();
+    },
+
+    /** RFC 7009: revokes a refresh token's family; access tokens and unknown tokens are accepted as is. */
+    async revoke(credentials: ClientCredentials, token: string): Promise<void> {
+      const { token: refresh, client } = await deps.grants.getRefreshTokenAndClient(hashSecret(token), credentials.clientId);
+      authenticateClient(client, credentials);
+      if (refresh && refresh.clientId === credentials.clientId) await deps.grants.revokeFamily(refresh.familyId);
+    },
+  };
+
+  async function graceSuccessor(token: RefreshToken, presented: string): Promise<string | undefined> {
+    if (!token.successorHash || !token.sealedSuccessor || token.rotatedAt === undefined) return undefined;
+    if (now().getTime() - token.rotatedAt > graceMs) return undefined;
+    const [successor, family] = await Promise.all([
+      deps.grants.getRefreshToken(token.successorHash),
+      deps.grants.getFamily(token.familyId),
+    ]);
+    if (successor?.status !== 'active' || family?.status !== 'active') return undefined;
+    return openWith(presented, token.sealedSuccessor);
+  }
+}
+
+function narrowScopes(granted: string[], requested: string | undefined): string[] {
+  if (requested === undefined) return granted;
+  const scopes = parseScopeString(requested);
+  const extra = scopes.filter((s) => !granted.includes(s));
+  if (scopes.length === 0 || extra.length > 0) {
+    throw new InvalidScopeError(`The refresh token does not grant: ${extra.join(' ') || '(empty scope)'}.`);
+  }
+  return scopes;
+}

@@ -1,0 +1,37 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { issuer, sessions, users } from '#shared/auth/runtime';
+import type { User } from '#shared/domain/user';
+import { readCookie, redirect, secureCookies, SESSION_COOKIE } from '#shared/http/html';
+import type { HttpResult } from '#shared/http/responses';
+
+/** Whether this deployment's cookies carry Secure (all but plain-http localhost). */
+export const secure = secureCookies(issuer);
+
+/** The signed-in user of a browser request, if its session cookie names a live session. */
+export async function signedInUser(event: APIGatewayProxyEventV2): Promise<{ user: User; sessionId: string } | undefined> {
+  const sessionId = readCookie(event, SESSION_COOKIE);
+  if (!sessionId) return undefined;
+  const session = await sessions.getSession(sessionId);
+  const user = session && (await users.getUserById(session.userId));
+  return user ? { user, sessionId } : undefined;
+}
+
+/** Sends the browser to the login page, to come back to `returnTo` afterwards. */
+export function loginRedirect(returnTo: string, status: 302 | 303 = 302): HttpResult {
+  return redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
+}
+
+/** A local path to return to after login; anything else (other hosts, `//`, `/\`) becomes the account page. */
+export function safeReturnTo(value: string | undefined): string {
+  return value && /^\/(?![/\\])/.test(value) ? value : '/account';
+}
+
+/** The origin a return path will finally redirect to, for CSP form-action (an authorize request's redirect_uri). */
+export function redirectOriginOf(returnTo: string): string[] {
+  try {
+    const target = new URL(returnTo, 'http://self').searchParams.get('redirect_uri');
+    return target ? [new URL(target).origin] : [];
+  } catch {
+    return [];
+  }
+}

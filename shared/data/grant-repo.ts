@@ -1,0 +1,219 @@
+import {
+  BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { AuthorizationCode, Consent, RefreshToken, TokenFamily } from '#shared/domain/grant';
+import type { Client } from '#shared/domain/client';
+import type { RepoDeps } from '#shared/data/client';
+import {
+  clientKey, codeKey, consentKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem, refreshTokenKey,
+} from '#shared/data/keys';
+
+/** Why a token-endpoint write lost: the caller maps each to the right OAuth answer. */
+export class GrantWriteError extends Error {
+  constructor(readonly reason: 'code_used' | 'family_revoked' | 'token_rotated' | 'conflict') {
+    super(reason);
+    this.name = 'GrantWriteError';
+  }
+}
+
+export type GrantRepo = ReturnType<typeof createGrantRepo>;
+
+/** Access patterns of consents, authorization codes, token families and refresh tokens. */
+export function createGrantRepo({ doc, table }: RepoDeps) {
+  const toWriteError = (error: unknown, reasons: GrantWriteError['reason'][]) => {
+    if (error instanceof Error && error.name === 'TransactionCanceledException') {
+      const codes = ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code);
+      const failed = codes.findIndex((code) => code === 'ConditionalCheckFailed');
+      if (failed >= 0 && reasons[failed]) return new GrantWriteError(reasons[failed]!);
+      return new GrantWriteError('conflict');
+    }
+    return error;
+  };
+
+  return {
+    /** One GetItem. */
+    async getConsent(userId: string, clientId: string): Promise<Consent | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: consentKey(userId, clientId) }));
+      return Item ? fromItem<Consent>(Item) : undefined;
+    },
+
+    /** The applications a user has authorized. One Query. */
+    async listConsentsByUser(userId: string): Promise<Consent[]> {
+      const { pk } = consentKey(userId, '');
+      const { Items = [] } = await doc.send(new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': CONSENT_SK_PREFIX },
+      }));
+      return Items.map((item) => fromItem<Consent>(item));
+    },
+
+    async saveConsent(consent: Consent): Promise<void> {
+      await doc.send(new PutCommand({ TableName: table, Item: { ...consentKey(consent.userId, consent.clientId), ...consent } }));
+    },
+
+    async deleteConsent(userId: string, clientId: string): Promise<void> {
+      await doc.send(new DeleteCommand({ TableName: table, Key: consentKey(userId, clientId) }));
+    },
+
+    /** Stores a new code under its hash, with a TTL at its expiry. */
+    async createCode(codeHash: string, code: AuthorizationCode): Promise<void> {
+      await doc.send(new PutCommand({
+        TableName: table,
+        Item: { ...codeKey(codeHash), ...code },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }));
+    },
+
+    /** The code (by hash) and the client, in one BatchGetItem. */
+    async getCodeAndClient(codeHash: string, clientId: string) {
+      const items = await batchGet([codeKey(codeHash), clientKey(clientId)]);
+      return {
+        code: items[0] && fromItem<AuthorizationCode>(items[0]),
+        client: items[1] && fromItem<Client>(items[1]),
+      };
+    },
+
+    /** The refresh token (by hash) and the client, in one BatchGetItem. */
+    async getRefreshTokenAndClient(tokenHash: string, clientId: string) {
+      const items = await batchGet([refreshTokenKey(tokenHash), clientKey(clientId)]);
+      return {
+        token: items[0] && fromItem<RefreshToken>(items[0]),
+        client: items[1] && fromItem<Client>(items[1]),
+      };
+    },
+
+    /** One GetItem. */
+    async getRefreshToken(tokenHash: string): Promise<RefreshToken | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: refreshTokenKey(tokenHash), ConsistentRead: true }));
+      return Item ? fromItem<RefreshToken>(Item) : undefined;
+    },
+
+    /**
+     * Marks the code used and creates the family and its first refresh token, in one transaction
+     * that only one exchange of a code can win. Throws GrantWriteError('code_used') otherwise.
+     */
+    async redeemCode(codeHash: string, usedAt: string, family: TokenFamily, first: RefreshToken): Promise<void> {
+      try {
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: table,
+                Key: codeKey(codeHash),
+                UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt)',
+                ExpressionAttributeValues: { ':usedAt': usedAt, ':familyId': family.familyId },
+              },
+            },
+            { Put: { TableName: table, Item: familyItem(family) } },
+            { Put: { TableName: table, Item: { ...refreshTokenKey(first.tokenHash), ...first } } },
+          ],
+        }));
+      } catch (error) {
+        throw toWriteError(error, ['code_used']);
+      }
+    },
+
+    /**
+     * Replaces an active refresh token by its successor in one transaction: the family must be
+     * active and the old token still active, so of concurrent rotations exactly one wins.
+     */
+    async rotateRefreshToken(old: RefreshToken, successor: RefreshToken, sealedSuccessor: string, rotatedAt: number): Promise<void> {
+      try {
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: table,
+                Key: familyKey(old.familyId),
+                ConditionExpression: '#status = :active',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':active': 'active' },
+              },
+            },
+            {
+              Update: {
+                TableName: table,
+                Key: refreshTokenKey(old.tokenHash),
+                UpdateExpression: 'SET #status = :rotated, rotatedAt = :at, successorHash = :next, sealedSuccessor = :sealed',
+                ConditionExpression: '#status = :active',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: {
+                  ':rotated': 'rotated', ':active': 'active', ':at': rotatedAt, ':next': successor.tokenHash, ':sealed': sealedSuccessor,
+                },
+              },
+            },
+            { Put: { TableName: table, Item: { ...refreshTokenKey(successor.tokenHash), ...successor } } },
+          ],
+        }));
+      } catch (error) {
+        throw toWriteError(error, ['family_revoked', 'token_rotated']);
+      }
+    },
+
+    /** One GetItem (consistent). */
+    async getFamily(familyId: string): Promise<TokenFamily | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: familyKey(familyId), ConsistentRead: true }));
+      return Item ? fromItem<TokenFamily>(Item) : undefined;
+    },
+
+    /** Revokes a family: every refresh token of it stops working. Idempotent. */
+    async revokeFamily(familyId: string): Promise<void> {
+      await doc.send(new UpdateCommand({
+        TableName: table,
+        Key: familyKey(familyId),
+        UpdateExpression: 'SET #status = :revoked',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':revoked': 'revoked' },
+      })).catch((error: unknown) => {
+        if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+      });
+    },
+
+    /** Revokes every family of a client, or of one user of it. One Query on GSI1, then one write per family. */
+    async revokeFamiliesOf(clientId: string, userId?: string): Promise<number> {
+      const { gsi1pk } = familiesOfClientIndexKey(clientId, '', '');
+      let startKey: Record<string, unknown> | undefined;
+      let revoked = 0;
+      do {
+        const page = await doc.send(new QueryCommand({
+          TableName: table,
+          IndexName: 'gsi1',
+          KeyConditionExpression: userId ? 'gsi1pk = :pk AND begins_with(gsi1sk, :user)' : 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': gsi1pk, ...(userId ? { ':user': `USER#${userId}#` } : {}) },
+          ExclusiveStartKey: startKey,
+        }));
+        for (const item of page.Items ?? []) {
+          if (item.status === 'active') {
+            await this.revokeFamily(String(item.familyId));
+            revoked++;
+          }
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return revoked;
+    },
+  };
+
+  async function batchGet(keys: Record<string, string>[]): Promise<(Record<string, unknown> | undefined)[]> {
+    let pending: Record<string, unknown>[] = keys;
+    const found: Record<string, unknown>[] = [];
+    // Unprocessed keys are rare (throttling); retry them rather than report them missing.
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const { Responses, UnprocessedKeys } = await doc.send(new BatchGetCommand({
+        RequestItems: { [table]: { Keys: pending, ConsistentRead: true } },
+      }));
+      found.push(...(Responses?.[table] ?? []));
+      pending = UnprocessedKeys?.[table]?.Keys ?? [];
+      if (attempt > 5 && pending.length > 0) throw new Error('BatchGetItem kept returning unprocessed keys');
+    }
+    return keys.map((key) => found.find((item) => item.pk === key.pk && item.sk === key.sk));
+  }
+}
+
+function familyItem(family: TokenFamily) {
+  return { ...familyKey(family.familyId), ...familiesOfClientIndexKey(family.clientId, family.userId, family.familyId), ...family };
+}

@@ -1,0 +1,30 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { BadRequestError, PayloadTooLargeError } from '#shared/errors';
+
+export const MAX_FORM_BYTES = 16 * 1024;
+
+/**
+ * Parses an application/x-www-form-urlencoded body. A parameter sent twice is refused
+ * (RFC 6749 §3.1, §3.2), as is any other media type.
+ */
+export function parseForm(event: APIGatewayProxyEventV2): Record<string, string> {
+  const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : event.body ?? '';
+  if (Buffer.byteLength(raw) > MAX_FORM_BYTES) throw new PayloadTooLargeError(MAX_FORM_BYTES);
+  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(event.headers['content-type'] ?? '')) {
+    throw new BadRequestError('The request body must be form-encoded (Content-Type: application/x-www-form-urlencoded).');
+  }
+  const form: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(raw)) {
+    if (Object.hasOwn(form, name)) throw new BadRequestError(`Parameter '${name}' is repeated.`);
+    form[name] = value;
+  }
+  return form;
+}
+
+/** Throws invalid_request naming the first missing parameter. */
+export function requireParams<K extends string>(form: Record<string, string>, names: readonly K[]): Record<K, string> {
+  for (const name of names) {
+    if (!form[name]) throw new BadRequestError(`Missing parameter '${name}'.`);
+  }
+  return form as Record<K, string>;
+}
