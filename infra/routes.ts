@@ -18,6 +18,10 @@ export interface FunctionDef {
   index?: boolean;
   /** Signing-key access: 'sign' (kms:Sign, token issuers only) or 'verify' (kms:GetPublicKey). */
   signingKey?: 'sign' | 'verify';
+  /** Sends e-mail (ses:SendEmail from the configured sender). */
+  sendsMail?: boolean;
+  /** Runs only in the local service, never deployed (developer tools such as the outbox). */
+  localOnly?: boolean;
 }
 
 /** One Lambda function each. */
@@ -39,6 +43,25 @@ export const FUNCTIONS = {
   'get-login': { entry: 'functions/auth/get-login.ts', table: ['GetItem'] },
   'post-login': { entry: 'functions/auth/post-login.ts', table: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'] },
   'post-logout': { entry: 'functions/auth/post-logout.ts', table: ['DeleteItem'] },
+  'get-home': { entry: 'functions/account/get-home.ts' },
+  'get-signup': { entry: 'functions/account/get-signup.ts', table: ['GetItem'] },
+  'post-signup': { entry: 'functions/account/post-signup.ts', table: ['GetItem', 'PutItem'], sendsMail: true },
+  'get-confirm-email': { entry: 'functions/account/get-confirm-email.ts', table: ['GetItem'] },
+  'post-confirm-email': { entry: 'functions/account/post-confirm-email.ts', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+  'post-resend-confirmation': { entry: 'functions/account/post-resend-confirmation.ts', table: ['GetItem', 'PutItem'], sendsMail: true },
+  'get-password-reset': { entry: 'functions/account/get-password-reset.ts', table: ['GetItem'] },
+  'post-password-reset': { entry: 'functions/account/post-password-reset.ts', table: ['GetItem', 'PutItem'], sendsMail: true },
+  'get-new-password': { entry: 'functions/account/get-new-password.ts', table: ['GetItem'] },
+  'post-new-password': { entry: 'functions/account/post-new-password.ts', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+  'get-account': { entry: 'functions/account/get-account.ts', table: ['GetItem', 'Query'] },
+  'post-revoke-app': { entry: 'functions/account/post-revoke-app.ts', table: ['GetItem', 'UpdateItem', 'DeleteItem'], index: true },
+  'get-outbox': { entry: 'functions/account/get-outbox.ts', table: ['GetItem'], localOnly: true },
+  'get-developer': { entry: 'functions/developer/get-developer.ts', table: ['GetItem'], index: true },
+  'post-register-app': { entry: 'functions/developer/post-register-app.ts', table: ['GetItem', 'PutItem'], index: true },
+  'get-app': { entry: 'functions/developer/get-app.ts', table: ['GetItem'] },
+  'post-update-app': { entry: 'functions/developer/post-update-app.ts', table: ['GetItem', 'UpdateItem'] },
+  'post-rotate-secret': { entry: 'functions/developer/post-rotate-secret.ts', table: ['GetItem', 'UpdateItem'] },
+  'post-delete-app': { entry: 'functions/developer/post-delete-app.ts', table: ['GetItem', 'UpdateItem', 'DeleteItem'], index: true },
   'get-jwks': { entry: 'functions/auth/get-jwks.ts', signingKey: 'verify' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
 } as const satisfies Record<string, FunctionDef>;
@@ -74,15 +97,37 @@ export const ROUTES: readonly Route[] = [
   auth('GET', '/login', 'get-login'),
   auth('POST', '/login', 'post-login'),
   auth('POST', '/logout', 'post-logout'),
+  auth('GET', '/', 'get-home'),
+  auth('GET', '/signup', 'get-signup'),
+  auth('POST', '/signup', 'post-signup'),
+  auth('GET', '/confirm-email', 'get-confirm-email'),
+  auth('POST', '/confirm-email', 'post-confirm-email'),
+  auth('POST', '/confirm-email/resend', 'post-resend-confirmation'),
+  auth('GET', '/password-reset', 'get-password-reset'),
+  auth('POST', '/password-reset', 'post-password-reset'),
+  auth('GET', '/password-reset/confirm', 'get-new-password'),
+  auth('POST', '/password-reset/confirm', 'post-new-password'),
+  auth('GET', '/account', 'get-account'),
+  auth('POST', '/account/apps/{client_id}/revoke', 'post-revoke-app'),
+  auth('GET', '/developer', 'get-developer'),
+  auth('POST', '/developer/apps', 'post-register-app'),
+  auth('GET', '/developer/apps/{client_id}', 'get-app'),
+  auth('POST', '/developer/apps/{client_id}', 'post-update-app'),
+  auth('POST', '/developer/apps/{client_id}/secret', 'post-rotate-secret'),
+  auth('POST', '/developer/apps/{client_id}/delete', 'post-delete-app'),
+  auth('GET', '/outbox', 'get-outbox'),
 ];
+
+/** The routes deployed to AWS: all but the local-only developer tools. */
+export const DEPLOYED_ROUTES: readonly Route[] = ROUTES.filter((route) => !(FUNCTIONS[route.fn] as FunctionDef).localOnly);
 
 /** Function that answers 405 (known path, other method) and 404 (unknown path) on both APIs. */
 export const FALLBACK_FUNCTION: FunctionName = 'http-fallback';
 
 /** The distinct paths of an API, each with the methods it serves. */
-export function pathsOf(api: ApiName): Map<string, HttpMethod[]> {
+export function pathsOf(api: ApiName, routes: readonly Route[] = ROUTES): Map<string, HttpMethod[]> {
   const paths = new Map<string, HttpMethod[]>();
-  for (const route of ROUTES.filter((r) => r.api === api)) {
+  for (const route of routes.filter((r) => r.api === api)) {
     paths.set(route.path, [...(paths.get(route.path) ?? []), route.method]);
   }
   return paths;

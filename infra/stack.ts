@@ -12,7 +12,9 @@ export class DeviceUserServiceStack extends Stack {
     super(scope, id, props);
     const { table } = new DataTable(this, 'Data');
     const signingKey = new SigningKey(this, 'TokenSigning');
-    this.apis = new ServiceApis(this, 'Apis', { table, signingKey });
+    // `cdk deploy -c mailFrom=no-reply@your-domain` names the SES-verified sender of account e-mail.
+    const mailFrom = String(this.node.tryGetContext('mailFrom') ?? 'no-reply@example.com');
+    this.apis = new ServiceApis(this, 'Apis', { table, signingKey, mailFrom });
 
     new CfnOutput(this, 'ApiUrl', { value: this.apis.resourceApi.apiEndpoint, description: 'Resource API base URL ({base_url})' });
     new CfnOutput(this, 'AuthUrl', { value: this.apis.authApi.apiEndpoint, description: 'Authorization server base URL ({auth_url})' });

@@ -16,7 +16,7 @@ export const ENV = {
   dynamodbEndpoint: 'DYNAMODB_ENDPOINT',
 } as const;
 
-export type EnvName = (typeof ENV)[keyof typeof ENV];
+export type EnvName = (typeof ENV)[keyof typeof ENV] | (typeof MAIL_ENV)[keyof typeof MAIL_ENV];
 
 /** Reads a required variable, failing fast with its name. */
 export function requireEnv(name: EnvName): string {
@@ -32,3 +32,11 @@ export function optionalEnv(name: EnvName): string | undefined {
   const value = process.env[name];
   return value === undefined || value === '' ? undefined : value;
 }
+
+/** E-mail settings, read by the functions that send mail. */
+export const MAIL_ENV = {
+  /** Verified SES sender address (AWS). */
+  sender: 'MAIL_FROM',
+  /** Folder of the local outbox; when set, mail is written there instead of sent through SES. */
+  outboxDir: 'OUTBOX_DIR',
+} as const;

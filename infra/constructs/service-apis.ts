@@ -9,15 +9,19 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
-  FALLBACK_FUNCTION, FUNCTIONS, pathsOf, RESOURCE_API_CORS, ROUTES, type ApiName, type FunctionDef, type FunctionName,
+  DEPLOYED_ROUTES, FALLBACK_FUNCTION, FUNCTIONS, pathsOf, RESOURCE_API_CORS, type ApiName, type FunctionDef, type FunctionName,
 } from '#infra/routes';
-import { ENV } from '#shared/config';
+import { ENV, MAIL_ENV } from '#shared/config';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Stack } from 'aws-cdk-lib';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import type { SigningKey } from '#infra/constructs/signing-key';
 
 export interface ServiceApisProps {
   table: ITableV2;
   signingKey: SigningKey;
+  /** Verified SES sender of account e-mail (confirmation, password reset). */
+  mailFrom: string;
   /** Requests per second each API accepts before API Gateway answers 429. */
   throttle?: { rateLimit: number; burstLimit: number };
 }
@@ -50,6 +54,7 @@ export class ServiceApis extends Construct {
       [ENV.issuer]: this.authApi.apiEndpoint,
       [ENV.audience]: this.resourceApi.apiEndpoint,
       [ENV.signingKeyId]: props.signingKey.key.keyId,
+      [MAIL_ENV.sender]: props.mailFrom,
     };
     const authorizer = new HttpJwtAuthorizer('AccessToken', this.authApi.apiEndpoint, {
       jwtAudience: [this.resourceApi.apiEndpoint],
@@ -66,7 +71,7 @@ export class ServiceApis extends Construct {
         }
         return integration;
       };
-      for (const route of ROUTES.filter((r) => r.api === api)) {
+      for (const route of DEPLOYED_ROUTES.filter((r) => r.api === api)) {
         httpApi.addRoutes({
           path: route.path,
           methods: [HttpMethod[route.method]],
@@ -75,7 +80,7 @@ export class ServiceApis extends Construct {
         });
       }
       // Known path, other method → 405; anything else ($default) → JSON 404.
-      for (const path of pathsOf(api).keys()) {
+      for (const path of pathsOf(api, DEPLOYED_ROUTES).keys()) {
         httpApi.addRoutes({ path, methods: [HttpMethod.ANY], integration: integrationOf(FALLBACK_FUNCTION) });
       }
       const defaultRoute = new HttpRoute(this, `${pascal(api)}DefaultRoute`, {
@@ -104,6 +109,15 @@ export class ServiceApis extends Construct {
     if (def.table) fnc.bindTable(props.table, def.table, def.index);
     if (def.signingKey === 'sign') props.signingKey.grantSign(fnc);
     if (def.signingKey === 'verify') props.signingKey.grantVerify(fnc);
+    if (def.sendsMail) {
+      // The sender may be verified in SES as an address or as its domain.
+      const { region, account, partition } = Stack.of(this);
+      const domain = props.mailFrom.split('@').pop();
+      fnc.addToRolePolicy(new PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [props.mailFrom, domain].map((identity) => `arn:${partition}:ses:${region}:${account}:identity/${identity}`),
+      }));
+    }
     this.functions.set(id, fnc);
     return fnc;
   }

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { ENV } from '#shared/config';
+import { ENV, MAIL_ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/client';
 import { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
@@ -18,6 +18,8 @@ export interface LocalServiceOptions {
   tableName?: string;
   /** Folder for the local signing key and service.json. */
   stateDir?: string;
+  /** Folder of the e-mail outbox; default `<stateDir>/outbox`. */
+  outboxDir?: string;
   seed?: boolean;
 }
 
@@ -27,6 +29,8 @@ export interface LocalService {
   tableName: string;
   dynamodbEndpoint: string;
   signingKeyFile: string;
+  /** Folder where account e-mail is written (also listed at {authUrl}/outbox). */
+  outboxDir: string;
   stop(): Promise<void>;
 }
 
@@ -39,6 +43,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const stateDir = resolve(options.stateDir ?? '.local');
   const tableName = options.tableName ?? 'device-user-service';
   const signingKeyFile = join(stateDir, 'signing-key.pem');
+  const outboxDir = resolve(options.outboxDir ?? join(stateDir, 'outbox'));
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const fn of stops.reverse()) await fn();
@@ -75,9 +80,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       [ENV.issuer]: auth.url,
       [ENV.audience]: api.url,
       [ENV.localSigningKeyFile]: signingKeyFile,
+      [MAIL_ENV.outboxDir]: outboxDir,
     });
     delete process.env[ENV.signingKeyId];
-    return { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, stop };
+    return { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { issuer, sessions, users } from '#shared/auth/runtime';
 import type { User } from '#shared/domain/user';
-import { readCookie, redirect, secureCookies, SESSION_COOKIE } from '#shared/http/html';
+import { csrfToken, readCookie, redirect, secureCookies, SESSION_COOKIE } from '#shared/http/html';
 import type { HttpResult } from '#shared/http/responses';
 
 /** Whether this deployment's cookies carry Secure (all but plain-http localhost). */
@@ -34,4 +34,11 @@ export function redirectOriginOf(returnTo: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** The signed-in user (if any) and what every page needs: CSRF token and the cookie that carries it. */
+export async function pageContext(event: APIGatewayProxyEventV2) {
+  const signedIn = await signedInUser(event);
+  const { token, cookies } = csrfToken(event, secure);
+  return { signedIn, viewer: { email: signedIn?.user.email, csrf: token, cookies } };
 }

@@ -41,3 +41,4 @@ export function fromItem<T>(item: Record<string, unknown>): T {
   return Object.fromEntries(Object.entries(item).filter(([name]) => !KEY_ATTRIBUTES.has(name))) as T;
 }
 export const throttleKey = (kind: 'account' | 'address', subject: string) => ({ pk: `THROTTLE#${kind}#${subject}`, sk: 'THROTTLE' });
+export const linkKey = (tokenHash: string) => ({ pk: `LINK#${tokenHash}`, sk: 'LINK' });

@@ -29,6 +29,12 @@ export function createUserRepo({ doc, table }: RepoDeps) {
       return Item ? { user: toUser(Item), passwordHash: String(Item.passwordHash) } : undefined;
     },
 
+    /** The stored password hash of a user. One GetItem. */
+    async getPasswordHash(userId: string): Promise<string | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(userId), ProjectionExpression: 'passwordHash' }));
+      return Item?.passwordHash as string | undefined;
+    },
+
     /**
      * Creates a user and claims the e-mail address in one transaction, so two accounts can never
      * share an address. Throws ConflictError when the address is taken.

@@ -12,3 +12,55 @@ export interface Client {
   developerName: string;
   createdAt: string;
 }
+
+/** What a developer submits to register or edit an application. */
+export interface ClientRegistration {
+  name: string;
+  description: string;
+  website: string;
+  redirectUris: string[];
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Validates a registration; returns the problems by field (empty when valid). Redirect URIs must be
+ * absolute https URLs without a fragment, or http only on loopback hosts (RFC 8252 §7.3).
+ */
+export function registrationProblems(input: ClientRegistration): Record<string, string> {
+  const problems: Record<string, string> = {};
+  if (!input.name.trim() || input.name.length > 80) problems.name = 'Give a name of 1 to 80 characters.';
+  if (input.description.length > 500) problems.description = 'Keep the description under 500 characters.';
+  if (!isWebUrl(input.website)) problems.website = 'Give the address of the application’s website (https://…).';
+  if (input.redirectUris.length === 0 || input.redirectUris.length > 10) {
+    problems.redirectUris = 'Give 1 to 10 redirect URIs, one per line.';
+  } else {
+    const bad = input.redirectUris.find((uri) => redirectUriProblem(uri));
+    if (bad !== undefined) problems.redirectUris = `${bad}: ${redirectUriProblem(bad)}`;
+  }
+  return problems;
+}
+
+export function redirectUriProblem(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'not an absolute URL';
+  }
+  if (uri.length > 500) return 'longer than 500 characters';
+  if (url.hash || uri.includes('#')) return 'must not contain a fragment (#)';
+  if (url.username || url.password) return 'must not contain credentials';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return undefined;
+  return 'must use https (http is allowed only for localhost, 127.0.0.1 and [::1])';
+}
+
+function isWebUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && value.length <= 300;
+  } catch {
+    return false;
+  }
+}

@@ -55,6 +55,7 @@ code,.secret{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:.4rem;border-bottom:1px solid var(--line);vertical-align:top}
 form.inline{display:inline}
+.pre{white-space:pre-wrap;word-break:break-word}
 `;
 const STYLE_HASH = createHash('sha256').update(STYLESHEET).digest('base64');
 

@@ -1,0 +1,14 @@
+import { confirmEmailPage, noticePage } from '#shared/auth/account-pages';
+import { links } from '#shared/auth/runtime';
+import { pageContext } from '#shared/auth/web';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** GET /confirm-email?token=… — asks for a click, so link scanners that fetch the URL confirm nothing. */
+export const handler = pageHandler(async (event) => {
+  const { viewer } = await pageContext(event);
+  const token = event.queryStringParameters?.token ?? '';
+  if (!token || !(await links.peekLink('confirm-email', token))) {
+    return noticePage(viewer, 'Link expired', 'This confirmation link is invalid, expired or already used. Sign in to get a new one.', 400, { href: '/account', text: 'Your account' });
+  }
+  return confirmEmailPage(viewer, token);
+});

@@ -1,0 +1,17 @@
+import { noticePage } from '#shared/auth/account-pages';
+import { links } from '#shared/auth/runtime';
+import { pageContext } from '#shared/auth/web';
+import { parseForm } from '#shared/http/form';
+import { checkCsrf } from '#shared/http/html';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** POST /confirm-email — uses up the link and sets email_confirmed, in one transaction. */
+export const handler = pageHandler(async (event) => {
+  const form = parseForm(event);
+  checkCsrf(event, form);
+  const { viewer } = await pageContext(event);
+  if (!(await links.redeemLink('confirm-email', form.token ?? '', { email_confirmed: true }))) {
+    return noticePage(viewer, 'Link expired', 'This confirmation link is invalid, expired or already used. Sign in to get a new one.', 400, { href: '/account', text: 'Your account' });
+  }
+  return noticePage(viewer, 'Address confirmed', 'Thank you: your e-mail address is confirmed.', 200, { href: '/account', text: 'Your account' });
+});

@@ -1,0 +1,20 @@
+import { noticePage, signupPage } from '#shared/auth/account-pages';
+import { signUp, signupProblems } from '#shared/auth/accounts';
+import { pageContext } from '#shared/auth/web';
+import { parseForm } from '#shared/http/form';
+import { checkCsrf } from '#shared/http/html';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** POST /signup — creates the account and sends the confirmation e-mail; never says whether the address was taken. */
+export const handler = pageHandler(async (event) => {
+  const form = parseForm(event);
+  checkCsrf(event, form);
+  const { viewer } = await pageContext(event);
+  const problems = signupProblems(form);
+  if (Object.keys(problems).length > 0) {
+    const { password: _password, ...values } = form;
+    return signupPage(viewer, values, problems, 400);
+  }
+  await signUp(form);
+  return noticePage(viewer, 'Check your e-mail', 'We sent a message to the address you gave. Open the link in it to confirm your address, then sign in.', 200, { href: '/login', text: 'Sign in' });
+});

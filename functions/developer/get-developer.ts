@@ -1,0 +1,11 @@
+import { developerPage } from '#shared/auth/account-pages';
+import { clients } from '#shared/auth/runtime';
+import { loginRedirect, pageContext } from '#shared/auth/web';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** GET /developer — my applications and the registration form. */
+export const handler = pageHandler(async (event) => {
+  const { signedIn, viewer } = await pageContext(event);
+  if (!signedIn) return loginRedirect('/developer');
+  return developerPage(viewer, await clients.listClientsByDeveloper(signedIn.user.id));
+});

@@ -1,0 +1,18 @@
+import { ownedApp } from '#shared/auth/developer';
+import { clients, grants } from '#shared/auth/runtime';
+import { loginRedirect, signedInUser } from '#shared/auth/web';
+import { parseForm } from '#shared/http/form';
+import { checkCsrf, redirect } from '#shared/http/html';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** POST /developer/apps/{client_id}/delete — deletes the application and revokes every grant of it. */
+export const handler = pageHandler(async (event) => {
+  checkCsrf(event, parseForm(event));
+  const signedIn = await signedInUser(event);
+  if (!signedIn) return loginRedirect('/developer', 303);
+  const app = await ownedApp(event, signedIn.user.id);
+  // Revoke first: if deletion then fails, no token of it works anyway.
+  await grants.revokeFamiliesOf(app.clientId);
+  await clients.deleteClient(signedIn.user.id, app.clientId);
+  return redirect('/developer', 303);
+});

@@ -1,0 +1,22 @@
+import { appPage } from '#shared/auth/account-pages';
+import { ownedApp, registrationFrom } from '#shared/auth/developer';
+import { clients } from '#shared/auth/runtime';
+import { loginRedirect, pageContext } from '#shared/auth/web';
+import { registrationProblems } from '#shared/domain/client';
+import { parseForm } from '#shared/http/form';
+import { checkCsrf, redirect } from '#shared/http/html';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** POST /developer/apps/{client_id} — edits name, description, website and redirect URIs. */
+export const handler = pageHandler(async (event) => {
+  const form = parseForm(event);
+  checkCsrf(event, form);
+  const { signedIn, viewer } = await pageContext(event);
+  if (!signedIn) return loginRedirect(event.rawPath, 303);
+  const app = await ownedApp(event, signedIn.user.id);
+  const registration = registrationFrom(form);
+  const problems = registrationProblems(registration);
+  if (Object.keys(problems).length > 0) return appPage(viewer, app, form, problems, 400);
+  await clients.updateClient(signedIn.user.id, app.clientId, registration);
+  return redirect(`/developer/apps/${encodeURIComponent(app.clientId)}`, 303);
+});

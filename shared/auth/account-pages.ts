@@ -1,0 +1,153 @@
+import type { Client } from '#shared/domain/client';
+import type { Consent } from '#shared/domain/grant';
+import { SCOPES, isScope } from '#shared/domain/scopes';
+import type { User } from '#shared/domain/user';
+import type { StoredMessage } from '#shared/email/outbox-mailer';
+import { html, page, type Html } from '#shared/http/html';
+import type { HttpResult } from '#shared/http/responses';
+
+/** Who is looking at a page, for the header and the forms' CSRF fields. */
+export interface Viewer {
+  email?: string;
+  csrf: string;
+  cookies: string[];
+}
+
+interface FieldOptions {
+  name: string;
+  label: string;
+  type?: string;
+  value?: string;
+  error?: string;
+  autocomplete?: string;
+  required?: boolean;
+  hint?: string;
+}
+
+/** A labelled input with its error, described for assistive technology. */
+export function field(o: FieldOptions): Html {
+  const describedBy = [o.error ? `${o.name}-error` : '', o.hint ? `${o.name}-hint` : ''].filter(Boolean).join(' ');
+  const input = o.type === 'textarea'
+    ? html`<textarea id="${o.name}" name="${o.name}" ${o.required ? html`required` : ''} ${describedBy ? html`aria-describedby="${describedBy}"` : ''} ${o.error ? html`aria-invalid="true"` : ''}>${o.value ?? ''}</textarea>`
+    : html`<input id="${o.name}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}" ${o.autocomplete ? html`autocomplete="${o.autocomplete}"` : ''} ${o.required ? html`required` : ''} ${describedBy ? html`aria-describedby="${describedBy}"` : ''} ${o.error ? html`aria-invalid="true"` : ''}>`;
+  return html`<label for="${o.name}">${o.label}</label>${input}
+    ${o.hint ? html`<p class="muted" id="${o.name}-hint">${o.hint}</p>` : ''}
+    ${o.error ? html`<p class="error" id="${o.name}-error">${o.error}</p>` : ''}`;
+}
+
+const csrfField = (viewer: Viewer) => html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
+
+function render(viewer: Viewer, title: string, body: Html, status?: number): HttpResult {
+  return page({ title, body, status, cookies: viewer.cookies, signedInAs: viewer.email, csrf: viewer.csrf });
+}
+
+/** A page with one message (sent e-mails, done actions, expired links). */
+export function noticePage(viewer: Viewer, title: string, message: string, status?: number, link?: { href: string; text: string }): HttpResult {
+  return render(viewer, title, html`<div class="card"><h1>${title}</h1><p class="notice" role="status">${message}</p>
+    ${link ? html`<p><a href="${link.href}">${link.text}</a></p>` : ''}</div>`, status);
+}
+
+export function signupPage(viewer: Viewer, values: Record<string, string> = {}, errors: Record<string, string> = {}, status?: number): HttpResult {
+  const gender = values.gender ?? '0';
+  return render(viewer, 'Create an account', html`<div class="card"><h1>Create an account</h1>
+    <form method="post" action="/signup" novalidate>${csrfField(viewer)}
+      ${field({ name: 'firstname', label: 'First name', value: values.firstname, error: errors.firstname, autocomplete: 'given-name', required: true })}
+      ${field({ name: 'lastname', label: 'Last name', value: values.lastname, error: errors.lastname, autocomplete: 'family-name', required: true })}
+      ${field({ name: 'email', label: 'E-mail address', type: 'email', value: values.email, error: errors.email, autocomplete: 'email', required: true })}
+      ${field({ name: 'password', label: 'Password', type: 'password', error: errors.password, autocomplete: 'new-password', required: true, hint: 'At least 10 characters. A short sentence is easy to remember and hard to guess.' })}
+      <label for="gender">Gender (optional)</label>
+      <select id="gender" name="gender">
+        ${[['0', 'Prefer not to say'], ['1', 'Male'], ['2', 'Female']].map(([value, label]) =>
+          html`<option value="${value}" ${value === gender ? html`selected` : ''}>${label}</option>`)}
+      </select>
+      <div class="actions"><button type="submit">Create account</button></div>
+    </form><p class="muted">Already have an account? <a href="/login">Sign in</a></p></div>`, status);
+}
+
+export function confirmEmailPage(viewer: Viewer, token: string): HttpResult {
+  return render(viewer, 'Confirm your e-mail address', html`<div class="card"><h1>Confirm your e-mail address</h1>
+    <form method="post" action="/confirm-email">${csrfField(viewer)}<input type="hidden" name="token" value="${token}">
+      <p>Press the button to confirm that this address is yours.</p>
+      <div class="actions"><button type="submit">Confirm my address</button></div></form></div>`);
+}
+
+export function resetRequestPage(viewer: Viewer, values: Record<string, string> = {}): HttpResult {
+  return render(viewer, 'Reset your password', html`<div class="card"><h1>Reset your password</h1>
+    <form method="post" action="/password-reset">${csrfField(viewer)}
+      ${field({ name: 'email', label: 'E-mail address', type: 'email', value: values.email, autocomplete: 'email', required: true })}
+      <div class="actions"><button type="submit">Send me a reset link</button></div></form></div>`);
+}
+
+export function newPasswordPage(viewer: Viewer, token: string, error?: string, status?: number): HttpResult {
+  return render(viewer, 'Choose a new password', html`<div class="card"><h1>Choose a new password</h1>
+    <form method="post" action="/password-reset/confirm">${csrfField(viewer)}<input type="hidden" name="token" value="${token}">
+      ${field({ name: 'password', label: 'New password', type: 'password', error, autocomplete: 'new-password', required: true, hint: 'At least 10 characters.' })}
+      <div class="actions"><button type="submit">Set new password</button></div></form></div>`, status);
+}
+
+export function accountPage(viewer: Viewer, user: User, authorized: { consent: Consent; client?: Client }[]): HttpResult {
+  const scopeList = (scopes: string[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${isScope(s) ? SCOPES[s] : s}</li>`)}</ul>`;
+  return render(viewer, 'Your account', html`<div class="card"><h1>Your account</h1>
+    <table><tbody>
+      <tr><th scope="row">Name</th><td>${user.firstname} ${user.lastname}</td></tr>
+      <tr><th scope="row">E-mail address</th><td>${user.email} ${user.email_confirmed ? html`<span class="muted">(confirmed)</span>` : html`<span class="error">(not confirmed)</span>`}</td></tr>
+      <tr><th scope="row">Member since</th><td>${user.creation_date.slice(0, 10)}</td></tr>
+    </tbody></table>
+    ${user.email_confirmed ? '' : html`<form method="post" action="/confirm-email/resend">${csrfField(viewer)}<button type="submit" class="secondary">Send the confirmation e-mail again</button></form>`}
+    </div>
+    <div class="card"><h2>Applications you have authorized</h2>
+    ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<table><thead><tr><th scope="col">Application</th><th scope="col">Can</th><th scope="col">Since</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>
+      ${authorized.map(({ consent, client }) => html`<tr><td>${client?.name ?? consent.clientId}</td><td>${scopeList(consent.scopes)}</td><td>${consent.grantedAt.slice(0, 10)}</td>
+        <td><form method="post" action="/account/apps/${encodeURIComponent(consent.clientId)}/revoke">${csrfField(viewer)}<button type="submit" class="danger" aria-label="Revoke access of ${client?.name ?? consent.clientId}">Revoke access</button></form></td></tr>`)}
+    </tbody></table>`}</div>`);
+}
+
+export function developerPage(viewer: Viewer, apps: Client[], values: Record<string, string> = {}, errors: Record<string, string> = {}, status?: number): HttpResult {
+  return render(viewer, 'Developer console', html`<div class="card"><h1>Developer console</h1>
+    <h2>Your applications</h2>
+    ${apps.length === 0 ? html`<p class="muted">You have not registered an application yet.</p>` : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th></tr></thead><tbody>
+      ${apps.map((app) => html`<tr><td><a href="/developer/apps/${encodeURIComponent(app.clientId)}">${app.name}</a></td><td><code>${app.clientId}</code></td></tr>`)}</tbody></table>`}
+    </div><div class="card"><h2>Register an application</h2>
+    ${registrationForm(viewer, '/developer/apps', 'Register', values, errors)}</div>`, status);
+}
+
+export function appPage(viewer: Viewer, app: Client, values?: Record<string, string>, errors: Record<string, string> = {}, status?: number): HttpResult {
+  const current = values ?? { name: app.name, description: app.description, website: app.website, redirect_uris: app.redirectUris.join('\n') };
+  const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
+  return render(viewer, app.name, html`<div class="card"><h1>${app.name}</h1>
+    <p>Client ID: <code>${app.clientId}</code></p>
+    <p class="muted">Registered ${app.createdAt.slice(0, 10)}. The client secret was shown once; you can replace it.</p>
+    <div class="actions">
+      <form method="post" action="${base}/secret">${csrfField(viewer)}<button type="submit" class="secondary">Generate a new client secret</button></form>
+      <form method="post" action="${base}/delete">${csrfField(viewer)}<button type="submit" class="danger">Delete this application</button></form>
+    </div></div>
+    <div class="card"><h2>Edit</h2>${registrationForm(viewer, base, 'Save changes', current, errors)}</div>
+    <p><a href="/developer">Back to your applications</a></p>`, status);
+}
+
+export function secretPage(viewer: Viewer, app: Client, secret: string, isNew: boolean): HttpResult {
+  return render(viewer, 'Client credentials', html`<div class="card"><h1>${isNew ? 'Application registered' : 'New client secret'}</h1>
+    <p>Client ID: <code id="client-id">${app.clientId}</code></p>
+    <p>Client secret (shown only this once; store it in your server's configuration now):</p>
+    <p><code class="secret" id="client-secret">${secret}</code></p>
+    ${isNew ? '' : html`<p class="notice">The previous secret no longer works.</p>`}
+    <p><a href="/developer/apps/${encodeURIComponent(app.clientId)}">Continue</a></p></div>`);
+}
+
+function registrationForm(viewer: Viewer, action: string, submit: string, values: Record<string, string>, errors: Record<string, string>): Html {
+  return html`<form method="post" action="${action}" novalidate>${csrfField(viewer)}
+    ${field({ name: 'name', label: 'Application name', value: values.name, error: errors.name, required: true })}
+    ${field({ name: 'description', label: 'Description (shown to users)', type: 'textarea', value: values.description, error: errors.description })}
+    ${field({ name: 'website', label: 'Website', type: 'url', value: values.website, error: errors.website, required: true })}
+    ${field({ name: 'redirect_uris', label: 'Redirect URIs (one per line)', type: 'textarea', value: values.redirect_uris, error: errors.redirectUris, required: true, hint: 'https only; http is allowed for localhost, 127.0.0.1 and [::1].' })}
+    <div class="actions"><button type="submit">${submit}</button></div></form>`;
+}
+
+export function outboxPage(viewer: Viewer, messages: StoredMessage[], dir: string): HttpResult {
+  const linkify = (text: string) => text.split(/(https?:\/\/\S+)/).map((part) =>
+    (/^https?:\/\//.test(part) ? html`<a href="${part}">${part}</a>` : html`${part}`));
+  return render(viewer, 'Local outbox', html`<div class="card"><h1>Local outbox</h1>
+    <p class="muted">E-mail the local service would have sent, newest first (files in <code>${dir}</code>). Not deployed to AWS.</p></div>
+    ${messages.map((m) => html`<article class="card"><h2>${m.subject}</h2><p class="muted">To ${m.to}, ${m.sentAt}</p>
+      <p class="pre">${linkify(m.text)}</p></article>`)}`);
+}
