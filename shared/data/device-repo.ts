@@ -59,6 +59,34 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
       }
     },
 
+    /** The owner of a device, found by the device id alone (operators). One Query on GSI1. */
+    async findDeviceOwner(deviceId: string): Promise<string | undefined> {
+      const { gsi1pk } = deviceByIdIndexKey(deviceId);
+      const { Items = [] } = await doc.send(new QueryCommand({
+        TableName: table,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': gsi1pk },
+      }));
+      return Items[0]?.ownerId as string | undefined;
+    },
+
+    /** Records a device's connection state as reported by the cloud link (operators). NotFoundError if absent. */
+    async setConnection(ownerId: string, deviceId: string, connected: boolean, at: string): Promise<void> {
+      try {
+        await doc.send(new UpdateCommand({
+          TableName: table,
+          Key: deviceKey(ownerId, deviceId),
+          UpdateExpression: connected ? 'SET connected = :c, last_connection = :at' : 'SET connected = :c',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: connected ? { ':c': true, ':at': at } : { ':c': false },
+        }));
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) throw new NotFoundError();
+        throw error;
+      }
+    },
+
     /** Provisions a device for its owner (operators and seed data); ConflictError if it exists. */
     async createDevice(ownerId: string, device: Device): Promise<void> {
       try {
