@@ -1,6 +1,6 @@
 import { retryAfterMs } from '#shared/auth/login-throttle';
 import { loginPage } from '#shared/auth/pages';
-import { hashPassword, verifyPassword } from '#shared/auth/password';
+import { verifyPassword } from '#shared/auth/password';
 import { sessions, throttle, users } from '#shared/auth/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/auth/web';
 import { normalizeEmail } from '#shared/domain/user';
@@ -9,8 +9,9 @@ import { checkCsrf, csrfToken, redirect, SESSION_COOKIE, setCookie } from '#shar
 import { pageHandler } from '#shared/http/page-handler';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 
-// Verified against when the account does not exist, so both cases take the same time.
-const decoyHash = hashPassword('decoy password that matches nothing');
+// Verified against when the account does not exist, so both cases take the same time: the hash of a
+// random password nobody knows, with the same parameters as real hashes (precomputed: no scrypt at load).
+const DECOY_HASH = 'scrypt$32768$8$1$dCKeGvzeAEzSqrQNyRa_UQ$T8Xmxk76qoBLfJI3A12KfEAoeDQ7tucmXgTpna0Z9-g';
 
 /**
  * POST /login. Failures are throttled per account and per client address with growing delays;
@@ -35,7 +36,7 @@ export const handler = pageHandler(async (event) => {
     return result;
   }
   const record = email ? await users.findUserByEmail(email) : undefined;
-  const valid = await verifyPassword(form.password ?? '', record?.passwordHash ?? (await decoyHash));
+  const valid = await verifyPassword(form.password ?? '', record?.passwordHash ?? DECOY_HASH);
   if (!record || !valid) {
     await throttle.recordFailure(email, address, now);
     return again('Incorrect e-mail address or password.', 401);
