@@ -1,0 +1,504 @@
+/*
+ * Home Dashboard: an example third-party web application for the Device and User Service.
+ * Copy it as a starting point; it uses nothing but Node's standard library.
+ *
+ * The flow (OAuth 2.0 authorization code grant, RFC 6749, with PKCE, RFC 7636):
+ *  1. `/` links to the authorization server's authorize endpoint with our client_id, our
+ *     registered redirect_uri, the scopes we need, a random `state` and a PKCE code challenge.
+ *     The state and the PKCE verifier stay on this server, in the browser's session.
+ *  2. There the user signs in and allows (or denies) access; the server then sends the browser
+ *     back to `/callback` with `code`, `state` and `iss` (or with `error`).
+ *  3. `/callback` checks `state` (the response answers a request this browser started) and `iss`
+ *     (it comes from our authorization server, RFC 9207), then exchanges the code for tokens,
+ *     server to server, authenticated with the client secret.
+ *  4. `/devices` calls the resource API with the access token. When the API answers 401 (the
+ *     token expired), the refresh token buys one new pair, and the new refresh token replaces
+ *     the old one: each refresh token works once.
+ * Tokens, the client secret and the PKCE verifier never reach the browser or the logs; the
+ * browser holds only a random session id. Sessions live in memory here: a real application keeps
+ * them in its own store.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+
+export interface ExampleAppOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** The authorization server, e.g. http://localhost:3001 (also the expected issuer). */
+  authUrl: string;
+  /** The resource API, e.g. http://localhost:3000. */
+  apiUrl: string;
+  clientId: string;
+  clientSecret: string;
+  /** Must be registered for the client; defaults to `<this app's URL>/callback`. */
+  redirectUri?: string;
+}
+
+export interface ExampleApp {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const SCOPE = 'read_user read_device write_device';
+// On localhost every port shares cookies, so the name must not clash with the service's own.
+const SESSION_COOKIE = 'home_dashboard_session';
+const SESSION_IDLE_MS = 8 * 60 * 60 * 1000;
+/** How long a started authorization may take (the service's codes live 10 minutes too). */
+const AUTHORIZATION_WINDOW_MS = 10 * 60 * 1000;
+const TIMEOUT_MS = 10_000;
+
+interface Tokens {
+  accessToken: string;
+  refreshToken: string;
+}
+
+interface Session {
+  id: string;
+  /** Sent back in our own forms, so another site cannot post them (CSRF). */
+  csrf: string;
+  lastSeen: number;
+  /** An authorization started from this browser and not answered yet. */
+  pending?: { state: string; codeVerifier: string; startedAt: number };
+  tokens?: Tokens;
+  refreshing?: Promise<Tokens | undefined>;
+  /** A one-time message for the next page. */
+  notice?: string;
+}
+
+interface Device {
+  id: string;
+  name: string;
+  place: string;
+  connected: boolean;
+  active: boolean;
+}
+
+interface User {
+  firstname: string;
+  lastname: string;
+}
+
+interface ServerMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  revocation_endpoint?: string;
+}
+
+/** A page that ends the request; thrown from anywhere below. */
+class PageError extends Error {
+  constructor(readonly status: number, readonly title: string, message: string) {
+    super(message);
+  }
+}
+
+/** The application has no usable tokens (any more): the user must connect again. */
+class SignedOutError extends Error {}
+
+/** The token endpoint refused: `error` is its OAuth error code. */
+class TokenEndpointError extends Error {
+  constructor(readonly status: number, readonly error: string) {
+    super(`token endpoint answered ${status} ${error}`);
+  }
+}
+
+/** Starts the example application on 127.0.0.1. */
+export async function startExampleApp(options: ExampleAppOptions): Promise<ExampleApp> {
+  const sessions = new Map<string, Session>();
+  let redirectUri = options.redirectUri ?? '';
+  let metadata: Promise<ServerMetadata> | undefined;
+
+  // RFC 8414: the metadata document must name the issuer we were configured with.
+  function serverMetadata(): Promise<ServerMetadata> {
+    metadata ??= getJson(`${options.authUrl}/.well-known/oauth-authorization-server`).then((body) => {
+      const found = body as ServerMetadata;
+      if (found.issuer !== options.authUrl) throw new Error(`metadata names issuer ${found.issuer}, expected ${options.authUrl}`);
+      return found;
+    });
+    metadata.catch(() => (metadata = undefined));
+    return metadata;
+  }
+
+  async function home(session: Session): Promise<Page> {
+    if (session.tokens) {
+      return {
+        title: 'Home Dashboard',
+        session,
+        body: html`<h1>Your devices are connected</h1>
+          <p><a class="button" href="/devices">See your devices</a></p>`,
+      };
+    }
+    if (!session.pending || Date.now() - session.pending.startedAt > AUTHORIZATION_WINDOW_MS) {
+      session.pending = { state: randomId(), codeVerifier: randomId(), startedAt: Date.now() };
+    }
+    const authorize = new URL((await serverMetadata()).authorization_endpoint);
+    authorize.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: options.clientId,
+      redirect_uri: redirectUri,
+      scope: SCOPE,
+      state: session.pending.state,
+      code_challenge: createHash('sha256').update(session.pending.codeVerifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
+    return {
+      title: 'Home Dashboard',
+      session,
+      body: html`<h1>See all your devices in one place</h1>
+        <p>Home Dashboard shows your devices and lets you switch their away mode.
+          It needs your permission on the Device and User Service to see your profile and your devices
+          and to change them.</p>
+        <p><a class="button" href="${authorize.toString()}">Connect your devices</a></p>
+        <p class="muted">You will sign in on the Device and User Service, not here: Home Dashboard never sees your password.</p>`,
+    };
+  }
+
+  async function callback(session: Session, query: URLSearchParams): Promise<string | Page> {
+    const pending = session.pending;
+    if (!pending || query.get('state') !== pending.state || Date.now() - pending.startedAt > AUTHORIZATION_WINDOW_MS) {
+      throw new PageError(400, 'Please start again', 'This answer does not belong to a connection started in this browser, or it came too late.');
+    }
+    session.pending = undefined; // a state is good for one answer only
+    const { issuer } = await serverMetadata();
+    if (query.get('iss') !== issuer) {
+      throw new PageError(400, 'Please start again', 'This answer did not come from the Device and User Service.');
+    }
+    const error = query.get('error');
+    if (error) {
+      return {
+        title: 'Not connected',
+        session,
+        status: 200,
+        body: html`<h1>Your devices were not connected</h1>
+          <p class="error" role="alert">${describeAuthorizationError(error)}</p>
+          <p><a href="/">Back to the start</a></p>`,
+      };
+    }
+    const code = query.get('code');
+    if (!code) throw new PageError(400, 'Please start again', 'The answer carried no authorization code.');
+    const tokens = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: pending.codeVerifier,
+    }).catch((cause: unknown) => {
+      if (cause instanceof TokenEndpointError && cause.error === 'invalid_grant') {
+        throw new PageError(400, 'Please start again', 'The authorization was already used or has expired.');
+      }
+      throw cause;
+    });
+    // A new session id once signed in, so an id planted before sign-in is worth nothing.
+    sessions.delete(session.id);
+    session.id = randomId();
+    sessions.set(session.id, session);
+    session.tokens = tokens;
+    return '/devices';
+  }
+
+  async function devicesPage(session: Session): Promise<string | Page> {
+    if (!session.tokens) return '/';
+    const [devices, user] = await Promise.all([
+      callApi(session, 'GET', '/devices').then((r) => readApi<Device[]>(r, 'your devices')),
+      callApi(session, 'GET', '/user').then((r) => readApi<User>(r, 'your profile')),
+    ]);
+    return {
+      title: 'Your devices · Home Dashboard',
+      session,
+      body: html`<h1>Hello ${user.firstname} ${user.lastname}</h1>
+        ${devices.length === 0
+          ? html`<p>You have no devices yet.</p>`
+          : html`<table>
+          <caption>Your devices. Away mode on means nobody is at home.</caption>
+          <thead><tr><th scope="col">Device</th><th scope="col">Place</th><th scope="col">Connection</th><th scope="col">Away mode</th></tr></thead>
+          <tbody>${devices.map((device) => deviceRow(device, session.csrf))}</tbody>
+        </table>`}`,
+    };
+  }
+
+  async function toggle(session: Session, deviceId: string, form: URLSearchParams): Promise<string> {
+    if (!session.tokens) return '/';
+    const name = form.get('name') ?? 'the device';
+    // The form carries the wanted state rather than "flip it", so sending it twice changes nothing.
+    const active = form.get('active') === 'true';
+    const response = await callApi(session, 'PUT', `/devices/${encodeURIComponent(deviceId)}`, { active });
+    if (response.status === 204) session.notice = `Away mode is now ${active ? 'on' : 'off'} for ${name}.`;
+    else if (response.status === 404) session.notice = `${name} is no longer in your account.`;
+    else await readApi(response, 'the device');
+    return '/devices';
+  }
+
+  async function disconnect(session: Session): Promise<string> {
+    const { revocation_endpoint: revoke } = await serverMetadata();
+    if (session.tokens && revoke) {
+      // RFC 7009: revoking the refresh token ends this application's access for the user.
+      await fetch(revoke, {
+        method: 'POST',
+        headers: { ...clientAuthentication(), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: session.tokens.refreshToken, token_type_hint: 'refresh_token' }),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      }).then((r) => r.body?.cancel(), () => undefined);
+    }
+    session.tokens = undefined;
+    session.notice = 'Home Dashboard is disconnected from your devices.';
+    return '/';
+  }
+
+  /** Calls the resource API; on 401 refreshes the tokens once and tries again. */
+  async function callApi(session: Session, method: 'GET' | 'PUT', path: string, body?: unknown): Promise<Response> {
+    const send = (accessToken: string) => fetch(`${options.apiUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'cache-control': 'no-cache',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const used = session.tokens?.accessToken;
+    if (!used) throw new SignedOutError();
+    const response = await send(used);
+    if (response.status !== 401) return response;
+    await response.body?.cancel();
+    const fresh = await refreshedTokens(session, used);
+    return send(fresh.accessToken);
+  }
+
+  /** New tokens after `rejected` was refused; concurrent callers share one refresh. */
+  async function refreshedTokens(session: Session, rejected: string): Promise<Tokens> {
+    if (session.tokens && session.tokens.accessToken !== rejected) return session.tokens; // already refreshed
+    session.refreshing ??= (async () => {
+      const current = session.tokens;
+      if (!current) return undefined;
+      try {
+        session.tokens = await tokenRequest({ grant_type: 'refresh_token', refresh_token: current.refreshToken });
+      } catch (error) {
+        // invalid_grant: the user withdrew access (or the token was revoked); connect again.
+        if (!(error instanceof TokenEndpointError && error.error === 'invalid_grant')) throw error;
+        session.tokens = undefined;
+      }
+      return session.tokens;
+    })().finally(() => (session.refreshing = undefined));
+    const tokens = await session.refreshing;
+    if (!tokens) throw new SignedOutError();
+    return tokens;
+  }
+
+  /** POST to the token endpoint, form-encoded, authenticated with HTTP Basic (client_secret_basic). */
+  async function tokenRequest(params: Record<string, string>): Promise<Tokens> {
+    const response = await fetch((await serverMetadata()).token_endpoint, {
+      method: 'POST',
+      headers: { ...clientAuthentication(), 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams(params),
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (!response.ok) throw new TokenEndpointError(response.status, String(body.error ?? 'unknown'));
+    if (typeof body.access_token !== 'string' || typeof body.refresh_token !== 'string') {
+      throw new Error('token endpoint answered without tokens');
+    }
+    return { accessToken: body.access_token, refreshToken: body.refresh_token };
+  }
+
+  // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined and base64-encoded.
+  function clientAuthentication(): { authorization: string } {
+    const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+    const pair = `${encode(options.clientId)}:${encode(options.clientSecret)}`;
+    return { authorization: `Basic ${Buffer.from(pair).toString('base64')}` };
+  }
+
+  function sessionOf(req: IncomingMessage): Session {
+    const now = Date.now();
+    const existing = sessions.get(readCookie(req, SESSION_COOKIE) ?? '');
+    if (existing && now - existing.lastSeen < SESSION_IDLE_MS) {
+      existing.lastSeen = now;
+      return existing;
+    }
+    for (const [id, old] of sessions) if (now - old.lastSeen >= SESSION_IDLE_MS) sessions.delete(id);
+    const session: Session = { id: randomId(), csrf: randomId(), lastSeen: now };
+    sessions.set(session.id, session);
+    return session;
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    const session = sessionOf(req);
+    const toggleMatch = /^\/devices\/([A-Za-z0-9-]{1,64})\/toggle$/.exec(url.pathname);
+    let result: string | Page;
+    try {
+      if (method === 'GET' && url.pathname === '/') result = await home(session);
+      else if (method === 'GET' && url.pathname === '/callback') result = await callback(session, url.searchParams);
+      else if (method === 'GET' && url.pathname === '/devices') result = await devicesPage(session);
+      else if (method === 'POST' && (toggleMatch || url.pathname === '/disconnect')) {
+        const form = await readForm(req);
+        if (form.get('csrf') !== session.csrf) {
+          throw new PageError(403, 'Please try again', 'This form has expired. Go back, reload the page and try again.');
+        }
+        result = toggleMatch ? await toggle(session, toggleMatch[1]!, form) : await disconnect(session);
+      } else {
+        throw new PageError(404, 'Not found', 'There is no such page.');
+      }
+    } catch (error) {
+      if (error instanceof SignedOutError) {
+        session.notice = 'Home Dashboard no longer has access to your devices (it was withdrawn or has ended). Connect again to continue.';
+        result = '/';
+      } else if (error instanceof PageError) {
+        result = { title: error.title, status: error.status, session, body: html`<h1>${error.title}</h1>
+          <p class="error" role="alert">${error.message}</p><p><a href="/">Back to the start</a></p>` };
+      } else {
+        throw error;
+      }
+    }
+    const cookie = `${SESSION_COOKIE}=${session.id}; Path=/; HttpOnly; SameSite=Lax`;
+    if (typeof result === 'string') {
+      // 303: after a POST the browser follows with GET.
+      res.writeHead(method === 'POST' ? 303 : 302, { location: result, 'set-cookie': cookie, ...SECURITY_HEADERS });
+      res.end();
+      return;
+    }
+    res.writeHead(result.status ?? 200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': cookie, ...SECURITY_HEADERS });
+    res.end(render(result));
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      // Our own messages name no token; a network failure's message names none either.
+      console.error(`example app: ${req.method} ${req.url?.split('?')[0]} failed: ${error instanceof Error ? error.message : 'error'}`);
+      if (res.headersSent) return res.destroy();
+      res.writeHead(502, { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS });
+      res.end(render({
+        title: 'Something went wrong',
+        body: html`<h1>Something went wrong</h1><p class="error" role="alert">The Device and User Service could not be reached
+          or did not answer as expected. Please try again in a moment.</p><p><a href="/">Back to the start</a></p>`,
+      }));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const url = `http://localhost:${(server.address() as { port: number }).port}`;
+  redirectUri ||= `${url}/callback`;
+  return {
+    url,
+    stop: () => new Promise((resolve) => {
+      sessions.clear();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}
+
+function describeAuthorizationError(error: string): string {
+  switch (error) {
+    case 'access_denied': return 'You chose not to give Home Dashboard access to your devices. Nothing was shared.';
+    case 'invalid_scope': return 'Home Dashboard asked for a permission the Device and User Service does not know.';
+    case 'temporarily_unavailable': return 'The Device and User Service is busy. Please try again in a moment.';
+    default: return `The Device and User Service refused the request (${error}).`;
+  }
+}
+
+/** The JSON body of a successful API answer; anything else ends the page with a message. */
+async function readApi<T>(response: Response, what: string): Promise<T> {
+  if (response.ok) return (await response.json()) as T;
+  await response.body?.cancel();
+  if (response.status === 403) throw new PageError(403, 'Missing permission', `Home Dashboard is not allowed to use ${what}. Disconnect and connect again to give it.`);
+  throw new Error(`resource API answered ${response.status} for ${what}`);
+}
+
+async function getJson(url: string): Promise<unknown> {
+  const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  return response.json();
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  let body = '';
+  for await (const chunk of req) {
+    body += String(chunk);
+    if (body.length > 4096) throw new PageError(413, 'Too large', 'The form is too large.');
+  }
+  return new URLSearchParams(body);
+}
+
+function readCookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return undefined;
+}
+
+const randomId = () => randomBytes(32).toString('base64url');
+
+class Html {
+  constructor(readonly value: string) {}
+}
+
+const escape = (value: unknown) => String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** Tagged template: every interpolated value is escaped unless it is already rendered Html. */
+function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  const rendered = (value: unknown): string =>
+    Array.isArray(value) ? value.map(rendered).join('') : value instanceof Html ? value.value : escape(value);
+  return new Html(strings.reduce((out, string, i) => out + rendered(values[i - 1]) + string));
+}
+
+function deviceRow(device: Device, csrf: string): Html {
+  const want = !device.active;
+  return html`<tr>
+    <td>${device.name}</td>
+    <td>${device.place}</td>
+    <td><span class="${device.connected ? 'dot on' : 'dot'}"></span>${device.connected ? 'Connected' : 'Offline'}</td>
+    <td><form method="post" action="/devices/${device.id}/toggle" class="toggle">
+      <input type="hidden" name="csrf" value="${csrf}">
+      <input type="hidden" name="name" value="${device.name}">
+      <input type="hidden" name="active" value="${String(want)}">
+      <strong>${device.active ? 'On' : 'Off'}</strong>
+      <button type="submit" aria-label="${`Turn away mode ${want ? 'on' : 'off'} for ${device.name}`}">Turn ${want ? 'on' : 'off'}</button>
+    </form></td>
+  </tr>`;
+}
+
+interface Page {
+  title: string;
+  body: Html;
+  status?: number;
+  session?: Session;
+}
+
+const STYLE = `body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1d2433;background:#f5f7fa}
+header{display:flex;align-items:center;gap:1rem;padding:.75rem 1.5rem;background:#14532d;color:#fff}
+header strong{margin-right:auto}header form{margin:0}
+main{max-width:46rem;margin:2rem auto;padding:1.5rem;background:#fff;border:1px solid #d5dbe5;border-radius:.5rem}
+h1{font-size:1.4rem;margin:0 0 1rem}a{color:#166534}
+.button,button{display:inline-block;padding:.45rem 1rem;border:1px solid #166534;border-radius:.35rem;background:#166534;color:#fff;font:inherit;text-decoration:none;cursor:pointer}
+header button{background:transparent;border-color:#fff}
+table{width:100%;border-collapse:collapse}caption{text-align:left;color:#5b6477;padding-bottom:.5rem}
+th,td{text-align:left;padding:.5rem;border-bottom:1px solid #d5dbe5}
+form.toggle{display:flex;align-items:center;gap:.75rem;margin:0}form.toggle strong{min-width:2rem}
+form.toggle button{padding:.2rem .7rem;background:#fff;color:#166534}
+.dot{display:inline-block;width:.6rem;height:.6rem;margin-right:.4rem;border-radius:50%;background:#9aa3b2}.dot.on{background:#16a34a}
+.muted{color:#5b6477}.notice{margin:0 0 1rem;padding:.6rem .8rem;background:#ecfdf3;border:1px solid #a7d7b8;border-radius:.35rem}
+.error{padding:.6rem .8rem;color:#a4262c;background:#fdecee;border:1px solid #f1b7bc;border-radius:.35rem}`;
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+};
+
+function render(page: Page): string {
+  const connected = page.session?.tokens;
+  const notice = page.session?.notice;
+  if (page.session) page.session.notice = undefined;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title}</title><style>${new Html(STYLE)}</style></head>
+<body><header><strong>Home Dashboard</strong><span>example application</span>
+${connected ? html`<form method="post" action="/disconnect"><input type="hidden" name="csrf" value="${page.session!.csrf}"><button type="submit">Disconnect</button></form>` : ''}
+</header>
+<main>${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${page.body}</main></body></html>`.value;
+}

@@ -1,0 +1,106 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import axe from 'axe-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's Chromium; no browser is ever downloaded. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/**
+ * The flags of DESIGN.md: headless, no sandbox (containers), no GPU, no QUIC, and no network
+ * beyond loopback (every other host name fails to resolve), so a test can only reach what it started.
+ */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
+];
+
+export interface TestBrowser {
+  context: BrowserContext;
+  page: Page;
+  /** Closes Chromium (every process of it) and deletes its profile; await it in afterAll. */
+  close(): Promise<void>;
+}
+
+/** Chromium with a fresh, throw-away profile: no cookies or cache from any earlier run. */
+export async function launchBrowser(): Promise<TestBrowser> {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'dus-chromium-'));
+  let context: BrowserContext;
+  try {
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1000, height: 700 },
+      locale: 'en-GB',
+    });
+  } catch (error) {
+    rmSync(userDataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async close() {
+      try {
+        await context.close();
+        await reapProcesses(userDataDir);
+      } finally {
+        rmSync(userDataDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/**
+ * The page's WCAG 2 A and AA violations found by axe-core, as `rule: target` lines (empty when
+ * none). The script is evaluated through the DevTools protocol, so the page's CSP does not block it.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axe.source);
+  const result = (await page.evaluate(`axe.run(document, { runOnly: ['wcag2a', 'wcag2aa'] })`)) as axe.AxeResults;
+  return result.violations.flatMap((v) => v.nodes.map((node) => `${v.id}: ${node.target.join(' ')}`));
+}
+
+/**
+ * Closing the browser ends its helper processes too, a moment later; waits for that, and kills
+ * (by pid) any that stay. Every helper carries this run's unique profile folder on its command line.
+ */
+async function reapProcesses(userDataDir: string, timeoutMs = 5_000): Promise<void> {
+  if (!existsSync('/proc')) return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = processesWith(userDataDir);
+    if (left.length === 0) return;
+    if (Date.now() > deadline) {
+      for (const pid of left) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // ended meanwhile
+        }
+      }
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function processesWith(marker: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) ? [Number(pid)] : [];
+    } catch {
+      return []; // gone meanwhile
+    }
+  });
+}
