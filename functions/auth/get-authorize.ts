@@ -1,4 +1,4 @@
-import { checkAuthorizationRequest, issueCode } from '#shared/auth/authorize-request';
+import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/auth/authorize-request';
 import { consentPage } from '#shared/auth/pages';
 import { clients, grants, issuer } from '#shared/auth/runtime';
 import { loginRedirect, secure, signedInUser } from '#shared/auth/web';
@@ -12,7 +12,7 @@ import { pageHandler } from '#shared/http/page-handler';
  */
 export const handler = pageHandler(async (event) => {
   const params = event.queryStringParameters ?? {};
-  const check = await checkAuthorizationRequest(params, clients, issuer);
+  const check = await checkAuthorizationRequest(params, clients, issuer, repeatedParams(event.rawQueryString));
   if (check.outcome === 'error-page') throw new BadRequestError(check.message);
   if (check.outcome === 'redirect') return redirect(check.location);
 

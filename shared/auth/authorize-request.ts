@@ -26,13 +26,19 @@ export type AuthorizeCheck =
 
 const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-/** Validates the parameters of GET /oauth/authorize (and of the consent form that repeats them). */
+/**
+ * Validates the parameters of GET /oauth/authorize (and of the consent form that repeats them).
+ * `repeated` names the parameters the request carried more than once (see repeatedParams).
+ */
 export async function checkAuthorizationRequest(
   params: Record<string, string | undefined>,
   clients: ClientRepo,
   issuer: string,
+  repeated: readonly string[] = [],
 ): Promise<AuthorizeCheck> {
-  const { client_id: clientId, redirect_uri: redirectUri, state } = params;
+  const { client_id: clientId, redirect_uri: redirectUri } = params;
+  // A repeated state arrives joined with commas: not the value the client sent, so it is not echoed.
+  const state = repeated.includes('state') ? undefined : params.state;
   const client = clientId ? await clients.getClient(clientId) : undefined;
   if (!client) return { outcome: 'error-page', message: 'This application is not registered, so it cannot ask for access.' };
   // Exact string comparison with a registered URI: no prefix, case or normalisation games.
@@ -42,6 +48,8 @@ export async function checkAuthorizationRequest(
   const fail = (error: string, description: string) =>
     ({ outcome: 'redirect', location: redirectWith(redirectUri, { error, error_description: description, state, iss: issuer }) }) as const;
 
+  if (repeated.length > 0) return fail('invalid_request', `Parameter '${repeated[0]}' is repeated.`);
+  if (!params.response_type) return fail('invalid_request', 'response_type is required.');
   if (params.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code.');
   if (!state) return fail('invalid_request', 'state is required.');
   const scopes = parseScopeString(params.scope ?? '');
@@ -58,6 +66,18 @@ export async function checkAuthorizationRequest(
     client,
     request: { clientId: client.clientId, redirectUri, state, scopes: [...new Set(scopes)], ...(challenge ? { codeChallenge: challenge } : {}) },
   };
+}
+
+/**
+ * The authorization parameters a query string carries more than once (unknown ones are ignored).
+ * API Gateway joins repeated values with commas, which would hide the repetition RFC 6749 §3.1
+ * forbids (§4.1.2.1: invalid_request).
+ */
+export function repeatedParams(rawQueryString: string): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const [name] of new URLSearchParams(rawQueryString)) (seen.has(name) ? repeated : seen).add(name);
+  return [...repeated].filter((name) => (AUTHORIZE_PARAMS as readonly string[]).includes(name));
 }
 
 /** Issues a single-use code for the request and returns the redirect that delivers it. */

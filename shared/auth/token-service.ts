@@ -12,6 +12,8 @@ import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
 /** How long a retry of an already rotated refresh token still gets the same successor back. */
 export const REFRESH_GRACE_SECONDS = 30;
 const ROTATION_ATTEMPTS = 8;
+/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
+const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
 export interface TokenResponse {
   access_token: string;
@@ -69,7 +71,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         throw new InvalidGrantError('redirect_uri does not match the authorization request.');
       }
       if (code.codeChallenge !== undefined || form.codeVerifier !== undefined) {
-        if (code.codeChallenge === undefined || form.codeVerifier === undefined
+        if (code.codeChallenge === undefined || form.codeVerifier === undefined || !CODE_VERIFIER.test(form.codeVerifier)
           || !safeEqual(createHash('sha256').update(form.codeVerifier).digest('base64url'), code.codeChallenge)) {
           throw new InvalidGrantError('PKCE verification failed.');
         }

@@ -21,9 +21,17 @@ export function loginRedirect(returnTo: string, status: 302 | 303 = 302): HttpRe
   return redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
 }
 
-/** A local path to return to after login; anything else (other hosts, `//`, `/\`) becomes the account page. */
+/**
+ * A local path to return to after login. Only printable ASCII is accepted (browsers drop tabs and
+ * newlines, which would turn `/\t/evil.example` into `//evil.example`), and the value must resolve
+ * to this host; anything else becomes the account page.
+ */
 export function safeReturnTo(value: string | undefined): string {
-  return value && /^\/(?![/\\])/.test(value) ? value : '/account';
+  const fallback = '/account';
+  if (!value || !/^\/[\x21-\x7e]*$/.test(value) || /^\/[/\\]/.test(value)) return fallback;
+  const base = 'http://self.invalid';
+  const url = new URL(value, base);
+  return url.origin === base ? `${url.pathname}${url.search}` : fallback;
 }
 
 /** The origin a return path will finally redirect to, for CSP form-action (an authorize request's redirect_uri). */

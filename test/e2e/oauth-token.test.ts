@@ -1,0 +1,453 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_CLIENT, DEMO_USERS } from '#infra/local/seed';
+import type { LocalService } from '#infra/local/service';
+import { ALICE, Browser, obtainCode } from '../support/oauth-client';
+import { startTestService } from '../support/service';
+
+interface TokenReply {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+interface TokenRequestOptions {
+  /** Client credentials sent with HTTP Basic (client_secret_basic). */
+  basic?: { id: string; secret: string };
+  contentType?: string;
+  /** A raw body instead of the form-encoded fields. */
+  rawBody?: string;
+}
+
+const basicHeader = ({ id, secret }: { id: string; secret: string }) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+const ALICE_DEVICE_IDS = DEMO_USERS[0].devices.map((d) => d.id).sort();
+const DEMO_BASIC = { id: DEMO_CLIENT.clientId, secret: DEMO_CLIENT.clientSecret };
+const POST_CREDENTIALS = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
+
+describe('token endpoint', () => {
+  let service: LocalService;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    browser = new Browser(service.authUrl);
+  });
+  afterAll(() => service?.stop());
+
+  async function post(path: string, fields: Record<string, string>, options: TokenRequestOptions = {}): Promise<TokenReply> {
+    const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/x-www-form-urlencoded' };
+    if (options.basic) headers.authorization = basicHeader(options.basic);
+    const response = await fetch(`${service.authUrl}${path}`, {
+      method: 'POST', headers, body: options.rawBody ?? new URLSearchParams(fields).toString(), redirect: 'manual',
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) as Record<string, unknown> : {} };
+  }
+
+  const token = (fields: Record<string, string>, options?: TokenRequestOptions) => post('/oauth/token', fields, options);
+
+  /** The form of a code exchange with a fresh code (client_secret_post); any field can be replaced. */
+  async function codeForm(overrides: Record<string, string | undefined> = {}, scope = 'read_device') {
+    const { code, redirectUri } = await obtainCode(browser, { scope });
+    const fields: Record<string, string | undefined> = {
+      grant_type: 'authorization_code', code, redirect_uri: redirectUri, ...POST_CREDENTIALS, ...overrides,
+    };
+    return Object.fromEntries(Object.entries(fields).filter((e): e is [string, string] => e[1] !== undefined));
+  }
+
+  /** A token response for a fresh code. */
+  async function issued(scope = 'read_device') {
+    const reply = await token(await codeForm({}, scope));
+    expect(reply.status).toBe(200);
+    return reply.body as { access_token: string; refresh_token: string; scope: string };
+  }
+
+  function expectTokenError(reply: TokenReply, status: number, error: string) {
+    expect(reply.status).toBe(status);
+    expect(reply.body).toEqual({ error, error_description: expect.any(String) });
+    expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(reply.headers.get('cache-control')).toBe('no-store');
+  }
+
+  describe('authorization_code grant', () => {
+    it('answers 200 with the token response, never cached', async () => {
+      // Prepare
+      const form = await codeForm();
+
+      // Act
+      const reply = await token(form);
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({
+        access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String), scope: 'read_device',
+      });
+      expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+      expect(reply.headers.get('pragma')).toBe('no-cache');
+    });
+
+    it('accepts the client credentials with HTTP Basic (client_secret_basic)', async () => {
+      // Prepare
+      const { client_id: _, client_secret: __, ...form } = await codeForm();
+
+      // Act
+      const reply = await token(form, { basic: DEMO_BASIC });
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(reply.body.token_type).toBe('Bearer');
+    });
+
+    it('accepts HTTP Basic with the same client_id repeated in the body', async () => {
+      // Prepare
+      const { client_secret: _, ...form } = await codeForm();
+
+      // Act
+      const reply = await token(form, { basic: DEMO_BASIC });
+
+      // Assess
+      expect(reply.status).toBe(200);
+    });
+
+    it('refuses the credentials sent both ways at once with 400', async () => {
+      // Prepare
+      const form = await codeForm();
+
+      // Act
+      const reply = await token(form, { basic: DEMO_BASIC });
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_request');
+    });
+
+    it('refuses a second exchange of the same code with invalid_grant', async () => {
+      // Prepare
+      const form = await codeForm();
+      expect((await token(form)).status).toBe(200);
+
+      // Act
+      const reply = await token(form);
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_grant');
+    });
+
+    it('refuses a redirect_uri other than the one of the request with invalid_grant', async () => {
+      // Prepare
+      const form = await codeForm({ redirect_uri: 'http://localhost:8080/other' });
+
+      // Act
+      const reply = await token(form);
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_grant');
+    });
+
+    it('gives an access token the gateway accepts within its scopes and refuses outside them', async () => {
+      // Prepare
+      const { access_token: accessToken } = await issued('read_device');
+      const bearer = { authorization: `Bearer ${accessToken}` };
+
+      // Act
+      const devices = await fetch(`${service.apiUrl}/devices`, { headers: bearer });
+      const user = await fetch(`${service.apiUrl}/user`, { headers: bearer });
+
+      // Assess
+      expect(devices.status).toBe(200);
+      const ids = ((await devices.json()) as { id: string }[]).map((d) => d.id).sort();
+      expect(ids).toEqual(ALICE_DEVICE_IDS);
+      expect(user.status).toBe(403);
+      expect(user.headers.get('www-authenticate')).toContain('insufficient_scope');
+    });
+  });
+
+  describe('refresh_token grant', () => {
+    it('rotates the refresh token (client_secret_post)', async () => {
+      // Prepare
+      const first = await issued();
+
+      // Act
+      const reply = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, ...POST_CREDENTIALS });
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({
+        access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String), scope: 'read_device',
+      });
+      expect(reply.body.refresh_token).not.toBe(first.refresh_token);
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+    });
+
+    it('rotates the refresh token (client_secret_basic)', async () => {
+      // Prepare
+      const first = await issued();
+
+      // Act
+      const reply = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token }, { basic: DEMO_BASIC });
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(reply.body.refresh_token).not.toBe(first.refresh_token);
+    });
+
+    it('narrows the scope on request and refuses a broader one with invalid_scope', async () => {
+      // Prepare
+      const first = await issued('read_device write_device');
+
+      // Act
+      const broader = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'read_user', ...POST_CREDENTIALS });
+      const narrower = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'read_device', ...POST_CREDENTIALS });
+
+      // Assess
+      expectTokenError(broader, 400, 'invalid_scope');
+      expect(narrower.status).toBe(200);
+      expect(narrower.body.scope).toBe('read_device');
+    });
+  });
+
+  describe('errors (SPEC.md §7)', () => {
+    it.each([
+      ['grant_type', 'authorization_code'],
+      ['code', 'authorization_code'],
+      ['redirect_uri', 'authorization_code'],
+      ['client_id', 'authorization_code'],
+      ['client_secret', 'authorization_code'],
+      ['client_id', 'refresh_token'],
+      ['client_secret', 'refresh_token'],
+      ['refresh_token', 'refresh_token'],
+    ])('answers 400 invalid_request without %s (%s grant)', async (missing, grant) => {
+      // Prepare
+      const form = grant === 'authorization_code'
+        ? await codeForm()
+        : { grant_type: 'refresh_token', refresh_token: (await issued()).refresh_token, ...POST_CREDENTIALS };
+      const { [missing]: _, ...incomplete } = form;
+
+      // Act
+      const reply = await token(incomplete);
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_request');
+      expect(reply.body.error_description).toContain(missing === 'client_id' || missing === 'client_secret' ? 'client' : missing);
+    });
+
+    it('answers 400 invalid_request for an empty body', async () => {
+      // Act
+      const reply = await token({});
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_request');
+    });
+
+    it('answers 401 invalid_client for a wrong client secret in the body, without a Basic challenge', async () => {
+      // Prepare
+      const form = await codeForm({ client_secret: `${DEMO_CLIENT.clientSecret}x` });
+
+      // Act
+      const reply = await token(form);
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+      expect(reply.headers.get('www-authenticate')).toBeNull();
+    });
+
+    it('answers 401 invalid_client for an unknown client', async () => {
+      // Prepare
+      const form = await codeForm({ client_id: 'no-such-client' });
+
+      // Act
+      const reply = await token(form);
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+    });
+
+    it.each([
+      ['a wrong secret', { id: DEMO_CLIENT.clientId, secret: 'wrong-secret' }],
+      ['an unknown client', { id: 'no-such-client', secret: DEMO_CLIENT.clientSecret }],
+    ])('answers 401 invalid_client with a Basic challenge for %s sent with HTTP Basic', async (_, basic) => {
+      // Prepare
+      const { client_id: __, client_secret: ___, ...form } = await codeForm();
+
+      // Act
+      const reply = await token(form, { basic });
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+      expect(reply.headers.get('www-authenticate')).toMatch(/^Basic\b/);
+    });
+
+    it('does not spend the code on a failed client authentication', async () => {
+      // Prepare
+      const form = await codeForm();
+      expect((await token({ ...form, client_secret: 'wrong' })).status).toBe(401);
+
+      // Act
+      const reply = await token(form);
+
+      // Assess
+      expect(reply.status).toBe(200);
+    });
+
+    it.each(['password', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code'])(
+      'answers 400 invalid_grant for grant_type %s',
+      async (grantType) => {
+        // Act
+        const reply = await token({ grant_type: grantType, ...POST_CREDENTIALS, username: ALICE.user.email, password: ALICE.password });
+
+        // Assess
+        expectTokenError(reply, 400, 'invalid_grant');
+      },
+    );
+
+    it('answers 400 invalid_request for a JSON body instead of a form', async () => {
+      // Prepare
+      const form = await codeForm();
+
+      // Act
+      const reply = await token({}, { contentType: 'application/json', rawBody: JSON.stringify(form) });
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_request');
+    });
+
+    it.each(['code', 'grant_type', 'client_id'])('answers 400 invalid_request for a repeated %s', async (name) => {
+      // Prepare
+      const form = await codeForm();
+      const body = `${new URLSearchParams(form)}&${new URLSearchParams({ [name]: form[name]! })}`;
+
+      // Act
+      const reply = await token({}, { rawBody: body });
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_request');
+      expect(reply.body.error_description).toContain(name);
+    });
+
+    it('answers invalid_grant for an unknown refresh token', async () => {
+      // Act
+      const reply = await token({ grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', ...POST_CREDENTIALS });
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_grant');
+    });
+  });
+
+  describe('discovery', () => {
+    it('publishes RFC 8414 metadata for both well-known names', async () => {
+      // Act
+      const [oidc, oauth] = await Promise.all([
+        fetch(`${service.authUrl}/.well-known/openid-configuration`),
+        fetch(`${service.authUrl}/.well-known/oauth-authorization-server`),
+      ]);
+
+      // Assess
+      expect(oidc.status).toBe(200);
+      expect(oauth.status).toBe(200);
+      const metadata = (await oidc.json()) as Record<string, unknown>;
+      expect(await oauth.json()).toEqual(metadata);
+      expect(metadata).toMatchObject({
+        issuer: service.authUrl,
+        authorization_endpoint: `${service.authUrl}/oauth/authorize`,
+        token_endpoint: `${service.authUrl}/oauth/token`,
+        revocation_endpoint: `${service.authUrl}/oauth/revoke`,
+        jwks_uri: expect.stringMatching(new RegExp(`^${service.authUrl}/`)),
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        code_challenge_methods_supported: ['S256'],
+        authorization_response_iss_parameter_supported: true,
+      });
+      expect([...(metadata.scopes_supported as string[])].sort()).toEqual(['read_device', 'read_user', 'write_device']);
+      expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual(['client_secret_basic', 'client_secret_post']);
+    });
+
+    it('is all a resource server needs to verify an access token', async () => {
+      // Prepare
+      const { access_token: accessToken } = await issued('read_device write_device');
+      const metadata = (await (await fetch(`${service.authUrl}/.well-known/openid-configuration`)).json()) as { issuer: string; jwks_uri: string };
+
+      // Act
+      const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(metadata.jwks_uri)), {
+        issuer: service.authUrl, audience: service.apiUrl, typ: 'at+jwt', algorithms: ['RS256'],
+      });
+
+      // Assess
+      expect(metadata.issuer).toBe(service.authUrl);
+      expect(protectedHeader.kid).toEqual(expect.any(String));
+      expect(payload).toMatchObject({ sub: ALICE.user.id, client_id: DEMO_CLIENT.clientId, scope: 'read_device write_device' });
+      expect(payload.exp! - payload.iat!).toBe(3600);
+      expect(decodeProtectedHeader(accessToken).alg).toBe('RS256');
+    });
+  });
+
+  describe('revocation', () => {
+    const revoke = (fields: Record<string, string>, options?: TokenRequestOptions) => post('/oauth/revoke', fields, options);
+
+    it('revokes a refresh token: 200, and the token is refused afterwards', async () => {
+      // Prepare
+      const { refresh_token: refreshToken } = await issued();
+
+      // Act
+      const reply = await revoke({ token: refreshToken, token_type_hint: 'refresh_token', ...POST_CREDENTIALS });
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+      const refresh = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS });
+      expectTokenError(refresh, 400, 'invalid_grant');
+    });
+
+    it('revokes with HTTP Basic too', async () => {
+      // Prepare
+      const { refresh_token: refreshToken } = await issued();
+
+      // Act
+      const reply = await revoke({ token: refreshToken }, { basic: DEMO_BASIC });
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: DEMO_BASIC })).status).toBe(400);
+    });
+
+    it('answers 200 for an access token', async () => {
+      // Prepare
+      const { access_token: accessToken } = await issued();
+
+      // Act
+      const reply = await revoke({ token: accessToken, token_type_hint: 'access_token', ...POST_CREDENTIALS });
+
+      // Assess
+      expect(reply.status).toBe(200);
+    });
+
+    it('answers 200 for an unknown token', async () => {
+      // Act
+      const reply = await revoke({ token: 'never-issued', ...POST_CREDENTIALS });
+
+      // Assess
+      expect(reply.status).toBe(200);
+    });
+
+    it('answers 401 invalid_client for a wrong client secret and keeps the token', async () => {
+      // Prepare
+      const { refresh_token: refreshToken } = await issued();
+
+      // Act
+      const reply = await revoke({ token: refreshToken, client_id: DEMO_CLIENT.clientId, client_secret: 'wrong' });
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS })).status).toBe(200);
+    });
+
+    it('answers 400 invalid_request without a token', async () => {
+      // Act
+      const reply = await revoke({ ...POST_CREDENTIALS });
+
+      // Assess
+      expectTokenError(reply, 400, 'invalid_request');
+    });
+  });
+});

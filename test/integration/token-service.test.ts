@@ -1,0 +1,666 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CODE_TTL_SECONDS } from '#shared/auth/authorize-request';
+import type { ClientCredentials } from '#shared/auth/client-auth';
+import { createLocalSigner } from '#shared/auth/local-signer';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import type { TokenSigner } from '#shared/auth/signer';
+import { createTokenService, REFRESH_GRACE_SECONDS, type TokenResponse, type TokenService } from '#shared/auth/token-service';
+import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
+import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
+import { codeKey, familyKey } from '#shared/data/keys';
+import type { Client } from '#shared/domain/client';
+import type { AuthorizationCode } from '#shared/domain/grant';
+import { epochSeconds } from '#shared/domain/time';
+import { AppError, InvalidClientError, InvalidGrantError, InvalidScopeError } from '#shared/errors';
+import { countRequests } from '../support/count-requests';
+import { freshTable } from '../support/service';
+
+const ISSUER = 'https://auth.example.test';
+const AUDIENCE = 'https://api.example.test';
+const START = new Date('2026-03-01T10:00:00.000Z');
+const REDIRECT_URI = 'https://app.example.test/callback';
+const SECRET = 'client-secret-that-is-long-enough-0123456789abcdef';
+
+function makeClient(overrides: Partial<Client> = {}): Client {
+  return {
+    clientId: `client-${randomUUID()}`,
+    secretHash: hashSecret(SECRET),
+    name: 'Test application',
+    description: 'An application of the token service tests.',
+    website: 'https://app.example.test',
+    redirectUris: [REDIRECT_URI],
+    developerId: randomUUID(),
+    developerName: 'Test Developer',
+    createdAt: '2026-01-01T00:00:00.000',
+    ...overrides,
+  };
+}
+
+function makeCode(clientId: string, now: Date, overrides: Partial<AuthorizationCode> = {}): AuthorizationCode {
+  return {
+    clientId,
+    userId: randomUUID(),
+    redirectUri: REDIRECT_URI,
+    scopes: ['read_device', 'write_device'],
+    expiresAt: epochSeconds(now) + CODE_TTL_SECONDS,
+    ...overrides,
+  };
+}
+
+/** A PKCE pair (RFC 7636, S256). */
+function pkcePair() {
+  const verifier = randomToken();
+  return { verifier, challenge: hashSecret(verifier) };
+}
+
+describe('token service', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let clients: ClientRepo;
+  let grants: GrantRepo;
+  let signer: TokenSigner;
+  let keyDir: string;
+  let tokens: TokenService;
+  let current: Date;
+  let requests: ReturnType<typeof countRequests>;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    clients = createClientRepo({ doc, table });
+    grants = createGrantRepo({ doc, table });
+    keyDir = mkdtempSync(join(tmpdir(), 'dus-token-service-'));
+    signer = createLocalSigner(join(keyDir, 'signing-key.pem'));
+    tokens = createTokenService({
+      grants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current,
+    });
+    requests = countRequests(doc);
+  });
+  afterAll(() => {
+    requests?.detach();
+    doc?.destroy();
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
+  });
+  beforeEach(() => {
+    current = START;
+    requests.reset();
+  });
+
+  const advance = (seconds: number) => {
+    current = new Date(current.getTime() + seconds * 1000);
+  };
+
+  /** A registered client and a code issued to it now; not counted as the test's requests. */
+  async function seedCode(options: { client?: Partial<Client>; code?: Partial<AuthorizationCode> } = {}) {
+    const client = makeClient(options.client);
+    await clients.createClient(client);
+    const code = randomToken();
+    const stored = makeCode(client.clientId, current, options.code);
+    await grants.createCode(hashSecret(code), stored);
+    requests.reset();
+    const credentials: ClientCredentials = { clientId: client.clientId, clientSecret: SECRET, basic: false };
+    return { client, credentials, code, stored };
+  }
+
+  /** A code exchanged for a first token response. */
+  async function seedTokens(options: Parameters<typeof seedCode>[0] = {}) {
+    const seeded = await seedCode(options);
+    const issued = await tokens.exchangeCode(seeded.credentials, { code: seeded.code, redirectUri: REDIRECT_URI });
+    requests.reset();
+    return { ...seeded, issued };
+  }
+
+  /** Every item the table holds for a client, read without the repositories, by key prefix. */
+  async function itemsOf(clientId: string) {
+    const { Items = [] } = await doc.send(new ScanCommand({
+      TableName: table,
+      FilterExpression: 'clientId = :client',
+      ExpressionAttributeValues: { ':client': clientId },
+      ConsistentRead: true,
+    }));
+    requests.reset();
+    const withPrefix = (prefix: string) => Items.filter((item) => String(item.pk).startsWith(prefix));
+    return { codes: withPrefix('CODE#'), families: withPrefix('FAMILY#'), refreshTokens: withPrefix('RT#') };
+  }
+
+  async function codeItem(code: string) {
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: codeKey(hashSecret(code)), ConsistentRead: true }));
+    requests.reset();
+    return Item;
+  }
+
+  async function familyStatus(familyId: string) {
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: familyKey(familyId), ConsistentRead: true }));
+    requests.reset();
+    return Item?.status;
+  }
+
+  /** Asserts that nothing was issued for the client: the code is unused, no family, no refresh token. */
+  async function expectNothingWritten(clientId: string, code: string) {
+    const items = await itemsOf(clientId);
+    expect(items.families).toEqual([]);
+    expect(items.refreshTokens).toEqual([]);
+    const stored = await codeItem(code);
+    expect(stored).toBeDefined();
+    expect(stored?.usedAt).toBeUndefined();
+    expect(stored?.familyId).toBeUndefined();
+  }
+
+  async function expectOAuthError(promise: Promise<unknown>, type: new (...args: never[]) => AppError, code: string, status: number) {
+    const error = await promise.then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(type);
+    expect(error).toMatchObject({ code, status });
+  }
+
+  const expectInvalidGrant = (promise: Promise<unknown>) => expectOAuthError(promise, InvalidGrantError, 'invalid_grant', 400);
+
+  async function verifyAccessToken(token: string) {
+    const key = await importJWK(await signer.publicJwk(), 'RS256');
+    return jwtVerify(token, key, {
+      issuer: ISSUER, audience: AUDIENCE, typ: 'at+jwt', algorithms: ['RS256'], currentDate: current,
+    });
+  }
+
+  describe('exchangeCode', () => {
+    it('returns the token response of SPEC.md §2.3 with a signed RFC 9068 access token', async () => {
+      // Prepare
+      const { client, credentials, code, stored } = await seedCode();
+
+      // Act
+      const response = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      expect(response).toEqual<TokenResponse>({
+        access_token: expect.any(String),
+        token_type: 'Bearer',
+        expires_in: 3600,
+        refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        scope: 'read_device write_device',
+      });
+      const { payload, protectedHeader } = await verifyAccessToken(response.access_token);
+      expect(protectedHeader).toMatchObject({ alg: 'RS256', typ: 'at+jwt', kid: signer.kid });
+      expect(payload).toMatchObject({
+        iss: ISSUER, aud: AUDIENCE, sub: stored.userId, client_id: client.clientId, scope: 'read_device write_device',
+        iat: epochSeconds(START), exp: epochSeconds(START) + 3600,
+      });
+      expect(payload.jti).toEqual(expect.any(String));
+    });
+
+    it('stores the refresh token only as a hash, in an active family, and marks the code used', async () => {
+      // Prepare
+      const { client, credentials, code } = await seedCode();
+
+      // Act
+      const response = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      const items = await itemsOf(client.clientId);
+      expect(items.families).toHaveLength(1);
+      expect(items.families[0]).toMatchObject({ status: 'active', scopes: ['read_device', 'write_device'] });
+      expect(items.refreshTokens).toHaveLength(1);
+      expect(items.refreshTokens[0]).toMatchObject({ tokenHash: hashSecret(response.refresh_token), status: 'active' });
+      expect(JSON.stringify(items)).not.toContain(response.refresh_token);
+      expect(JSON.stringify(items)).not.toContain(code);
+      expect(await codeItem(code)).toMatchObject({ usedAt: '2026-03-01T10:00:00.000', familyId: items.families[0]!.familyId });
+    });
+
+    it('costs exactly two DynamoDB requests: BatchGetItem and TransactWriteItems', async () => {
+      // Prepare
+      const { credentials, code } = await seedCode();
+
+      // Act
+      await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+    });
+
+    it('accepts a code until the end of its 10 minutes', async () => {
+      // Prepare
+      const { credentials, code } = await seedCode();
+      advance(CODE_TTL_SECONDS - 1);
+
+      // Act
+      const response = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      expect(response.token_type).toBe('Bearer');
+    });
+
+    it('refuses a second exchange of a code and revokes the grant the first one produced', async () => {
+      // Prepare
+      const { credentials, code } = await seedCode();
+      const first = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Act
+      const second = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectInvalidGrant(second);
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: first.refresh_token }));
+      expect(await familyStatus(String((await codeItem(code))?.familyId))).toBe('revoked');
+    });
+
+    it('refuses an expired code and writes nothing', async () => {
+      // Prepare
+      const { client, credentials, code } = await seedCode();
+      advance(CODE_TTL_SECONDS + 1);
+
+      // Act
+      const exchange = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectInvalidGrant(exchange);
+      await expectNothingWritten(client.clientId, code);
+    });
+
+    it('refuses a code that does not exist', async () => {
+      // Prepare
+      const { credentials } = await seedCode();
+
+      // Act
+      const exchange = tokens.exchangeCode(credentials, { code: randomToken(), redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectInvalidGrant(exchange);
+    });
+
+    it.each([
+      ['a wrong client secret', (c: ClientCredentials) => ({ ...c, clientSecret: `${SECRET}x` })],
+      ['an empty client secret', (c: ClientCredentials) => ({ ...c, clientSecret: '' })],
+      ['an unknown client', (c: ClientCredentials) => ({ ...c, clientId: `unknown-${randomUUID()}` })],
+    ])('answers invalid_client (401) for %s and writes nothing', async (_, change) => {
+      // Prepare
+      const { client, credentials, code } = await seedCode();
+
+      // Act
+      const exchange = tokens.exchangeCode(change(credentials), { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectOAuthError(exchange, InvalidClientError, 'invalid_client', 401);
+      await expectNothingWritten(client.clientId, code);
+    });
+
+    it('sends a Basic challenge with invalid_client only when the client used HTTP Basic', async () => {
+      // Prepare
+      const { credentials, code } = await seedCode();
+      const wrong = { ...credentials, clientSecret: 'wrong' };
+
+      // Act
+      const [post, basic] = await Promise.all([
+        tokens.exchangeCode(wrong, { code, redirectUri: REDIRECT_URI }).catch((e: AppError) => e),
+        tokens.exchangeCode({ ...wrong, basic: true }, { code, redirectUri: REDIRECT_URI }).catch((e: AppError) => e),
+      ]);
+
+      // Assess
+      expect(post).toBeInstanceOf(InvalidClientError);
+      expect((post as AppError).headers).toEqual({});
+      expect((basic as AppError).headers['www-authenticate']).toMatch(/^Basic /);
+    });
+
+    it.each([
+      ['another registered path', 'https://app.example.test/other'],
+      ['a trailing slash', `${REDIRECT_URI}/`],
+      ['an added query', `${REDIRECT_URI}?x=1`],
+      ['no redirect_uri at all', ''],
+    ])('refuses a redirect_uri that differs from the request (%s) and writes nothing', async (_, redirectUri) => {
+      // Prepare
+      const { client, credentials, code } = await seedCode({ client: { redirectUris: [REDIRECT_URI, 'https://app.example.test/other'] } });
+
+      // Act
+      const exchange = tokens.exchangeCode(credentials, { code, redirectUri });
+
+      // Assess
+      await expectInvalidGrant(exchange);
+      await expectNothingWritten(client.clientId, code);
+    });
+
+    it('refuses a code issued to another client, even one that authenticates correctly', async () => {
+      // Prepare
+      const { client, code } = await seedCode();
+      const other = makeClient();
+      await clients.createClient(other);
+
+      // Act
+      const exchange = tokens.exchangeCode({ clientId: other.clientId, clientSecret: SECRET, basic: false }, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectInvalidGrant(exchange);
+      await expectNothingWritten(client.clientId, code);
+      expect((await itemsOf(other.clientId)).families).toEqual([]);
+    });
+
+    describe('with PKCE', () => {
+      it('accepts the S256 verifier of the challenge', async () => {
+        // Prepare
+        const pkce = pkcePair();
+        const { credentials, code } = await seedCode({ code: { codeChallenge: pkce.challenge } });
+
+        // Act
+        const response = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI, codeVerifier: pkce.verifier });
+
+        // Assess
+        expect(response.refresh_token).toEqual(expect.any(String));
+      });
+
+      it('matches the RFC 7636 appendix B example', async () => {
+        // Prepare
+        const { credentials, code } = await seedCode({ code: { codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' } });
+
+        // Act
+        const response = await tokens.exchangeCode(credentials, {
+          code, redirectUri: REDIRECT_URI, codeVerifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+        });
+
+        // Assess
+        expect(response.token_type).toBe('Bearer');
+      });
+
+      it.each([
+        ['a wrong verifier', { challenge: true, verifier: 'wrong' as const }],
+        ['a verifier without a challenge', { challenge: false, verifier: 'right' as const }],
+        ['a challenge without a verifier', { challenge: true, verifier: undefined }],
+      ])('refuses %s and writes nothing', async (_, shape) => {
+        // Prepare
+        const pkce = pkcePair();
+        const { client, credentials, code } = await seedCode({ code: shape.challenge ? { codeChallenge: pkce.challenge } : {} });
+        const codeVerifier = shape.verifier === 'right' ? pkce.verifier : shape.verifier === 'wrong' ? pkcePair().verifier : undefined;
+
+        // Act
+        const exchange = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI, codeVerifier });
+
+        // Assess
+        await expectInvalidGrant(exchange);
+        await expectNothingWritten(client.clientId, code);
+      });
+
+      it('refuses a verifier that matches its challenge but is not RFC 7636 shaped (too short)', async () => {
+        // Prepare
+        const verifier = 'short-verifier';
+        const { client, credentials, code } = await seedCode({ code: { codeChallenge: hashSecret(verifier) } });
+
+        // Act
+        const exchange = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI, codeVerifier: verifier });
+
+        // Assess
+        await expectInvalidGrant(exchange);
+        await expectNothingWritten(client.clientId, code);
+      });
+    });
+
+    it('lets exactly one of 50 simultaneous exchanges of a code succeed', async () => {
+      // Prepare
+      const { credentials, code } = await seedCode();
+
+      // Act
+      const results = await Promise.allSettled(Array.from({ length: 50 }, () =>
+        tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI })));
+
+      // Assess
+      const fulfilled = results.filter((r) => r.status === 'fulfilled');
+      const rejected = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+      expect(fulfilled).toHaveLength(1);
+      expect(rejected).toHaveLength(49);
+      for (const reason of rejected) expect(reason).toBeInstanceOf(InvalidGrantError);
+    });
+  });
+
+  describe('refresh', () => {
+    it('rotates: a new access token and a new refresh token with the same scopes', async () => {
+      // Prepare
+      const { client, credentials, issued, stored } = await seedTokens();
+      advance(3000);
+
+      // Act
+      const response = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      expect(response).toEqual<TokenResponse>({
+        access_token: expect.any(String),
+        token_type: 'Bearer',
+        expires_in: 3600,
+        refresh_token: expect.any(String),
+        scope: 'read_device write_device',
+      });
+      expect(response.refresh_token).not.toBe(issued.refresh_token);
+      const { payload } = await verifyAccessToken(response.access_token);
+      expect(payload).toMatchObject({ sub: stored.userId, client_id: client.clientId, iat: epochSeconds(current) });
+      expect(decodeProtectedHeader(response.access_token).kid).toBe(signer.kid);
+      const next = await tokens.refresh(credentials, { refreshToken: response.refresh_token });
+      expect(next.refresh_token).not.toBe(response.refresh_token);
+    });
+
+    it('costs exactly two DynamoDB requests: BatchGetItem and TransactWriteItems', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+
+      // Act
+      await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+    });
+
+    it('does not expire with time (SPEC.md §8)', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      advance(400 * 24 * 3600);
+
+      // Act
+      const response = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      expect(response.refresh_token).toEqual(expect.any(String));
+    });
+
+    it('gives a retry of the old token within the grace window the same successor', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      advance(REFRESH_GRACE_SECONDS);
+
+      // Act
+      const retry = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      expect(retry.refresh_token).toBe(rotated.refresh_token);
+      expect((await verifyAccessToken(retry.access_token)).payload.iat).toBe(epochSeconds(current));
+      const next = await tokens.refresh(credentials, { refreshToken: retry.refresh_token });
+      expect(next.refresh_token).not.toBe(rotated.refresh_token);
+    });
+
+    it('treats the old token after the grace window as reuse: refused, and the whole family revoked', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      current = new Date(current.getTime() + REFRESH_GRACE_SECONDS * 1000 + 1);
+
+      // Act
+      const reuse = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      await expectInvalidGrant(reuse);
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: rotated.refresh_token }));
+    });
+
+    it('treats the old token as reuse once its successor has been used, even within the grace window', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      const third = await tokens.refresh(credentials, { refreshToken: rotated.refresh_token });
+      advance(1);
+
+      // Act
+      const reuse = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      await expectInvalidGrant(reuse);
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: third.refresh_token }));
+    });
+
+    it('narrows the scope of the access token to a requested subset, keeping the grant whole', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+
+      // Act
+      const narrowed = await tokens.refresh(credentials, { refreshToken: issued.refresh_token, scope: 'read_device' });
+
+      // Assess
+      expect(narrowed.scope).toBe('read_device');
+      expect((await verifyAccessToken(narrowed.access_token)).payload.scope).toBe('read_device');
+      const whole = await tokens.refresh(credentials, { refreshToken: narrowed.refresh_token });
+      expect(whole.scope).toBe('read_device write_device');
+    });
+
+    it.each([
+      ['a scope the grant lacks', 'read_device read_user'],
+      ['an unknown scope', 'admin'],
+      ['an empty scope', ' '],
+    ])('refuses %s with invalid_scope and keeps the token usable', async (_, scope) => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+
+      // Act
+      const broader = tokens.refresh(credentials, { refreshToken: issued.refresh_token, scope });
+
+      // Assess
+      await expectOAuthError(broader, InvalidScopeError, 'invalid_scope', 400);
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).scope).toBe('read_device write_device');
+    });
+
+    it.each([
+      ['a wrong client secret', (c: ClientCredentials) => ({ ...c, clientSecret: 'wrong' })],
+      ['an unknown client', (c: ClientCredentials) => ({ ...c, clientId: `unknown-${randomUUID()}` })],
+    ])('answers invalid_client for %s and keeps the token usable', async (_, change) => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+
+      // Act
+      const refresh = tokens.refresh(change(credentials), { refreshToken: issued.refresh_token });
+
+      // Assess
+      await expectOAuthError(refresh, InvalidClientError, 'invalid_client', 401);
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it("refuses another client's refresh token without revoking it", async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const other = makeClient();
+      await clients.createClient(other);
+
+      // Act
+      const refresh = tokens.refresh({ clientId: other.clientId, clientSecret: SECRET, basic: false }, { refreshToken: issued.refresh_token });
+
+      // Assess
+      await expectInvalidGrant(refresh);
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('refuses an unknown refresh token', async () => {
+      // Prepare
+      const { credentials } = await seedTokens();
+
+      // Act
+      const refresh = tokens.refresh(credentials, { refreshToken: randomToken() });
+
+      // Assess
+      await expectInvalidGrant(refresh);
+    });
+
+    it('gives all of 50 simultaneous refreshes of one token the same successor, and keeps the family active', async () => {
+      // Prepare
+      const { client, credentials, issued } = await seedTokens();
+
+      // Act
+      const results = await Promise.allSettled(Array.from({ length: 50 }, () =>
+        tokens.refresh(credentials, { refreshToken: issued.refresh_token })));
+
+      // Assess
+      const successes = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+      expect(failures).toEqual([]);
+      const successors = new Set(successes.map((r) => r.refresh_token));
+      expect(successors.size).toBe(1);
+      const [successor] = successors;
+      expect(successor).not.toBe(issued.refresh_token);
+      const items = await itemsOf(client.clientId);
+      expect(items.families.map((f) => f.status)).toEqual(['active']);
+      expect(items.refreshTokens).toHaveLength(2);
+      expect((await tokens.refresh(credentials, { refreshToken: successor! })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('revokes the family when a token rotated by concurrent refreshes is reused after the grace window', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const results = await Promise.all(Array.from({ length: 50 }, () =>
+        tokens.refresh(credentials, { refreshToken: issued.refresh_token })));
+      const successor = results[0]!.refresh_token;
+      advance(REFRESH_GRACE_SECONDS + 1);
+
+      // Act
+      const reuse = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      await expectInvalidGrant(reuse);
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: successor }));
+    });
+  });
+
+  describe('revoke', () => {
+    it('revokes the family of a refresh token: neither it nor its successors work afterwards', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Act
+      await tokens.revoke(credentials, rotated.refresh_token);
+
+      // Assess
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: rotated.refresh_token }));
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
+    });
+
+    it('accepts an access token or an unknown token and changes nothing', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+
+      // Act
+      await tokens.revoke(credentials, issued.access_token);
+      await tokens.revoke(credentials, randomToken());
+
+      // Assess
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('answers invalid_client for a wrong secret and keeps the token usable', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+
+      // Act
+      const revoke = tokens.revoke({ ...credentials, clientSecret: 'wrong' }, issued.refresh_token);
+
+      // Assess
+      await expectOAuthError(revoke, InvalidClientError, 'invalid_client', 401);
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it("leaves another client's refresh token alone", async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const other = makeClient();
+      await clients.createClient(other);
+
+      // Act
+      await tokens.revoke({ clientId: other.clientId, clientSecret: SECRET, basic: false }, issued.refresh_token);
+
+      // Assess
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+  });
+});
