@@ -96,10 +96,11 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
     ${user.email_confirmed ? '' : html`<form method="post" action="/confirm-email/resend">${csrfField(viewer)}<button type="submit" class="secondary">Send the confirmation e-mail again</button></form>`}
     </div>
     <div class="card"><h2>Applications you have authorized</h2>
-    ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<table><thead><tr><th scope="col">Application</th><th scope="col">Can</th><th scope="col">Since</th><th scope="col"><span class="muted">Action</span></th></tr></thead><tbody>
-      ${authorized.map(({ consent, client }) => html`<tr><td>${client?.name ?? consent.clientId}</td><td>${scopeList(consent.scopes)}</td><td>${consent.grantedAt.slice(0, 10)}</td>
-        <td><form method="post" action="/account/apps/${encodeURIComponent(consent.clientId)}/revoke">${csrfField(viewer)}<button type="submit" class="danger" aria-label="Revoke access of ${client?.name ?? consent.clientId}">Revoke access</button></form></td></tr>`)}
-    </tbody></table>`}</div>`);
+    ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<ul class="apps">
+      ${authorized.map(({ consent, client }) => html`<li><h3>${client?.name ?? consent.clientId}</h3>
+        <p class="muted">Allowed on ${consent.grantedAt.slice(0, 10)} to:</p>${scopeList(consent.scopes)}
+        <form method="post" action="/account/apps/${encodeURIComponent(consent.clientId)}/revoke">${csrfField(viewer)}<button type="submit" class="danger" aria-label="Revoke access of ${client?.name ?? consent.clientId}">Revoke access</button></form></li>`)}
+    </ul>`}</div>`);
 }
 
 export function developerPage(viewer: Viewer, apps: Client[], values: Record<string, string> = {}, errors: Record<string, string> = {}, status?: number): HttpResult {

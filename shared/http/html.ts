@@ -49,6 +49,14 @@ button.link{background:none;border:none;color:var(--accent);padding:0;margin:0;t
 .error{color:var(--danger);background:#fdecee;border:1px solid #f1b7bc;padding:.6rem .8rem;border-radius:.35rem}
 .notice{background:#eaf3fc;border:1px solid #b7d3f1;padding:.6rem .8rem;border-radius:.35rem}
 .muted{color:var(--muted)}
+span.error{background:none;border:0;padding:0}
+ul.apps{list-style:none;padding:0;margin:0}
+ul.apps>li{border-top:1px solid var(--line);padding:.75rem 0}
+ul.apps ul{list-style:disc}
+ul.apps h3{font-size:1rem;margin:0}
+ul.apps p{margin:.25rem 0 0}
+.card>h2:first-child{margin-top:0}
+td{overflow-wrap:anywhere}
 ul.scopes{padding-left:1.2rem}
 code,.secret{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
 .secret{display:block;background:#fff8e1;border:1px solid #f0d48a;padding:.5rem;border-radius:.35rem}

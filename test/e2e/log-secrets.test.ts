@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { LocalService } from '#infra/local/service';
+import { readOutbox } from '#shared/email/outbox-mailer';
+import { logger } from '#shared/log';
+import { authorizationParams, authorize, Browser, formFields, signIn, textOf } from '../support/oauth-client';
+import { startTestService } from '../support/service';
+
+// Before any import: the one logger reads its level when its module loads.
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+});
+
+type Write = typeof process.stdout.write;
+
+describe('logs of a full account and OAuth flow', () => {
+  let service: LocalService;
+  const captured: string[] = [];
+  const originals = { stdout: process.stdout.write, stderr: process.stderr.write };
+  /** Every secret the flow handled, by name. */
+  const secrets: Record<string, string> = {};
+
+  beforeAll(async () => {
+    // Everything written to stdout and stderr from here on is kept, and not printed.
+    for (const stream of ['stdout', 'stderr'] as const) {
+      process[stream].write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+        captured.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+        const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+        done?.();
+        return true;
+      }) as Write;
+    }
+    service = await startTestService();
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    process.stdout.write = originals.stdout;
+    process.stderr.write = originals.stderr;
+  });
+
+  /** Runs sign-up, confirmation, login, app registration, consent, code exchange, API call, refresh, password reset and revocation. */
+  async function runFullFlow() {
+    const auth = new Browser(service.authUrl);
+    const email = `logs-${randomUUID()}@example.com`;
+    const mailTo = async (subject: string) => (await readOutbox(service.outboxDir)).find((m) => m.to === email && m.subject === subject)!.text;
+    const tokenIn = (text: string, path: string) => new RegExp(`${path}\\?token=([A-Za-z0-9_-]+)`).exec(text)![1]!;
+    const post = async (pagePath: string, action: string, fields: Record<string, string> = {}) => {
+      const form = await auth.get(pagePath);
+      return auth.postForm(action, { ...formFields(form.text, action), ...fields });
+    };
+    const tokenRequest = async (params: Record<string, string>) => {
+      const response = await fetch(`${service.authUrl}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...params, client_id: secrets.clientId!, client_secret: secrets.clientSecret! }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, string> };
+    };
+
+    secrets.password = 'a very private passphrase for the logs';
+    expect((await post('/signup', '/signup', { firstname: 'Log', lastname: 'Reader', email, password: secrets.password })).status).toBe(200);
+    secrets.confirmToken = tokenIn(await mailTo('Confirm your e-mail address'), '/confirm-email');
+    expect((await post(`/confirm-email?token=${secrets.confirmToken}`, '/confirm-email')).status).toBe(200);
+    secrets.csrf = auth.jar.get('csrf')!;
+
+    secrets.wrongPassword = 'a wrong passphrase typed by mistake';
+    expect((await signIn(auth, { user: { id: '', email }, password: secrets.wrongPassword })).status).toBe(401);
+    expect((await signIn(auth, { user: { id: '', email }, password: secrets.password })).status).toBe(303);
+    secrets.session = auth.jar.get('session')!;
+
+    const redirectUri = 'https://log-reader.example/callback';
+    const registered = await post('/developer', '/developer/apps', {
+      name: 'Log Reader', description: '', website: 'https://log-reader.example', redirect_uris: redirectUri,
+    });
+    secrets.clientId = /id="client-id">([^<]+)</.exec(registered.text)![1]!;
+    secrets.clientSecret = /id="client-secret">([^<]+)</.exec(registered.text)![1]!;
+
+    const callback = await authorize(auth, authorizationParams({ client_id: secrets.clientId, redirect_uri: redirectUri, scope: 'read_user read_device' }));
+    secrets.code = callback.searchParams.get('code')!;
+    const exchange = await tokenRequest({ grant_type: 'authorization_code', code: secrets.code, redirect_uri: redirectUri });
+    expect(exchange.status).toBe(200);
+    secrets.accessToken = exchange.body.access_token!;
+    secrets.refreshToken = exchange.body.refresh_token!;
+    // A replay of the code is refused (and logged as a failed request).
+    expect((await tokenRequest({ grant_type: 'authorization_code', code: secrets.code, redirect_uri: redirectUri })).status).toBe(400);
+
+    // The replay revoked that grant: authorize again (consent is remembered, so no page this time).
+    const again = await authorize(auth, authorizationParams({ client_id: secrets.clientId, redirect_uri: redirectUri, scope: 'read_user' }));
+    const exchange2 = await tokenRequest({ grant_type: 'authorization_code', code: again.searchParams.get('code')!, redirect_uri: redirectUri });
+    expect(exchange2.status).toBe(200);
+    const user = await fetch(`${service.apiUrl}/user`, { headers: { authorization: `Bearer ${exchange2.body.access_token}` } });
+    expect(user.status).toBe(200);
+    expect(await user.json()).toMatchObject({ email, email_confirmed: true });
+
+    const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: exchange2.body.refresh_token! });
+    expect(refreshed.status).toBe(200);
+    secrets.refreshedAccessToken = refreshed.body.access_token!;
+    secrets.refreshedRefreshToken = refreshed.body.refresh_token!;
+    secrets.secondAccessToken = exchange2.body.access_token!;
+    secrets.secondRefreshToken = exchange2.body.refresh_token!;
+
+    expect((await post('/password-reset', '/password-reset', { email })).status).toBe(200);
+    secrets.resetToken = tokenIn(await mailTo('Reset your password'), '/password-reset/confirm');
+    secrets.newPassword = 'another private passphrase, the new one';
+    const reset = await post(`/password-reset/confirm?token=${secrets.resetToken}`, '/password-reset/confirm', { password: secrets.newPassword });
+    expect(textOf(reset.text)).toContain('Your new password is set.');
+
+    const revoked = await post('/account', `/account/apps/${secrets.clientId}/revoke`);
+    expect(revoked.status).toBe(303);
+    const afterRevoke = await tokenRequest({ grant_type: 'refresh_token', refresh_token: secrets.refreshedRefreshToken });
+    expect(afterRevoke).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    // An access token is self-contained: it works until it expires, revoked grant or not.
+    const apiWithRefreshedToken = await fetch(`${service.apiUrl}/user`, { headers: { authorization: `Bearer ${secrets.refreshedAccessToken}` } });
+    expect(apiWithRefreshedToken.status).toBe(200);
+
+    expect((await post('/account', '/logout')).status).toBe(303);
+    expect((await signIn(auth, { user: { id: '', email }, password: secrets.newPassword })).status).toBe(303);
+    secrets.secondSession = auth.jar.get('session')!;
+  }
+
+  it('never writes a password, client secret, code, token, session, CSRF value or link token, while logging every request', async () => {
+    await runFullFlow();
+    const output = captured.join('');
+    const requests = output.split('\n').filter(Boolean).flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { level: string; message: string; route?: string; status?: number }];
+      } catch {
+        return [];
+      }
+    }).filter((entry) => entry.message === 'request');
+
+    expect(logger.getLevelName()).toBe('DEBUG');
+    for (const route of [
+      'POST /signup', 'POST /confirm-email', 'POST /login', 'POST /developer/apps', 'GET /oauth/authorize', 'POST /oauth/authorize',
+      'POST /oauth/token', 'GET /user', 'POST /password-reset', 'POST /password-reset/confirm', 'POST /account/apps/{client_id}/revoke',
+      'POST /logout',
+    ]) {
+      expect(requests.some((entry) => entry.route === route), `a request line for ${route}`).toBe(true);
+    }
+    expect(requests.some((entry) => entry.route === 'POST /login' && entry.status === 401)).toBe(true);
+    expect(requests.some((entry) => entry.route === 'POST /oauth/token' && entry.status === 400)).toBe(true);
+
+    expect(Object.keys(secrets).sort()).toEqual([
+      'accessToken', 'clientId', 'clientSecret', 'code', 'confirmToken', 'csrf', 'newPassword', 'password', 'refreshToken',
+      'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'secondAccessToken', 'secondRefreshToken', 'secondSession',
+      'session', 'wrongPassword',
+    ]);
+    const { clientId: _notSecret, ...mustNotAppear } = secrets;
+    for (const [name, value] of Object.entries(mustNotAppear)) {
+      expect(value.length, name).toBeGreaterThanOrEqual(20);
+      expect(output.includes(value), `${name} appears in the logs`).toBe(false);
+      // A JWT's signature alone would also let the token be rebuilt from its public parts.
+      const signature = value.split('.')[2];
+      if (signature) expect(output.includes(signature), `${name}'s signature appears in the logs`).toBe(false);
+    }
+  });
+});
