@@ -1,5 +1,6 @@
 import { noticePage, signupPage } from '#shared/auth/account-pages';
-import { signUp, signupProblems } from '#shared/auth/accounts';
+import { signUp } from '#shared/auth/accounts';
+import { signupProblems } from '#shared/domain/signup';
 import { pageContext } from '#shared/auth/web';
 import { parseForm } from '#shared/http/form';
 import { checkCsrf } from '#shared/http/html';

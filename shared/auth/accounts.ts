@@ -1,25 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '#shared/auth/password';
 import { issuer, links, mailer, users } from '#shared/auth/runtime';
-import { passwordProblem } from '#shared/domain/password-policy';
 import { formatTimestamp } from '#shared/domain/time';
 import { normalizeEmail, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** Checks a sign-up form; returns the problems by field (empty when valid). */
-export function signupProblems(form: Record<string, string>): Record<string, string> {
-  const problems: Record<string, string> = {};
-  if (!form.firstname?.trim() || form.firstname.length > 100) problems.firstname = 'Give your first name (up to 100 characters).';
-  if (!form.lastname?.trim() || form.lastname.length > 100) problems.lastname = 'Give your last name (up to 100 characters).';
-  const email = normalizeEmail(form.email ?? '');
-  if (!EMAIL.test(email) || email.length > 254) problems.email = 'Give a valid e-mail address.';
-  const password = passwordProblem(form.password ?? '', email);
-  if (password) problems.password = password;
-  if (form.gender !== undefined && !['0', '1', '2'].includes(form.gender)) problems.gender = 'Choose one of the options.';
-  return problems;
-}
 
 /**
  * Creates the account and sends the confirmation link. If the address already has an account,

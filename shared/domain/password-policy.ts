@@ -18,7 +18,7 @@ export function passwordProblem(password: string, email = ''): string | undefine
   if (length < PASSWORD_MIN_LENGTH) return `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
   if (length > PASSWORD_MAX_LENGTH) return `Use at most ${PASSWORD_MAX_LENGTH} characters.`;
   const lower = password.toLowerCase();
-  if (COMMON.has(lower) || /^(.)\1+$/u.test(password)) return 'This password is too common. Choose another one.';
+  if (COMMON.has(lower) || /^(.)\1+$/iu.test(password)) return 'This password is too common. Choose another one.';
   const local = email.toLowerCase().split('@')[0] ?? '';
   if (local.length >= 3 && lower.includes(local)) return 'Do not use your e-mail address in your password.';
   return undefined;
