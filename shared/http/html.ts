@@ -33,7 +33,7 @@ const STYLESHEET = `
 body{margin:0;line-height:1.5}
 header{background:var(--card);border-bottom:1px solid var(--line);padding:.75rem 1rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
 header .brand{font-weight:600;margin-right:auto;color:var(--fg);text-decoration:none}
-header a{color:var(--accent)}
+a{color:var(--accent)}
 main{max-width:40rem;margin:1.5rem auto;padding:0 1rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:.5rem;padding:1.25rem 1.5rem;margin-bottom:1rem}
 h1{font-size:1.4rem;margin:0 0 1rem}
