@@ -28,24 +28,5 @@ export function createDocumentClient({ endpoint }: ClientOptions = {}): DynamoDB
   });
 }
 
-/** Names of DynamoDB errors that mean "try again later" rather than "bug". */
-export const TRANSIENT_ERROR_NAMES = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TimeoutError',
-]);
-
-/** True for a storage failure the caller should retry (throttling, outage, network). */
-export function isTransientStorageError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: string }).code;
-  return TRANSIENT_ERROR_NAMES.has(error.name) || code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT';
-}
-
-/** True when a write's ConditionExpression failed. */
-export function isConditionalCheckFailed(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
-}
+// Repositories import the error checks from here, next to the client they come from.
+export { isConditionalCheckFailed, isTransientStorageError, TRANSIENT_ERROR_NAMES } from '#shared/data/storage-errors';

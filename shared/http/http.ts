@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
-import { isTransientStorageError } from '#shared/data/client';
+import { isTransientStorageError } from '#shared/data/storage-errors';
 import {
   AppError, BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError,

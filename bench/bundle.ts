@@ -1,0 +1,53 @@
+import { mkdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { build, type BuildOptions } from 'esbuild';
+import { BUNDLING, ESBUILD_SETTINGS } from '#infra/bundling';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+export const OUT_DIR = join(ROOT, 'bench', '.out');
+export const BASELINE_NAME = 'baseline';
+export const BASELINE_ENTRY = 'bench/baseline/handler.ts';
+
+/**
+ * The esbuild options the CDK stack uses, for esbuild's JavaScript API. NodejsFunction runs the
+ * esbuild CLI from the project root with `--bundle`, these settings and `--external:` per
+ * BUNDLING.externalModules (no source map, no metafile); the only translation needed is the banner
+ * (`--banner:js=`), which the API takes as `{ js }`.
+ */
+export function stackEsbuildOptions(): BuildOptions {
+  const { banner, mainFields, ...settings } = ESBUILD_SETTINGS;
+  return {
+    ...settings,
+    mainFields: [...mainFields],
+    banner: { js: banner },
+    external: [...(BUNDLING.externalModules ?? [])],
+    absWorkingDir: ROOT,
+    logLevel: 'error',
+  };
+}
+
+export interface BundleResult {
+  name: string;
+  entry: string;
+  file: string;
+  bytes: number;
+}
+
+/**
+ * Bundles every entry (name → entry file, relative to the root) into bench/.out/<name>/index.mjs.
+ * One esbuild run with several entry points and no code splitting writes the same files as one run
+ * per entry (each output is a self-contained bundle), and parses shared dependencies only once.
+ */
+export async function bundleAll(entries: Record<string, string>): Promise<Map<string, BundleResult>> {
+  mkdirSync(OUT_DIR, { recursive: true });
+  await build({
+    ...stackEsbuildOptions(),
+    entryPoints: Object.entries(entries).map(([name, entry]) => ({ in: resolve(ROOT, entry), out: `${name}/index` })),
+    outdir: OUT_DIR,
+    outExtension: { '.js': '.mjs' },
+  });
+  return new Map(Object.entries(entries).map(([name, entry]) => {
+    const file = join(OUT_DIR, name, 'index.mjs');
+    return [name, { name, entry, file, bytes: statSync(file).size }];
+  }));
+}

@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { median, percentile, shuffle } from './stats.ts';
+
+const DRIVER = join(import.meta.dirname, 'cold-start-driver.mjs');
+const MARKER = '@@cold-start@@';
+
+export interface ColdStartTarget {
+  name: string;
+  bundleFile: string;
+  /** One event file per run (a run may consume a code, token or session). */
+  eventFiles: string[];
+  /** Environment of the function, as the stack sets it (locally: DynamoDB Local, key file). */
+  env: Record<string, string>;
+}
+
+interface ProbeResult {
+  totalMs: number;
+  bootMs: number;
+  importMs: number;
+  firstCallMs: number;
+  cpuMs: number;
+  status?: number;
+  socketsAtLoad: string[];
+  keyFileReadAtLoad: boolean;
+}
+
+export interface ColdStartResult {
+  name: string;
+  runs: number;
+  medianMs: number;
+  p10Ms: number;
+  p90Ms: number;
+  medianImportMs: number;
+  medianFirstCallMs: number;
+  medianBootMs: number;
+  /** Process CPU time (user + system) from start to the first response. */
+  medianCpuMs: number;
+  statuses: number[];
+  /** Sockets opened (or being opened) before the first event: must be none. */
+  socketsAtLoad: string[];
+  /** The local stand-in of the KMS key was read at module load (AWS: no key material is ever fetched). */
+  keyFileReadAtLoad: boolean;
+}
+
+/**
+ * Runs every target `runs` times in fresh Node processes, one process at a time, in a new random
+ * order each round, so that drift on a shared machine spreads evenly over all targets.
+ */
+export async function measureColdStarts(targets: readonly ColdStartTarget[], runs: number, progress: (done: number, total: number) => void): Promise<Map<string, ColdStartResult>> {
+  const samples = new Map<string, ProbeResult[]>(targets.map((t) => [t.name, []]));
+  let done = 0;
+  for (let round = 0; round < runs; round++) {
+    for (const target of shuffle([...targets])) {
+      const result = await probe(target, target.eventFiles[round % target.eventFiles.length]!);
+      samples.get(target.name)!.push(result);
+      progress(++done, runs * targets.length);
+    }
+  }
+  return new Map(targets.map((target) => {
+    const s = samples.get(target.name)!;
+    return [target.name, {
+      name: target.name,
+      runs: s.length,
+      medianMs: median(s.map((r) => r.totalMs)),
+      p10Ms: percentile(s.map((r) => r.totalMs), 10),
+      p90Ms: percentile(s.map((r) => r.totalMs), 90),
+      medianImportMs: median(s.map((r) => r.importMs)),
+      medianFirstCallMs: median(s.map((r) => r.firstCallMs)),
+      medianBootMs: median(s.map((r) => r.bootMs)),
+      medianCpuMs: median(s.map((r) => r.cpuMs)),
+      statuses: [...new Set(s.map((r) => r.status ?? 0))],
+      socketsAtLoad: [...new Set(s.flatMap((r) => r.socketsAtLoad))],
+      keyFileReadAtLoad: s.some((r) => r.keyFileReadAtLoad),
+    }];
+  }));
+}
+
+function probe(target: ColdStartTarget, eventFile: string): Promise<ProbeResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DRIVER, target.bundleFile, eventFile], {
+      env: target.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => { stdout += chunk; });
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      const line = stdout.split('\n').find((l) => l.startsWith(MARKER));
+      if (code !== 0 || !line) {
+        reject(new Error(`Cold start of ${target.name} failed (exit ${code ?? signal}):\n${stderr.slice(-2000)}\n${stdout.slice(-2000)}`));
+        return;
+      }
+      resolve(JSON.parse(line.slice(MARKER.length)) as ProbeResult);
+    });
+  });
+}

@@ -1,0 +1,33 @@
+/** How much each phase measures. `--quick` runs the same code with small counts (CI). */
+export interface BenchOptions {
+  quick: boolean;
+  /** Fresh Node processes per bundle (cold start); the median is reported. */
+  coldRuns: number;
+  /** In-process calls before measuring, per scenario (JIT, connection pool, caches). */
+  warmupCalls: number;
+  /** Measured in-process calls per scenario (each interleaved with one bare DynamoDB call). */
+  warmCalls: number;
+  /** Cap on the measured time of one scenario (scrypt-bound login is slow by design). */
+  warmSecondsCap: number;
+  /** Token endpoint throughput: calls per concurrency level, and the levels. */
+  throughputCalls: number;
+  concurrency: readonly number[];
+  /** Iterations of the client-authentication and signing micro-benchmarks. */
+  clientAuthIterations: number;
+  signIterations: number;
+}
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const unknown = argv.filter((arg) => arg !== '--quick');
+  if (unknown.length > 0) throw new Error(`Unknown argument(s): ${unknown.join(' ')} (only --quick is accepted)`);
+  const quick = argv.includes('--quick');
+  return quick
+    ? {
+        quick, coldRuns: 3, warmupCalls: 20, warmCalls: 100, warmSecondsCap: 3,
+        throughputCalls: 40, concurrency: [1, 8], clientAuthIterations: 20_000, signIterations: 20,
+      }
+    : {
+        quick, coldRuns: 21, warmupCalls: 200, warmCalls: 2000, warmSecondsCap: 30,
+        throughputCalls: 1000, concurrency: [1, 4, 16], clientAuthIterations: 200_000, signIterations: 500,
+      };
+}

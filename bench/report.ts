@@ -1,0 +1,40 @@
+import { round } from './stats.ts';
+
+/** The budgets of the issue, in one place. */
+export const BUDGETS = {
+  resourceRequestsPerCall: 1,
+  tokenRequestsPerCall: 2,
+  resourceBundleRatio: 1.15,
+  authBundleRatio: 1.25,
+  coldStartRatio: 1.1,
+  warmP50Ratio: 1.1,
+  warmP99Ratio: 1.25,
+  clientAuthCpuMs: 0.1,
+} as const;
+
+export interface BudgetCheck {
+  /** Stable id, e.g. `bundle-ratio:get-user`. */
+  id: string;
+  subject: string;
+  description: string;
+  value: number | boolean;
+  limit: number | boolean;
+  pass: boolean;
+}
+
+export function check(id: string, subject: string, description: string, value: number, limit: number): BudgetCheck {
+  return { id: `${id}:${subject}`, subject, description, value: round(value, 4), limit, pass: value <= limit };
+}
+
+export const verdict = (pass: boolean | undefined) => (pass === undefined ? '' : pass ? 'PASS' : 'FAIL');
+
+/** A plain-text table: right-aligned numbers, left-aligned text. */
+export function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => String(c)))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const numeric = headers.map((_, i) => rows.every((r) => typeof r[i] === 'number' || /^[\d.,/ ×–-]*( (PASS|FAIL))?$/.test(String(r[i] ?? ''))));
+  const line = (r: string[]) => r.map((c, i) => (numeric[i] && i > 0 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+export const fmt = (value: number | undefined, digits = 2) => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));

@@ -1,0 +1,385 @@
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { ENV, MAIL_ENV } from '#shared/config';
+import { createLocalSigner } from '#shared/auth/local-signer';
+import { createClientRepo } from '#shared/data/client-repo';
+import { createDocumentClient } from '#shared/data/client';
+import { userKey } from '#shared/data/keys';
+import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
+import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#infra/local/seed';
+import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
+import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, OUT_DIR, ROOT } from './bundle.ts';
+import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
+import { parseOptions } from './options.ts';
+import { BUDGETS, check, fmt, table, verdict, type BudgetCheck } from './report.ts';
+import { round } from './stats.ts';
+import { measureClientAuthentication, measureSigning, measureTokenThroughput } from './token-endpoint.ts';
+import type { WarmResult } from './warm.ts';
+
+// `npm run bench [-- --quick]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
+// and token endpoint throughput of every function of the route table, each as a ratio to a baseline
+// measured in the same run. Prints a table and writes bench-results.json (schema: bench/RESULTS.md).
+// Budgets are reported as PASS/FAIL, never asserted: the exit code is 0 unless the benchmark crashed.
+
+const options = parseOptions(process.argv.slice(2));
+const startedAt = new Date();
+const progress = (message: string) => process.stderr.write(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(4)}s] ${message}\n`);
+
+// Stand-ins for the two API Gateway endpoints the stack passes to the functions.
+const AUTH_URL = 'https://auth.example.com';
+const API_URL = 'https://api.example.com';
+const TABLE = 'bench-device-user-service';
+const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
+const resourceSized = (fn: FunctionName) => RESOURCE_FUNCTIONS.has(fn) || fn === FALLBACK_FUNCTION;
+
+const stateDir = mkdtempSync(join(tmpdir(), 'dus-bench-'));
+let ddb: DynamoDbLocal | undefined;
+const cleanups: (() => void)[] = [];
+const stopAll = async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    try { cleanup(); } catch { /* best effort */ }
+  }
+  await ddb?.stop();
+  ddb = undefined;
+  rmSync(stateDir, { recursive: true, force: true });
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
+try {
+  await main();
+  await stopAll();
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(`bench failed: ${(error as Error).stack ?? String(error)}\n`);
+  await stopAll().catch(() => undefined);
+  process.exit(1);
+}
+
+async function main() {
+  progress(`mode ${options.quick ? 'quick' : 'full'}; bundling ${Object.keys(FUNCTIONS).length} functions and the baseline`);
+  const entries: Record<string, string> = { [BASELINE_NAME]: BASELINE_ENTRY };
+  for (const [fn, def] of Object.entries(FUNCTIONS)) entries[fn] = def.entry;
+  const bundles = await bundleAll(entries);
+  const baselineBytes = bundles.get(BASELINE_NAME)!.bytes;
+
+  progress('starting DynamoDB Local');
+  ddb = await startDynamoDbLocal();
+  await createTable(ddb.endpoint, TABLE);
+  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint });
+  cleanups.push(() => setupDoc.destroy());
+  await seedDemoData(setupDoc, TABLE);
+  const keyFile = join(stateDir, 'signing-key.pem');
+  createLocalSigner(keyFile); // created once here, read by every process
+
+  // The environment the stack gives every function, locally: DynamoDB Local instead of the AWS
+  // endpoint and the key file instead of KMS (SIGNING_KEY_ID unset), mail to an outbox instead of SES.
+  const functionEnv: Record<string, string> = {
+    [ENV.tableName]: TABLE,
+    [ENV.issuer]: AUTH_URL,
+    [ENV.audience]: API_URL,
+    [ENV.dynamodbEndpoint]: ddb.endpoint,
+    [ENV.localSigningKeyFile]: keyFile,
+    [MAIL_ENV.outboxDir]: join(stateDir, 'outbox'),
+  };
+  delete process.env[ENV.signingKeyId];
+  Object.assign(process.env, functionEnv, { AWS_REGION: 'eu-west-1' });
+
+  // Handler modules read the environment when they load: only now may they be imported.
+  const { createScenarios, loadHandler, RUNTIME_CLIENTS } = await import('./scenarios.ts');
+  const { attachCounters, measureWarm } = await import('./warm.ts');
+  const { scenarios, close } = createScenarios({ endpoint: ddb.endpoint, table: TABLE, authUrl: AUTH_URL });
+  cleanups.push(close);
+  cleanups.push(() => RUNTIME_CLIENTS.forEach((doc) => doc.destroy()));
+
+  // Cold start: fresh processes, each with its own event (a run may consume a token or session).
+  const eventsDir = join(stateDir, 'events');
+  mkdirSync(eventsDir);
+  const writeEvents = (name: string, events: unknown[]) => events.map((event, i) => {
+    const file = join(eventsDir, `${name}-${i}.json`);
+    writeFileSync(file, JSON.stringify(event));
+    return file;
+  });
+  const lambdaEnv = (fn: string) => ({
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    ...functionEnv,
+    AWS_REGION: 'eu-west-1',
+    AWS_LAMBDA_FUNCTION_NAME: fn,
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+  });
+  progress(`preparing cold start events (${options.coldRuns} per function)`);
+  const targets: ColdStartTarget[] = [{
+    name: BASELINE_NAME,
+    bundleFile: bundles.get(BASELINE_NAME)!.file,
+    eventFiles: writeEvents(BASELINE_NAME, [{ key: userKey(DEMO_USERS[0].user.id) }]),
+    env: lambdaEnv('baseline'),
+  }];
+  for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
+    const scenario = scenarios.find((s) => s.fn === fn)!;
+    targets.push({ name: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await scenario.events(options.coldRuns)), env: lambdaEnv(fn) });
+  }
+  let lastReported = 0;
+  const cold = await measureColdStarts(targets, options.coldRuns, (done, total) => {
+    if (done === total || Date.now() - lastReported > 10_000) {
+      lastReported = Date.now();
+      progress(`cold starts ${done}/${total}`);
+    }
+  });
+  const baselineCold = cold.get(BASELINE_NAME)!;
+  for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
+    const expected = scenarios.find((s) => s.fn === fn)!.expectStatus;
+    const statuses = cold.get(fn)!.statuses;
+    if (expected !== undefined && statuses.some((s) => s !== expected)) {
+      throw new Error(`cold start of ${fn} answered ${statuses.join(', ')}, expected ${expected}`);
+    }
+  }
+
+  // Warm latency, in this process. Logs go where Lambda's go (a pipe), here /dev/null.
+  const counters = attachCounters(RUNTIME_CLIENTS);
+  const warm = new Map<string, WarmResult>();
+  const restoreStdout = sinkStdout();
+  let token: Awaited<ReturnType<typeof tokenEndpoint>>;
+  try {
+    for (const scenario of scenarios) {
+      progress(`warm: ${scenario.name}`);
+      const handler = await loadHandler(scenario.fn);
+      warm.set(scenario.name, await measureWarm(scenario, handler, counters, {
+        warmup: options.warmupCalls, calls: options.warmCalls, secondsCap: options.warmSecondsCap,
+      }));
+    }
+    token = await tokenEndpoint();
+  } finally {
+    restoreStdout();
+  }
+
+  async function tokenEndpoint() {
+    progress('token endpoint: signing, throughput, client authentication');
+    const refresh = scenarios.find((s) => s.name === 'post-token (refresh)')!;
+    const signCpuMs = await measureSigning(keyFile, options.signIterations);
+    const throughput = await measureTokenThroughput(refresh, await loadHandler('post-token'), {
+      calls: options.throughputCalls, concurrency: options.concurrency, signCpuMs,
+    });
+    const client = await createClientRepo({ doc: setupDoc, table: TABLE }).getClient(DEMO_CLIENT.clientId);
+    if (!client) throw new Error('demo client missing');
+    const clientAuth = measureClientAuthentication(client, DEMO_CLIENT.clientSecret, options.clientAuthIterations);
+    return { signCpuMs, throughput, clientAuth };
+  }
+
+  // Figures, budgets, output.
+  const budgets: BudgetCheck[] = [];
+  const functions = (Object.keys(FUNCTIONS) as FunctionName[]).map((fn) => {
+    const bundle = bundles.get(fn)!;
+    const coldStart = cold.get(fn)!;
+    const bundleRatio = bundle.bytes / baselineBytes;
+    const bundleLimit = resourceSized(fn) ? BUDGETS.resourceBundleRatio : BUDGETS.authBundleRatio;
+    const coldRatio = coldStart.medianMs / baselineCold.medianMs;
+    const sizeCheck = check('bundle-ratio', fn, `bundle bytes ÷ baseline ≤ ${bundleLimit}`, bundleRatio, bundleLimit);
+    const coldCheck = check('cold-start-ratio', fn, `cold start ÷ baseline ≤ ${BUDGETS.coldStartRatio}`, coldRatio, BUDGETS.coldStartRatio);
+    const loadCheck: BudgetCheck = {
+      id: `no-network-at-load:${fn}`, subject: fn, description: 'no socket opened at module load',
+      value: coldStart.socketsAtLoad.length === 0, limit: true, pass: coldStart.socketsAtLoad.length === 0,
+    };
+    budgets.push(sizeCheck, coldCheck, loadCheck);
+    const fnScenarios = scenarios.filter((s) => s.fn === fn).map((scenario) => {
+      const w = warm.get(scenario.name)!;
+      const p50Ratio = w.bare ? w.p50Ms / w.bare.p50Ms : undefined;
+      const p99Ratio = w.bare ? w.p99Ms / w.bare.p99Ms : undefined;
+      const checks: BudgetCheck[] = [];
+      if (RESOURCE_FUNCTIONS.has(fn) && p50Ratio !== undefined && p99Ratio !== undefined) {
+        checks.push(check('warm-p50-ratio', scenario.name, `warm p50 ÷ bare ${w.bare!.label} p50 ≤ ${BUDGETS.warmP50Ratio}`, p50Ratio, BUDGETS.warmP50Ratio));
+        checks.push(check('warm-p99-ratio', scenario.name, `warm p99 ÷ bare ${w.bare!.label} p99 ≤ ${BUDGETS.warmP99Ratio}`, p99Ratio, BUDGETS.warmP99Ratio));
+      }
+      if (scenario.requestBudget !== undefined) {
+        checks.push(check('requests-per-call', scenario.name, `DynamoDB requests per call ≤ ${scenario.requestBudget}`, w.requestsPerCall, scenario.requestBudget));
+      }
+      budgets.push(...checks);
+      return {
+        name: scenario.name,
+        expectStatus: scenario.expectStatus ?? null,
+        warm: {
+          calls: w.calls, p50Ms: round(w.p50Ms, 4), p99Ms: round(w.p99Ms, 4), status: w.status, cpuMsPerCall: round(w.cpuMsPerCall, 4),
+          bare: w.bare
+            ? { label: w.bare.label, calls: w.bare.calls, p50Ms: round(w.bare.p50Ms, 4), p99Ms: round(w.bare.p99Ms, 4), cpuMsPerCall: round(w.bare.cpuMsPerCall, 4) }
+            : null,
+          /** CPU the handler spends beyond its DynamoDB requests (handler CPU − bare CPU, per call). */
+          overheadCpuMsPerCall: w.bare ? round(w.cpuMsPerCall - w.bare.cpuMsPerCall, 4) : null,
+          p50Ratio: p50Ratio === undefined ? null : round(p50Ratio, 4),
+          p99Ratio: p99Ratio === undefined ? null : round(p99Ratio, 4),
+        },
+        dynamodb: {
+          requestsPerCall: round(w.requestsPerCall, 4), operations: w.operations,
+          minRequests: scenario.minRequests ?? null, minReason: scenario.minReason, requestBudget: scenario.requestBudget ?? null,
+        },
+        checks,
+      };
+    });
+    return {
+      name: fn,
+      entry: FUNCTIONS[fn].entry,
+      api: RESOURCE_FUNCTIONS.has(fn) ? 'resource' : fn === FALLBACK_FUNCTION ? 'both' : 'auth',
+      bundle: { bytes: bundle.bytes, ratio: round(bundleRatio, 4), limit: bundleLimit, pass: sizeCheck.pass },
+      coldStart: {
+        runs: coldStart.runs, medianMs: round(coldStart.medianMs, 3), p10Ms: round(coldStart.p10Ms, 3), p90Ms: round(coldStart.p90Ms, 3),
+        medianImportMs: round(coldStart.medianImportMs, 3), medianFirstCallMs: round(coldStart.medianFirstCallMs, 3),
+        medianCpuMs: round(coldStart.medianCpuMs, 3),
+        ratio: round(coldRatio, 4), limit: BUDGETS.coldStartRatio, pass: coldCheck.pass,
+        importRatio: round(coldStart.medianImportMs / baselineCold.medianImportMs, 4),
+        cpuRatio: round(coldStart.medianCpuMs / baselineCold.medianCpuMs, 4),
+        socketsAtLoad: coldStart.socketsAtLoad, keyFileReadAtLoad: coldStart.keyFileReadAtLoad,
+      },
+      scenarios: fnScenarios,
+    };
+  });
+  const clientAuthCheck = check('client-auth-cpu', 'post-token', `authenticateClient CPU ≤ ${BUDGETS.clientAuthCpuMs} ms`, token.clientAuth.cpuMsPerCall, BUDGETS.clientAuthCpuMs);
+  budgets.push(clientAuthCheck);
+
+  const results = {
+    schemaVersion: 1,
+    mode: options.quick ? 'quick' : 'full',
+    startedAt: startedAt.toISOString(),
+    durationSeconds: round((Date.now() - startedAt.getTime()) / 1000, 1),
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown', cpuCount: cpus().length, memoryGiB: round(totalmem() / 2 ** 30, 1),
+      os: `${process.platform} ${release()}`, node: process.version,
+    },
+    counts: {
+      coldRuns: options.coldRuns, warmupCalls: options.warmupCalls, warmCalls: options.warmCalls, warmSecondsCap: options.warmSecondsCap,
+      throughputCalls: options.throughputCalls, concurrency: options.concurrency, clientAuthIterations: options.clientAuthIterations,
+    },
+    baseline: {
+      entry: BASELINE_ENTRY,
+      bundleBytes: baselineBytes,
+      coldStart: coldSummary(baselineCold),
+    },
+    functions,
+    tokenEndpoint: {
+      scenario: 'post-token (refresh)',
+      localSigningCpuMs: round(token.signCpuMs, 4),
+      throughput: token.throughput.map((t) => Object.fromEntries(Object.entries(t).map(([k, v]) => [k, round(v, 4)]))),
+      clientAuthentication: {
+        iterations: token.clientAuth.iterations,
+        cpuMsPerCall: round(token.clientAuth.cpuMsPerCall, 5),
+        wallMsPerCall: round(token.clientAuth.wallMsPerCall, 5),
+        wrongSecretCpuMsPerCall: round(token.clientAuth.wrongSecretCpuMsPerCall, 5),
+        limitMs: BUDGETS.clientAuthCpuMs,
+        pass: clientAuthCheck.pass,
+      },
+    },
+    budgets,
+    summary: { checks: budgets.length, passed: budgets.filter((b) => b.pass).length, failed: budgets.filter((b) => !b.pass).map((b) => b.id) },
+  };
+  writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${render(results)}\n`);
+  progress(`wrote bench-results.json; bundles in ${OUT_DIR}`);
+}
+
+function coldSummary(c: ColdStartResult) {
+  return {
+    runs: c.runs, medianMs: round(c.medianMs, 3), p10Ms: round(c.p10Ms, 3), p90Ms: round(c.p90Ms, 3),
+    medianImportMs: round(c.medianImportMs, 3), medianFirstCallMs: round(c.medianFirstCallMs, 3), medianBootMs: round(c.medianBootMs, 3),
+    medianCpuMs: round(c.medianCpuMs, 3),
+    socketsAtLoad: c.socketsAtLoad,
+  };
+}
+
+type Results = {
+  mode: string; startedAt: string; durationSeconds: number; machine: { cpu: string; cpuCount: number; node: string; os: string };
+  baseline: { bundleBytes: number; coldStart: { medianMs: number; runs: number } };
+  functions: {
+    name: string; bundle: { bytes: number; ratio: number; pass: boolean };
+    coldStart: { medianMs: number; ratio: number; pass: boolean; cpuRatio: number; importRatio: number; socketsAtLoad: string[]; keyFileReadAtLoad: boolean };
+    scenarios: {
+      name: string;
+      warm: { calls: number; status: number; p50Ms: number; p99Ms: number; cpuMsPerCall: number; overheadCpuMsPerCall: number | null; bare: { label: string; p50Ms: number; p99Ms: number } | null; p50Ratio: number | null; p99Ratio: number | null };
+      dynamodb: { requestsPerCall: number; operations: string[]; minRequests: number | null; requestBudget: number | null };
+      checks: BudgetCheck[];
+    }[];
+  }[];
+  tokenEndpoint: {
+    localSigningCpuMs: number; throughput: Record<string, number>[];
+    clientAuthentication: { cpuMsPerCall: number; wrongSecretCpuMsPerCall: number; pass: boolean; limitMs: number };
+  };
+  budgets: BudgetCheck[];
+  summary: { checks: number; passed: number; failed: string[] };
+};
+
+function render(r: Results): string {
+  const rows: (string | number)[][] = [];
+  for (const f of r.functions) {
+    f.scenarios.forEach((s, i) => {
+      const first = i === 0;
+      const checkOf = (id: string) => s.checks.find((c) => c.id.startsWith(`${id}:`));
+      const withVerdict = (value: number | null, id: string) => (value === null ? '–' : `${value.toFixed(2)} ${verdict(checkOf(id)?.pass)}`.trim());
+      const io = f.coldStart.socketsAtLoad.length ? `FAIL ${f.coldStart.socketsAtLoad.length} socket(s)` : 'none PASS';
+      const requests = s.dynamodb.requestBudget !== null
+        ? `${fmt(s.dynamodb.requestsPerCall, 1)} ${verdict(checkOf('requests-per-call')?.pass)}`
+        : fmt(s.dynamodb.requestsPerCall, 1);
+      rows.push([
+        s.name.endsWith('(generic)') ? `${s.name} ${s.warm.status}` : s.name,
+        first ? (f.bundle.bytes / 1024).toFixed(1) : '',
+        first ? `${f.bundle.ratio.toFixed(3)} ${verdict(f.bundle.pass)}` : '',
+        first ? f.coldStart.medianMs.toFixed(1) : '',
+        first ? `${f.coldStart.ratio.toFixed(2)} ${verdict(f.coldStart.pass)}` : '',
+        first ? f.coldStart.cpuRatio.toFixed(2) : '',
+        first ? io : '',
+        `${fmt(s.warm.p50Ms)} / ${fmt(s.warm.p99Ms)}`,
+        s.warm.bare ? `${fmt(s.warm.bare.p50Ms)} / ${fmt(s.warm.bare.p99Ms)}` : '–',
+        withVerdict(s.warm.p50Ratio, 'warm-p50-ratio'),
+        withVerdict(s.warm.p99Ratio, 'warm-p99-ratio'),
+        s.warm.overheadCpuMsPerCall === null ? fmt(s.warm.cpuMsPerCall, 3) : `+${fmt(s.warm.overheadCpuMsPerCall, 3)}`,
+        requests,
+        s.dynamodb.minRequests ?? '?',
+      ]);
+    });
+  }
+  const main = table(
+    ['function', 'bundle KiB', '÷ base', 'cold ms', '÷ base', 'CPU ÷ base', 'net at load', 'warm p50/p99 ms', 'bare p50/p99 ms', 'p50 ÷ bare', 'p99 ÷ bare', 'CPU ms/call', 'DDB req/call', 'min'],
+    rows,
+  );
+  const tp = table(
+    ['concurrency', 'calls', 'req/s', 'p50 ms', 'CPU ms/call', 'bare DDB CPU ms/call', 'CPU excl. DDB', 'excl. DDB and signing'],
+    r.tokenEndpoint.throughput.map((t) => [
+      t.concurrency!, t.calls!, fmt(t.requestsPerSecond, 0), fmt(t.p50Ms), fmt(t.cpuMsPerCall, 3), fmt(t.bareCpuMsPerCall, 3),
+      fmt(t.cpuExclDynamoDbMsPerCall, 3), fmt(t.cpuExclDynamoDbAndSigningMsPerCall, 3),
+    ]),
+  );
+  const ca = r.tokenEndpoint.clientAuthentication;
+  const failed = r.budgets.filter((b) => !b.pass);
+  return [
+    '',
+    `Device and User Service benchmark — ${r.mode} run, ${r.startedAt}, ${r.durationSeconds} s`,
+    `${r.machine.cpu} ×${r.machine.cpuCount}, ${r.machine.os}, Node ${r.machine.node}`,
+    `Baseline (document client + one GetItem): ${(r.baseline.bundleBytes / 1024).toFixed(1)} KiB, cold start ${r.baseline.coldStart.medianMs.toFixed(1)} ms (median of ${r.baseline.coldStart.runs}).`,
+    '',
+    main,
+    '',
+    'Token endpoint (refresh grant, in-process, DynamoDB Local):',
+    tp,
+    `Local RS256 signature: ${fmt(r.tokenEndpoint.localSigningCpuMs, 3)} ms CPU (AWS: KMS Sign, a network request).`,
+    `Client authentication: ${fmt(ca.cpuMsPerCall * 1000, 2)} µs CPU per call (wrong secret: ${fmt(ca.wrongSecretCpuMsPerCall * 1000, 2)} µs), budget ${ca.limitMs * 1000} µs: ${verdict(ca.pass)}`,
+    '',
+    `Budgets: ${r.summary.passed}/${r.summary.checks} PASS${failed.length ? `; FAIL: ${failed.map((b) => `${b.id} (${b.value} > ${b.limit})`).join(', ')}` : ''}`,
+  ].join('\n');
+}
+
+/** Sends everything written to stdout to /dev/null (with the same write call), until restored. */
+function sinkStdout(): () => void {
+  const fd = openSync('/dev/null', 'w');
+  const original = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array, encoding?: unknown, callback?: () => void) => {
+    if (typeof chunk === 'string') writeSync(fd, chunk);
+    else writeSync(fd, chunk);
+    const cb = typeof encoding === 'function' ? (encoding as () => void) : callback;
+    cb?.();
+    return true;
+  }) as typeof process.stdout.write;
+  return () => {
+    process.stdout.write = original;
+    closeSync(fd);
+  };
+}
