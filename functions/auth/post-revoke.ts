@@ -1,4 +1,5 @@
-import { tokens } from '#shared/auth/runtime';
+import { grants } from '#shared/auth/runtime';
+import { revokeToken } from '#shared/auth/token-service';
 import { readClientCredentials } from '#shared/auth/client-auth';
 import { parseForm, requireParams } from '#shared/http/form';
 import { publicHandler } from '#shared/http/http';
@@ -12,6 +13,6 @@ import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
 export const handler = publicHandler(async (event) => {
   const form = parseForm(event);
   const { token } = requireParams(form, ['token']);
-  await tokens.revoke(readClientCredentials(event.headers.authorization, form), token);
+  await revokeToken(grants, readClientCredentials(event.headers.authorization, form), token);
   return ok({});
 }, TOKEN_ENDPOINT_HEADERS);

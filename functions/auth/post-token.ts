@@ -1,4 +1,4 @@
-import { tokens } from '#shared/auth/runtime';
+import { tokens } from '#shared/auth/token-runtime';
 import { readClientCredentials } from '#shared/auth/client-auth';
 import { InvalidGrantError } from '#shared/errors';
 import { parseForm, requireParams } from '#shared/http/form';

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '#shared/auth/password';
-import { issuer, links, mailer, users } from '#shared/auth/runtime';
+import { issuer, links, users } from '#shared/auth/runtime';
+import { mailerFromEnv } from '#shared/email/mailer-from-env';
 import { formatTimestamp } from '#shared/domain/time';
 import { normalizeEmail, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
+
+const mailer = mailerFromEnv();
 
 /**
  * Creates the account and sends the confirmation link. If the address already has an account,

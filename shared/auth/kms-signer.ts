@@ -1,9 +1,14 @@
 import { createPublicKey } from 'node:crypto';
-import { GetPublicKeyCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { toPublicJwk, type PublicJwk, type TokenSigner } from '#shared/auth/signer';
 
 /** The part of the KMS client the signer uses, so tests can pass a stand-in that signs for real. */
 export type KmsSend = Pick<KMSClient, 'send'>;
+
+/** A signer for this KMS key, with a client configured from the Lambda environment. */
+export function kmsSignerFor(keyId: string): TokenSigner {
+  return createKmsSigner(new KMSClient({}), keyId);
+}
 
 /**
  * Signs with a KMS asymmetric key (RSA_2048, SIGN_VERIFY): only the digest input goes to KMS,

@@ -1,17 +1,15 @@
-import { signerFromEnv } from '#shared/auth/signer-from-env';
-import { createTokenService } from '#shared/auth/token-service';
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
-import { mailerFromEnv } from '#shared/email/mailer-from-env';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 
-// The authorization server's singletons, built once per process at module load (no I/O here:
-// the signer's key is loaded lazily, the KMS public key on first JWKS request).
+// The authorization server's singletons, built once per process at module load, with no I/O.
+// Only what every auth function needs is here: the token signer (token-runtime.ts) and the mailer
+// (accounts.ts) are imported by the functions that use them, so the others do not bundle their SDKs.
 const table = requireEnv(ENV.tableName);
 export const issuer = requireEnv(ENV.issuer);
 export const audience = requireEnv(ENV.audience);
@@ -23,5 +21,3 @@ export const grants = createGrantRepo({ doc, table });
 export const sessions = createSessionRepo({ doc, table });
 export const throttle = createThrottleRepo({ doc, table });
 export const links = createLinkRepo({ doc, table });
-export const mailer = mailerFromEnv();
-export const tokens = createTokenService({ grants, signer: signerFromEnv(), issuer, audience });

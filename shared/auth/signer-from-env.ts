@@ -5,11 +5,8 @@ import type { TokenSigner } from '#shared/auth/signer';
 export async function signerFromEnv(): Promise<TokenSigner> {
   const keyId = optionalEnv(ENV.signingKeyId);
   if (keyId) {
-    const [{ KMSClient }, { createKmsSigner }] = await Promise.all([
-      import('@aws-sdk/client-kms'),
-      import('#shared/auth/kms-signer'),
-    ]);
-    return createKmsSigner(new KMSClient({}), keyId);
+    // Only the KMS client and its two commands are bundled (named imports inside kms-signer).
+    return (await import('#shared/auth/kms-signer')).kmsSignerFor(keyId);
   }
   const { createLocalSigner } = await import('#shared/auth/local-signer');
   return createLocalSigner(requireEnv(ENV.localSigningKeyFile));

@@ -138,12 +138,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       throw invalid();
     },
 
-    /** RFC 7009: revokes a refresh token's family; access tokens and unknown tokens are accepted as is. */
-    async revoke(credentials: ClientCredentials, token: string): Promise<void> {
-      const { token: refresh, client } = await deps.grants.getRefreshTokenAndClient(hashSecret(token), credentials.clientId);
-      authenticateClient(client, credentials);
-      if (refresh && refresh.clientId === credentials.clientId) await deps.grants.revokeFamily(refresh.familyId);
-    },
+    revoke: (credentials: ClientCredentials, token: string) => revokeToken(deps.grants, credentials, token),
   };
 
   async function graceSuccessor(token: RefreshToken, presented: string): Promise<string | undefined> {
@@ -156,6 +151,16 @@ export function createTokenService(deps: TokenServiceDeps) {
     if (successor?.status !== 'active' || family?.status !== 'active') return undefined;
     return openWith(presented, token.sealedSuccessor);
   }
+}
+
+/**
+ * RFC 7009: revokes a refresh token's family; access tokens and unknown tokens are accepted as is.
+ * Needs no signer, so the revocation endpoint does not bundle one.
+ */
+export async function revokeToken(grants: GrantRepo, credentials: ClientCredentials, token: string): Promise<void> {
+  const { token: refresh, client } = await grants.getRefreshTokenAndClient(hashSecret(token), credentials.clientId);
+  authenticateClient(client, credentials);
+  if (refresh && refresh.clientId === credentials.clientId) await grants.revokeFamily(refresh.familyId);
 }
 
 function narrowScopes(granted: string[], requested: string | undefined): string[] {

@@ -7,8 +7,7 @@ export function mailerFromEnv(): Mailer {
   let mailer: Promise<Mailer> | undefined;
   const load = async (): Promise<Mailer> => {
     if (outbox) return (await import('#shared/email/outbox-mailer')).createOutboxMailer(outbox);
-    const [{ SESv2Client }, { createSesMailer }] = await Promise.all([import('@aws-sdk/client-sesv2'), import('#shared/email/ses-mailer')]);
-    return createSesMailer(new SESv2Client({}), requireEnv(MAIL_ENV.sender));
+    return (await import('#shared/email/ses-mailer')).sesMailerFrom(requireEnv(MAIL_ENV.sender));
   };
   return { send: async (message) => (await (mailer ??= load())).send(message) };
 }

@@ -1,5 +1,10 @@
-import { SendEmailCommand, type SESv2Client } from '@aws-sdk/client-sesv2';
+import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { Mailer } from '#shared/email/mailer';
+
+/** SES delivery with a client configured from the Lambda environment. */
+export function sesMailerFrom(from: string): Mailer {
+  return createSesMailer(new SESv2Client({}), from);
+}
 
 /** Delivery through Amazon SES from a verified sender address. */
 export function createSesMailer(ses: Pick<SESv2Client, 'send'>, from: string): Mailer {
