@@ -1,13 +1,14 @@
-import { ENV, optionalEnv, requireEnv } from '#shared/config';
+import { kmsSignerFor } from '#shared/auth/kms-signer';
+import { createLocalSigner } from '#shared/auth/local-signer';
 import type { TokenSigner } from '#shared/auth/signer';
+import { ENV, optionalEnv, requireEnv } from '#shared/config';
 
-/** The signer this process is configured for: KMS when SIGNING_KEY_ID is set, else the local key file. */
+/**
+ * The signer this process is configured for: KMS when SIGNING_KEY_ID is set, else the local key
+ * file. Static imports (not `import()`) let esbuild keep only the KMS client and its two commands.
+ * No network call: the KMS key id is the `kid`, and the public key is fetched on first use.
+ */
 export async function signerFromEnv(): Promise<TokenSigner> {
   const keyId = optionalEnv(ENV.signingKeyId);
-  if (keyId) {
-    // Only the KMS client and its two commands are bundled (named imports inside kms-signer).
-    return (await import('#shared/auth/kms-signer')).kmsSignerFor(keyId);
-  }
-  const { createLocalSigner } = await import('#shared/auth/local-signer');
-  return createLocalSigner(requireEnv(ENV.localSigningKeyFile));
+  return keyId ? kmsSignerFor(keyId) : createLocalSigner(requireEnv(ENV.localSigningKeyFile));
 }

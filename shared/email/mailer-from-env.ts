@@ -1,13 +1,13 @@
 import { MAIL_ENV, optionalEnv, requireEnv } from '#shared/config';
 import type { Mailer } from '#shared/email/mailer';
+import { createOutboxMailer } from '#shared/email/outbox-mailer';
+import { sesMailerFrom } from '#shared/email/ses-mailer';
 
-/** The outbox when OUTBOX_DIR is set (local), else SES from MAIL_FROM. Clients load on first use. */
+/**
+ * The outbox when OUTBOX_DIR is set (local), else SES from MAIL_FROM. Imported statically (not with
+ * `import()`), so esbuild keeps only the SES client and the one command it uses.
+ */
 export function mailerFromEnv(): Mailer {
   const outbox = optionalEnv(MAIL_ENV.outboxDir);
-  let mailer: Promise<Mailer> | undefined;
-  const load = async (): Promise<Mailer> => {
-    if (outbox) return (await import('#shared/email/outbox-mailer')).createOutboxMailer(outbox);
-    return (await import('#shared/email/ses-mailer')).sesMailerFrom(requireEnv(MAIL_ENV.sender));
-  };
-  return { send: async (message) => (await (mailer ??= load())).send(message) };
+  return outbox ? createOutboxMailer(outbox) : sesMailerFrom(requireEnv(MAIL_ENV.sender));
 }
