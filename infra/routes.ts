@@ -31,6 +31,7 @@ export const FUNCTIONS = {
   'get-device': { entry: 'functions/devices/get-device.ts', table: ['GetItem'] },
   // GetItem: an empty change set only checks that the device exists.
   'update-device': { entry: 'functions/devices/update-device.ts', table: ['UpdateItem', 'GetItem'] },
+  'get-openapi': { entry: 'functions/docs/get-openapi.ts' },
   'get-discovery': { entry: 'functions/auth/get-discovery.ts' },
   'get-authorize': { entry: 'functions/auth/get-authorize.ts', table: ['GetItem', 'PutItem'] },
   'post-authorize': { entry: 'functions/auth/post-authorize.ts', table: ['GetItem', 'PutItem'] },
@@ -87,6 +88,7 @@ export const ROUTES: readonly Route[] = [
   ...resource('GET', '/devices', 'list-devices', 'read_device'),
   ...resource('GET', '/devices/{device_id}', 'get-device', 'read_device'),
   ...resource('PUT', '/devices/{device_id}', 'update-device', 'write_device'),
+  { api: 'resource', method: 'GET', path: '/openapi.json', fn: 'get-openapi' },
   auth('GET', '/.well-known/openid-configuration', 'get-discovery'),
   auth('GET', '/.well-known/oauth-authorization-server', 'get-discovery'),
   auth('GET', '/.well-known/jwks.json', 'get-jwks'),

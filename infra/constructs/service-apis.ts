@@ -94,7 +94,7 @@ export class ServiceApis extends Construct {
           id: 'AwsSolutions-APIG4',
           reason: api === 'auth'
             ? 'The authorization server is public by nature: its endpoints authenticate clients and users themselves.'
-            : 'Every resource route has the JWT authorizer; only the 405/404 fallbacks, which read nothing, are open.',
+            : 'Every resource route has the JWT authorizer; only the OpenAPI document and the 405/404 fallbacks, which read no data, are open.',
         });
       }
     }

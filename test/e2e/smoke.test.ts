@@ -21,3 +21,20 @@ describe('local service', () => {
     expect(devices.map((d) => d.id).sort()).toEqual(alice.devices.map((d) => d.id).sort());
   });
 });
+
+describe('OpenAPI document', () => {
+  let service: LocalService;
+  beforeAll(async () => {
+    service = await startTestService();
+  });
+  afterAll(() => service?.stop());
+
+  it('is served without a token at /openapi.json, naming this deployment\'s hosts', async () => {
+    const response = await fetch(`${service.apiUrl}/openapi.json`);
+
+    expect(response.status).toBe(200);
+    const doc = (await response.json()) as { servers: { url: string }[]; components: { securitySchemes: { oauth2: { flows: { authorizationCode: { tokenUrl: string } } } } } };
+    expect(doc.servers).toEqual([{ url: service.apiUrl }]);
+    expect(doc.components.securitySchemes.oauth2.flows.authorizationCode.tokenUrl).toBe(`${service.authUrl}/oauth/token`);
+  });
+});
