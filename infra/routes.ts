@@ -135,11 +135,6 @@ export function pathsOf(api: ApiName, routes: readonly Route[] = ROUTES): Map<st
   return paths;
 }
 
-/** The functions an API's routes use, fallback included. */
-export function functionsOf(api: ApiName): FunctionName[] {
-  return [...new Set([...ROUTES.filter((r) => r.api === api).map((r) => r.fn), FALLBACK_FUNCTION])];
-}
-
 /** CORS of the resource API: open, since it authenticates with bearer tokens and never cookies. */
 export const RESOURCE_API_CORS = {
   allowOrigins: ['*'],

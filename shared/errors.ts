@@ -75,14 +75,6 @@ export class UnsupportedMediaTypeError extends AppError {
   }
 }
 
-export class RateLimitedError extends AppError {
-  constructor(retryAfterSeconds: number) {
-    super(429, 'rate_limited', 'Too many requests; retry later.', {
-      'retry-after': String(retryAfterSeconds),
-    });
-  }
-}
-
 export class ServiceUnavailableError extends AppError {
   constructor(cause?: unknown) {
     super(503, 'temporarily_unavailable', 'The service is temporarily unavailable; retry later.', {

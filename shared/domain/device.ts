@@ -44,7 +44,7 @@ export function isDeviceId(value: string): boolean {
 
 /** Device ids are UUIDs, stored lower-case; any letter case names the same device. */
 export function normalizeDeviceId(value: string): string | undefined {
-  return UUID.test(value) ? value.toLowerCase() : undefined;
+  return isDeviceId(value) ? value.toLowerCase() : undefined;
 }
 
 /** Projects a stored item onto the public Device shape, in SPEC.md's field order. */

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { AppError, MethodNotAllowedError, NotFoundError, RateLimitedError } from '#shared/errors';
+import { AppError, MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { apiHandler, MAX_BODY_BYTES, type ApiRequest } from '#shared/http/http';
 import { json, noContent, ok, type HttpResult } from '#shared/http/responses';
 import { API_SECURITY_HEADERS } from '#shared/http/security-headers';
@@ -354,7 +354,6 @@ describe('apiHandler', () => {
     it.each([
       ['NotFoundError', new NotFoundError('No such device.'), 404, 'not_found', {}],
       ['MethodNotAllowedError', new MethodNotAllowedError(['GET', 'PUT']), 405, 'method_not_allowed', { allow: 'GET, PUT' }],
-      ['RateLimitedError', new RateLimitedError(30), 429, 'rate_limited', { 'retry-after': '30' }],
     ])('maps %s with its headers', async (_, error, status, code, headers) => {
       // Prepare
       const handler = throwing(error);
