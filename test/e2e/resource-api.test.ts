@@ -10,6 +10,7 @@ import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import { USER_FIELDS, type User } from '#shared/domain/user';
 import { countRequests } from '../support/count-requests';
 import { startTestService, tokenFor } from '../support/service';
+import { makeDevice } from '../support/factories';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 const ALL = ['read_user', 'read_device', 'write_device'];
@@ -27,13 +28,6 @@ function makeUser(overrides: Partial<User> = {}): User {
   };
 }
 
-function makeDevice(overrides: Partial<Device> = {}): Device {
-  return {
-    id: randomUUID(), name: 'Attic', place: 'Nantes', version: '3.0.2', last_connection: '2026-02-03T04:05:06.007',
-    active: false, connected: true, reference: 'abcdef012345', latitude: 47.2184, longitude: -1.5536, sound: true,
-    ...overrides,
-  };
-}
 
 interface Reply {
   status: number;

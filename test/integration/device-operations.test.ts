@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeviceRepo, type DeviceRepo } from '#shared/data/device-repo';
-import type { Device } from '#shared/domain/device';
 import { NotFoundError } from '#shared/errors';
 import { freshTable } from '../support/service';
+import { makeDevice } from '../support/factories';
 
-const makeDevice = (overrides: Partial<Device> = {}): Device => ({
-  id: randomUUID(), name: 'Porch', place: 'Home', version: '1.0.0', last_connection: '2026-01-01T00:00:00.000',
-  active: false, connected: false, reference: 'abc123', latitude: 1, longitude: 2, sound: true, ...overrides,
-});
 
 describe('operator access patterns on devices', () => {
   let repo: DeviceRepo;

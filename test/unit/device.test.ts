@@ -1,23 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEVICE_FIELDS, isDeviceId, parseDeviceChanges, toDevice, type Device } from '#shared/domain/device';
+import { DEVICE_FIELDS, isDeviceId, parseDeviceChanges, toDevice } from '#shared/domain/device';
 import { AppError, BadRequestError } from '#shared/errors';
+import { makeDevice } from '../support/factories';
 
-function makeDevice(overrides: Partial<Device> = {}): Device {
-  return {
-    id: '0f6b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d',
-    name: 'Living room',
-    place: 'Paris apartment',
-    version: '2.4.1',
-    last_connection: '2026-01-02T03:04:05.678',
-    active: false,
-    connected: true,
-    reference: '0a1b2c3d4e5f',
-    latitude: 48.8566,
-    longitude: 2.3522,
-    sound: true,
-    ...overrides,
-  };
-}
 
 /** Runs `act` and returns what it threw; fails the test when it throws nothing. */
 function thrownBy(act: () => unknown): unknown {
