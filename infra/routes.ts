@@ -53,7 +53,7 @@ export const FUNCTIONS = {
   'get-password-reset': { entry: 'functions/account/get-password-reset.ts', table: ['GetItem'] },
   'post-password-reset': { entry: 'functions/account/post-password-reset.ts', table: ['GetItem', 'PutItem'], sendsMail: true },
   'get-new-password': { entry: 'functions/account/get-new-password.ts', table: ['GetItem'] },
-  'post-new-password': { entry: 'functions/account/post-new-password.ts', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+  'post-new-password': { entry: 'functions/account/post-new-password.ts', table: ['GetItem', 'DeleteItem', 'UpdateItem'], index: true },
   'get-account': { entry: 'functions/account/get-account.ts', table: ['GetItem', 'Query'] },
   'post-revoke-app': { entry: 'functions/account/post-revoke-app.ts', table: ['GetItem', 'UpdateItem', 'DeleteItem'], index: true },
   'get-outbox': { entry: 'functions/account/get-outbox.ts', table: ['GetItem'], localOnly: true },

@@ -23,6 +23,8 @@ export const clientsOfDeveloperIndexKey = (developerId: string, createdAt: strin
   gsi1sk: `CLIENT#${createdAt}`,
 });
 export const sessionKey = (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' });
+/** GSI1 entry listing a user's sessions, so a password reset can end them all. */
+export const sessionsOfUserIndexKey = (userId: string, sessionHash: string) => ({ gsi1pk: `SESSIONS#${userId}`, gsi1sk: sessionHash });
 export const CONSENT_SK_PREFIX = 'CONSENT#';
 export const consentKey = (userId: string, clientId: string) => ({ pk: `USER#${userId}`, sk: `${CONSENT_SK_PREFIX}${clientId}` });
 export const codeKey = (codeHash: string) => ({ pk: `CODE#${codeHash}`, sk: 'CODE' });

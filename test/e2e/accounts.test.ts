@@ -511,6 +511,26 @@ describe('accounts and developer console over HTTP', () => {
     });
   });
 
+  describe('password reset', () => {
+    it('ends every session of the account, on every browser', async () => {
+      // Prepare: two signed-in browsers of the same account
+      const { b: first, account } = await signedIn();
+      const second = browser();
+      expect((await signIn(second, account)).status).toBe(303);
+
+      // Act: a reset through the e-mailed link
+      const request = await submit(browser(), '/password-reset', '/password-reset', { email: account.user.email });
+      expect(request.status).toBe(200);
+      const [mail] = (await mailTo(account.user.email)).filter((m) => m.subject === 'Reset your password');
+      const token = linkToken(mail!.text, '/password-reset/confirm');
+      const reset = await submit(browser(), `/password-reset/confirm?token=${token}`, '/password-reset/confirm', { password: 'a brand new passphrase for grace' });
+
+      // Assess
+      expect(reset.status).toBe(200);
+      for (const b of [first, second]) expect((await b.get('/account')).status).toBe(302);
+    });
+  });
+
   describe('logout', () => {
     it('ends the session on the server, not only in the browser', async () => {
       const { b } = await signedIn();
