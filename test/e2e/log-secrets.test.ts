@@ -105,6 +105,9 @@ describe('logs of a full account and OAuth flow', () => {
     secrets.newPassword = 'another private passphrase, the new one';
     const reset = await post(`/password-reset/confirm?token=${secrets.resetToken}`, '/password-reset/confirm', { password: secrets.newPassword });
     expect(textOf(reset.text)).toContain('Your new password is set.');
+    // The reset signed the account out everywhere: sign in again with the new password.
+    expect((await signIn(auth, { user: { id: '', email }, password: secrets.newPassword })).status).toBe(303);
+    secrets.secondSession = auth.jar.get('session')!;
 
     const revoked = await post('/account', `/account/apps/${secrets.clientId}/revoke`);
     expect(revoked.status).toBe(303);
