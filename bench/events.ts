@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { lambdaContext } from '#infra/local/lambda-context';
 
 // API Gateway HTTP API (payload format 2.0) events, as the gateway hands them to a function:
 // lower-case header names, cookies in their own array, verified JWT claims under
@@ -92,19 +93,5 @@ export function basicAuth(id: string, secret: string): string {
 }
 
 /** A minimal Lambda context. */
-export function lambdaContext(functionName: string) {
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'bench',
-    getRemainingTimeInMillis: () => 10_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
+/** The Lambda context of one benchmark call. */
+export const benchContext = (functionName: string) => lambdaContext(functionName, randomUUID());

@@ -2,7 +2,7 @@ import { hashSecret } from '#shared/auth/secrets';
 import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import type { Client } from '#shared/domain/client';
-import { lambdaContext } from './events.ts';
+import { benchContext } from './events.ts';
 import type { Handler, Scenario } from './scenarios.ts';
 import { percentile } from './stats.ts';
 
@@ -60,7 +60,7 @@ export async function measureTokenThroughput(
   opts: { calls: number; concurrency: readonly number[]; signCpuMs: number },
 ): Promise<ThroughputResult[]> {
   if (!scenario.bare) throw new Error(`${scenario.name} has no bare requests to compare with`);
-  const context = lambdaContext(scenario.fn);
+  const context = benchContext(scenario.fn);
   const results: ThroughputResult[] = [];
   const blocks = 4;
   const warmup = Math.min(20, opts.calls);

@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { countRequests } from '../test/support/count-requests.ts';
-import { lambdaContext } from './events.ts';
+import { benchContext } from './events.ts';
 import type { Handler, Scenario } from './scenarios.ts';
 import { percentile } from './stats.ts';
 
@@ -49,7 +49,7 @@ export async function measureWarm(
   const total = opts.warmup + opts.calls;
   const events = await scenario.events(total);
   const bare = scenario.bare ? await scenario.bare.prepare(total) : undefined;
-  const context = lambdaContext(scenario.fn);
+  const context = benchContext(scenario.fn);
   const times: number[] = [];
   const bareTimes: number[] = [];
   let requests = 0;

@@ -1,4 +1,4 @@
-import { confirmEmailPage, noticePage } from '#shared/auth/account-pages';
+import { confirmEmailPage, expiredLinkPage } from '#shared/auth/account-pages';
 import { links } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
@@ -8,7 +8,7 @@ export const handler = pageHandler(async (event) => {
   const { viewer } = await pageContext(event);
   const token = event.queryStringParameters?.token ?? '';
   if (!token || !(await links.peekLink('confirm-email', token))) {
-    return noticePage(viewer, 'Link expired', 'This confirmation link is invalid, expired or already used. Sign in to get a new one.', 400, { href: '/account', text: 'Your account' });
+    return expiredLinkPage(viewer, 'confirm-email');
   }
   return confirmEmailPage(viewer, token);
 });

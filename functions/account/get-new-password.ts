@@ -1,4 +1,4 @@
-import { newPasswordPage, noticePage } from '#shared/auth/account-pages';
+import { expiredLinkPage, newPasswordPage } from '#shared/auth/account-pages';
 import { links } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
@@ -8,7 +8,7 @@ export const handler = pageHandler(async (event) => {
   const { viewer } = await pageContext(event);
   const token = event.queryStringParameters?.token ?? '';
   if (!token || !(await links.peekLink('reset-password', token))) {
-    return noticePage(viewer, 'Link expired', 'This reset link is invalid, expired or already used. Ask for a new one.', 400, { href: '/password-reset', text: 'Reset your password' });
+    return expiredLinkPage(viewer, 'reset-password');
   }
   return newPasswordPage(viewer, token);
 });

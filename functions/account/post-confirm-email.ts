@@ -1,4 +1,4 @@
-import { noticePage } from '#shared/auth/account-pages';
+import { expiredLinkPage, noticePage } from '#shared/auth/account-pages';
 import { links } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { parseForm } from '#shared/http/form';
@@ -11,7 +11,7 @@ export const handler = pageHandler(async (event) => {
   checkCsrf(event, form);
   const { viewer } = await pageContext(event);
   if (!(await links.redeemLink('confirm-email', form.token ?? '', { email_confirmed: true }))) {
-    return noticePage(viewer, 'Link expired', 'This confirmation link is invalid, expired or already used. Sign in to get a new one.', 400, { href: '/account', text: 'Your account' });
+    return expiredLinkPage(viewer, 'confirm-email');
   }
   return noticePage(viewer, 'Address confirmed', 'Thank you: your e-mail address is confirmed.', 200, { href: '/account', text: 'Your account' });
 });

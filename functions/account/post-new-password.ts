@@ -1,4 +1,4 @@
-import { newPasswordPage, noticePage } from '#shared/auth/account-pages';
+import { expiredLinkPage, newPasswordPage, noticePage } from '#shared/auth/account-pages';
 import { hashPassword } from '#shared/auth/password';
 import { links, sessions, users } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
@@ -15,11 +15,10 @@ export const handler = pageHandler(async (event) => {
   const token = form.token ?? '';
   const userId = await links.peekLink('reset-password', token);
   const user = userId && (await users.getUserById(userId));
-  const expired = () => noticePage(viewer, 'Link expired', 'This reset link is invalid, expired or already used. Ask for a new one.', 400, { href: '/password-reset', text: 'Reset your password' });
-  if (!user) return expired();
+  if (!user) return expiredLinkPage(viewer, 'reset-password');
   const problem = passwordProblem(form.password ?? '', user.email);
   if (problem) return newPasswordPage(viewer, token, problem, 400);
-  if (!(await links.redeemLink('reset-password', token, { passwordHash: await hashPassword(form.password!) }))) return expired();
+  if (!(await links.redeemLink('reset-password', token, { passwordHash: await hashPassword(form.password!) }))) return expiredLinkPage(viewer, 'reset-password');
   // Whoever was signed in with the old password is signed out everywhere.
   await sessions.deleteSessionsOf(user.id);
   return noticePage(viewer, 'Password changed', 'Your new password is set. Sign in with it.', 200, { href: '/login', text: 'Sign in' });

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { FALLBACK_FUNCTION, FUNCTIONS, pathsOf, RESOURCE_API_CORS, ROUTES, type ApiName, type FunctionName, type Route } from '#infra/routes';
 import type { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
+import { lambdaContext } from '#infra/local/lambda-context';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -195,23 +196,6 @@ function toEvent(
     ...(body.length ? { body: isText ? body.toString('utf8') : body.toString('base64') } : {}),
     isBase64Encoded: body.length > 0 && !isText,
   } as APIGatewayProxyEventV2;
-}
-
-function lambdaContext(fn: string, requestId: string): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: fn,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${fn}`,
-    memoryLimitInMB: '256',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${fn}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => 10_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 function corsHeaders(): Record<string, string> {

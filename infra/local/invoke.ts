@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { ENV } from '#shared/config';
 import { FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
+import { lambdaContext } from '#infra/local/lambda-context';
 
 // `npm run invoke -- <function> [event.json]`: runs one handler, in this process, against the
 // running local service's table (like `sam local invoke`). Without an event file it sends a
@@ -28,7 +29,7 @@ Object.assign(process.env, {
 const fn = name as FunctionName;
 const event = eventFile ? JSON.parse(readFileSync(eventFile, 'utf8')) as APIGatewayProxyEventV2 : sampleEvent(fn);
 const { handler } = await import(resolve(FUNCTIONS[fn].entry)) as { handler: (e: unknown, c: unknown) => Promise<unknown> };
-console.log(JSON.stringify(await handler(event, { awsRequestId: 'local-invoke', functionName: fn }), null, 2));
+console.log(JSON.stringify(await handler(event, lambdaContext(fn, 'local-invoke')), null, 2));
 
 function sampleEvent(fn: FunctionName): APIGatewayProxyEventV2 {
   const route = ROUTES.find((r) => r.fn === fn) ?? { method: 'GET', path: '/unknown', scopes: undefined };

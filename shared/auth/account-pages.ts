@@ -47,6 +47,13 @@ export function noticePage(viewer: Viewer, title: string, message: string, statu
     ${link ? html`<p><a href="${link.href}">${link.text}</a></p>` : ''}</div>`, status);
 }
 
+/** The answer to an e-mailed link that is unknown, expired or already used, with the way to get a new one. */
+export function expiredLinkPage(viewer: Viewer, purpose: 'confirm-email' | 'reset-password'): HttpResult {
+  return purpose === 'confirm-email'
+    ? noticePage(viewer, 'Link expired', 'This confirmation link is invalid, expired or already used. Sign in to get a new one.', 400, { href: '/account', text: 'Your account' })
+    : noticePage(viewer, 'Link expired', 'This reset link is invalid, expired or already used. Ask for a new one.', 400, { href: '/password-reset', text: 'Reset your password' });
+}
+
 export function signupPage(viewer: Viewer, values: Record<string, string> = {}, errors: Record<string, string> = {}, status?: number): HttpResult {
   const gender = values.gender ?? '0';
   return render(viewer, 'Create an account', html`<div class="card"><h1>Create an account</h1>
