@@ -1,13 +1,16 @@
 import { accountPage } from '#shared/auth/account-pages';
-import { clients, grants } from '#shared/auth/runtime';
+import { batch, clients, grants } from '#shared/auth/runtime';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** GET /account — the profile and the applications the user has authorized. */
+/**
+ * GET /account — the profile and the applications the user has authorized: one BatchGetItem
+ * (session, user), one Query (consents), one BatchGetItem (their applications).
+ */
 export const handler = pageHandler(async (event) => {
   const { signedIn, viewer } = await pageContext(event);
   if (!signedIn) return loginRedirect('/account');
   const consents = await grants.listConsentsByUser(signedIn.user.id);
-  const authorized = await Promise.all(consents.map(async (consent) => ({ consent, client: await clients.getClient(consent.clientId) })));
-  return accountPage(viewer, signedIn.user, authorized);
+  const [apps] = await batch.read([clients.clientsRead(consents.map((consent) => consent.clientId))]);
+  return accountPage(viewer, signedIn.user, consents.map((consent, i) => ({ consent, client: apps[i] })));
 });

@@ -1,7 +1,7 @@
 import { retryAfterMs } from '#shared/auth/login-throttle';
 import { loginPage } from '#shared/auth/pages';
 import { verifyPassword } from '#shared/auth/password';
-import { sessions, throttle, users } from '#shared/auth/runtime';
+import { batch, sessions, throttle, users } from '#shared/auth/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/auth/web';
 import { normalizeEmail } from '#shared/domain/user';
 import { parseForm } from '#shared/http/form';
@@ -15,7 +15,8 @@ const DECOY_HASH = 'scrypt$32768$8$1$dCKeGvzeAEzSqrQNyRa_UQ$T8Xmxk76qoBLfJI3A12K
 
 /**
  * POST /login. Failures are throttled per account and per client address with growing delays;
- * a wrong password and an unknown account get the same answer.
+ * a wrong password and an unknown account get the same answer. A login reads both throttle records
+ * and the e-mail address in one BatchGetItem, then the user (GetItem), then starts a session (PutItem).
  */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
@@ -28,20 +29,21 @@ export const handler = pageHandler(async (event) => {
   const again = (error: string, status: number) =>
     loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
 
-  const wait = retryAfterMs(await throttle.getFailures(email, address), now);
+  const [failures, userId] = await batch.read([throttle.failuresRead(email, address), users.userIdOfEmailRead(email)] as const);
+  const wait = retryAfterMs(failures, now);
   if (wait > 0) {
     const seconds = Math.ceil(wait / 1000);
     const result = again(`Too many failed attempts. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, 429);
     result.headers['retry-after'] = String(seconds);
     return result;
   }
-  const record = email ? await users.findUserByEmail(email) : undefined;
+  const record = userId ? await users.getUserRecord(userId) : undefined;
   const valid = await verifyPassword(form.password ?? '', record?.passwordHash ?? DECOY_HASH);
   if (!record || !valid) {
     await throttle.recordFailure(email, address, now);
     return again('Incorrect e-mail address or password.', 401);
   }
-  await throttle.clearAccount(email);
+  if (failures.some((r) => r.kind === 'account')) await throttle.clearAccount(email);
   const sessionId = await sessions.createSession(record.user.id);
   return redirect(returnTo, 303, [setCookie(SESSION_COOKIE, sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS })]);
 });

@@ -1,11 +1,11 @@
 import { appPage } from '#shared/auth/account-pages';
-import { ownedApp } from '#shared/auth/developer';
+import { ownedApp, pathClientId } from '#shared/auth/developer';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** GET /developer/apps/{client_id} — one of my applications, editable. */
+/** GET /developer/apps/{client_id} — one of my applications, editable. One BatchGetItem (session, user, application). */
 export const handler = pageHandler(async (event) => {
-  const { signedIn, viewer } = await pageContext(event);
+  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
   if (!signedIn) return loginRedirect(event.rawPath);
-  return appPage(viewer, await ownedApp(event, signedIn.user.id));
+  return appPage(viewer, ownedApp(client, signedIn.user.id));
 });

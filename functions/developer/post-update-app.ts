@@ -1,5 +1,5 @@
 import { appPage } from '#shared/auth/account-pages';
-import { ownedApp, registrationFrom } from '#shared/auth/developer';
+import { ownedApp, pathClientId, registrationFrom } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { registrationProblems } from '#shared/domain/client';
@@ -11,9 +11,9 @@ import { pageHandler } from '#shared/http/page-handler';
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
-  const { signedIn, viewer } = await pageContext(event);
+  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
   if (!signedIn) return loginRedirect(event.rawPath, 303);
-  const app = await ownedApp(event, signedIn.user.id);
+  const app = ownedApp(client, signedIn.user.id);
   const registration = registrationFrom(form);
   const problems = registrationProblems(registration);
   if (Object.keys(problems).length > 0) return appPage(viewer, app, form, problems, 400);

@@ -1,7 +1,7 @@
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import type { ClientRepo } from '#shared/data/client-repo';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { Client } from '#shared/domain/client';
+import type { Consent } from '#shared/domain/grant';
 import { isScope, parseScopeString } from '#shared/domain/scopes';
 import { epochSeconds } from '#shared/domain/time';
 
@@ -28,19 +28,19 @@ const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * Validates the parameters of GET /oauth/authorize (and of the consent form that repeats them).
+ * `client` is the application `params.client_id` names, as read by the caller (undefined: unknown).
  * `repeated` names the parameters the request carried more than once (see repeatedParams).
  */
-export async function checkAuthorizationRequest(
+export function checkAuthorizationRequest(
   params: Record<string, string | undefined>,
-  clients: ClientRepo,
+  client: Client | undefined,
   issuer: string,
   repeated: readonly string[] = [],
-): Promise<AuthorizeCheck> {
-  const { client_id: clientId, redirect_uri: redirectUri } = params;
+): AuthorizeCheck {
+  const { redirect_uri: redirectUri } = params;
   // A repeated state arrives joined with commas: not the value the client sent, so it is not echoed.
   const state = repeated.includes('state') ? undefined : params.state;
-  const client = clientId ? await clients.getClient(clientId) : undefined;
-  if (!client) return { outcome: 'error-page', message: 'This application is not registered, so it cannot ask for access.' };
+  if (!client || client.clientId !== params.client_id) return { outcome: 'error-page', message: 'This application is not registered, so it cannot ask for access.' };
   // Exact string comparison with a registered URI: no prefix, case or normalisation games.
   if (!redirectUri || !client.redirectUris.includes(redirectUri)) {
     return { outcome: 'error-page', message: 'The redirect address in this request is not registered for this application.' };
@@ -80,17 +80,22 @@ export function repeatedParams(rawQueryString: string): string[] {
   return [...repeated].filter((name) => (AUTHORIZE_PARAMS as readonly string[]).includes(name));
 }
 
-/** Issues a single-use code for the request and returns the redirect that delivers it. */
-export async function issueCode(grants: GrantRepo, request: AuthorizationRequest, userId: string, issuer: string, now = new Date()): Promise<string> {
+/**
+ * Issues a single-use code for the request and returns the redirect that delivers it. With a
+ * `consent`, the consent is recorded in the same transaction as the code: both or neither.
+ */
+export async function issueCode(grants: GrantRepo, request: AuthorizationRequest, userId: string, issuer: string, consent?: Consent): Promise<string> {
   const code = randomToken();
-  await grants.createCode(hashSecret(code), {
+  const stored = {
     clientId: request.clientId,
     userId,
     redirectUri: request.redirectUri,
     scopes: request.scopes,
     ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
-    expiresAt: epochSeconds(now) + CODE_TTL_SECONDS,
-  });
+    expiresAt: epochSeconds(new Date()) + CODE_TTL_SECONDS,
+  };
+  if (consent) await grants.saveConsentWithCode(consent, hashSecret(code), stored);
+  else await grants.createCode(hashSecret(code), stored);
   return redirectWith(request.redirectUri, { code, state: request.state, iss: issuer });
 }
 

@@ -1,5 +1,4 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { clients } from '#shared/auth/runtime';
 import type { Client, ClientRegistration } from '#shared/domain/client';
 import { NotFoundError } from '#shared/errors';
 
@@ -13,9 +12,11 @@ export function registrationFrom(form: Record<string, string>): ClientRegistrati
   };
 }
 
-/** The application named in the path, if the signed-in developer owns it (404 otherwise). */
-export async function ownedApp(event: APIGatewayProxyEventV2, developerId: string): Promise<Client> {
-  const app = await clients.getClient(event.pathParameters?.client_id ?? '');
+/** The application of the page's path (`{client_id}`), to read with the session (see readPage). */
+export const pathClientId = (event: APIGatewayProxyEventV2): string | undefined => event.pathParameters?.client_id;
+
+/** The application the page read, if the signed-in developer owns it (404 otherwise). */
+export function ownedApp(app: Client | undefined, developerId: string): Client {
   if (!app || app.developerId !== developerId) throw new NotFoundError('No such application.');
   return app;
 }

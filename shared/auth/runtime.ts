@@ -1,4 +1,5 @@
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
+import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
 import { createGrantRepo } from '#shared/data/grant-repo';
@@ -15,6 +16,7 @@ export const issuer = requireEnv(ENV.issuer);
 export const audience = requireEnv(ENV.audience);
 
 export const doc = createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) });
+export const batch = createBatchReader({ doc, table });
 export const users = createUserRepo({ doc, table });
 export const clients = createClientRepo({ doc, table });
 export const grants = createGrantRepo({ doc, table });

@@ -1,19 +1,41 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { issuer, sessions, users } from '#shared/auth/runtime';
-import type { User } from '#shared/domain/user';
+import { batch, clients, grants, issuer, sessions } from '#shared/auth/runtime';
+import { sessionUserId, type SignedIn } from '#shared/data/session-repo';
+import type { Client } from '#shared/domain/client';
+import type { Consent } from '#shared/domain/grant';
 import { csrfToken, readCookie, redirect, secureCookies, SESSION_COOKIE } from '#shared/http/html';
 import type { HttpResult } from '#shared/http/responses';
 
 /** Whether this deployment's cookies carry Secure (all but plain-http localhost). */
 export const secure = secureCookies(issuer);
 
-/** The signed-in user of a browser request, if its session cookie names a live session. */
-export async function signedInUser(event: APIGatewayProxyEventV2): Promise<{ user: User; sessionId: string } | undefined> {
+export interface PageReads {
+  /** The signed-in user, if the session cookie names a live session. */
+  signedIn?: SignedIn;
+  /** The application the page is about, when it names one and it exists. */
+  client?: Client;
+  /** The signed-in user's consent to that application, if any. */
+  consent?: Consent;
+}
+
+/**
+ * What a browser page reads before it acts, in at most one BatchGetItem: the session and its user,
+ * and, when `clientId` is given, that application (and, `withConsent`, the user's consent to it).
+ */
+export async function readPage(event: APIGatewayProxyEventV2, clientId?: string, withConsent = false): Promise<PageReads> {
   const sessionId = readCookie(event, SESSION_COOKIE);
-  if (!sessionId) return undefined;
-  const session = await sessions.getSession(sessionId);
-  const user = session && (await users.getUserById(session.userId));
-  return user ? { user, sessionId } : undefined;
+  const userId = sessionId === undefined || !withConsent ? undefined : sessionUserId(sessionId);
+  const [signedIn, [client], consent] = await batch.read([
+    sessions.signedInRead(sessionId),
+    clients.clientsRead([clientId]),
+    grants.consentRead(userId, clientId),
+  ] as const);
+  return { signedIn, client, consent: signedIn && client ? consent : undefined };
+}
+
+/** The signed-in user of a browser request, if its session cookie names a live session. */
+export async function signedInUser(event: APIGatewayProxyEventV2): Promise<SignedIn | undefined> {
+  return (await readPage(event)).signedIn;
 }
 
 /** Sends the browser to the login page, to come back to `returnTo` afterwards. */
@@ -44,9 +66,12 @@ export function redirectOriginOf(returnTo: string): string[] {
   }
 }
 
-/** The signed-in user (if any) and what every page needs: CSRF token and the cookie that carries it. */
-export async function pageContext(event: APIGatewayProxyEventV2) {
-  const signedIn = await signedInUser(event);
+/**
+ * The page's reads (see readPage) and what every page needs: the CSRF token and the cookie that
+ * carries it, and the viewer shown in the header.
+ */
+export async function pageContext(event: APIGatewayProxyEventV2, clientId?: string) {
+  const reads = await readPage(event, clientId);
   const { token, cookies } = csrfToken(event, secure);
-  return { signedIn, viewer: { email: signedIn?.user.email, csrf: token, cookies } };
+  return { ...reads, viewer: { email: reads.signedIn?.user.email, csrf: token, cookies } };
 }

@@ -1,6 +1,7 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { Client } from '#shared/domain/client';
+import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { NotFoundError } from '#shared/errors';
+import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/client';
 import { clientKey, clientsOfDeveloperIndexKey, fromItem } from '#shared/data/keys';
 
@@ -9,6 +10,18 @@ export type ClientRepo = ReturnType<typeof createClientRepo>;
 /** Access patterns on registered applications. */
 export function createClientRepo({ doc, table }: RepoDeps) {
   return {
+    /** Applications by id, as part of a combined read (a missing or implausible id reads nothing). */
+    clientsRead(clientIds: readonly (string | undefined)[]): BatchRead<(Client | undefined)[]> {
+      const wanted = clientIds.filter((id): id is string => isPlausibleClientId(id));
+      return {
+        keys: wanted.map(clientKey),
+        parse: (items) => clientIds.map((id) => {
+          const item = id === undefined ? undefined : items[wanted.indexOf(id)];
+          return item ? fromItem<Client>(item) : undefined;
+        }),
+      };
+    },
+
     /** One GetItem. */
     async getClient(clientId: string): Promise<Client | undefined> {
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: clientKey(clientId) }));

@@ -1,8 +1,7 @@
-import {
-  BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuthorizationCode, Consent, RefreshToken, TokenFamily } from '#shared/domain/grant';
-import type { Client } from '#shared/domain/client';
+import { isPlausibleClientId, type Client } from '#shared/domain/client';
+import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
 import {
   clientKey, codeKey, consentKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem, refreshTokenKey,
@@ -30,7 +29,17 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     return error;
   };
 
+  const { getItems: batchGet } = createBatchReader({ doc, table });
+
   return {
+    /** The user's consent to a client, as part of a combined read (none without a user). */
+    consentRead(userId: string | undefined, clientId: string | undefined): BatchRead<Consent | undefined> {
+      return {
+        keys: userId && isPlausibleClientId(clientId) ? [consentKey(userId, clientId)] : [],
+        parse: ([item]) => (item ? fromItem<Consent>(item) : undefined),
+      };
+    },
+
     /** One GetItem. */
     async getConsent(userId: string, clientId: string): Promise<Consent | undefined> {
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: consentKey(userId, clientId) }));
@@ -62,6 +71,16 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
         TableName: table,
         Item: { ...codeKey(codeHash), ...code },
         ConditionExpression: 'attribute_not_exists(pk)',
+      }));
+    },
+
+    /** Records a consent and stores the code it leads to, in one transaction: both or neither. */
+    async saveConsentWithCode(consent: Consent, codeHash: string, code: AuthorizationCode): Promise<void> {
+      await doc.send(new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: table, Item: { ...consentKey(consent.userId, consent.clientId), ...consent } } },
+          { Put: { TableName: table, Item: { ...codeKey(codeHash), ...code }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
       }));
     },
 
@@ -196,22 +215,6 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       return revoked;
     },
   };
-
-  async function batchGet(keys: Record<string, string>[]): Promise<(Record<string, unknown> | undefined)[]> {
-    let pending: Record<string, unknown>[] = keys;
-    const found: Record<string, unknown>[] = [];
-    // Unprocessed keys are rare (throttling); retry them rather than report them missing.
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const { Responses, UnprocessedKeys } = await doc.send(new BatchGetCommand({
-        RequestItems: { [table]: { Keys: pending, ConsistentRead: true } },
-      }));
-      found.push(...(Responses?.[table] ?? []));
-      pending = UnprocessedKeys?.[table]?.Keys ?? [];
-      if (attempt > 5 && pending.length > 0) throw new Error('BatchGetItem kept returning unprocessed keys');
-    }
-    return keys.map((key) => found.find((item) => item.pk === key.pk && item.sk === key.sk));
-  }
 }
 
 function familyItem(family: TokenFamily) {

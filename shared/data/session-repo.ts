@@ -1,8 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds } from '#shared/domain/time';
+import { toUser, type User } from '#shared/domain/user';
+import type { BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
-import { sessionKey, sessionsOfUserIndexKey } from '#shared/data/keys';
+import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
 export const SESSION_TTL_SECONDS = 8 * 3600;
@@ -13,25 +15,51 @@ export interface Session {
   expiresAt: number;
 }
 
+export interface SignedIn {
+  user: User;
+  /** The session cookie's value. */
+  sessionId: string;
+}
+
 export type SessionRepo = ReturnType<typeof createSessionRepo>;
+
+/**
+ * A session cookie is `<user id>.<256-bit random token>`. The user id is no secret (it is the `sub`
+ * of every token the user grants); carrying it lets a page read the session and its user in one
+ * BatchGetItem. Only the hash of the whole value is stored, and the stored session must name the
+ * same user, so a cookie with another id in front matches no session.
+ */
+const SESSION_ID = /^([0-9A-Za-z-]{1,64})\.[0-9A-Za-z_-]{43}$/;
+
+/** The user id a session cookie claims, if it has the shape of one of ours. */
+export const sessionUserId = (sessionId: string): string | undefined => SESSION_ID.exec(sessionId)?.[1];
 
 /** Browser sessions of the authorization server, stored under the hash of the cookie value. */
 export function createSessionRepo({ doc, table }: RepoDeps) {
   return {
     /** Starts a session; returns the cookie value (never stored). */
     async createSession(userId: string, now = new Date()): Promise<string> {
-      const id = randomToken();
+      const id = `${userId}.${randomToken()}`;
       const hash = hashSecret(id);
       const session: Session = { userId, expiresAt: epochSeconds(now) + SESSION_TTL_SECONDS };
       await doc.send(new PutCommand({ TableName: table, Item: { ...sessionKey(hash), ...sessionsOfUserIndexKey(userId, hash), ...session } }));
       return id;
     },
 
-    /** The live session for a cookie value. TTL deletion is late, so expiry is checked here. One GetItem. */
-    async getSession(id: string, now = new Date()): Promise<Session | undefined> {
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
-      if (!Item || Number(Item.expiresAt) <= epochSeconds(now)) return undefined;
-      return { userId: String(Item.userId), expiresAt: Number(Item.expiresAt) };
+    /**
+     * The user signed in by a session cookie, as part of a combined read: the session and the user
+     * it names. TTL deletion is late, so expiry is checked here. A malformed cookie reads nothing.
+     */
+    signedInRead(sessionId: string | undefined, now = new Date()): BatchRead<SignedIn | undefined> {
+      const userId = sessionId === undefined ? undefined : sessionUserId(sessionId);
+      if (!sessionId || !userId) return { keys: [], parse: () => undefined };
+      return {
+        keys: [sessionKey(hashSecret(sessionId)), userKey(userId)],
+        parse: ([session, user]) => {
+          const live = session && session.userId === userId && Number(session.expiresAt) > epochSeconds(now);
+          return live && user ? { user: toUser(user), sessionId } : undefined;
+        },
+      };
     },
 
     async deleteSession(id: string): Promise<void> {

@@ -1,8 +1,10 @@
-import { BatchGetCommand, DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
 import { throttleKey } from '#shared/data/keys';
 
 export interface FailureRecord {
+  kind: 'account' | 'address';
   failures: number;
   /** Epoch milliseconds of the last failure. */
   lastFailureAt: number;
@@ -12,12 +14,24 @@ export type ThrottleRepo = ReturnType<typeof createThrottleRepo>;
 
 /** Counts failed logins per account and per client address (TTL items that forget after a day). */
 export function createThrottleRepo({ doc, table }: RepoDeps) {
+  /** The records of an account and of an address that exist, as part of a combined read. */
+  const failuresRead = (account: string, address: string): BatchRead<FailureRecord[]> => {
+    const kinds = ['account', 'address'] as const;
+    return {
+      keys: [throttleKey('account', account), throttleKey('address', address)],
+      parse: (items) => items.flatMap((item, i) =>
+        (item ? [{ kind: kinds[i]!, failures: Number(item.failures), lastFailureAt: Number(item.lastFailureAt) }] : [])),
+    };
+  };
+  const batch = createBatchReader({ doc, table });
+
   return {
+    failuresRead,
+
     /** Both records in one BatchGetItem. */
     async getFailures(account: string, address: string): Promise<FailureRecord[]> {
-      const keys = [throttleKey('account', account), throttleKey('address', address)];
-      const { Responses } = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys } } }));
-      return (Responses?.[table] ?? []).map((item) => ({ failures: Number(item.failures), lastFailureAt: Number(item.lastFailureAt) }));
+      const [records] = await batch.read([failuresRead(account, address)]);
+      return records;
     },
 
     async recordFailure(account: string, address: string, now: number): Promise<void> {

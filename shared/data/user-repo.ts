@@ -1,4 +1,5 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
 import { normalizeEmail, toUser, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
@@ -21,12 +22,24 @@ export function createUserRepo({ doc, table }: RepoDeps) {
       return Item ? toUser(Item) : undefined;
     },
 
+    /** The id of the user registered with an e-mail address, as part of a combined read. */
+    userIdOfEmailRead(email: string): BatchRead<string | undefined> {
+      return {
+        keys: normalizeEmail(email) ? [emailKey(email)] : [],
+        parse: ([item]) => (item ? String(item.userId) : undefined),
+      };
+    },
+
+    /** A user with the password hash. One GetItem. */
+    async getUserRecord(userId: string): Promise<UserRecord | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(userId) }));
+      return Item ? { user: toUser(Item), passwordHash: String(Item.passwordHash) } : undefined;
+    },
+
     /** The user registered with an e-mail address, with the password hash. Two GetItems. */
     async findUserByEmail(email: string): Promise<UserRecord | undefined> {
       const { Item: link } = await doc.send(new GetCommand({ TableName: table, Key: emailKey(email) }));
-      if (!link) return undefined;
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(String(link.userId)) }));
-      return Item ? { user: toUser(Item), passwordHash: String(Item.passwordHash) } : undefined;
+      return link ? this.getUserRecord(String(link.userId)) : undefined;
     },
 
     /** The stored password hash of a user. One GetItem. */

@@ -13,6 +13,14 @@ export interface Client {
   createdAt: string;
 }
 
+/**
+ * Whether a presented client_id could be one of ours (UUIDs, `demo-client`): anything else is
+ * unknown without a lookup, so request input never makes an oversized key.
+ */
+export function isPlausibleClientId(clientId: string | undefined): clientId is string {
+  return !!clientId && clientId.length <= 128;
+}
+
 /** What a developer submits to register or edit an application. */
 export interface ClientRegistration {
   name: string;
