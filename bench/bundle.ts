@@ -7,6 +7,9 @@ export const ROOT = resolve(import.meta.dirname, '..');
 export const OUT_DIR = join(ROOT, 'bench', '.out');
 export const BASELINE_NAME = 'baseline';
 export const BASELINE_ENTRY = 'bench/baseline/handler.ts';
+/** The floor bundle: the baseline's client, making the requests its event lists (see floors.ts). */
+export const FLOOR_NAME = 'floor';
+export const FLOOR_ENTRY = 'bench/baseline/floor.ts';
 
 /**
  * The esbuild options the CDK stack uses, for esbuild's JavaScript API. NodejsFunction runs the

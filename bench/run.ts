@@ -9,8 +9,9 @@ import { userKey } from '#shared/data/keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#infra/local/seed';
 import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
-import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, OUT_DIR, ROOT } from './bundle.ts';
+import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_NAME, OUT_DIR, ROOT } from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
+import { createFloors, floorLabel, floorRequests } from './floors.ts';
 import { parseOptions } from './options.ts';
 import { BUDGETS, check, fmt, table, verdict, type BudgetCheck } from './report.ts';
 import { round } from './stats.ts';
@@ -18,8 +19,9 @@ import { measureClientAuthentication, measureSigning, measureTokenThroughput } f
 import type { WarmResult } from './warm.ts';
 
 // `npm run bench [-- --quick]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
-// and token endpoint throughput of every function of the route table, each as a ratio to a baseline
-// measured in the same run. Prints a table and writes bench-results.json (schema: bench/RESULTS.md).
+// and token endpoint throughput of every function of the route table, each as a ratio to a reference
+// measured in the same run: the bundle to the baseline, the cold start to the function's floor.
+// Prints a table and writes bench-results.json (schema: bench/RESULTS.md).
 // Budgets are reported as PASS/FAIL, never asserted: the exit code is 0 unless the benchmark crashed.
 
 const options = parseOptions(process.argv.slice(2));
@@ -61,11 +63,12 @@ try {
 }
 
 async function main() {
-  progress(`mode ${options.quick ? 'quick' : 'full'}; bundling ${Object.keys(FUNCTIONS).length} functions and the baseline`);
-  const entries: Record<string, string> = { [BASELINE_NAME]: BASELINE_ENTRY };
+  progress(`mode ${options.quick ? 'quick' : 'full'}; bundling ${Object.keys(FUNCTIONS).length} functions, the baseline and the floor`);
+  const entries: Record<string, string> = { [BASELINE_NAME]: BASELINE_ENTRY, [FLOOR_NAME]: FLOOR_ENTRY };
   for (const [fn, def] of Object.entries(FUNCTIONS)) entries[fn] = def.entry;
   const bundles = await bundleAll(entries);
   const baselineBytes = bundles.get(BASELINE_NAME)!.bytes;
+  const floorBundle = bundles.get(FLOOR_NAME)!;
 
   progress('starting DynamoDB Local');
   ddb = await startDynamoDbLocal();
@@ -96,11 +99,18 @@ async function main() {
   cleanups.push(close);
   cleanups.push(() => RUNTIME_CLIENTS.forEach((doc) => doc.destroy()));
 
+  // The first scenario of each function is the one its cold start serves, and its floor the reference.
+  const firstScenario = (fn: FunctionName) => scenarios.find((s) => s.fn === fn)!;
+  const floorOf = (fn: FunctionName) => firstScenario(fn).floor ?? [];
+  const floors = createFloors(setupDoc, TABLE);
+  await floors.prepare(scenarios.map((s) => s.floor ?? []));
+  const floorTarget = (fn: FunctionName) => `${FLOOR_NAME}:${fn}`;
+
   // Cold start: fresh processes, each with its own event (a run may consume a token or session).
   const eventsDir = join(stateDir, 'events');
   mkdirSync(eventsDir);
   const writeEvents = (name: string, events: unknown[]) => events.map((event, i) => {
-    const file = join(eventsDir, `${name}-${i}.json`);
+    const file = join(eventsDir, `${name.replace(':', '-')}-${i}.json`);
     writeFileSync(file, JSON.stringify(event));
     return file;
   });
@@ -120,8 +130,11 @@ async function main() {
     env: lambdaEnv('baseline'),
   }];
   for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
-    const scenario = scenarios.find((s) => s.fn === fn)!;
-    targets.push({ name: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await scenario.events(options.coldRuns)), env: lambdaEnv(fn) });
+    targets.push({ name: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await firstScenario(fn).events(options.coldRuns)), env: lambdaEnv(fn) });
+    targets.push({
+      name: floorTarget(fn), bundleFile: floorBundle.file, eventFiles: writeEvents(floorTarget(fn), await floors.events(floorOf(fn), options.coldRuns)),
+      env: lambdaEnv(FLOOR_NAME),
+    });
   }
   let lastReported = 0;
   const cold = await measureColdStarts(targets, options.coldRuns, (done, total) => {
@@ -132,11 +145,13 @@ async function main() {
   });
   const baselineCold = cold.get(BASELINE_NAME)!;
   for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
-    const expected = scenarios.find((s) => s.fn === fn)!.expectStatus;
+    const expected = firstScenario(fn).expectStatus;
     const statuses = cold.get(fn)!.statuses;
     if (expected !== undefined && statuses.some((s) => s !== expected)) {
       throw new Error(`cold start of ${fn} answered ${statuses.join(', ')}, expected ${expected}`);
     }
+    const floorStatuses = cold.get(floorTarget(fn))!.statuses;
+    if (floorStatuses.some((s) => s !== 200)) throw new Error(`cold start of ${fn}'s floor answered ${floorStatuses.join(', ')}`);
   }
 
   // Warm latency, in this process. Logs go where Lambda's go (a pipe), here /dev/null.
@@ -177,9 +192,10 @@ async function main() {
     const coldStart = cold.get(fn)!;
     const bundleRatio = bundle.bytes / baselineBytes;
     const bundleLimit = resourceSized(fn) ? BUDGETS.resourceBundleRatio : BUDGETS.authBundleRatio;
-    const coldRatio = coldStart.medianMs / baselineCold.medianMs;
+    const floorCold = cold.get(floorTarget(fn))!;
+    const coldRatio = coldStart.medianMs / floorCold.medianMs;
     const sizeCheck = check('bundle-ratio', fn, `bundle bytes ÷ baseline ≤ ${bundleLimit}`, bundleRatio, bundleLimit);
-    const coldCheck = check('cold-start-ratio', fn, `cold start ÷ baseline ≤ ${BUDGETS.coldStartRatio}`, coldRatio, BUDGETS.coldStartRatio);
+    const coldCheck = check('cold-start-ratio', fn, `cold start ÷ floor (${floorLabel(floorOf(fn))}) ≤ ${BUDGETS.coldStartRatio}`, coldRatio, BUDGETS.coldStartRatio);
     const loadCheck: BudgetCheck = {
       id: `no-network-at-load:${fn}`, subject: fn, description: 'no socket opened at module load',
       value: coldStart.socketsAtLoad.length === 0, limit: true, pass: coldStart.socketsAtLoad.length === 0,
@@ -213,7 +229,8 @@ async function main() {
         },
         dynamodb: {
           requestsPerCall: round(w.requestsPerCall, 4), operations: w.operations,
-          minRequests: scenario.minRequests ?? null, minReason: scenario.minReason, requestBudget: scenario.requestBudget ?? null,
+          minRequests: scenario.floor ? floorRequests(scenario.floor) : null, floor: scenario.floor ? floorLabel(scenario.floor) : null,
+          minReason: scenario.minReason, requestBudget: scenario.requestBudget ?? null,
         },
         checks,
       };
@@ -228,9 +245,16 @@ async function main() {
         medianImportMs: round(coldStart.medianImportMs, 3), medianFirstCallMs: round(coldStart.medianFirstCallMs, 3),
         medianCpuMs: round(coldStart.medianCpuMs, 3),
         ratio: round(coldRatio, 4), limit: BUDGETS.coldStartRatio, pass: coldCheck.pass,
+        cpuRatio: round(coldStart.medianCpuMs / floorCold.medianCpuMs, 4),
+        // Informative: against the one-GetItem baseline, whatever the function's design needs.
+        baselineRatio: round(coldStart.medianMs / baselineCold.medianMs, 4),
+        baselineCpuRatio: round(coldStart.medianCpuMs / baselineCold.medianCpuMs, 4),
         importRatio: round(coldStart.medianImportMs / baselineCold.medianImportMs, 4),
-        cpuRatio: round(coldStart.medianCpuMs / baselineCold.medianCpuMs, 4),
         socketsAtLoad: coldStart.socketsAtLoad, keyFileReadAtLoad: coldStart.keyFileReadAtLoad,
+      },
+      floor: {
+        scenario: firstScenario(fn).name, label: floorLabel(floorOf(fn)), requests: floorRequests(floorOf(fn)), steps: floorOf(fn),
+        coldStart: coldSummary(floorCold),
       },
       scenarios: fnScenarios,
     };
@@ -239,7 +263,7 @@ async function main() {
   budgets.push(clientAuthCheck);
 
   const results = {
-    schemaVersion: 1,
+    schemaVersion: 2,
     mode: options.quick ? 'quick' : 'full',
     startedAt: startedAt.toISOString(),
     durationSeconds: round((Date.now() - startedAt.getTime()) / 1000, 1),
@@ -256,6 +280,7 @@ async function main() {
       bundleBytes: baselineBytes,
       coldStart: coldSummary(baselineCold),
     },
+    floor: { entry: FLOOR_ENTRY, bundleBytes: floorBundle.bytes },
     functions,
     tokenEndpoint: {
       scenario: 'post-token (refresh)',
@@ -290,13 +315,15 @@ function coldSummary(c: ColdStartResult) {
 type Results = {
   mode: string; startedAt: string; durationSeconds: number; machine: { cpu: string; cpuCount: number; node: string; os: string };
   baseline: { bundleBytes: number; coldStart: { medianMs: number; runs: number } };
+  floor: { bundleBytes: number };
   functions: {
     name: string; bundle: { bytes: number; ratio: number; pass: boolean };
-    coldStart: { medianMs: number; ratio: number; pass: boolean; cpuRatio: number; importRatio: number; socketsAtLoad: string[]; keyFileReadAtLoad: boolean };
+    coldStart: { medianMs: number; ratio: number; pass: boolean; cpuRatio: number; baselineRatio: number; socketsAtLoad: string[]; keyFileReadAtLoad: boolean };
+    floor: { coldStart: { medianMs: number } };
     scenarios: {
       name: string;
       warm: { calls: number; status: number; p50Ms: number; p99Ms: number; cpuMsPerCall: number; overheadCpuMsPerCall: number | null; bare: { label: string; p50Ms: number; p99Ms: number } | null; p50Ratio: number | null; p99Ratio: number | null };
-      dynamodb: { requestsPerCall: number; operations: string[]; minRequests: number | null; requestBudget: number | null };
+      dynamodb: { requestsPerCall: number; operations: string[]; minRequests: number | null; floor: string | null; requestBudget: number | null };
       checks: BudgetCheck[];
     }[];
   }[];
@@ -324,8 +351,10 @@ function render(r: Results): string {
         first ? (f.bundle.bytes / 1024).toFixed(1) : '',
         first ? `${f.bundle.ratio.toFixed(3)} ${verdict(f.bundle.pass)}` : '',
         first ? f.coldStart.medianMs.toFixed(1) : '',
+        first ? f.floor.coldStart.medianMs.toFixed(1) : '',
         first ? `${f.coldStart.ratio.toFixed(2)} ${verdict(f.coldStart.pass)}` : '',
         first ? f.coldStart.cpuRatio.toFixed(2) : '',
+        first ? f.coldStart.baselineRatio.toFixed(2) : '',
         first ? io : '',
         `${fmt(s.warm.p50Ms)} / ${fmt(s.warm.p99Ms)}`,
         s.warm.bare ? `${fmt(s.warm.bare.p50Ms)} / ${fmt(s.warm.bare.p99Ms)}` : '–',
@@ -333,12 +362,15 @@ function render(r: Results): string {
         withVerdict(s.warm.p99Ratio, 'warm-p99-ratio'),
         s.warm.overheadCpuMsPerCall === null ? fmt(s.warm.cpuMsPerCall, 3) : `+${fmt(s.warm.overheadCpuMsPerCall, 3)}`,
         requests,
-        s.dynamodb.minRequests ?? '?',
+        s.dynamodb.floor === null ? '?' : `${s.dynamodb.minRequests}: ${s.dynamodb.floor}`,
       ]);
     });
   }
   const main = table(
-    ['function', 'bundle KiB', '÷ base', 'cold ms', '÷ base', 'CPU ÷ base', 'net at load', 'warm p50/p99 ms', 'bare p50/p99 ms', 'p50 ÷ bare', 'p99 ÷ bare', 'CPU ms/call', 'DDB req/call', 'min'],
+    [
+      'function', 'bundle KiB', '÷ base', 'cold ms', 'floor ms', '÷ floor', 'CPU ÷ floor', 'cold ÷ base', 'net at load', 'warm p50/p99 ms',
+      'bare p50/p99 ms', 'p50 ÷ bare', 'p99 ÷ bare', 'CPU ms/call', 'DDB req/call', 'floor: min requests and steps',
+    ],
     rows,
   );
   const tp = table(
@@ -355,6 +387,7 @@ function render(r: Results): string {
     `Device and User Service benchmark — ${r.mode} run, ${r.startedAt}, ${r.durationSeconds} s`,
     `${r.machine.cpu} ×${r.machine.cpuCount}, ${r.machine.os}, Node ${r.machine.node}`,
     `Baseline (document client + one GetItem): ${(r.baseline.bundleBytes / 1024).toFixed(1)} KiB, cold start ${r.baseline.coldStart.medianMs.toFixed(1)} ms (median of ${r.baseline.coldStart.runs}).`,
+    `Floor (the same client, running each function's floor steps): ${(r.floor.bundleBytes / 1024).toFixed(1)} KiB; cold start ÷ floor is the budget, ÷ base informative.`,
     '',
     main,
     '',

@@ -1,0 +1,92 @@
+import { scrypt } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { ENV } from '#shared/config';
+
+// The physical floor of a function's cold start: the same document client as the baseline
+// (handler.ts), in the same kind of fresh process, making exactly the requests its event lists, in
+// order — the fewest the function's design allows, of the same kinds (bench/floors.ts builds them
+// from bench/scenarios.ts). Nothing of the service is imported, so the floor cannot inherit the
+// service's overheads; it answers 200 once every step is done.
+
+type Key = { pk: string; sk: string };
+type Item = Key & Record<string, unknown>;
+
+/** One step of a floor event: a DynamoDB request on the table, or a step the design mandates. */
+export type FloorRequest =
+  | { op: 'GetItem'; key: Key }
+  | { op: 'BatchGetItem'; keys: Key[] }
+  /** On the table: `pk = :pk AND begins_with(sk, :prefix)`; on gsi1: `gsi1pk = :pk`. */
+  | { op: 'Query'; index?: 'gsi1'; pk: string; skPrefix?: string }
+  | { op: 'PutItem'; item: Item }
+  | { op: 'UpdateItem'; key: Key; set: Record<string, unknown> }
+  | { op: 'DeleteItem'; key: Key }
+  /** Puts of fresh items, each refusing to overwrite (as the service's transactions condition their writes). */
+  | { op: 'TransactWriteItems'; items: Item[] }
+  /** One password hash or verification: the same work either way. */
+  | { op: 'scrypt'; password: string; salt: string; keylen: number; N: number; r: number; p: number; maxmem: number }
+  /** The answer leaves no sooner than `ms` after the call began; the steps after it run meanwhile. */
+  | { op: 'wait'; ms: number };
+
+export interface FloorEvent {
+  steps: FloorRequest[];
+}
+
+const endpoint = process.env[ENV.dynamodbEndpoint] || undefined;
+const table = process.env[ENV.tableName] ?? '';
+const doc = DynamoDBDocumentClient.from(
+  new DynamoDBClient(endpoint === undefined
+    ? {}
+    : { endpoint, region: process.env.AWS_REGION ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  { marshallOptions: { removeUndefinedValues: true } },
+);
+
+/** Runs the event's steps in order and answers 200. */
+export const handler = async (event: FloorEvent) => {
+  const timers: Promise<void>[] = [];
+  for (const step of event.steps) {
+    if (step.op === 'wait') timers.push(new Promise((resolve) => setTimeout(resolve, step.ms)));
+    else await run(step);
+  }
+  await Promise.all(timers);
+  return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
+};
+
+async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown> {
+  switch (step.op) {
+    case 'GetItem':
+      return doc.send(new GetCommand({ TableName: table, Key: step.key }));
+    case 'BatchGetItem':
+      return doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: step.keys, ConsistentRead: true } } }));
+    case 'Query':
+      return doc.send(new QueryCommand(step.index
+        ? { TableName: table, IndexName: step.index, KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': step.pk } }
+        : {
+            TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': step.pk, ':prefix': step.skPrefix ?? '' },
+          }));
+    case 'PutItem':
+      return doc.send(new PutCommand({ TableName: table, Item: step.item, ConditionExpression: 'attribute_not_exists(pk)' }));
+    case 'UpdateItem': {
+      const entries = Object.entries(step.set);
+      return doc.send(new UpdateCommand({
+        TableName: table, Key: step.key, ConditionExpression: 'attribute_exists(pk)',
+        UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
+        ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+      }));
+    }
+    case 'DeleteItem':
+      return doc.send(new DeleteCommand({ TableName: table, Key: step.key }));
+    case 'TransactWriteItems':
+      return doc.send(new TransactWriteCommand({
+        TransactItems: step.items.map((Item) => ({ Put: { TableName: table, Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
+      }));
+    case 'scrypt': {
+      const { password, salt, keylen, ...params } = step;
+      return new Promise((resolve, reject) => scrypt(password, salt, keylen, params, (error, key) => (error ? reject(error) : resolve(key))));
+    }
+  }
+}

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
+
+// A function's floor: the fewest steps its design allows (DynamoDB requests of the same kinds, plus
+// the scrypt or the fixed wait its design mandates), run by the floor bundle (baseline/floor.ts) in
+// a fresh process, so that the function's cold start is compared with the same work done by code
+// that does nothing else. Floors are written by item kind (bench/scenarios.ts); the requests work on
+// stand-in items under `BENCH#floor#…` with the attributes and sizes of the service's items, so that
+// a floor neither depends on the service's key layout nor disturbs the scenarios' data.
+
+/** The kinds of items the service stores. `throttle` has no stand-in: a successful login finds none. */
+export type ItemKind = 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'throttle';
+
+export type FloorStep =
+  | { op: 'GetItem'; of: ItemKind }
+  | { op: 'BatchGetItem'; of: ItemKind[] }
+  /** A Query whose result holds `count` items of that kind, on the table or on gsi1. */
+  | { op: 'Query'; of: ItemKind; count: number; index?: 'gsi1' }
+  | { op: 'PutItem'; of: ItemKind }
+  | { op: 'UpdateItem'; of: ItemKind }
+  | { op: 'DeleteItem'; of: ItemKind }
+  | { op: 'TransactWriteItems'; of: ItemKind[] }
+  /** One scrypt derivation with the service's parameters (hashing and verifying cost the same). */
+  | { op: 'scrypt' }
+  /** The answer leaves no sooner than `ms` after the call began (the work runs meanwhile). */
+  | { op: 'wait'; ms: number };
+
+/** Floor steps, as scenarios write them. */
+export const step = {
+  get: (of: ItemKind): FloorStep => ({ op: 'GetItem', of }),
+  batchGet: (...of: ItemKind[]): FloorStep => ({ op: 'BatchGetItem', of }),
+  query: (of: ItemKind, count: number, index?: 'gsi1'): FloorStep => ({ op: 'Query', of, count, ...(index ? { index } : {}) }),
+  put: (of: ItemKind): FloorStep => ({ op: 'PutItem', of }),
+  update: (of: ItemKind): FloorStep => ({ op: 'UpdateItem', of }),
+  delete: (of: ItemKind): FloorStep => ({ op: 'DeleteItem', of }),
+  transact: (...of: ItemKind[]): FloorStep => ({ op: 'TransactWriteItems', of }),
+  scrypt: (): FloorStep => ({ op: 'scrypt' }),
+  wait: (ms: number): FloorStep => ({ op: 'wait', ms }),
+};
+
+/** shared/auth/password.ts's parameters, written out: the floor imports nothing of the service. */
+const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 } as const;
+
+/** DynamoDB requests of a floor (scrypt and wait are not requests). */
+export const floorRequests = (steps: readonly FloorStep[]) => steps.filter((s) => s.op !== 'scrypt' && s.op !== 'wait').length;
+
+/** E.g. `BatchGetItem(session, user) + Query(gsi1: client ×2)`; `none` for an empty floor. */
+export function floorLabel(steps: readonly FloorStep[]): string {
+  if (steps.length === 0) return 'none';
+  return steps.map((s) => {
+    switch (s.op) {
+      case 'BatchGetItem':
+      case 'TransactWriteItems':
+        return `${s.op}(${s.of.join(', ')})`;
+      case 'Query':
+        return `Query(${s.index ? `${s.index}: ` : ''}${s.of} ×${s.count})`;
+      case 'scrypt':
+        return 'scrypt';
+      case 'wait':
+        return `wait ${s.ms} ms`;
+      default:
+        return `${s.op}(${s.of})`;
+    }
+  }).join(' + ');
+}
+
+const USER_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+const CLIENT_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+const HASH = 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c';
+const STAMP = '2026-01-02T03:04:05.678';
+const SCOPES = ['read_user', 'read_device', 'write_device', 'offline_access'];
+
+/** The attributes of each kind of item (keys apart), with the service's names and typical sizes. */
+const ITEMS: Record<Exclude<ItemKind, 'throttle'>, Record<string, unknown>> = {
+  user: {
+    id: USER_ID, firstname: 'Alice', lastname: 'Martin', avatar_url: `/avatars/${USER_ID}.png`, gender: 2, email: 'alice@example.com',
+    email_confirmed: true, creation_date: STAMP, update_date: STAMP,
+    passwordHash: 'scrypt$32768$8$1$dCKeGvzeAEzSqrQNyRa_UQ$T8Xmxk76qoBLfJI3A12KfEAoeDQ7tucmXgTpna0Z9-g',
+  },
+  email: { userId: USER_ID },
+  device: {
+    id: '0f6b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d', name: 'Living room', place: 'Paris apartment', version: '2.4.1', last_connection: STAMP,
+    active: false, connected: true, sound: true, latitude: 48.8566, longitude: 2.3522, reference: '0a1b2c3d4e5f',
+  },
+  session: { userId: USER_ID, expiresAt: 1_800_000_000, gsi1pk: `SESSIONS#${USER_ID}`, gsi1sk: HASH },
+  client: {
+    clientId: CLIENT_ID, secretHash: HASH, name: 'Home Dashboard', website: 'https://dashboard.example.com',
+    description: 'Example third-party application: lists your devices and switches their away mode.',
+    redirectUris: ['https://dashboard.example.com/callback'], developerId: USER_ID, developerName: 'Alice Martin', createdAt: STAMP,
+    gsi1pk: `DEVELOPER#${USER_ID}`, gsi1sk: `CLIENT#${STAMP}`,
+  },
+  consent: { userId: USER_ID, clientId: CLIENT_ID, scopes: SCOPES, grantedAt: STAMP },
+  code: {
+    clientId: CLIENT_ID, userId: USER_ID, redirectUri: 'https://dashboard.example.com/callback', scopes: SCOPES,
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', expiresAt: 1_800_000_000,
+  },
+  family: {
+    familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active', createdAt: STAMP,
+    gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#${USER_ID}`,
+  },
+  refreshToken: { tokenHash: HASH, familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active' },
+  link: { purpose: 'reset-password', userId: USER_ID, expiresAt: 1_800_000_000 },
+};
+
+/** What an UpdateItem of each kind changes (the service's updates of it). */
+const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
+  device: { name: 'Living room', active: false },
+  family: { status: 'revoked' },
+  client: { secretHash: HASH },
+};
+
+const PREFIX = 'BENCH#floor#';
+/** The `i`-th stand-in of a kind (distinct keys: one BatchGetItem may read two items of a kind). */
+const standInKey = (kind: ItemKind, i: number) => ({ pk: `${PREFIX}${kind}#${i}`, sk: kind });
+const queryPartition = (kind: ItemKind, count: number) => `${PREFIX}${kind}×${count}`;
+
+/** The stand-in items of one kind: its attributes under `key`, its gsi1 entry (if any) under `gsi1pk`. */
+function itemOf(kind: ItemKind, key: { pk: string; sk: string }, gsi1pk = `${PREFIX}writes`) {
+  const { gsi1pk: indexed, ...attributes } = ITEMS[kind as Exclude<ItemKind, 'throttle'>];
+  return { ...key, ...attributes, ...(indexed === undefined ? {} : { gsi1pk, gsi1sk: randomUUID() }) };
+}
+
+/** Creates floors' stand-ins and fills their events with concrete requests. */
+export function createFloors(doc: DynamoDBDocumentClient, table: string) {
+  const putItem = (Item: Record<string, unknown>) => doc.send(new PutCommand({ TableName: table, Item }));
+  const readKeys = (kinds: readonly ItemKind[]) => kinds.map((kind, i) => standInKey(kind, kinds.slice(0, i).filter((k) => k === kind).length));
+  const fresh = (kind: ItemKind) => itemOf(kind, { pk: `${PREFIX}${randomUUID()}`, sk: kind });
+
+  /** One event's requests; items an event deletes are written first. */
+  async function request(s: FloorStep): Promise<FloorRequest> {
+    switch (s.op) {
+      case 'GetItem':
+        return { op: 'GetItem', key: readKeys([s.of])[0]! };
+      case 'BatchGetItem':
+        return { op: 'BatchGetItem', keys: readKeys(s.of) };
+      case 'Query':
+        return s.index
+          ? { op: 'Query', index: s.index, pk: queryPartition(s.of, s.count) }
+          : { op: 'Query', pk: queryPartition(s.of, s.count), skPrefix: `${s.of}#` };
+      case 'PutItem':
+        return { op: 'PutItem', item: fresh(s.of) };
+      case 'UpdateItem':
+        return { op: 'UpdateItem', key: standInKey(s.of, 0), set: CHANGES[s.of] ?? { updatedAt: STAMP } };
+      case 'DeleteItem': {
+        const item = fresh(s.of);
+        await putItem(item);
+        return { op: 'DeleteItem', key: { pk: item.pk, sk: item.sk } };
+      }
+      case 'TransactWriteItems':
+        return { op: 'TransactWriteItems', items: s.of.map(fresh) };
+      case 'scrypt':
+        return { op: 'scrypt', password: 'correct horse battery staple', salt: randomUUID(), ...SCRYPT };
+      case 'wait':
+        return { op: 'wait', ms: s.ms };
+    }
+  }
+
+  return {
+    /** Writes the stand-ins the floors read, update and query (once, before any floor runs). */
+    async prepare(floors: readonly (readonly FloorStep[])[]): Promise<void> {
+      const items = new Map<string, Record<string, unknown>>();
+      const add = (item: Record<string, unknown>) => items.set(`${String(item.pk)}|${String(item.sk)}`, item);
+      for (const s of floors.flat()) {
+        if (s.op === 'GetItem' || s.op === 'BatchGetItem' || s.op === 'UpdateItem') {
+          const kinds = s.op === 'BatchGetItem' ? s.of : [s.of];
+          readKeys(kinds).forEach((key, i) => { if (kinds[i] !== 'throttle') add(itemOf(kinds[i]!, key)); });
+        } else if (s.op === 'Query') {
+          const partition = queryPartition(s.of, s.count);
+          for (let i = 0; i < s.count; i++) {
+            add(s.index
+              ? itemOf(s.of, { pk: `${partition}#${i}`, sk: s.of }, partition)
+              : itemOf(s.of, { pk: partition, sk: `${s.of}#${i}` }));
+          }
+        }
+      }
+      for (const item of items.values()) await putItem(item);
+    },
+
+    /** `count` events, each good for one run of the floor bundle (writes go to fresh keys). */
+    async events(steps: readonly FloorStep[], count: number): Promise<FloorEvent[]> {
+      const out: FloorEvent[] = [];
+      for (let i = 0; i < count; i++) out.push({ steps: await Promise.all(steps.map(request)) });
+      return out;
+    },
+  };
+}
