@@ -5,12 +5,14 @@ import { parseForm } from '#shared/http/form';
 import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /confirm-email — uses up the link and sets email_confirmed, in one transaction. */
+/** POST /confirm-email — uses up the link and sets email_confirmed: GetItem (link), then one transaction. */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
   const { viewer } = await pageContext(event);
-  if (!(await links.redeemLink('confirm-email', form.token ?? '', { email_confirmed: true }))) {
+  const token = form.token ?? '';
+  const userId = await links.peekLink('confirm-email', token);
+  if (!userId || !(await links.redeemLink('confirm-email', token, userId, { email_confirmed: true }))) {
     return expiredLinkPage(viewer, 'confirm-email');
   }
   return noticePage(viewer, 'Address confirmed', 'Thank you: your e-mail address is confirmed.', 200, { href: '/account', text: 'Your account' });

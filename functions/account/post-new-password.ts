@@ -7,7 +7,14 @@ import { parseForm } from '#shared/http/form';
 import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /password-reset/confirm — sets the new password and uses up the link in one transaction, then ends every session. */
+/** Sessions ended inside the password transaction (100 items at most, with the link and the user). */
+const SESSIONS_IN_TRANSACTION = 98;
+
+/**
+ * POST /password-reset/confirm — sets the new password, uses up the link and ends every session of
+ * the account (whoever was signed in with the old password) in one transaction: GetItem (link),
+ * GetItem (user, for the password policy), Query (the sessions), TransactWriteItems.
+ */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
@@ -18,8 +25,12 @@ export const handler = pageHandler(async (event) => {
   if (!user) return expiredLinkPage(viewer, 'reset-password');
   const problem = passwordProblem(form.password ?? '', user.email);
   if (problem) return newPasswordPage(viewer, token, problem, 400);
-  if (!(await links.redeemLink('reset-password', token, { passwordHash: await hashPassword(form.password!) }))) return expiredLinkPage(viewer, 'reset-password');
-  // Whoever was signed in with the old password is signed out everywhere.
-  await sessions.deleteSessionsOf(user.id);
+  const passwordHash = await hashPassword(form.password!);
+  const signedInElsewhere = await sessions.sessionKeysOf(user.id);
+  const ended = signedInElsewhere.slice(0, SESSIONS_IN_TRANSACTION);
+  if (!(await links.redeemLink('reset-password', token, user.id, { passwordHash }, ended.map(sessions.endSessionItem)))) {
+    return expiredLinkPage(viewer, 'reset-password');
+  }
+  await sessions.endSessions(signedInElsewhere.slice(SESSIONS_IN_TRANSACTION));
   return noticePage(viewer, 'Password changed', 'Your new password is set. Sign in with it.', 200, { href: '/login', text: 'Sign in' });
 });

@@ -1,19 +1,22 @@
 import { grants } from '#shared/auth/runtime';
 import { loginRedirect, signedInUser } from '#shared/auth/web';
+import { isPlausibleClientId } from '#shared/domain/client';
 import { parseForm } from '#shared/http/form';
 import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**
  * POST /account/apps/{client_id}/revoke — ends the application's refresh tokens for this user
- * and forgets the consent, so the next authorization asks again.
+ * and forgets the consent, so the next authorization asks again: one BatchGetItem (session, user),
+ * one Query (the user's active token families of the application), one transaction.
  */
 export const handler = pageHandler(async (event) => {
   checkCsrf(event, parseForm(event));
   const signedIn = await signedInUser(event);
   if (!signedIn) return loginRedirect('/account', 303);
-  const clientId = event.pathParameters?.client_id ?? '';
-  await grants.revokeFamiliesOf(clientId, signedIn.user.id);
-  await grants.deleteConsent(signedIn.user.id, clientId);
+  const clientId = event.pathParameters?.client_id;
+  if (!isPlausibleClientId(clientId)) return redirect('/account', 303);
+  const families = await grants.activeFamiliesOf(clientId, signedIn.user.id);
+  await grants.revokeFamiliesThen(families, grants.deleteConsentItem(signedIn.user.id, clientId), 'No such application.');
   return redirect('/account', 303);
 });

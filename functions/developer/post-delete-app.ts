@@ -5,14 +5,17 @@ import { parseForm } from '#shared/http/form';
 import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /developer/apps/{client_id}/delete — deletes the application and revokes every grant of it. */
+/**
+ * POST /developer/apps/{client_id}/delete — deletes the application and revokes every grant of it:
+ * one BatchGetItem (session, user, application), one Query (its active token families), and one
+ * transaction that revokes them and deletes the application (more only beyond 99 families).
+ */
 export const handler = pageHandler(async (event) => {
   checkCsrf(event, parseForm(event));
   const { signedIn, client } = await readPage(event, pathClientId(event));
   if (!signedIn) return loginRedirect('/developer', 303);
   const app = ownedApp(client, signedIn.user.id);
-  // Revoke first: if deletion then fails, no token of it works anyway.
-  await grants.revokeFamiliesOf(app.clientId);
-  await clients.deleteClient(signedIn.user.id, app.clientId);
+  const families = await grants.activeFamiliesOf(app.clientId);
+  await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.');
   return redirect('/developer', 303);
 });

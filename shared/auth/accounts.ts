@@ -9,8 +9,9 @@ import { ConflictError } from '#shared/errors';
 const mailer = mailerFromEnv();
 
 /**
- * Creates the account and sends the confirmation link. If the address already has an account,
- * its owner gets a notice instead — the caller's answer is the same, so nothing is revealed.
+ * Creates the account with its confirmation link (one transaction) and sends the link. If the
+ * address already has an account, its owner gets a notice instead — the caller's answer is the
+ * same, so nothing is revealed.
  */
 export async function signUp(form: Record<string, string>, now = new Date()): Promise<void> {
   const id = randomUUID();
@@ -26,8 +27,9 @@ export async function signUp(form: Record<string, string>, now = new Date()): Pr
     creation_date: stamp,
     update_date: stamp,
   };
+  const link = links.newLink('confirm-email', id, now);
   try {
-    await users.createUser(user, await hashPassword(form.password!));
+    await users.createUser(user, await hashPassword(form.password!), [link.item]);
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     await mailer.send({
@@ -37,12 +39,15 @@ export async function signUp(form: Record<string, string>, now = new Date()): Pr
     });
     return;
   }
-  await sendConfirmation(user);
+  await mailConfirmation(user, link.token);
 }
 
 /** E-mails a fresh single-use confirmation link to the user. */
 export async function sendConfirmation(user: User): Promise<void> {
-  const token = await links.createLink('confirm-email', user.id);
+  await mailConfirmation(user, await links.createLink('confirm-email', user.id));
+}
+
+async function mailConfirmation(user: User, token: string): Promise<void> {
   await mailer.send({
     to: user.email,
     subject: 'Confirm your e-mail address',

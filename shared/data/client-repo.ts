@@ -1,7 +1,8 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
+import type { TransactItem } from '#shared/data/grant-repo';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/client';
 import { clientKey, clientsOfDeveloperIndexKey, fromItem } from '#shared/data/keys';
 
@@ -68,19 +69,16 @@ export function createClientRepo({ doc, table }: RepoDeps) {
       }
     },
 
-    /** Deletes a developer's own application (NotFoundError otherwise). */
-    async deleteClient(developerId: string, clientId: string): Promise<void> {
-      try {
-        await doc.send(new DeleteCommand({
+    /** The transaction item that deletes a developer's own application (its condition fails otherwise). */
+    deleteClientItem(developerId: string, clientId: string): TransactItem {
+      return {
+        Delete: {
           TableName: table,
           Key: clientKey(clientId),
           ConditionExpression: 'developerId = :developer',
           ExpressionAttributeValues: { ':developer': developerId },
-        }));
-      } catch (error) {
-        if (isConditionalCheckFailed(error)) throw new NotFoundError('No such application.');
-        throw error;
-      }
+        },
+      };
     },
   };
 }

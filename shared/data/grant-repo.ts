@@ -1,8 +1,11 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { AuthorizationCode, Consent, RefreshToken, TokenFamily } from '#shared/domain/grant';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
+import { NotFoundError } from '#shared/errors';
 import {
   clientKey, codeKey, consentKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem, refreshTokenKey,
 } from '#shared/data/keys';
@@ -16,6 +19,12 @@ export class GrantWriteError extends Error {
 }
 
 export type GrantRepo = ReturnType<typeof createGrantRepo>;
+
+/** One item of a TransactWriteItems request. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** TransactWriteItems takes at most 100 items. */
+const MAX_TRANSACTION_ITEMS = 100;
 
 /** Access patterns of consents, authorization codes, token families and refresh tokens. */
 export function createGrantRepo({ doc, table }: RepoDeps) {
@@ -191,11 +200,11 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       });
     },
 
-    /** Revokes every family of a client, or of one user of it. One Query on GSI1, then one write per family. */
-    async revokeFamiliesOf(clientId: string, userId?: string): Promise<number> {
+    /** The ids of the active families of a client, or of one user of it. One Query on GSI1 (per 1 MB page). */
+    async activeFamiliesOf(clientId: string, userId?: string): Promise<string[]> {
       const { gsi1pk } = familiesOfClientIndexKey(clientId, '', '');
+      const active: string[] = [];
       let startKey: Record<string, unknown> | undefined;
-      let revoked = 0;
       do {
         const page = await doc.send(new QueryCommand({
           TableName: table,
@@ -204,15 +213,45 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
           ExpressionAttributeValues: { ':pk': gsi1pk, ...(userId ? { ':user': `USER#${userId}#` } : {}) },
           ExclusiveStartKey: startKey,
         }));
-        for (const item of page.Items ?? []) {
-          if (item.status === 'active') {
-            await this.revokeFamily(String(item.familyId));
-            revoked++;
-          }
-        }
+        for (const item of page.Items ?? []) if (item.status === 'active') active.push(String(item.familyId));
         startKey = page.LastEvaluatedKey;
       } while (startKey);
-      return revoked;
+      return active;
+    },
+
+    /**
+     * Revokes the families, then applies `last` (the deletion that ends the grant: a consent or an
+     * application), in transactions of at most 100 items with `last` in the final one: one request
+     * for up to 99 families. Should a transaction fail, `last` has not happened and a retry finds the
+     * families still active. Throws NotFoundError(`missing`) when the condition of `last` fails.
+     */
+    async revokeFamiliesThen(familyIds: readonly string[], last: TransactItem, missing: string): Promise<void> {
+      const revokes: TransactItem[] = familyIds.map((familyId) => ({
+        Update: {
+          TableName: table,
+          Key: familyKey(familyId),
+          UpdateExpression: 'SET #status = :revoked',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':revoked': 'revoked' },
+        },
+      }));
+      const items = [...revokes, last];
+      for (let start = 0; start < items.length; start += MAX_TRANSACTION_ITEMS) {
+        const chunk = items.slice(start, start + MAX_TRANSACTION_ITEMS);
+        try {
+          await doc.send(new TransactWriteCommand({ TransactItems: chunk }));
+        } catch (error) {
+          const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+          if (chunk.includes(last) && reasons[chunk.length - 1]?.Code === 'ConditionalCheckFailed') throw new NotFoundError(missing);
+          throw error;
+        }
+      }
+    },
+
+    /** The transaction item that forgets a user's consent to a client. */
+    deleteConsentItem(userId: string, clientId: string): TransactItem {
+      return { Delete: { TableName: table, Key: consentKey(userId, clientId) } };
     },
   };
 }

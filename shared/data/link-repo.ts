@@ -2,6 +2,7 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { RepoDeps } from '#shared/data/client';
+import type { TransactItem } from '#shared/data/grant-repo';
 import { linkKey, userKey } from '#shared/data/keys';
 
 export type LinkPurpose = 'confirm-email' | 'reset-password';
@@ -20,13 +21,20 @@ export type LinkRepo = ReturnType<typeof createLinkRepo>;
  */
 export function createLinkRepo({ doc, table }: RepoDeps) {
   return {
-    /** Creates a link for the user; returns the token to put in the e-mail (never stored). */
-    async createLink(purpose: LinkPurpose, userId: string, now = new Date()): Promise<string> {
+    /**
+     * A new link for the user: the token to put in the e-mail (never stored) and the transaction
+     * item that stores it, for a caller that writes it together with something else.
+     */
+    newLink(purpose: LinkPurpose, userId: string, now = new Date()): { token: string; item: TransactItem } {
       const token = randomToken();
-      await doc.send(new PutCommand({
-        TableName: table,
-        Item: { ...linkKey(hashSecret(token)), purpose, userId, expiresAt: epochSeconds(now) + LINK_TTL_SECONDS[purpose] },
-      }));
+      const Item = { ...linkKey(hashSecret(token)), purpose, userId, expiresAt: epochSeconds(now) + LINK_TTL_SECONDS[purpose] };
+      return { token, item: { Put: { TableName: table, Item } } };
+    },
+
+    /** Creates a link for the user; returns the token to put in the e-mail. One PutItem. */
+    async createLink(purpose: LinkPurpose, userId: string, now = new Date()): Promise<string> {
+      const { token, item } = this.newLink(purpose, userId, now);
+      await doc.send(new PutCommand(item.Put!));
       return token;
     },
 
@@ -38,12 +46,11 @@ export function createLinkRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * Uses up the link and applies `changes` to its user in one transaction: either both happen
-     * or neither. Returns false when the link is unknown, expired, of another purpose or used.
+     * Uses up the link of `userId` (as peekLink found it) and applies `changes` to that user, plus
+     * any `extra` items, in one transaction: all or nothing. Returns false when the link is unknown,
+     * expired, of another purpose, of another user or already used.
      */
-    async redeemLink(purpose: LinkPurpose, token: string, changes: Record<string, unknown>, now = new Date()): Promise<boolean> {
-      const userId = await this.peekLink(purpose, token, now);
-      if (!userId) return false;
+    async redeemLink(purpose: LinkPurpose, token: string, userId: string, changes: Record<string, unknown>, extra: readonly TransactItem[] = [], now = new Date()): Promise<boolean> {
       const entries = Object.entries({ ...changes, update_date: formatTimestamp(now) });
       try {
         await doc.send(new TransactWriteCommand({
@@ -66,6 +73,7 @@ export function createLinkRepo({ doc, table }: RepoDeps) {
                 ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
               },
             },
+            ...extra,
           ],
         }));
         return true;

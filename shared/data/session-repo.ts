@@ -2,8 +2,9 @@ import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
-import type { BatchRead } from '#shared/data/batch-read';
+import type { BatchRead, ItemKey } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
+import type { TransactItem } from '#shared/data/grant-repo';
 import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
@@ -66,10 +67,10 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
       await doc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
     },
 
-    /** Ends every session of a user (after a password reset). One Query on GSI1, then one delete per session. */
-    async deleteSessionsOf(userId: string): Promise<number> {
+    /** The keys of every session of a user, to end them all. One Query on GSI1 (per 1 MB page). */
+    async sessionKeysOf(userId: string): Promise<ItemKey[]> {
       const { gsi1pk } = sessionsOfUserIndexKey(userId, '');
-      let ended = 0;
+      const keys: ItemKey[] = [];
       let startKey: Record<string, unknown> | undefined;
       do {
         const page = await doc.send(new QueryCommand({
@@ -79,13 +80,20 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
           ExpressionAttributeValues: { ':pk': gsi1pk },
           ExclusiveStartKey: startKey,
         }));
-        for (const item of page.Items ?? []) {
-          await doc.send(new DeleteCommand({ TableName: table, Key: { pk: item.pk, sk: item.sk } }));
-          ended++;
-        }
+        for (const item of page.Items ?? []) keys.push({ pk: String(item.pk), sk: String(item.sk) });
         startKey = page.LastEvaluatedKey;
       } while (startKey);
-      return ended;
+      return keys;
+    },
+
+    /** The transaction item that ends the session of `key`. */
+    endSessionItem(key: ItemKey): TransactItem {
+      return { Delete: { TableName: table, Key: key } };
+    },
+
+    /** Ends the sessions of `keys`, one DeleteItem each. */
+    async endSessions(keys: readonly ItemKey[]): Promise<void> {
+      for (const key of keys) await doc.send(new DeleteCommand({ TableName: table, Key: key }));
     },
   };
 }

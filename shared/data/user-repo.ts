@@ -1,6 +1,7 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
+import type { TransactItem } from '#shared/data/grant-repo';
 import { normalizeEmail, toUser, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { emailKey, userKey } from '#shared/data/keys';
@@ -50,15 +51,17 @@ export function createUserRepo({ doc, table }: RepoDeps) {
 
     /**
      * Creates a user and claims the e-mail address in one transaction, so two accounts can never
-     * share an address. Throws ConflictError when the address is taken.
+     * share an address; `extra` items (the confirmation link) are written in the same transaction.
+     * Throws ConflictError when the address is taken.
      */
-    async createUser(user: User, passwordHash: string): Promise<void> {
+    async createUser(user: User, passwordHash: string, extra: readonly TransactItem[] = []): Promise<void> {
       const email = normalizeEmail(user.email);
       try {
         await doc.send(new TransactWriteCommand({
           TransactItems: [
             { Put: { TableName: table, Item: { ...userKey(user.id), ...user, passwordHash }, ConditionExpression: 'attribute_not_exists(pk)' } },
             { Put: { TableName: table, Item: { ...emailKey(email), userId: user.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            ...extra,
           ],
         }));
       } catch (error) {
