@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalService } from '#infra/local/service';
+import { hashSecret } from '#shared/auth/secrets';
+import { createClientRepo } from '#shared/data/client-repo';
+import { createDocumentClient } from '#shared/data/client';
+import { createGrantRepo } from '#shared/data/grant-repo';
+import { createLinkRepo } from '#shared/data/link-repo';
+import { createSessionRepo } from '#shared/data/session-repo';
+import { createUserRepo } from '#shared/data/user-repo';
+import { readOutbox } from '#shared/email/outbox-mailer';
 import { countRequests } from '../support/count-requests';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,
@@ -10,6 +18,7 @@ import { startTestService } from '../support/service';
 
 interface App {
   clientId: string;
+  clientSecret: string;
   name: string;
   redirectUri: string;
 }
@@ -21,15 +30,34 @@ interface App {
 describe('DynamoDB requests per browser call', () => {
   let service: LocalService;
   let requests: ReturnType<typeof countRequests>;
+  /** A client of the test's own (not counted), to prepare and check the table. */
+  let testDoc: ReturnType<typeof createDocumentClient>;
+  let repos: {
+    users: ReturnType<typeof createUserRepo>;
+    clients: ReturnType<typeof createClientRepo>;
+    grants: ReturnType<typeof createGrantRepo>;
+    links: ReturnType<typeof createLinkRepo>;
+    sessions: ReturnType<typeof createSessionRepo>;
+  };
 
   beforeAll(async () => {
     service = await startTestService();
     // The auth handlers' own client: imported after the service set the environment they read.
     const { doc } = await import('#shared/auth/runtime');
     requests = countRequests(doc);
+    testDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
+    const deps = { doc: testDoc, table: service.tableName };
+    repos = {
+      users: createUserRepo(deps),
+      clients: createClientRepo(deps),
+      grants: createGrantRepo(deps),
+      links: createLinkRepo(deps),
+      sessions: createSessionRepo(deps),
+    };
   });
   afterAll(async () => {
     requests?.detach();
+    testDoc?.destroy();
     await service?.stop();
   });
   beforeEach(() => requests.reset());
@@ -59,8 +87,37 @@ describe('DynamoDB requests per browser call', () => {
     });
     expect(reply.status).toBe(200);
     const clientId = /id="client-id">([^<]+)</.exec(reply.text)?.[1];
-    if (!clientId) throw new Error(`no client id on: ${textOf(reply.text).slice(0, 300)}`);
-    return { clientId, name, redirectUri };
+    const clientSecret = /id="client-secret">([^<]+)</.exec(reply.text)?.[1];
+    if (!clientId || !clientSecret) throw new Error(`no credentials on: ${textOf(reply.text).slice(0, 300)}`);
+    return { clientId, clientSecret, name, redirectUri };
+  }
+
+  /** The user signed in on `b` authorizes the app and the app exchanges the code: one token family. Returns its id. */
+  async function tokenFamily(b: Browser, account: Account, app: App): Promise<string> {
+    const callback = await authorize(b, paramsFor(app), { account });
+    const response = await fetch(`${service.authUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code', code: callback.searchParams.get('code') ?? '', redirect_uri: app.redirectUri,
+        client_id: app.clientId, client_secret: app.clientSecret,
+      }),
+    });
+    expect(response.status).toBe(200);
+    const { refresh_token: refreshToken } = (await response.json()) as { refresh_token: string };
+    return (await repos.grants.getRefreshToken(hashSecret(refreshToken)))!.familyId;
+  }
+
+  /** The e-mail the local service sent to an address, oldest first. */
+  async function mailTo(address: string) {
+    return (await readOutbox(service.outboxDir)).filter((m) => m.to === address).reverse();
+  }
+
+  /** The token of the first link to `path` in a message. */
+  function linkToken(text: string, path: string): string {
+    const match = new RegExp(`${service.authUrl}${path}\\?token=([A-Za-z0-9_-]+)`).exec(text);
+    if (!match) throw new Error(`no ${path} link in: ${text}`);
+    return match[1]!;
   }
 
   const paramsFor = (app: App, scope = 'read_user') => authorizationParams({ client_id: app.clientId, redirect_uri: app.redirectUri, scope });
@@ -209,6 +266,124 @@ describe('DynamoDB requests per browser call', () => {
       expect(reply.status).toBe(200);
       expect(textOf(reply.text)).toContain('No application has access to your account.');
       expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand']);
+    });
+  });
+
+  describe('ending a grant', () => {
+    it('POST /account/apps/{client_id}/revoke with one active token family: BatchGetItem + Query (families) + TransactWriteItems', async () => {
+      // Prepare
+      const developer = await signedIn();
+      const app = await registerApp(developer.b);
+      const { b, account } = await signedIn();
+      const familyId = await tokenFamily(b, account, app);
+      const path = `/account/apps/${app.clientId}/revoke`;
+      const fields = formFields((await b.get('/account')).text, path);
+
+      // Act
+      const { reply, operations } = await measure(() => b.postForm(path, fields));
+
+      // Assess
+      expect(reply).toMatchObject({ status: 303, location: '/account' });
+      expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
+      expect((await repos.grants.getFamily(familyId))!.status).toBe('revoked');
+      expect(await repos.grants.getConsent(account.user.id, app.clientId)).toBeUndefined();
+      expect(await repos.clients.getClient(app.clientId)).toBeDefined();
+    });
+
+    it('POST /developer/apps/{client_id}/delete with one token family: BatchGetItem (session, user, application) + Query + TransactWriteItems', async () => {
+      // Prepare
+      const developer = await signedIn();
+      const app = await registerApp(developer.b);
+      const user = await signedIn();
+      const familyId = await tokenFamily(user.b, user.account, app);
+      const path = `/developer/apps/${app.clientId}/delete`;
+      const fields = formFields((await developer.b.get(`/developer/apps/${app.clientId}`)).text, path);
+
+      // Act
+      const { reply, operations } = await measure(() => developer.b.postForm(path, fields));
+
+      // Assess
+      expect(reply).toMatchObject({ status: 303, location: '/developer' });
+      expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
+      expect((await repos.grants.getFamily(familyId))!.status).toBe('revoked');
+      expect(await repos.clients.getClient(app.clientId)).toBeUndefined();
+    });
+  });
+
+  describe('sign-up and e-mailed links', () => {
+    /** Signs up a new address from a browser of its own; returns the browser, the reply, and what the POST cost. */
+    async function signUp(email: string) {
+      const b = new Browser(service.authUrl);
+      const form = await b.get('/signup');
+      const fields = { ...formFields(form.text, '/signup'), firstname: 'Grace', lastname: 'Hopper', email, password: 'a quiet lighthouse keeps the harbour', gender: '2' };
+      return { b, ...(await measure(() => b.postForm('/signup', fields))) };
+    }
+
+    it('POST /signup with a new address: one TransactWriteItems (user, e-mail, confirmation link), and the e-mailed link is that link', async () => {
+      // Prepare
+      const email = `counted-${randomUUID()}@example.com`;
+
+      // Act
+      const { reply, operations } = await signUp(email);
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(textOf(reply.text)).toContain('Check your e-mail');
+      expect(operations).toEqual(['TransactWriteItemsCommand']);
+      const [mail, ...more] = await mailTo(email);
+      expect(more).toEqual([]);
+      expect(mail!.subject).toBe('Confirm your e-mail address');
+      const created = await repos.users.findUserByEmail(email);
+      expect(created!.user.email_confirmed).toBe(false);
+      expect(await repos.links.peekLink('confirm-email', linkToken(mail!.text, '/confirm-email'))).toBe(created!.user.id);
+    });
+
+    it('POST /confirm-email: GetItem (link) + TransactWriteItems (link used up, address confirmed)', async () => {
+      // Prepare
+      const email = `counted-${randomUUID()}@example.com`;
+      const { b } = await signUp(email);
+      const token = linkToken((await mailTo(email))[0]!.text, '/confirm-email');
+      const page = await b.get(`/confirm-email?token=${token}`);
+      expect(page.status).toBe(200);
+
+      // Act
+      const { reply, operations } = await measure(() => b.postForm('/confirm-email', formFields(page.text, '/confirm-email')));
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(textOf(reply.text)).toContain('Thank you: your e-mail address is confirmed.');
+      expect(operations).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+      expect((await repos.users.findUserByEmail(email))!.user.email_confirmed).toBe(true);
+      expect(await repos.links.peekLink('confirm-email', token)).toBeUndefined();
+    });
+
+    it('POST /password-reset/confirm with two live sessions: GetItem (link) + GetItem (user) + Query (sessions) + TransactWriteItems', async () => {
+      // Prepare: the account is signed in on two browsers
+      const { b: first, account } = await signedIn();
+      const second = new Browser(service.authUrl);
+      expect((await signIn(second, account)).status).toBe(303);
+      const anonymous = new Browser(service.authUrl);
+      const request = await anonymous.get('/password-reset');
+      expect((await anonymous.postForm('/password-reset', { ...formFields(request.text, '/password-reset'), email: account.user.email })).status).toBe(200);
+      const [mail] = (await mailTo(account.user.email)).filter((m) => m.subject === 'Reset your password');
+      const token = linkToken(mail!.text, '/password-reset/confirm');
+      const page = await anonymous.get(`/password-reset/confirm?token=${token}`);
+      expect(page.status).toBe(200);
+      const newPassword = 'a brand new passphrase for grace';
+
+      // Act
+      const { reply, operations } = await measure(() => anonymous.postForm('/password-reset/confirm', {
+        ...formFields(page.text, '/password-reset/confirm'), password: newPassword,
+      }));
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(textOf(reply.text)).toContain('Your new password is set.');
+      expect(operations).toEqual(['GetItemCommand', 'GetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
+      for (const b of [first, second]) expect(await b.get('/account')).toMatchObject({ status: 302, location: '/login?return_to=%2Faccount' });
+      expect(await repos.sessions.sessionKeysOf(account.user.id)).toEqual([]);
+      expect(await repos.links.peekLink('reset-password', token)).toBeUndefined();
+      expect((await signIn(new Browser(service.authUrl), { ...account, password: newPassword })).status).toBe(303);
     });
   });
 

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { createClientRepo } from '#shared/data/client-repo';
+import { createGrantRepo } from '#shared/data/grant-repo';
+import { clientKey, consentKey } from '#shared/data/keys';
+import type { Client } from '#shared/domain/client';
+import type { TokenFamily } from '#shared/domain/grant';
+import { NotFoundError } from '#shared/errors';
+import { countRequests } from '../support/count-requests';
+import { freshTable } from '../support/service';
+
+const MISSING = 'No such application.';
+
+function makeClient(developerId: string): Client {
+  const clientId = randomUUID();
+  return {
+    clientId, secretHash: hashSecret(`secret-${clientId}`), name: `App ${clientId.slice(0, 8)}`, description: 'Revocation test app.',
+    website: 'https://app.example', redirectUris: ['https://app.example/callback'], developerId, developerName: 'Rita Revoke',
+    createdAt: '2026-01-02T03:04:05.678',
+  };
+}
+
+/**
+ * Revoking the token families of an application (or of one user of it) together with the
+ * deletion that ends the grant: grants.activeFamiliesOf + grants.revokeFamiliesThen, against
+ * DynamoDB Local, with the requests and the size of each transaction counted.
+ */
+describe('grant revocation in transactions', () => {
+  let doc: DynamoDBDocumentClient;
+  let grants: ReturnType<typeof createGrantRepo>;
+  let clients: ReturnType<typeof createClientRepo>;
+  let requests: ReturnType<typeof countRequests>;
+  /** The items of every TransactWriteItems sent, as the document client saw them. */
+  const transactions: NonNullable<TransactWriteCommandInput['TransactItems']>[] = [];
+
+  beforeAll(async () => {
+    let table: string;
+    ({ doc, table } = await freshTable());
+    grants = createGrantRepo({ doc, table });
+    clients = createClientRepo({ doc, table });
+    requests = countRequests(doc);
+    doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand') {
+          transactions.push(structuredClone((args.input as TransactWriteCommandInput).TransactItems ?? []));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'record-transactions' },
+    );
+  });
+  afterAll(() => {
+    requests?.detach();
+    doc?.destroy();
+  });
+  beforeEach(() => forget());
+
+  function forget() {
+    requests.reset();
+    transactions.length = 0;
+  }
+
+  /** A registered application of a developer of its own. */
+  async function registeredClient(): Promise<Client> {
+    const client = makeClient(randomUUID());
+    await clients.createClient(client);
+    return client;
+  }
+
+  /**
+   * Creates `count` token families of the client, as the token endpoint does: a code, then the
+   * code's redemption, which writes the family and its first refresh token. Returns their ids.
+   */
+  async function families(clientId: string, count: number, userIds = [randomUUID()]): Promise<string[]> {
+    const ids: string[] = [];
+    for (let start = 0; start < count; start += 25) {
+      ids.push(...await Promise.all(Array.from({ length: Math.min(25, count - start) }, async (_, i) => {
+        const userId = userIds[(start + i) % userIds.length]!;
+        const codeHash = hashSecret(randomToken());
+        await grants.createCode(codeHash, {
+          clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_user'], expiresAt: Math.floor(Date.now() / 1000) + 60,
+        });
+        const family: TokenFamily = {
+          familyId: randomUUID(), clientId, userId, scopes: ['read_user'], status: 'active', createdAt: '2026-01-02T03:04:05.678',
+        };
+        await grants.redeemCode(codeHash, '2026-01-02T03:04:06.000', family, {
+          tokenHash: hashSecret(randomToken()), familyId: family.familyId, clientId, userId, scopes: ['read_user'], status: 'active',
+        });
+        return family.familyId;
+      })));
+    }
+    forget();
+    return ids;
+  }
+
+  async function statuses(familyIds: readonly string[]): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const id of familyIds) {
+      const status = (await grants.getFamily(id))?.status ?? 'missing';
+      counts[status] = (counts[status] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  const sorted = (ids: readonly string[]) => [...ids].sort();
+
+  describe('activeFamiliesOf', () => {
+    it('finds the active families of the client, or of one user of it, in one Query', async () => {
+      // Prepare: two users' families, one of them already revoked, and another client's family
+      const client = await registeredClient();
+      const [ann, bob] = [randomUUID(), randomUUID()];
+      const ofAnn = await families(client.clientId, 3, [ann]);
+      const ofBob = await families(client.clientId, 2, [bob]);
+      await families((await registeredClient()).clientId, 1, [ann]);
+      await grants.revokeFamily(ofAnn[0]!);
+      forget();
+
+      // Act
+      const all = await grants.activeFamiliesOf(client.clientId);
+      const allRequests = [...requests.operations];
+      const annsOnly = await grants.activeFamiliesOf(client.clientId, ann);
+
+      // Assess
+      expect(sorted(all)).toEqual(sorted([...ofAnn.slice(1), ...ofBob]));
+      expect(sorted(annsOnly)).toEqual(sorted(ofAnn.slice(1)));
+      expect(allRequests).toEqual(['QueryCommand']);
+      expect(requests.operations).toEqual(['QueryCommand', 'QueryCommand']);
+    });
+  });
+
+  describe('revokeFamiliesThen, deleting the application last', () => {
+    it('150 families: two transactions (100 items, then 50 and the deletion); every family revoked and the application gone', async () => {
+      // Prepare
+      const client = await registeredClient();
+      const ids = await families(client.clientId, 150, [randomUUID(), randomUUID(), randomUUID()]);
+      const other = await registeredClient();
+      const [otherFamily] = await families(other.clientId, 1);
+      const active = await grants.activeFamiliesOf(client.clientId);
+      forget();
+
+      // Act
+      await grants.revokeFamiliesThen(active, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+
+      // Assess
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+      expect(transactions.map((items) => items.length)).toEqual([100, 51]);
+      expect(transactions[0]!.every((item) => item.Update !== undefined)).toBe(true);
+      expect(transactions[1]!.at(-1)!.Delete!.Key).toEqual(clientKey(client.clientId));
+      expect(await statuses(ids)).toEqual({ revoked: 150 });
+      expect(await clients.getClient(client.clientId)).toBeUndefined();
+      expect(await grants.activeFamiliesOf(client.clientId)).toEqual([]);
+      // Another application's grants are untouched.
+      expect((await grants.getFamily(otherFamily!))!.status).toBe('active');
+      expect(await clients.getClient(other.clientId)).toEqual(other);
+    });
+
+    it.each([
+      [0, [1]],
+      [1, [2]],
+      [99, [100]],
+      [100, [100, 1]],
+      [199, [100, 100]],
+      [200, [100, 100, 1]],
+    ])('%i families: transactions of %j items', async (count, sizes) => {
+      // Prepare
+      const client = await registeredClient();
+      const ids = await families(client.clientId, count);
+
+      // Act
+      await grants.revokeFamiliesThen(ids, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+
+      // Assess
+      expect(transactions.map((items) => items.length)).toEqual(sizes);
+      expect(requests.operations).toEqual(sizes.map(() => 'TransactWriteItemsCommand'));
+      expect(await statuses(ids)).toEqual(count ? { revoked: count } : {});
+      expect(await clients.getClient(client.clientId)).toBeUndefined();
+    });
+
+    it("another developer's id, 99 families: NotFoundError and nothing revoked, all in one transaction", async () => {
+      // Prepare
+      const client = await registeredClient();
+      const ids = await families(client.clientId, 99);
+
+      // Act
+      const outcome = grants.revokeFamiliesThen(ids, clients.deleteClientItem(randomUUID(), client.clientId), MISSING);
+
+      // Assess
+      await expect(outcome).rejects.toThrow(NotFoundError);
+      await expect(outcome).rejects.toThrow(MISSING);
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
+      expect(transactions.map((items) => items.length)).toEqual([100]);
+      expect(await statuses(ids)).toEqual({ active: 99 });
+      expect(await clients.getClient(client.clientId)).toEqual(client);
+    });
+
+    it('an application that no longer exists: NotFoundError and nothing revoked', async () => {
+      // Prepare: families left of an application whose item is gone
+      const client = makeClient(randomUUID());
+      const ids = await families(client.clientId, 3);
+
+      // Act
+      const outcome = grants.revokeFamiliesThen(ids, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+
+      // Assess
+      await expect(outcome).rejects.toThrow(NotFoundError);
+      expect(await statuses(ids)).toEqual({ active: 3 });
+    });
+
+    it("another developer's id, 150 families: the first 100 are revoked, the rest and the application stay, and a retry by the owner finishes", async () => {
+      // Prepare
+      const client = await registeredClient();
+      await families(client.clientId, 150);
+      const active = await grants.activeFamiliesOf(client.clientId);
+      forget();
+
+      // Act
+      const outcome = grants.revokeFamiliesThen(active, clients.deleteClientItem(randomUUID(), client.clientId), MISSING);
+      await expect(outcome).rejects.toThrow(NotFoundError);
+      const afterFailure = { operations: [...requests.operations], statuses: await statuses(active), client: await clients.getClient(client.clientId) };
+      const left = await grants.activeFamiliesOf(client.clientId);
+      forget();
+      await grants.revokeFamiliesThen(left, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+
+      // Assess
+      expect(afterFailure).toEqual({
+        operations: ['TransactWriteItemsCommand', 'TransactWriteItemsCommand'],
+        statuses: { revoked: 100, active: 50 },
+        client,
+      });
+      expect(sorted(left)).toEqual(sorted(active.slice(100)));
+      expect(transactions.map((items) => items.length)).toEqual([51]);
+      expect(await statuses(active)).toEqual({ revoked: 150 });
+      expect(await clients.getClient(client.clientId)).toBeUndefined();
+    });
+  });
+
+  describe('revokeFamiliesThen, forgetting a consent last', () => {
+    it("revokes one user's families of the application and deletes the consent, in one transaction; other users' grants stay", async () => {
+      // Prepare
+      const client = await registeredClient();
+      const [ann, bob] = [randomUUID(), randomUUID()];
+      const ofAnn = await families(client.clientId, 4, [ann]);
+      const ofBob = await families(client.clientId, 2, [bob]);
+      for (const userId of [ann, bob]) {
+        await grants.saveConsent({ userId, clientId: client.clientId, scopes: ['read_user'], grantedAt: '2026-01-02T03:04:05.678' });
+      }
+      const active = await grants.activeFamiliesOf(client.clientId, ann);
+      forget();
+
+      // Act
+      await grants.revokeFamiliesThen(active, grants.deleteConsentItem(ann, client.clientId), MISSING);
+
+      // Assess
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
+      expect(transactions[0]!.map((item) => item.Update?.Key ?? item.Delete?.Key)).toEqual([
+        ...active.map((familyId) => ({ pk: `FAMILY#${familyId}`, sk: 'FAMILY' })),
+        consentKey(ann, client.clientId),
+      ]);
+      expect(await statuses(ofAnn)).toEqual({ revoked: 4 });
+      expect(await statuses(ofBob)).toEqual({ active: 2 });
+      expect(await grants.getConsent(ann, client.clientId)).toBeUndefined();
+      expect(await grants.getConsent(bob, client.clientId)).toBeDefined();
+      expect(await clients.getClient(client.clientId)).toEqual(client);
+    });
+  });
+});
