@@ -2,8 +2,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
-import type { TransactItem } from '#shared/data/grant-repo';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/client';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/client';
 import { clientKey, clientsOfDeveloperIndexKey, fromItem } from '#shared/data/keys';
 
 export type ClientRepo = ReturnType<typeof createClientRepo>;

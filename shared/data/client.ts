@@ -1,11 +1,14 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
   doc: DynamoDBDocumentClient;
   table: string;
 }
+
+/** One item of a TransactWriteItems request: repositories hand these out so a caller can write several together. */
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export interface ClientOptions {
   /** DynamoDB Local's URL; absent in AWS. */

@@ -1,10 +1,8 @@
-import {
-  DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuthorizationCode, Consent, RefreshToken, TokenFamily } from '#shared/domain/grant';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
-import type { RepoDeps } from '#shared/data/client';
+import type { RepoDeps, TransactItem } from '#shared/data/client';
 import { NotFoundError } from '#shared/errors';
 import {
   clientKey, codeKey, consentKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem, refreshTokenKey,
@@ -19,9 +17,6 @@ export class GrantWriteError extends Error {
 }
 
 export type GrantRepo = ReturnType<typeof createGrantRepo>;
-
-/** One item of a TransactWriteItems request. */
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** TransactWriteItems takes at most 100 items. */
 const MAX_TRANSACTION_ITEMS = 100;

@@ -1,8 +1,7 @@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
-import type { RepoDeps } from '#shared/data/client';
-import type { TransactItem } from '#shared/data/grant-repo';
+import type { RepoDeps, TransactItem } from '#shared/data/client';
 import { linkKey, userKey } from '#shared/data/keys';
 
 export type LinkPurpose = 'confirm-email' | 'reset-password';

@@ -3,8 +3,7 @@ import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
-import type { RepoDeps } from '#shared/data/client';
-import type { TransactItem } from '#shared/data/grant-repo';
+import type { RepoDeps, TransactItem } from '#shared/data/client';
 import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */

@@ -1,7 +1,6 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
-import type { RepoDeps } from '#shared/data/client';
-import type { TransactItem } from '#shared/data/grant-repo';
+import type { RepoDeps, TransactItem } from '#shared/data/client';
 import { normalizeEmail, toUser, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { emailKey, userKey } from '#shared/data/keys';
