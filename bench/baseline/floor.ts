@@ -1,14 +1,13 @@
 import { scrypt } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
+  BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { ENV } from '#shared/config';
+import { doc, table } from './handler.ts';
 
-// The physical floor of a function's cold start: the same document client as the baseline
-// (handler.ts), in the same kind of fresh process, making exactly the requests its event lists, in
-// order — the fewest the function's design allows, of the same kinds (bench/floors.ts builds them
-// from bench/scenarios.ts). Nothing of the service is imported, so the floor cannot inherit the
+// The physical floor of a function's cold start: the baseline's document client (handler.ts), in
+// the same kind of fresh process, making exactly the requests its event lists, in order — the
+// fewest the function's design allows, of the same kinds (bench/floors.ts builds them from
+// bench/scenarios.ts). Nothing of the service is imported, so the floor cannot inherit the
 // service's overheads; it answers 200 once every step is done.
 
 type Key = { pk: string; sk: string };
@@ -33,15 +32,6 @@ export type FloorRequest =
 export interface FloorEvent {
   steps: FloorRequest[];
 }
-
-const endpoint = process.env[ENV.dynamodbEndpoint] || undefined;
-const table = process.env[ENV.tableName] ?? '';
-const doc = DynamoDBDocumentClient.from(
-  new DynamoDBClient(endpoint === undefined
-    ? {}
-    : { endpoint, region: process.env.AWS_REGION ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-  { marshallOptions: { removeUndefinedValues: true } },
-);
 
 /** Runs the event's steps in order and answers 200. */
 export const handler = async (event: FloorEvent) => {

@@ -7,8 +7,8 @@ import { ENV } from '#shared/config';
 // growth of the functions, not of the baseline) and answers each event with one GetItem.
 // It deliberately imports nothing else of the service.
 const endpoint = process.env[ENV.dynamodbEndpoint] || undefined;
-const table = process.env[ENV.tableName] ?? '';
-const doc = DynamoDBDocumentClient.from(
+export const table = process.env[ENV.tableName] ?? '';
+export const doc = DynamoDBDocumentClient.from(
   new DynamoDBClient(endpoint === undefined
     ? {}
     : { endpoint, region: process.env.AWS_REGION ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),

@@ -34,6 +34,15 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
   };
 
   const { getItems: batchGet } = createBatchReader({ doc, table });
+  /** The update that revokes a family (only one that exists), alone or in a transaction. */
+  const revokeFamilyUpdate = (familyId: string) => ({
+    TableName: table,
+    Key: familyKey(familyId),
+    UpdateExpression: 'SET #status = :revoked',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':revoked': 'revoked' },
+  });
 
   return {
     /** The user's consent to a client, as part of a combined read (none without a user). */
@@ -183,14 +192,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 
     /** Revokes a family: every refresh token of it stops working. Idempotent. */
     async revokeFamily(familyId: string): Promise<void> {
-      await doc.send(new UpdateCommand({
-        TableName: table,
-        Key: familyKey(familyId),
-        UpdateExpression: 'SET #status = :revoked',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':revoked': 'revoked' },
-      })).catch((error: unknown) => {
+      await doc.send(new UpdateCommand(revokeFamilyUpdate(familyId))).catch((error: unknown) => {
         if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
       });
     },
@@ -221,17 +223,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * families still active. Throws NotFoundError(`missing`) when the condition of `last` fails.
      */
     async revokeFamiliesThen(familyIds: readonly string[], last: TransactItem, missing: string): Promise<void> {
-      const revokes: TransactItem[] = familyIds.map((familyId) => ({
-        Update: {
-          TableName: table,
-          Key: familyKey(familyId),
-          UpdateExpression: 'SET #status = :revoked',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':revoked': 'revoked' },
-        },
-      }));
-      const items = [...revokes, last];
+      const items: TransactItem[] = [...familyIds.map((familyId) => ({ Update: revokeFamilyUpdate(familyId) })), last];
       for (let start = 0; start < items.length; start += MAX_TRANSACTION_ITEMS) {
         const chunk = items.slice(start, start + MAX_TRANSACTION_ITEMS);
         try {
