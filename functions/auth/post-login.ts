@@ -3,7 +3,7 @@ import { loginPage } from '#shared/auth/pages';
 import { verifyPassword } from '#shared/auth/password';
 import { batch, sessions, throttle, users } from '#shared/auth/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/auth/web';
-import { normalizeEmail } from '#shared/domain/user';
+import { MAX_EMAIL_LENGTH, normalizeEmail } from '#shared/domain/user';
 import { parseForm } from '#shared/http/form';
 import { checkCsrf, csrfToken, redirect, SESSION_COOKIE, setCookie } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
@@ -23,13 +23,15 @@ export const handler = pageHandler(async (event) => {
   checkCsrf(event, form);
   const returnTo = safeReturnTo(form.return_to);
   const email = normalizeEmail(form.email ?? '');
+  // No account has a longer address, and a longer one would not fit in the throttle record's key.
+  const account = email.length <= MAX_EMAIL_LENGTH ? email : '';
   const address = event.requestContext.http.sourceIp;
   const now = Date.now();
   const { token, cookies } = csrfToken(event, secure);
   const again = (error: string, status: number) =>
     loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
 
-  const [failures, userId] = await batch.read([throttle.failuresRead(email, address), users.userIdOfEmailRead(email)] as const);
+  const [failures, userId] = await batch.read([throttle.failuresRead(account, address), users.userIdOfEmailRead(account)] as const);
   const wait = retryAfterMs(failures, now);
   if (wait > 0) {
     const seconds = Math.ceil(wait / 1000);
@@ -40,10 +42,10 @@ export const handler = pageHandler(async (event) => {
   const record = userId ? await users.getUserRecord(userId) : undefined;
   const valid = await verifyPassword(form.password ?? '', record?.passwordHash ?? DECOY_HASH);
   if (!record || !valid) {
-    await throttle.recordFailure(email, address, now);
+    await throttle.recordFailure(account, address, now);
     return again('Incorrect e-mail address or password.', 401);
   }
-  if (failures.some((r) => r.kind === 'account')) await throttle.clearAccount(email);
+  if (failures.some((r) => r.kind === 'account')) await throttle.clearAccount(account);
   const sessionId = await sessions.createSession(record.user.id);
   return redirect(returnTo, 303, [setCookie(SESSION_COOKIE, sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS })]);
 });

@@ -1,5 +1,5 @@
 import { hashSecret, safeEqual } from '#shared/auth/secrets';
-import type { Client } from '#shared/domain/client';
+import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { BadRequestError, InvalidClientError } from '#shared/errors';
 
 export interface ClientCredentials {
@@ -14,6 +14,13 @@ export interface ClientCredentials {
  * RFC 6749 §2.3.1). Throws invalid_request when they are missing or sent both ways.
  */
 export function readClientCredentials(authorization: string | undefined, form: Record<string, string>): ClientCredentials {
+  const credentials = presentedCredentials(authorization, form);
+  // An id that cannot be one of ours is an unknown client, answered without a lookup (nor an oversized key).
+  if (!isPlausibleClientId(credentials.clientId)) throw new InvalidClientError(credentials.basic);
+  return credentials;
+}
+
+function presentedCredentials(authorization: string | undefined, form: Record<string, string>): ClientCredentials {
   const fromBody = form.client_id !== undefined || form.client_secret !== undefined;
   if (authorization && /^basic /i.test(authorization)) {
     if (fromBody && form.client_secret !== undefined) {

@@ -1,7 +1,7 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps, TransactItem } from '#shared/data/client';
-import { normalizeEmail, toUser, type User } from '#shared/domain/user';
+import { MAX_EMAIL_LENGTH, normalizeEmail, toUser, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { emailKey, userKey } from '#shared/data/keys';
 
@@ -13,6 +13,12 @@ export interface UserRecord {
 
 export type UserRepo = ReturnType<typeof createUserRepo>;
 
+/** Whether an address could belong to an account (and so be looked up at all). */
+const isAccountAddress = (email: string) => {
+  const normalized = normalizeEmail(email);
+  return normalized.length > 0 && normalized.length <= MAX_EMAIL_LENGTH;
+};
+
 /** Access patterns on users. */
 export function createUserRepo({ doc, table }: RepoDeps) {
   return {
@@ -22,10 +28,13 @@ export function createUserRepo({ doc, table }: RepoDeps) {
       return Item ? toUser(Item) : undefined;
     },
 
-    /** The id of the user registered with an e-mail address, as part of a combined read. */
+    /**
+     * The id of the user registered with an e-mail address, as part of a combined read. An empty
+     * address, or one longer than any account's (which would not fit in a key), reads nothing.
+     */
     userIdOfEmailRead(email: string): BatchRead<string | undefined> {
       return {
-        keys: normalizeEmail(email) ? [emailKey(email)] : [],
+        keys: isAccountAddress(email) ? [emailKey(email)] : [],
         parse: ([item]) => (item ? String(item.userId) : undefined),
       };
     },
@@ -38,6 +47,7 @@ export function createUserRepo({ doc, table }: RepoDeps) {
 
     /** The user registered with an e-mail address, with the password hash. Two GetItems. */
     async findUserByEmail(email: string): Promise<UserRecord | undefined> {
+      if (!isAccountAddress(email)) return undefined;
       const { Item: link } = await doc.send(new GetCommand({ TableName: table, Key: emailKey(email) }));
       return link ? this.getUserRecord(String(link.userId)) : undefined;
     },

@@ -1,5 +1,5 @@
 import { passwordProblem } from '#shared/domain/password-policy';
-import { normalizeEmail } from '#shared/domain/user';
+import { MAX_EMAIL_LENGTH, normalizeEmail } from '#shared/domain/user';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -9,7 +9,7 @@ export function signupProblems(form: Record<string, string>): Record<string, str
   if (!form.firstname?.trim() || form.firstname.length > 100) problems.firstname = 'Give your first name (up to 100 characters).';
   if (!form.lastname?.trim() || form.lastname.length > 100) problems.lastname = 'Give your last name (up to 100 characters).';
   const email = normalizeEmail(form.email ?? '');
-  if (!EMAIL.test(email) || email.length > 254) problems.email = 'Give a valid e-mail address.';
+  if (!EMAIL.test(email) || email.length > MAX_EMAIL_LENGTH) problems.email = 'Give a valid e-mail address.';
   const password = passwordProblem(form.password ?? '', email);
   if (password) problems.password = password;
   if (form.gender !== undefined && !['0', '1', '2'].includes(form.gender)) problems.gender = 'Choose one of the options.';

@@ -22,6 +22,9 @@ export function toUser(item: Record<string, unknown>): User {
   return Object.fromEntries(USER_FIELDS.map((field) => [field, item[field]])) as unknown as User;
 }
 
+/** The longest address an account can have (RFC 5321's path limit); sign-up refuses longer ones. */
+export const MAX_EMAIL_LENGTH = 254;
+
 /** E-mail addresses are compared case-insensitively and without surrounding space. */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();

@@ -247,6 +247,23 @@ describe('accounts and developer console over HTTP', () => {
       const [reset] = await mailTo(owner.user.email);
       expect(reset!.subject).toBe('Reset your password');
     });
+
+    it('answers an address too long for any account (and for a key) like any unknown one, at login and at reset', async () => {
+      // Sign-up refuses addresses over 254 characters; 3,000 would not even fit in a DynamoDB key.
+      const huge = `${'a'.repeat(3000)}@example.com`;
+      const b = browser(nextLoopbackAddress());
+      const login = formFields((await b.get('/login')).text, '/login');
+      const unknownLogin = await b.postForm('/login', { ...login, email: `nobody-${randomUUID()}@example.com`, password: 'not the right password' });
+      const hugeLogin = await b.postForm('/login', { ...login, email: huge, password: 'not the right password' });
+      const forUnknown = await submit(browser(), '/password-reset', '/password-reset', { email: `nobody-${randomUUID()}@example.com` });
+      const forHuge = await submit(browser(), '/password-reset', '/password-reset', { email: huge });
+
+      expect(unknownLogin.status).toBe(401);
+      expect(hugeLogin.status).toBe(401);
+      expect(textOf(hugeLogin.text)).toContain('Incorrect e-mail address or password.');
+      expect(forHuge.status).toBe(200);
+      expect(textOf(forHuge.text)).toBe(textOf(forUnknown.text));
+    });
   });
 
   describe('e-mail confirmation link', () => {

@@ -264,6 +264,23 @@ describe('token endpoint', () => {
       expectTokenError(reply, 401, 'invalid_client');
     });
 
+    it('answers 401 invalid_client for a client_id too long to be one (or to fit in a key), in the body and with Basic', async () => {
+      // Prepare
+      const huge = 'c'.repeat(5000);
+      const form = await codeForm({ client_id: huge });
+      const { client_id: _, client_secret: __, ...basicForm } = await codeForm();
+
+      // Act
+      const inBody = await token(form);
+      const withBasic = await token(basicForm, { basic: { id: huge, secret: DEMO_CLIENT.clientSecret } });
+      const revoke = await post('/oauth/revoke', { token: 'anything', client_id: huge, client_secret: DEMO_CLIENT.clientSecret });
+
+      // Assess
+      expectTokenError(inBody, 401, 'invalid_client');
+      expectTokenError(withBasic, 401, 'invalid_client');
+      expectTokenError(revoke, 401, 'invalid_client');
+    });
+
     it.each([
       ['a wrong secret', { id: DEMO_CLIENT.clientId, secret: 'wrong-secret' }],
       ['an unknown client', { id: 'no-such-client', secret: DEMO_CLIENT.clientSecret }],
