@@ -12,5 +12,7 @@ export const handler = pageHandler(async (event) => {
   if (!signedIn) return loginRedirect('/account');
   const consents = await grants.listConsentsByUser(signedIn.user.id);
   const [apps] = await batch.read([clients.clientsRead(consents.map((consent) => consent.clientId))]);
-  return accountPage(viewer, signedIn.user, consents.map((consent, i) => ({ consent, client: apps[i] })));
+  // An application deleted since (its grants revoked with it) is no longer listed.
+  const authorized = consents.flatMap((consent, i) => (apps[i] ? [{ consent, client: apps[i] }] : []));
+  return accountPage(viewer, signedIn.user, authorized);
 });

@@ -92,7 +92,7 @@ export function newPasswordPage(viewer: Viewer, token: string, error?: string, s
       <div class="actions"><button type="submit">Set new password</button></div></form></div>`, status);
 }
 
-export function accountPage(viewer: Viewer, user: User, authorized: { consent: Consent; client?: Client }[]): HttpResult {
+export function accountPage(viewer: Viewer, user: User, authorized: { consent: Consent; client: Client }[]): HttpResult {
   const scopeList = (scopes: string[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${isScope(s) ? SCOPES[s] : s}</li>`)}</ul>`;
   return render(viewer, 'Your account', html`<div class="card"><h1>Your account</h1>
     <table><tbody>
@@ -104,9 +104,9 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
     </div>
     <div class="card"><h2>Applications you have authorized</h2>
     ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<ul class="apps">
-      ${authorized.map(({ consent, client }) => html`<li><h3>${client?.name ?? consent.clientId}</h3>
+      ${authorized.map(({ consent, client }) => html`<li><h3>${client.name}</h3>
         <p class="muted">Allowed on ${consent.grantedAt.slice(0, 10)} to:</p>${scopeList(consent.scopes)}
-        <form method="post" action="/account/apps/${encodeURIComponent(consent.clientId)}/revoke">${csrfField(viewer)}<button type="submit" class="danger" aria-label="Revoke access of ${client?.name ?? consent.clientId}">Revoke access</button></form></li>`)}
+        <form method="post" action="/account/apps/${encodeURIComponent(consent.clientId)}/revoke">${csrfField(viewer)}<button type="submit" class="danger" aria-label="Revoke access of ${client.name}">Revoke access</button></form></li>`)}
     </ul>`}</div>`);
 }
 

@@ -510,6 +510,7 @@ describe('accounts and developer console over HTTP', () => {
       const tokens = await tokensFor(b, account, app);
       const familyId = (await repos.grants.getRefreshToken(hashSecret(tokens.refresh_token)))!.familyId;
       const appPage = await b.get(`/developer/apps/${app.clientId}`);
+      const accountBefore = await b.get('/account');
 
       const deleted = await b.postForm(`/developer/apps/${app.clientId}/delete`, formFields(appPage.text, `/developer/apps/${app.clientId}/delete`));
       const refresh = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
@@ -525,6 +526,9 @@ describe('accounts and developer console over HTTP', () => {
       expect(authorizePage.headers.get('content-type')).toMatch(/^text\/html/);
       expect(textOf(authorizePage.text)).toContain('This application is not registered, so it cannot ask for access.');
       expect((await b.get('/developer')).text).not.toContain(app.clientId);
+      // Its users no longer see it among the applications they authorized.
+      expect(accountBefore.text).toContain(`/account/apps/${app.clientId}/revoke`);
+      expect((await b.get('/account')).text).not.toContain(app.clientId);
     });
   });
 
