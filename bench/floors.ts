@@ -23,6 +23,8 @@ export type FloorStep =
   | { op: 'TransactWriteItems'; of: ItemKind[] }
   /** One scrypt derivation with the service's parameters (hashing and verifying cost the same). */
   | { op: 'scrypt' }
+  /** One RS256 signature of an access token (locally with the key file, in AWS a KMS Sign request). */
+  | { op: 'sign' }
   /** The answer leaves no sooner than `ms` after the call began (the work runs meanwhile). */
   | { op: 'wait'; ms: number };
 
@@ -36,14 +38,18 @@ export const step = {
   delete: (of: ItemKind): FloorStep => ({ op: 'DeleteItem', of }),
   transact: (...of: ItemKind[]): FloorStep => ({ op: 'TransactWriteItems', of }),
   scrypt: (): FloorStep => ({ op: 'scrypt' }),
+  sign: (): FloorStep => ({ op: 'sign' }),
   wait: (ms: number): FloorStep => ({ op: 'wait', ms }),
 };
 
 /** shared/auth/password.ts's parameters, written out: the floor imports nothing of the service. */
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 } as const;
 
-/** DynamoDB requests of a floor (scrypt and wait are not requests). */
-export const floorRequests = (steps: readonly FloorStep[]) => steps.filter((s) => s.op !== 'scrypt' && s.op !== 'wait').length;
+/** About the length of an access token's signing input (base64url header and claims). */
+const ACCESS_TOKEN_SIGNING_INPUT_BYTES = 420;
+
+/** DynamoDB requests of a floor (scrypt, signature and wait are not DynamoDB requests). */
+export const floorRequests = (steps: readonly FloorStep[]) => steps.filter((s) => s.op !== 'scrypt' && s.op !== 'sign' && s.op !== 'wait').length;
 
 /** E.g. `BatchGetItem(session, user) + Query(gsi1: client ×2)`; `none` for an empty floor. */
 export function floorLabel(steps: readonly FloorStep[]): string {
@@ -57,6 +63,8 @@ export function floorLabel(steps: readonly FloorStep[]): string {
         return `Query(${s.index ? `${s.index}: ` : ''}${s.of} ×${s.count})`;
       case 'scrypt':
         return 'scrypt';
+      case 'sign':
+        return 'RS256 signature';
       case 'wait':
         return `wait ${s.ms} ms`;
       default:
@@ -149,6 +157,8 @@ export function createFloors(doc: DynamoDBDocumentClient, table: string) {
       }
       case 'TransactWriteItems':
         return { op: 'TransactWriteItems', items: s.of.map(fresh) };
+      case 'sign':
+        return { op: 'sign', bytes: ACCESS_TOKEN_SIGNING_INPUT_BYTES };
       case 'scrypt':
         return { op: 'scrypt', password: 'correct horse battery staple', salt: randomUUID(), ...SCRYPT };
       case 'wait':

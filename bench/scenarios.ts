@@ -262,8 +262,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-token (refresh)', fn: 'post-token', expectStatus: 200, requestBudget: 2,
-      floor: [step.batchGet('refreshToken', 'client'), step.transact('family', 'refreshToken', 'refreshToken')],
-      minReason: 'BatchGetItem(token, client) + TransactWriteItems(family check, rotate, successor)',
+      floor: [step.batchGet('refreshToken', 'client'), step.transact('family', 'refreshToken', 'refreshToken'), step.sign()],
+      minReason: 'BatchGetItem(token, client) + TransactWriteItems(family check, rotate, successor) + the access token\'s RS256 signature',
       events: async (n) => (await freshRefreshTokens(n)).map(({ token }) => authEvent('POST', '/oauth/token', {
         headers: { authorization: basicAuth(DEMO_CLIENT.clientId, DEMO_CLIENT.clientSecret) },
         form: { grant_type: 'refresh_token', refresh_token: token },
@@ -302,8 +302,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-token (code)', fn: 'post-token', expectStatus: 200, requestBudget: 2,
-      floor: [step.batchGet('code', 'client'), step.transact('code', 'family', 'refreshToken')],
-      minReason: 'BatchGetItem(code, client) + TransactWriteItems(use code, family, first token)',
+      floor: [step.batchGet('code', 'client'), step.transact('code', 'family', 'refreshToken'), step.sign()],
+      minReason: 'BatchGetItem(code, client) + TransactWriteItems(use code, family, first token) + the access token\'s RS256 signature',
       events: async (n) => (await freshCodes(n)).map((code) => authEvent('POST', '/oauth/token', {
         form: { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret },
       })),

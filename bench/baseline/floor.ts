@@ -1,7 +1,9 @@
-import { scrypt } from 'node:crypto';
+import { createPrivateKey, scrypt, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import {
   BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { ENV } from '#shared/config';
 import { doc, table } from './handler.ts';
 
 // The physical floor of a function's cold start: the baseline's document client (handler.ts), in
@@ -26,6 +28,11 @@ export type FloorRequest =
   | { op: 'TransactWriteItems'; items: Item[] }
   /** One password hash or verification: the same work either way. */
   | { op: 'scrypt'; password: string; salt: string; keylen: number; N: number; r: number; p: number; maxmem: number }
+  /**
+   * One RS256 signature of a `bytes`-long JWT signing input with the key the function signs with:
+   * in AWS a KMS Sign request, locally the key file of LOCAL_SIGNING_KEY_FILE, read and parsed here.
+   */
+  | { op: 'sign'; bytes: number }
   /** The answer leaves no sooner than `ms` after the call began; the steps after it run meanwhile. */
   | { op: 'wait'; ms: number };
 
@@ -74,6 +81,10 @@ async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown
       return doc.send(new TransactWriteCommand({
         TransactItems: step.items.map((Item) => ({ Put: { TableName: table, Item, ConditionExpression: 'attribute_not_exists(pk)' } })),
       }));
+    case 'sign': {
+      const key = createPrivateKey(readFileSync(process.env[ENV.localSigningKeyFile] ?? '', 'utf8'));
+      return sign('sha256', Buffer.alloc(step.bytes, 'a'), key);
+    }
     case 'scrypt': {
       const { password, salt, keylen, ...params } = step;
       return new Promise((resolve, reject) => scrypt(password, salt, keylen, params, (error, key) => (error ? reject(error) : resolve(key))));
