@@ -12,6 +12,11 @@ export interface ColdStartTarget {
   eventFiles: string[];
   /** Environment of the function, as the stack sets it (locally: DynamoDB Local, key file). */
   env: Record<string, string>;
+  /**
+   * Targets of one group run back to back in each round (in a random order within the group), so
+   * that a function and its floor see the same moment of a shared machine.
+   */
+  group?: string;
 }
 
 interface ProbeResult {
@@ -36,6 +41,9 @@ export interface ColdStartResult {
   medianBootMs: number;
   /** Process CPU time (user + system) from start to the first response. */
   medianCpuMs: number;
+  /** Per round, in round order: time to the first response and process CPU (for paired ratios). */
+  totalsMs: number[];
+  cpusMs: number[];
   statuses: number[];
   /** Sockets opened (or being opened) before the first event: must be none. */
   socketsAtLoad: string[];
@@ -45,13 +53,16 @@ export interface ColdStartResult {
 
 /**
  * Runs every target `runs` times in fresh Node processes, one process at a time, in a new random
- * order each round, so that drift on a shared machine spreads evenly over all targets.
+ * order each round, so that drift on a shared machine spreads evenly over all targets; the targets
+ * of a group run back to back.
  */
 export async function measureColdStarts(targets: readonly ColdStartTarget[], runs: number, progress: (done: number, total: number) => void): Promise<Map<string, ColdStartResult>> {
   const samples = new Map<string, ProbeResult[]>(targets.map((t) => [t.name, []]));
+  const groups = new Map<string, ColdStartTarget[]>();
+  for (const target of targets) groups.set(target.group ?? target.name, [...(groups.get(target.group ?? target.name) ?? []), target]);
   let done = 0;
   for (let round = 0; round < runs; round++) {
-    for (const target of shuffle([...targets])) {
+    for (const target of shuffle([...groups.values()].map((group) => shuffle([...group]))).flat()) {
       const result = await probe(target, target.eventFiles[round % target.eventFiles.length]!);
       samples.get(target.name)!.push(result);
       progress(++done, runs * targets.length);
@@ -69,6 +80,8 @@ export async function measureColdStarts(targets: readonly ColdStartTarget[], run
       medianFirstCallMs: median(s.map((r) => r.firstCallMs)),
       medianBootMs: median(s.map((r) => r.bootMs)),
       medianCpuMs: median(s.map((r) => r.cpuMs)),
+      totalsMs: s.map((r) => r.totalMs),
+      cpusMs: s.map((r) => r.cpuMs),
       statuses: [...new Set(s.map((r) => r.status ?? 0))],
       socketsAtLoad: [...new Set(s.flatMap((r) => r.socketsAtLoad))],
       keyFileReadAtLoad: s.some((r) => r.keyFileReadAtLoad),
