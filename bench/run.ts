@@ -166,7 +166,9 @@ async function main() {
       progress(`warm: ${scenario.name}`);
       const handler = await loadHandler(scenario.fn);
       warm.set(scenario.name, await measureWarm(scenario, handler, counters, {
-        warmup: options.warmupCalls, calls: options.warmCalls, secondsCap: options.warmSecondsCap,
+        warmup: options.warmupCalls,
+        calls: RESOURCE_FUNCTIONS.has(scenario.fn) ? options.warmCallsBudgeted : options.warmCalls,
+        secondsCap: options.warmSecondsCap,
       }));
     }
     token = await tokenEndpoint();
@@ -277,7 +279,7 @@ async function main() {
       os: `${process.platform} ${release()}`, node: process.version,
     },
     counts: {
-      coldRuns: options.coldRuns, warmupCalls: options.warmupCalls, warmCalls: options.warmCalls, warmSecondsCap: options.warmSecondsCap,
+      coldRuns: options.coldRuns, warmupCalls: options.warmupCalls, warmCalls: options.warmCalls, warmCallsBudgeted: options.warmCallsBudgeted, warmSecondsCap: options.warmSecondsCap,
       throughputCalls: options.throughputCalls, concurrency: options.concurrency, clientAuthIterations: options.clientAuthIterations,
     },
     baseline: {
