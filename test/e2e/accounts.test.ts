@@ -2,17 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '#infra/local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
-import { createGrantRepo } from '#shared/data/grant-repo';
-import { createLinkRepo } from '#shared/data/link-repo';
-import { createThrottleRepo } from '#shared/data/throttle-repo';
-import { createUserRepo } from '#shared/data/user-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,
   type Account, type Reply,
 } from '../support/oauth-client';
+import { createRepos, type Repos } from '../support/repos';
 import { startTestService } from '../support/service';
 
 const PASSPHRASE = 'a quiet lighthouse keeps the harbour';
@@ -27,25 +23,13 @@ interface App {
 describe('accounts and developer console over HTTP', () => {
   let service: LocalService;
   let doc: ReturnType<typeof createDocumentClient>;
-  let repos: {
-    users: ReturnType<typeof createUserRepo>;
-    clients: ReturnType<typeof createClientRepo>;
-    grants: ReturnType<typeof createGrantRepo>;
-    links: ReturnType<typeof createLinkRepo>;
-    throttle: ReturnType<typeof createThrottleRepo>;
-  };
+  let repos: Repos;
 
   beforeAll(async () => {
     service = await startTestService();
     doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     const deps = { doc, table: service.tableName };
-    repos = {
-      users: createUserRepo(deps),
-      clients: createClientRepo(deps),
-      grants: createGrantRepo(deps),
-      links: createLinkRepo(deps),
-      throttle: createThrottleRepo(deps),
-    };
+    repos = createRepos(deps);
   });
 
   afterAll(async () => {

@@ -2,18 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalService } from '#infra/local/service';
 import { hashSecret } from '#shared/auth/secrets';
-import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
-import { createGrantRepo } from '#shared/data/grant-repo';
-import { createLinkRepo } from '#shared/data/link-repo';
-import { createSessionRepo } from '#shared/data/session-repo';
-import { createUserRepo } from '#shared/data/user-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { countRequests } from '../support/count-requests';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,
   type Account, type Reply,
 } from '../support/oauth-client';
+import { createRepos, type Repos } from '../support/repos';
 import { startTestService } from '../support/service';
 
 interface App {
@@ -32,13 +28,7 @@ describe('DynamoDB requests per browser call', () => {
   let requests: ReturnType<typeof countRequests>;
   /** A client of the test's own (not counted), to prepare and check the table. */
   let testDoc: ReturnType<typeof createDocumentClient>;
-  let repos: {
-    users: ReturnType<typeof createUserRepo>;
-    clients: ReturnType<typeof createClientRepo>;
-    grants: ReturnType<typeof createGrantRepo>;
-    links: ReturnType<typeof createLinkRepo>;
-    sessions: ReturnType<typeof createSessionRepo>;
-  };
+  let repos: Repos;
 
   beforeAll(async () => {
     service = await startTestService();
@@ -47,13 +37,7 @@ describe('DynamoDB requests per browser call', () => {
     requests = countRequests(doc);
     testDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     const deps = { doc: testDoc, table: service.tableName };
-    repos = {
-      users: createUserRepo(deps),
-      clients: createClientRepo(deps),
-      grants: createGrantRepo(deps),
-      links: createLinkRepo(deps),
-      sessions: createSessionRepo(deps),
-    };
+    repos = createRepos(deps);
   });
   afterAll(async () => {
     requests?.detach();
