@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { FALLBACK_FUNCTION, FUNCTIONS, pathsOf, RESOURCE_API_CORS, ROUTES, type ApiName, type FunctionName, type Route } from '#infra/routes';
 import type { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
+import { runAsFunction } from '#infra/local/invocation-context';
 import { lambdaContext } from '#infra/local/lambda-context';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -83,7 +84,7 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
 
     const event = toEvent(req, url, method, route, pathParameters, body, requestId, authorizer);
     const handler = await load(route.fn);
-    const result = await handler(event, lambdaContext(route.fn, requestId));
+    const result = await runAsFunction(route.fn, () => handler(event, lambdaContext(route.fn, requestId)));
     const headers: Record<string, string | string[]> = { ...result.headers as Record<string, string>, ...cors };
     if (result.cookies?.length) headers['set-cookie'] = result.cookies;
     const payload = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');

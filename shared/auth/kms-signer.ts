@@ -1,5 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
+import { awsClientConfig, observeClient } from '#shared/aws/client-config';
 import { toPublicJwk, type PublicJwk, type TokenSigner } from '#shared/auth/signer';
 
 /** The part of the KMS client the signer uses, so tests can pass a stand-in that signs for real. */
@@ -7,7 +8,7 @@ export type KmsSend = Pick<KMSClient, 'send'>;
 
 /** A signer for this KMS key, with a client configured from the Lambda environment. */
 export function kmsSignerFor(keyId: string): TokenSigner {
-  return createKmsSigner(new KMSClient({}), keyId);
+  return createKmsSigner(observeClient(new KMSClient(awsClientConfig())), keyId);
 }
 
 /**

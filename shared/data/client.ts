@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { awsClientConfig, observeClient } from '#shared/aws/client-config';
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
@@ -15,17 +16,19 @@ export interface ClientOptions {
   endpoint?: string;
 }
 
-/** A document client that drops undefined members and keeps numbers as numbers. */
+/**
+ * A document client that drops undefined members and keeps numbers as numbers, with the service's
+ * timeouts and retry budget (AWS_CALL_LIMITS).
+ */
 export function createDocumentClient({ endpoint }: ClientOptions = {}): DynamoDBDocumentClient {
-  const client = new DynamoDBClient(
-    endpoint === undefined
-      ? {}
-      : {
-          endpoint,
-          region: process.env.AWS_REGION ?? 'local',
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        },
-  );
+  const client = observeClient(new DynamoDBClient({
+    ...awsClientConfig(),
+    ...(endpoint === undefined ? {} : {
+      endpoint,
+      region: process.env.AWS_REGION ?? 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  }));
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
   });

@@ -1,4 +1,5 @@
 import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
+import { awsClientConfig, observeClient } from '#shared/aws/client-config';
 import type { Mailer } from '#shared/email/mailer';
 
 // The SES v1 client: the same SendEmail as v2 for plain-text mail, and ~36 KiB less in each
@@ -6,7 +7,7 @@ import type { Mailer } from '#shared/email/mailer';
 
 /** SES delivery with a client configured from the Lambda environment. */
 export function sesMailerFrom(from: string): Mailer {
-  return createSesMailer(new SESClient({}), from);
+  return createSesMailer(observeClient(new SESClient(awsClientConfig())), from);
 }
 
 /** Delivery through Amazon SES from a verified sender address. */

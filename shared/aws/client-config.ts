@@ -1,0 +1,47 @@
+// Settings shared by every AWS SDK client of the service (DynamoDB, KMS, SES). Kept free of SDK
+// imports so that it costs nothing at load.
+
+/**
+ * Network limits of every AWS call. A stalled dependency must fail fast enough that the function
+ * answers `503` with `Retry-After` within 3 s — far inside the function's 10 s timeout and API
+ * Gateway's 29 s — instead of hanging: at most 2 attempts of at most 1 s each, plus the SDK's short
+ * backoff between them. A healthy DynamoDB, KMS or SES call takes a few milliseconds to tens of them.
+ */
+export const AWS_CALL_LIMITS = {
+  /** Time to open a TCP (and TLS) connection. */
+  connectionTimeoutMs: 500,
+  /** Time a request may wait for its response once sent. */
+  requestTimeoutMs: 1000,
+  /** Attempts per call, the first included (the SDK's default is 3). */
+  maxAttempts: 2,
+} as const;
+
+/** A hook the local runtime installs to see every client the service creates (nothing sets it in Lambda). */
+export type ClientHook = (client: { middlewareStack: unknown }) => void;
+
+const CLIENT_HOOK = Symbol.for('device-user-service.aws-client-hook');
+
+/** The configuration every service client is created with: the limits above. */
+export function awsClientConfig() {
+  return {
+    maxAttempts: AWS_CALL_LIMITS.maxAttempts,
+    requestHandler: {
+      connectionTimeout: AWS_CALL_LIMITS.connectionTimeoutMs,
+      requestTimeout: AWS_CALL_LIMITS.requestTimeoutMs,
+    },
+  };
+}
+
+/**
+ * Hands a newly created client to the hook, if one is installed. The local runtime uses it to record
+ * every AWS call per function, which the IAM test checks against the deployed roles.
+ */
+export function observeClient<T extends { middlewareStack: unknown }>(client: T): T {
+  (globalThis as { [CLIENT_HOOK]?: ClientHook })[CLIENT_HOOK]?.(client);
+  return client;
+}
+
+/** Installs (or, with undefined, removes) the hook that sees every client created from now on. */
+export function setClientHook(hook: ClientHook | undefined): void {
+  (globalThis as { [CLIENT_HOOK]?: ClientHook })[CLIENT_HOOK] = hook;
+}
