@@ -1,13 +1,37 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+const IAM_TEST = 'test/infra/iam-grants.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One DynamoDB Local for the run; every test file makes its own table, so files run in parallel.
-    globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 120_000,
     env: { POWERTOOLS_LOG_LEVEL: 'SILENT' },
+    // Where each test file saves the AWS calls its functions made (removed by the global teardown).
+    provide: { awsCallsDir: join(tmpdir(), `dus-aws-calls-${process.pid}`) },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          exclude: [IAM_TEST],
+          // One DynamoDB Local for the run; every test file makes its own table, so files run in parallel.
+          globalSetup: ['test/support/global-setup.ts'],
+          // Records every AWS call each function makes, for the IAM test.
+          setupFiles: ['test/support/record-aws-calls.ts'],
+          // An explicit order (not the default 0, which vitest may schedule after every numbered group).
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // Runs after the whole suite (a higher group order), on what the suite recorded.
+        extends: true,
+        test: { name: 'iam', include: [IAM_TEST], sequence: { groupOrder: 2 } },
+      },
+    ],
   },
 });

@@ -84,7 +84,8 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
 
     const event = toEvent(req, url, method, route, pathParameters, body, requestId, authorizer);
     const handler = await load(route.fn);
-    const result = await runAsFunction(route.fn, () => handler(event, lambdaContext(route.fn, requestId)));
+    const invocation = { fn: route.fn, api: options.api, routeKey: route.routeKey };
+    const result = await runAsFunction(invocation, () => handler(event, lambdaContext(route.fn, requestId)));
     const headers: Record<string, string | string[]> = { ...result.headers as Record<string, string>, ...cors };
     if (result.cookies?.length) headers['set-cookie'] = result.cookies;
     const payload = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');

@@ -1,24 +1,36 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { FunctionName } from '#infra/routes';
+import type { ApiName, FunctionName } from '#infra/routes';
 
 // In AWS every function runs in its own process under its own role; locally all handlers share one
-// process. This keeps track of which function a piece of work runs for, so that what a function does
-// (the AWS calls it makes) can be attributed to it and checked against that function's role.
-const running = new AsyncLocalStorage<FunctionName>();
-const invocations = new Map<FunctionName, number>();
+// process. This keeps track of which function (reached through which route) a piece of work runs
+// for, so that what it does (the AWS calls it makes) can be attributed to it and checked against
+// the role that function has in AWS.
 
-/** Runs `work` as an invocation of `fn`; everything it awaits is attributed to `fn`. */
-export function runAsFunction<T>(fn: FunctionName, work: () => T): T {
-  invocations.set(fn, (invocations.get(fn) ?? 0) + 1);
-  return running.run(fn, work);
+export interface Invocation {
+  fn: FunctionName;
+  api: ApiName;
+  /** API Gateway's route key that matched: `GET /user`, `ANY /user`, `$default`. */
+  routeKey: string;
 }
 
-/** The function the current work runs for, if any. */
-export function currentFunction(): FunctionName | undefined {
+const running = new AsyncLocalStorage<Invocation>();
+const counts = new Map<string, Invocation & { count: number }>();
+
+/** Runs `work` as an invocation; everything it awaits is attributed to it. */
+export function runAsFunction<T>(invocation: Invocation, work: () => T): T {
+  const id = `${invocation.api} ${invocation.routeKey}`;
+  const seen = counts.get(id) ?? { ...invocation, count: 0 };
+  seen.count += 1;
+  counts.set(id, seen);
+  return running.run(invocation, work);
+}
+
+/** The invocation the current work runs for, if any. */
+export function currentInvocation(): Invocation | undefined {
   return running.getStore();
 }
 
-/** How often each function has been invoked in this process. */
-export function invocationCounts(): ReadonlyMap<FunctionName, number> {
-  return invocations;
+/** Every route invoked in this process, with how often. */
+export function invocationCounts(): (Invocation & { count: number })[] {
+  return [...counts.values()].map((seen) => ({ ...seen }));
 }

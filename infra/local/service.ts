@@ -2,6 +2,8 @@ import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/client';
+import { createLocalSigner } from '#shared/auth/local-signer';
+import { startAwsStandIns, type AwsStandIns } from '#infra/local/aws-stand-ins';
 import { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { startGateway } from '#infra/local/gateway';
@@ -21,6 +23,12 @@ export interface LocalServiceOptions {
   /** Folder of the e-mail outbox; default `<stateDir>/outbox`. */
   outboxDir?: string;
   seed?: boolean;
+  /**
+   * Sign with "KMS" and mail with "SES" through the real SDK clients, against local stand-ins of
+   * both (same key file, same outbox), as the functions do in AWS. Default: the key file and the
+   * outbox directly.
+   */
+  awsStandIns?: boolean;
 }
 
 export interface LocalService {
@@ -31,6 +39,8 @@ export interface LocalService {
   signingKeyFile: string;
   /** Folder where account e-mail is written (also listed at {authUrl}/outbox). */
   outboxDir: string;
+  /** Present with `awsStandIns`: the KMS and SES stand-ins. */
+  aws?: AwsStandIns;
   stop(): Promise<void>;
 }
 
@@ -83,7 +93,24 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       [MAIL_ENV.outboxDir]: outboxDir,
     });
     delete process.env[ENV.signingKeyId];
-    return { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, stop };
+    let aws: AwsStandIns | undefined;
+    if (options.awsStandIns) {
+      createLocalSigner(signingKeyFile);
+      aws = await startAwsStandIns({ signingKeyFile, outboxDir });
+      stops.push(aws.stop);
+      // The SDK reads service-specific endpoints from AWS_ENDPOINT_URL_<SERVICE>.
+      Object.assign(process.env, {
+        [ENV.signingKeyId]: aws.keyArn,
+        [MAIL_ENV.sender]: 'no-reply@localhost',
+        AWS_ENDPOINT_URL_KMS: aws.url,
+        AWS_ENDPOINT_URL_SES: aws.url,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+      });
+      delete process.env[MAIL_ENV.outboxDir];
+    }
+    return { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, aws, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -7,7 +7,7 @@ import { issueAccessToken, type AccessTokenRequest } from '#shared/auth/access-t
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { createDocumentClient } from '#shared/data/client';
 import { createTable } from '#infra/local/dynamodb-local';
-import { startLocalService, type LocalService } from '#infra/local/service';
+import { startLocalService, type LocalService, type LocalServiceOptions } from '#infra/local/service';
 
 /** A fresh table on the run's DynamoDB Local, with a document client on it. */
 export async function freshTable() {
@@ -18,8 +18,9 @@ export async function freshTable() {
 }
 
 /** The whole local service (both hosts, seeded) on free ports, over a fresh table. */
-export async function startTestService(): Promise<LocalService> {
+export async function startTestService(options: Pick<LocalServiceOptions, 'awsStandIns'> = {}): Promise<LocalService> {
   return startLocalService({
+    ...options,
     apiPort: 0,
     authPort: 0,
     dynamodbEndpoint: inject('dynamodbEndpoint'),

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '#infra/local/service';
+import { readOutbox } from '#shared/email/outbox-mailer';
+import { DEMO_CLIENT } from '#infra/local/seed';
+import { Browser, formFields, obtainCode } from '../support/oauth-client';
+import { startTestService } from '../support/service';
+
+// The service as it runs in AWS: tokens signed by "KMS" and mail sent through "SES", each through
+// the real SDK client (its serializer, middleware, timeouts and retries) against loopback stand-ins.
+// These are the scenarios in which the IAM test sees kms:Sign, kms:GetPublicKey and ses:SendEmail.
+describe('the service on KMS and SES (stand-ins)', () => {
+  let service: LocalService;
+  const credentials = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
+
+  beforeAll(async () => {
+    service = await startTestService({ awsStandIns: true });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  const token = (fields: Record<string, string>) => fetch(`${service.authUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ ...credentials, ...fields }),
+  });
+
+  it('signs access tokens with kms:Sign, publishes the KMS public key, and the API accepts the tokens', async () => {
+    const { code, redirectUri } = await obtainCode(new Browser(service.authUrl));
+    const exchanged = await token({ grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+    expect(exchanged.status).toBe(200);
+    const first = await exchanged.json() as { access_token: string; refresh_token: string };
+
+    const jwks = await (await fetch(`${service.authUrl}/.well-known/jwks.json`)).json() as { keys: { kid: string }[] };
+    expect(jwks.keys.map((k) => k.kid)).toEqual([service.aws!.keyArn.split('/').pop()]);
+    const header = JSON.parse(Buffer.from(first.access_token.split('.')[0]!, 'base64url').toString()) as { kid: string };
+    expect(header.kid).toBe(jwks.keys[0]!.kid);
+
+    const devices = await fetch(`${service.apiUrl}/devices`, { headers: { authorization: `Bearer ${first.access_token}` } });
+    expect(devices.status).toBe(200);
+
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
+    expect(refreshed.status).toBe(200);
+  });
+
+  it('sends sign-up, confirmation and reset mail with ses:SendEmail, delivered to the outbox', async () => {
+    const browser = new Browser(service.authUrl);
+    const email = `ses-${Date.now()}@example.com`;
+    const password = 'a quiet lighthouse keeps the harbour';
+    const form = await browser.get('/signup');
+    const signup = await browser.postForm('/signup', {
+      ...formFields(form.text, '/signup'), firstname: 'Ada', lastname: 'Lovelace', email, password, gender: '2',
+    });
+    expect(signup.status).toBe(200);
+
+    const login = await browser.get('/login');
+    expect((await browser.postForm('/login', { ...formFields(login.text, '/login'), email, password })).status).toBe(303);
+    const account = await browser.get('/account');
+    const resend = await browser.postForm('/confirm-email/resend', formFields(account.text, '/confirm-email/resend'));
+    expect(resend.status).toBeLessThan(400);
+
+    const resetForm = await browser.get('/password-reset');
+    const reset = await browser.postForm('/password-reset', { ...formFields(resetForm.text, '/password-reset'), email });
+    expect(reset.status).toBeLessThan(400);
+
+    const subjects = (await readOutbox(service.outboxDir)).filter((m) => m.to === email).map((m) => m.subject);
+    expect(subjects).toHaveLength(3);
+  });
+});

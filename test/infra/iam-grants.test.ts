@@ -1,0 +1,149 @@
+import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { FUNCTIONS, type FunctionDef } from '#infra/routes';
+import { loadRecordings, type AwsCall } from '../support/aws-calls';
+import { ACCOUNT, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
+
+// Are the deployed roles right? While the rest of `npm test` runs, every AWS call each function
+// makes is recorded (test/support/record-aws-calls.ts: a middleware on the real SDK clients; the
+// local gateway says which function and route the call belongs to). This file runs after the whole
+// suite (vitest project `iam`, a later group order). It synthesizes the stack and evaluates every
+// recorded call against the policies of the role that the TEMPLATE gives the function behind that
+// route, with an IAM policy evaluator (@cloud-copilot/iam-simulate, which implements AWS's
+// evaluation logic: identity policies, resource policies such as the KMS key policy, explicit and
+// implicit denies, wildcards, and the action and ARN catalogue of every service). The route table
+// plays no part in the verdict: a function that calls what its deployed role does not allow fails.
+
+/** One authorization a function needs: its action on one resource, with a scenario that needed it. */
+interface Need {
+  fn: DeployedFunction;
+  action: string;
+  resourceArn: string;
+  scenario: string;
+}
+
+describe('IAM: the deployed roles allow exactly the AWS calls the functions make', () => {
+  let form: DeployedForm;
+  let needs: Need[];
+  let notDeployed: AwsCall[];
+
+  beforeAll(() => {
+    form = readDeployedForm(synthesizeTemplate());
+    const recording = loadRecordings(inject('awsCallsDir'));
+    if (recording.invocations.length === 0) {
+      throw new Error('No function was invoked: this test checks what the rest of `npm test` recorded, run it with the whole suite.');
+    }
+    const distinct = new Map<string, Need>();
+    notDeployed = [];
+    for (const call of recording.calls) {
+      const fn = form.functionOfRoute.get(`${call.by.api} ${call.by.routeKey}`);
+      if (!fn) {
+        notDeployed.push(call);
+        continue;
+      }
+      const resourceArn = arnOf(call);
+      distinct.set(`${fn.id} ${call.action} ${resourceArn}`, { fn, action: call.action, resourceArn, scenario: call.test });
+    }
+    needs = [...distinct.values()];
+    invoked = new Set(recording.invocations.map((i) => `${i.api} ${i.routeKey}`));
+  });
+  let invoked: Set<string>;
+
+  /** The deployed ARN a recorded call names: locally every test file has a table of its own, the stand-ins their own key and sender. */
+  function arnOf(call: AwsCall): string {
+    switch (call.resource.type) {
+      case 'table': return form.tableArn;
+      case 'index':
+        if (!form.indexNames.includes(call.resource.index)) throw new Error(`${call.by.fn} queries index ${call.resource.index}, which the table does not have`);
+        return `${form.tableArn}/index/${call.resource.index}`;
+      case 'key': return form.signingKeyArn;
+      case 'identity': return `arn:aws:ses:${form.tableArn.split(':')[3]}:${ACCOUNT}:identity/${form.mailFrom}`;
+    }
+  }
+
+  async function allowed(need: Omit<Need, 'scenario'>, policies = need.fn.policies): Promise<boolean> {
+    const simulation: Simulation = {
+      request: {
+        principal: need.fn.roleArn,
+        action: need.action,
+        resource: { resource: need.resourceArn, accountId: ACCOUNT },
+        contextVariables: {},
+      },
+      identityPolicies: policies.map(({ name, document }) => ({ name, policy: document })),
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      ...(need.action.startsWith('kms:') ? { resourcePolicy: form.keyPolicy } : {}),
+    };
+    const result = await runSimulation(simulation, {});
+    if (result.resultType === 'error') throw new Error(`simulation of ${need.action} failed: ${JSON.stringify(result.errors)}`);
+    return result.overallResult === 'Allowed';
+  }
+
+  it('every deployed route was invoked by the suite, so every function has recorded behaviour', () => {
+    const missing = [...form.functionOfRoute.keys()].filter((route) => !invoked.has(route));
+    expect(missing).toEqual([]);
+  });
+
+  it('only local-only functions made calls outside the deployed routes', () => {
+    const strays = notDeployed.filter((call) => !(FUNCTIONS[call.by.fn] as FunctionDef).localOnly);
+    expect(strays.map((c) => `${c.by.api} ${c.by.routeKey}: ${c.action}`)).toEqual([]);
+  });
+
+  it('every recorded call is allowed by the role of the function that made it', async () => {
+    const denied: string[] = [];
+    for (const need of needs) {
+      if (!(await allowed(need))) denied.push(`${need.fn.routes.join(', ')}: ${need.action} on ${need.resourceArn} (in "${need.scenario}")`);
+    }
+    expect(denied).toEqual([]);
+  });
+
+  it('every action a role grants is used by a recorded call of its function (log writes aside)', () => {
+    const unused: string[] = [];
+    for (const fn of form.functions) {
+      const used = new Set(needs.filter((n) => n.fn === fn).map((n) => n.action));
+      for (const action of grantedActions(fn.policies)) {
+        // Lambda itself writes the function's logs with the role: no SDK call of ours is expected.
+        if (action === 'logs:CreateLogStream' || action === 'logs:PutLogEvents') continue;
+        if (!used.has(action)) unused.push(`${fn.routes.join(', ')}: ${action}`);
+      }
+    }
+    expect(unused).toEqual([]);
+  });
+
+  it('removing any single granted action denies a recorded call (each grant is needed, and the check can fail)', async () => {
+    const survivors: string[] = [];
+    let mutants = 0;
+    for (const fn of form.functions) {
+      const own = needs.filter((n) => n.fn === fn);
+      for (const action of grantedActions(fn.policies)) {
+        if (action.startsWith('logs:')) continue;
+        mutants += 1;
+        const weakened = fn.policies.map(({ name, document }) => ({ name, document: withoutAction(document, action) }));
+        const results = await Promise.all(own.filter((n) => n.action === action).map((n) => allowed(n, weakened)));
+        if (!results.includes(false)) survivors.push(`${fn.routes.join(', ')}: ${action}`);
+      }
+    }
+    expect(mutants).toBeGreaterThan(20);
+    expect(survivors).toEqual([]);
+  });
+});
+
+function grantedActions(policies: { document: PolicyDocument }[]): Set<string> {
+  const actions = new Set<string>();
+  for (const { document } of policies) {
+    for (const statement of document.Statement) {
+      if (statement.Effect !== 'Allow') continue;
+      for (const action of [statement.Action].flat()) actions.add(action);
+    }
+  }
+  return actions;
+}
+
+function withoutAction(document: PolicyDocument, action: string): PolicyDocument {
+  return {
+    ...document,
+    Statement: document.Statement
+      .map((s) => ({ ...s, Action: [s.Action].flat().filter((a) => a !== action) }))
+      .filter((s) => s.Action.length > 0),
+  };
+}

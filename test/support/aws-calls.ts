@@ -1,0 +1,112 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { currentInvocation, invocationCounts, type Invocation } from '#infra/local/invocation-context';
+import { setClientHook } from '#shared/aws/client-config';
+
+/**
+ * One IAM authorization an AWS call needs, as AWS documents it per operation: DynamoDB checks the
+ * action named after the operation on the table (or index) it names, and a transaction checks each
+ * of its parts as the underlying PutItem, UpdateItem, DeleteItem, ConditionCheckItem or GetItem
+ * ("Using IAM with DynamoDB transactions", DynamoDB Developer Guide); KMS checks the key; SES's
+ * SendEmail checks the sending identity (the `Source` address).
+ */
+export interface AwsCall {
+  /** The function and the route through which it was invoked. */
+  by: Invocation;
+  /** IAM action, e.g. `dynamodb:BatchGetItem`. */
+  action: string;
+  /** What the request names: a table, an index of a table, a KMS key, an SES identity. */
+  resource:
+    | { type: 'table'; table: string }
+    | { type: 'index'; table: string; index: string }
+    | { type: 'key'; keyId: string }
+    | { type: 'identity'; identity: string };
+  /** The SDK command that needed it, and the test that sent it (the scenario). */
+  command: string;
+  test: string;
+}
+
+export interface Recording {
+  calls: AwsCall[];
+  /** Every route invoked, so that a function that calls nothing still counts as exercised. */
+  invocations: (Invocation & { count: number })[];
+}
+
+type Input = Record<string, unknown>;
+
+/** The authorizations an SDK command needs, from its client, command name and input. */
+export function authorizationsOf(clientName: string, commandName: string, input: Input): Omit<AwsCall, 'by' | 'test'>[] {
+  const operation = commandName.replace(/Command$/, '');
+  if (clientName === 'DynamoDBClient') {
+    const table = (name: unknown) => ({ type: 'table' as const, table: String(name) });
+    switch (operation) {
+      case 'BatchGetItem':
+      case 'BatchWriteItem':
+        return Object.keys(input.RequestItems as Input).map((name) => ({ action: `dynamodb:${operation}`, resource: table(name), command: operation }));
+      case 'TransactWriteItems':
+      case 'TransactGetItems':
+        return (input.TransactItems as Input[]).map((item) => {
+          const [part, body] = Object.entries(item)[0] as [string, Input];
+          const action = part === 'ConditionCheck' ? 'ConditionCheckItem' : `${part}Item`;
+          return { action: `dynamodb:${action}`, resource: table(body.TableName), command: operation };
+        });
+      default:
+        return [{
+          action: `dynamodb:${operation}`,
+          resource: input.IndexName === undefined
+            ? table(input.TableName)
+            : { type: 'index', table: String(input.TableName), index: String(input.IndexName) },
+          command: operation,
+        }];
+    }
+  }
+  if (clientName === 'KMSClient') return [{ action: `kms:${operation}`, resource: { type: 'key', keyId: String(input.KeyId) }, command: operation }];
+  if (clientName === 'SESClient') return [{ action: `ses:${operation}`, resource: { type: 'identity', identity: String(input.Source) }, command: operation }];
+  throw new Error(`No IAM mapping for ${clientName} ${commandName}: add one before the service uses it`);
+}
+
+/**
+ * Records, through a middleware on every SDK client the service creates, each AWS call a function
+ * makes while the tests run (calls made outside a function, such as test setup, are not recorded).
+ */
+export function startRecording(testName: () => string) {
+  const calls: AwsCall[] = [];
+  setClientHook((client) => {
+    (client as { middlewareStack: { add: (mw: unknown, options: unknown) => void } }).middlewareStack.add(
+      (next: (args: unknown) => Promise<unknown>, context: { clientName?: string; commandName?: string }) =>
+        async (args: { input: Input }) => {
+          const by = currentInvocation();
+          if (by) {
+            for (const call of authorizationsOf(String(context.clientName), String(context.commandName), args.input)) {
+              calls.push({ by, ...call, test: testName() });
+            }
+          }
+          return next(args);
+        },
+      // After the document client has marshalled its input, so table and index names are final.
+      { step: 'serialize', priority: 'low', name: 'record-aws-calls' },
+    );
+  });
+  return {
+    /** What this process recorded so far. */
+    recording: (): Recording => ({ calls: [...calls], invocations: invocationCounts() }),
+    stop: () => setClientHook(undefined),
+  };
+}
+
+/** Writes one process's recording into the run's folder. */
+export function saveRecording(dir: string, name: string, recording: Recording) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.json`), JSON.stringify(recording));
+}
+
+/** Every recording saved in the run's folder, merged. */
+export function loadRecordings(dir: string): Recording {
+  const merged: Recording = { calls: [], invocations: [] };
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+    const { calls, invocations } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Recording;
+    merged.calls.push(...calls);
+    merged.invocations.push(...invocations);
+  }
+  return merged;
+}

@@ -1,0 +1,133 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { DeviceUserServiceStack } from '#infra/stack';
+
+// The deployed form of the service, read from the synthesized CloudFormation template alone: which
+// function each API route reaches, the role of each function and that role's policies, with the
+// intrinsic functions resolved to the values CloudFormation would give them in one account and region.
+
+export const ACCOUNT = '123456789012';
+export const REGION = 'eu-west-1';
+export const MAIL_FROM = 'no-reply@mail.example.org';
+
+type Resource = { Type: string; Properties: Record<string, any> };
+export type PolicyDocument = { Version: string; Statement: Statement[] };
+export type Statement = { Effect: string; Action: string | string[]; Resource: string | string[]; Principal?: unknown; Condition?: unknown };
+
+/** Synthesizes the service's stack (without bundling) and returns its template. */
+export function synthesizeTemplate(): Record<string, any> {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], mailFrom: MAIL_FROM } });
+  const stack = new DeviceUserServiceStack(app, 'Deployed', { env: { account: ACCOUNT, region: REGION } });
+  return Template.fromStack(stack).toJSON();
+}
+
+export interface DeployedFunction {
+  /** Logical id of the Lambda function. */
+  id: string;
+  roleArn: string;
+  /** Every identity policy of the role (inline and attached AWS::IAM::Policy), resolved. */
+  policies: { name: string; document: PolicyDocument }[];
+  /** `<api> <route key>` of every route integrated with this function. */
+  routes: string[];
+}
+
+export interface DeployedForm {
+  functions: DeployedFunction[];
+  /** The function a route reaches: key `resource GET /user`, `auth $default`, … */
+  functionOfRoute: Map<string, DeployedFunction>;
+  tableArn: string;
+  indexNames: string[];
+  signingKeyArn: string;
+  keyPolicy: PolicyDocument;
+  mailFrom: string;
+}
+
+export function readDeployedForm(template: Record<string, any>): DeployedForm {
+  const resources = template.Resources as Record<string, Resource>;
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+  const only = (type: string) => {
+    const found = ofType(type);
+    if (found.length !== 1) throw new Error(`expected one ${type}, found ${found.length}`);
+    return found[0]!;
+  };
+  const resolve = (value: unknown): any => resolveIntrinsics(value, resources);
+
+  // The API with the JWT authorizer is the resource API; the other one is the authorization server.
+  const [, authorizer] = only('AWS::ApiGatewayV2::Authorizer');
+  const resourceApiId = (authorizer.Properties.ApiId as { Ref: string }).Ref;
+  const apiName = (apiRef: { Ref: string }) => (apiRef.Ref === resourceApiId ? 'resource' : 'auth');
+
+  const functions = new Map<string, DeployedFunction>();
+  for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+    const roleId = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const role = resources[roleId]!;
+    if (role.Properties.ManagedPolicyArns?.length) throw new Error(`${roleId} has managed policies, which this check cannot read`);
+    const inline = (role.Properties.Policies ?? []).map((p: any) => ({ name: p.PolicyName, document: resolve(p.PolicyDocument) }));
+    const attached = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
+      .map(([policyId, p]) => ({ name: policyId, document: resolve(p.Properties.PolicyDocument) }));
+    functions.set(id, { id, roleArn: resolve({ 'Fn::GetAtt': [roleId, 'Arn'] }), policies: [...inline, ...attached], routes: [] });
+  }
+
+  const functionOfRoute = new Map<string, DeployedFunction>();
+  for (const [, route] of ofType('AWS::ApiGatewayV2::Route')) {
+    const target = route.Properties.Target as { 'Fn::Join': [string, [string, { Ref: string }]] };
+    const integration = resources[target['Fn::Join'][1][1].Ref]!;
+    const fnId = (integration.Properties.IntegrationUri as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const fn = functions.get(fnId)!;
+    const key = `${apiName(route.Properties.ApiId)} ${route.Properties.RouteKey}`;
+    fn.routes.push(key);
+    functionOfRoute.set(key, fn);
+  }
+
+  const [tableId, table] = only('AWS::DynamoDB::GlobalTable');
+  const [keyId, key] = only('AWS::KMS::Key');
+  return {
+    functions: [...functions.values()],
+    functionOfRoute,
+    tableArn: resolve({ 'Fn::GetAtt': [tableId, 'Arn'] }),
+    indexNames: (table.Properties.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName),
+    signingKeyArn: resolve({ 'Fn::GetAtt': [keyId, 'Arn'] }),
+    keyPolicy: resolve(key.Properties.KeyPolicy),
+    mailFrom: MAIL_FROM,
+  };
+}
+
+/** Resolves Ref, Fn::GetAtt (Arn) and Fn::Join as CloudFormation would, for the resource types the stack uses. */
+function resolveIntrinsics(value: unknown, resources: Record<string, Resource>): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((v) => resolveIntrinsics(v, resources));
+  const entries = Object.entries(value);
+  const [name, argument] = entries[0] ?? [];
+  if (entries.length === 1 && name === 'Ref') return ref(argument as string, resources);
+  if (entries.length === 1 && name === 'Fn::GetAtt') {
+    const [id, attribute] = argument as [string, string];
+    if (attribute !== 'Arn') throw new Error(`cannot resolve Fn::GetAtt ${id}.${attribute}`);
+    return arnOf(id, resources);
+  }
+  if (entries.length === 1 && name === 'Fn::Join') {
+    const [separator, parts] = argument as [string, unknown[]];
+    return parts.map((part) => resolveIntrinsics(part, resources)).join(separator);
+  }
+  if (entries.length === 1 && name?.startsWith('Fn::')) throw new Error(`cannot resolve ${name}`);
+  return Object.fromEntries(entries.map(([k, v]) => [k, resolveIntrinsics(v, resources)]));
+}
+
+function ref(id: string, resources: Record<string, Resource>): string {
+  const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };
+  if (id in pseudo) return pseudo[id]!;
+  if (!resources[id]) throw new Error(`Ref to unknown ${id}`);
+  return id;
+}
+
+function arnOf(id: string, resources: Record<string, Resource>): string {
+  const type = resources[id]?.Type;
+  switch (type) {
+    case 'AWS::DynamoDB::GlobalTable': return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${id}`;
+    case 'AWS::KMS::Key': return `arn:aws:kms:${REGION}:${ACCOUNT}:key/${id}`;
+    case 'AWS::Logs::LogGroup': return `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${id}:*`;
+    case 'AWS::IAM::Role': return `arn:aws:iam::${ACCOUNT}:role/${id}`;
+    case 'AWS::Lambda::Function': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`;
+    default: throw new Error(`cannot resolve the ARN of ${id} (${type})`);
+  }
+}
