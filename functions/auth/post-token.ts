@@ -1,24 +1,5 @@
+import { tokenEndpoint } from '#shared/auth/token-endpoint';
 import { tokens } from '#shared/auth/token-runtime';
-import { readClientCredentials } from '#shared/auth/client-auth';
-import { InvalidGrantError } from '#shared/errors';
-import { parseForm, requireParams } from '#shared/http/form';
-import { publicHandler } from '#shared/http/http';
-import { ok } from '#shared/http/responses';
-import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
 
 /** POST /oauth/token — authorization_code and refresh_token grants (SPEC.md §5.4, §5.5, §7). */
-export const handler = publicHandler(async (event) => {
-  const form = parseForm(event);
-  const { grant_type: grantType } = requireParams(form, ['grant_type']);
-  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-    // SPEC.md §7 names invalid_grant for a grant_type other than the two.
-    throw new InvalidGrantError(`Unsupported grant_type '${grantType.slice(0, 40)}'.`);
-  }
-  const credentials = readClientCredentials(event.headers.authorization, form);
-  if (grantType === 'authorization_code') {
-    const { code, redirect_uri: redirectUri } = requireParams(form, ['code', 'redirect_uri']);
-    return ok(await tokens.exchangeCode(credentials, { code, redirectUri, codeVerifier: form.code_verifier }));
-  }
-  const { refresh_token: refreshToken } = requireParams(form, ['refresh_token']);
-  return ok(await tokens.refresh(credentials, { refreshToken, scope: form.scope }));
-}, TOKEN_ENDPOINT_HEADERS);
+export const handler = tokenEndpoint(tokens);

@@ -10,6 +10,18 @@ export interface TokenSigner {
   publicJwk(): Promise<PublicJwk>;
 }
 
+/**
+ * The signing service could not sign right now (throttled, briefly unavailable, unreachable): the
+ * request may be retried as is. Thrown by a signer; the HTTP layer answers 503 with Retry-After.
+ * A signer's other errors (a misconfigured key or permission) are bugs and stay a 500.
+ */
+export class SigningUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('The token signing service is temporarily unavailable.', { cause });
+    this.name = 'SigningUnavailableError';
+  }
+}
+
 export interface PublicJwk {
   kty: 'RSA';
   n: string;

@@ -40,10 +40,17 @@ export function createTokenService(deps: TokenServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const graceMs = (deps.graceSeconds ?? REFRESH_GRACE_SECONDS) * 1000;
 
-  async function respond(userId: string, clientId: string, scopes: string[], refreshToken: string): Promise<TokenResponse> {
-    const accessToken = await issueAccessToken(await deps.signer, {
+  /**
+   * Signs the access token. Called before a grant is written, so that a failed signature (kms:Sign
+   * throttled or down) leaves the code or refresh token unspent and the client's retry can succeed.
+   */
+  function signAccessToken(userId: string, clientId: string, scopes: string[]): Promise<string> {
+    return deps.signer.then((signer) => issueAccessToken(signer, {
       issuer: deps.issuer, audience: deps.audience, userId, clientId, scopes, now: now(),
-    });
+    }));
+  }
+
+  function respond(accessToken: string, scopes: string[], refreshToken: string): TokenResponse {
     return {
       access_token: accessToken,
       token_type: 'Bearer',
@@ -54,7 +61,11 @@ export function createTokenService(deps: TokenServiceDeps) {
   }
 
   return {
-    /** grant_type=authorization_code. Two DynamoDB requests: BatchGetItem, TransactWriteItems. */
+    /**
+     * grant_type=authorization_code. Two DynamoDB requests: BatchGetItem, TransactWriteItems. The
+     * access token is signed before the code is spent: if signing fails, nothing is written. Of
+     * concurrent exchanges each signs, one wins the write, the others discard their token.
+     */
     async exchangeCode(credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
       const codeHash = hashSecret(form.code);
       const { code, client } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
@@ -77,6 +88,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         }
       }
 
+      const accessToken = await signAccessToken(code.userId, code.clientId, code.scopes);
       const refreshToken = randomToken();
       const familyId = randomUUID();
       try {
@@ -94,13 +106,14 @@ export function createTokenService(deps: TokenServiceDeps) {
         }
         throw error;
       }
-      return respond(code.userId, code.clientId, code.scopes, refreshToken);
+      return respond(accessToken, code.scopes, refreshToken);
     },
 
     /**
      * grant_type=refresh_token: rotates the token (two DynamoDB requests). A retry of a just rotated
      * token, within the grace window and while its successor is unused, gets that same successor;
-     * any other reuse revokes the whole family.
+     * any other reuse revokes the whole family. The access token is signed before the rotation is
+     * written (and only once, however many attempts a race takes): if signing fails, nothing is.
      */
     async refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
       const tokenHash = hashSecret(form.refreshToken);
@@ -110,6 +123,10 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!first || first.clientId !== credentials.clientId) throw invalid();
       const scopes = narrowScopes(first.scopes, form.scope);
 
+      // Every attempt acts for the same user, client and scopes: one token serves them all.
+      let accessToken: Promise<string> | undefined;
+      const signOnce = () => (accessToken ??= signAccessToken(first.userId, first.clientId, scopes));
+
       let token: RefreshToken | undefined = first;
       for (let attempt = 0; attempt < ROTATION_ATTEMPTS && token; attempt++) {
         if (token.status === 'rotated') {
@@ -118,15 +135,16 @@ export function createTokenService(deps: TokenServiceDeps) {
             await deps.grants.revokeFamily(token.familyId);
             throw invalid();
           }
-          return respond(token.userId, token.clientId, scopes, successor);
+          return respond(await signOnce(), scopes, successor);
         }
+        const signed = await signOnce();
         const next = randomToken();
         try {
           await deps.grants.rotateRefreshToken(token, {
             tokenHash: hashSecret(next), familyId: token.familyId, clientId: token.clientId, userId: token.userId,
             scopes: token.scopes, status: 'active',
           }, sealWith(form.refreshToken, next), now().getTime());
-          return respond(token.userId, token.clientId, scopes, next);
+          return respond(signed, scopes, next);
         } catch (error) {
           if (!(error instanceof GrantWriteError)) throw error;
           if (error.reason === 'family_revoked') throw invalid();

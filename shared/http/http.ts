@@ -1,6 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
+import { SigningUnavailableError } from '#shared/auth/signer';
 import { isTransientStorageError } from '#shared/data/storage-errors';
 import {
   AppError, BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError,
@@ -121,6 +122,10 @@ export function toAppError(error: unknown): AppError {
   }
   if (isTransientStorageError(error)) {
     logger.warn('Storage unavailable', { error: error as Error });
+    return new ServiceUnavailableError(error);
+  }
+  if (error instanceof SigningUnavailableError) {
+    logger.warn('Signing unavailable', { error });
     return new ServiceUnavailableError(error);
   }
   logger.error('Unhandled error', { error: error as Error });

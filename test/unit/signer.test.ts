@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { issueAccessToken } from '#shared/auth/access-token';
-import { createKmsSigner } from '#shared/auth/kms-signer';
+import { createKmsSigner, isTransientKmsError, type KmsSend } from '#shared/auth/kms-signer';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import type { TokenSigner } from '#shared/auth/signer';
+import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
+import { toAppError } from '#shared/http/http';
 import { createFakeKms } from '../support/fake-kms';
 
 const request = {
@@ -92,5 +93,97 @@ describe('KMS signer', () => {
     const token = await issueAccessToken(impostor, request);
 
     await expect(verifyWithJwks(signer, token)).rejects.toThrow(/signature/);
+  });
+});
+
+describe('KMS signer failures', () => {
+  /** An error shaped as the SDK throws it for a KMS error answer. */
+  const kmsError = (name: string, httpStatusCode = 400) =>
+    Object.assign(new Error(name), { name, $fault: 'client', $metadata: { httpStatusCode, attempts: 3 } });
+  /** An error shaped as Node or the SDK's HTTP handler throws it for a network failure. */
+  const networkError = (code: string, name = 'Error') => Object.assign(new Error(`connect ${code} 127.0.0.1:443`), { name, code });
+
+  it('turns a throttled kms:Sign into SigningUnavailableError, which the HTTP layer answers with 503 and Retry-After', async () => {
+    // Prepare
+    const fake = createFakeKms();
+    const signer = createKmsSigner(fake.kms, 'key-id');
+    fake.failSign(1);
+
+    // Act
+    const error = await issueAccessToken(signer, request).then(() => undefined, (e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(SigningUnavailableError);
+    expect((error as Error).cause).toMatchObject({ name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    const answer = toAppError(error);
+    expect(answer).toMatchObject({ status: 503, code: 'temporarily_unavailable', headers: { 'retry-after': '1' } });
+    await expect(verifyWithJwks(signer, await issueAccessToken(signer, request))).resolves.toBeDefined();
+  });
+
+  it('keeps a denied kms:Sign a server error, with the KMS error as its cause and nothing of it in the answer', async () => {
+    // Prepare
+    const fake = createFakeKms();
+    const signer = createKmsSigner(fake.kms, 'arn:aws:kms:eu-west-1:111122223333:key/1234abcd');
+    fake.failSign(1, 'AccessDeniedException');
+
+    // Act
+    const error = await issueAccessToken(signer, request).then(() => undefined, (e: unknown) => e);
+
+    // Assess
+    expect(error).not.toBeInstanceOf(SigningUnavailableError);
+    expect(error).toMatchObject({ message: 'kms:Sign failed for key 1234abcd', cause: { name: 'AccessDeniedException' } });
+    const answer = toAppError(error);
+    expect(answer).toMatchObject({ status: 500, code: 'server_error', message: 'An unexpected error occurred.', headers: {} });
+  });
+
+  it('turns a throttled kms:GetPublicKey (the JWKS) into SigningUnavailableError, and asks again next time', async () => {
+    // Prepare
+    const fake = createFakeKms();
+    let throttled = true;
+    const kms: KmsSend = {
+      send: ((command: Parameters<KmsSend['send']>[0]) => {
+        if (throttled) {
+          throttled = false;
+          return Promise.reject(kmsError('ThrottlingException'));
+        }
+        return fake.kms.send(command);
+      }) as KmsSend['send'],
+    };
+    const signer = createKmsSigner(kms, 'key-id');
+
+    // Act
+    const error = await signer.publicJwk().then(() => undefined, (e: unknown) => e);
+
+    // Assess
+    expect(error).toBeInstanceOf(SigningUnavailableError);
+    await expect(signer.publicJwk()).resolves.toMatchObject({ kty: 'RSA', kid: 'key-id' });
+  });
+
+  it.each([
+    ['ThrottlingException', kmsError('ThrottlingException')],
+    ['KMSInternalException', kmsError('KMSInternalException', 500)],
+    ['DependencyTimeoutException', kmsError('DependencyTimeoutException', 503)],
+    ['KeyUnavailableException', kmsError('KeyUnavailableException', 500)],
+    ['an unnamed 503', kmsError('UnknownError', 503)],
+    ['an unnamed 429', kmsError('UnknownError', 429)],
+    ['ECONNRESET', networkError('ECONNRESET')],
+    ['ECONNREFUSED', networkError('ECONNREFUSED')],
+    ['ETIMEDOUT', networkError('ETIMEDOUT')],
+    ["the SDK's request timeout", networkError('ETIMEDOUT', 'TimeoutError')],
+    ["the SDK's connection timeout", Object.assign(new Error('did not establish a connection'), { name: 'TimeoutError' })],
+  ])('counts %s as transient', (_, error) => {
+    expect(isTransientKmsError(error)).toBe(true);
+  });
+
+  it.each([
+    'AccessDeniedException', 'NotFoundException', 'DisabledException', 'InvalidKeyUsageException', 'KMSInvalidStateException',
+    'ValidationException',
+  ])('counts %s as a configuration error', (name) => {
+    expect(isTransientKmsError(kmsError(name))).toBe(false);
+  });
+
+  it('counts a non-error as a configuration error', () => {
+    expect(isTransientKmsError('ThrottlingException')).toBe(false);
+    expect(isTransientKmsError(undefined)).toBe(false);
   });
 });
