@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '#infra/local/service';
+import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { DEMO_CLIENT } from '#infra/local/seed';
 import { Browser, formFields, obtainCode } from '../support/oauth-client';
@@ -42,6 +43,19 @@ describe('the service on KMS and SES (stand-ins)', () => {
 
     const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
     expect(refreshed.status).toBe(200);
+  });
+
+  it('answers 503 with Retry-After while KMS throttles, and the same code then exchanges', async () => {
+    const { code, redirectUri } = await obtainCode(new Browser(service.authUrl));
+    // Every attempt the SDK makes (AWS_CALL_LIMITS.maxAttempts) is throttled.
+    service.aws!.failNext('Sign', 'ThrottlingException', AWS_CALL_LIMITS.maxAttempts);
+    const throttled = await token({ grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+    expect(throttled.status).toBe(503);
+    expect(throttled.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await throttled.json()).toMatchObject({ error: 'temporarily_unavailable' });
+
+    const retried = await token({ grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+    expect(retried.status).toBe(200);
   });
 
   it('sends sign-up, confirmation and reset mail with ses:SendEmail, delivered to the outbox', async () => {
