@@ -6,64 +6,48 @@ import type { Scope } from '#shared/domain/scopes';
 export type ApiName = 'resource' | 'auth';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-/** DynamoDB actions a function may be granted, on the table only (no index, no wildcard). */
-export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'ConditionCheckItem';
-
 export interface FunctionDef {
-  /** Handler file, relative to the repository root; it exports `handler`. */
+  /** Handler file, relative to the repository root; it exports `handler`. Its AWS grants: infra/function-grants.ts. */
   entry: string;
-  /** The exact DynamoDB actions the function's access patterns use (least privilege). */
-  table?: readonly TableAction[];
-  /** Queries the table's GSI1 (granted on that index only). */
-  index?: boolean;
-  /** Signing-key access: 'sign' (kms:Sign, token issuers only) or 'verify' (kms:GetPublicKey). */
-  signingKey?: 'sign' | 'verify';
-  /** Sends e-mail (ses:SendEmail from the configured sender). */
-  sendsMail?: boolean;
   /** Runs only in the local service, never deployed (developer tools such as the outbox). */
   localOnly?: boolean;
 }
 
 /** One Lambda function each. */
 export const FUNCTIONS = {
-  'get-user': { entry: 'functions/user/get-user.ts', table: ['GetItem'] },
-  'list-devices': { entry: 'functions/devices/list-devices.ts', table: ['Query'] },
-  'get-device': { entry: 'functions/devices/get-device.ts', table: ['GetItem'] },
-  // GetItem: an empty change set only checks that the device exists.
-  'update-device': { entry: 'functions/devices/update-device.ts', table: ['UpdateItem', 'GetItem'] },
+  'get-user': { entry: 'functions/user/get-user.ts' },
+  'list-devices': { entry: 'functions/devices/list-devices.ts' },
+  'get-device': { entry: 'functions/devices/get-device.ts' },
+  'update-device': { entry: 'functions/devices/update-device.ts' },
   'get-openapi': { entry: 'functions/docs/get-openapi.ts' },
   'get-discovery': { entry: 'functions/auth/get-discovery.ts' },
-  'get-authorize': { entry: 'functions/auth/get-authorize.ts', table: ['GetItem', 'PutItem'] },
-  'post-authorize': { entry: 'functions/auth/post-authorize.ts', table: ['GetItem', 'PutItem'] },
-  'post-token': {
-    entry: 'functions/auth/post-token.ts',
-    table: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
-    signingKey: 'sign',
-  },
-  'post-revoke': { entry: 'functions/auth/post-revoke.ts', table: ['BatchGetItem', 'UpdateItem'] },
-  'get-login': { entry: 'functions/auth/get-login.ts', table: ['GetItem'] },
-  'post-login': { entry: 'functions/auth/post-login.ts', table: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'] },
-  'post-logout': { entry: 'functions/auth/post-logout.ts', table: ['DeleteItem'] },
+  'get-authorize': { entry: 'functions/auth/get-authorize.ts' },
+  'post-authorize': { entry: 'functions/auth/post-authorize.ts' },
+  'post-token': { entry: 'functions/auth/post-token.ts' },
+  'post-revoke': { entry: 'functions/auth/post-revoke.ts' },
+  'get-login': { entry: 'functions/auth/get-login.ts' },
+  'post-login': { entry: 'functions/auth/post-login.ts' },
+  'post-logout': { entry: 'functions/auth/post-logout.ts' },
   'get-home': { entry: 'functions/account/get-home.ts' },
-  'get-signup': { entry: 'functions/account/get-signup.ts', table: ['GetItem'] },
-  'post-signup': { entry: 'functions/account/post-signup.ts', table: ['GetItem', 'PutItem'], sendsMail: true },
-  'get-confirm-email': { entry: 'functions/account/get-confirm-email.ts', table: ['GetItem'] },
-  'post-confirm-email': { entry: 'functions/account/post-confirm-email.ts', table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
-  'post-resend-confirmation': { entry: 'functions/account/post-resend-confirmation.ts', table: ['GetItem', 'PutItem'], sendsMail: true },
-  'get-password-reset': { entry: 'functions/account/get-password-reset.ts', table: ['GetItem'] },
-  'post-password-reset': { entry: 'functions/account/post-password-reset.ts', table: ['GetItem', 'PutItem'], sendsMail: true },
-  'get-new-password': { entry: 'functions/account/get-new-password.ts', table: ['GetItem'] },
-  'post-new-password': { entry: 'functions/account/post-new-password.ts', table: ['GetItem', 'DeleteItem', 'UpdateItem'], index: true },
-  'get-account': { entry: 'functions/account/get-account.ts', table: ['GetItem', 'Query'] },
-  'post-revoke-app': { entry: 'functions/account/post-revoke-app.ts', table: ['GetItem', 'UpdateItem', 'DeleteItem'], index: true },
-  'get-outbox': { entry: 'functions/account/get-outbox.ts', table: ['GetItem'], localOnly: true },
-  'get-developer': { entry: 'functions/developer/get-developer.ts', table: ['GetItem'], index: true },
-  'post-register-app': { entry: 'functions/developer/post-register-app.ts', table: ['GetItem', 'PutItem'], index: true },
-  'get-app': { entry: 'functions/developer/get-app.ts', table: ['GetItem'] },
-  'post-update-app': { entry: 'functions/developer/post-update-app.ts', table: ['GetItem', 'UpdateItem'] },
-  'post-rotate-secret': { entry: 'functions/developer/post-rotate-secret.ts', table: ['GetItem', 'UpdateItem'] },
-  'post-delete-app': { entry: 'functions/developer/post-delete-app.ts', table: ['GetItem', 'UpdateItem', 'DeleteItem'], index: true },
-  'get-jwks': { entry: 'functions/auth/get-jwks.ts', signingKey: 'verify' },
+  'get-signup': { entry: 'functions/account/get-signup.ts' },
+  'post-signup': { entry: 'functions/account/post-signup.ts' },
+  'get-confirm-email': { entry: 'functions/account/get-confirm-email.ts' },
+  'post-confirm-email': { entry: 'functions/account/post-confirm-email.ts' },
+  'post-resend-confirmation': { entry: 'functions/account/post-resend-confirmation.ts' },
+  'get-password-reset': { entry: 'functions/account/get-password-reset.ts' },
+  'post-password-reset': { entry: 'functions/account/post-password-reset.ts' },
+  'get-new-password': { entry: 'functions/account/get-new-password.ts' },
+  'post-new-password': { entry: 'functions/account/post-new-password.ts' },
+  'get-account': { entry: 'functions/account/get-account.ts' },
+  'post-revoke-app': { entry: 'functions/account/post-revoke-app.ts' },
+  'get-outbox': { entry: 'functions/account/get-outbox.ts', localOnly: true },
+  'get-developer': { entry: 'functions/developer/get-developer.ts' },
+  'post-register-app': { entry: 'functions/developer/post-register-app.ts' },
+  'get-app': { entry: 'functions/developer/get-app.ts' },
+  'post-update-app': { entry: 'functions/developer/post-update-app.ts' },
+  'post-rotate-secret': { entry: 'functions/developer/post-rotate-secret.ts' },
+  'post-delete-app': { entry: 'functions/developer/post-delete-app.ts' },
+  'get-jwks': { entry: 'functions/auth/get-jwks.ts' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
 } as const satisfies Record<string, FunctionDef>;
 

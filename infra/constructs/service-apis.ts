@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import {
   DEPLOYED_ROUTES, FALLBACK_FUNCTION, FUNCTIONS, pathsOf, RESOURCE_API_CORS, type ApiName, type FunctionDef, type FunctionName,
 } from '#infra/routes';
+import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Stack } from 'aws-cdk-lib';
@@ -105,11 +106,13 @@ export class ServiceApis extends Construct {
     let fnc = this.functions.get(id);
     if (fnc) return fnc;
     const def: FunctionDef = FUNCTIONS[fn];
+    const needs = FUNCTION_NEEDS[fn];
     fnc = new ServiceFunction(this, id, { entry: def.entry, environment });
-    if (def.table) fnc.bindTable(props.table, def.table, def.index);
-    if (def.signingKey === 'sign') props.signingKey.grantSign(fnc);
-    if (def.signingKey === 'verify') props.signingKey.grantVerify(fnc);
-    if (def.sendsMail) {
+    const table = tableGrantOf(fn);
+    if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);
+    if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);
+    if (needs.signingKey === 'verify') props.signingKey.grantVerify(fnc);
+    if (needs.sendsMail) {
       // The sender may be verified in SES as an address or as its domain.
       const { region, account, partition } = Stack.of(this);
       const domain = props.mailFrom.split('@').pop();

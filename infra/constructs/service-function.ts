@@ -7,7 +7,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BUNDLING } from '#infra/bundling';
-import type { TableAction } from '#infra/routes';
+import type { TableAction } from '#shared/data/table-access';
 import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
 export interface ServiceFunctionProps {
@@ -50,10 +50,12 @@ export class ServiceFunction extends NodejsFunction {
 
   /** Grants exactly these DynamoDB actions on the table, and Query on GSI1 when asked. */
   bindTable(table: ITableV2, actions: readonly TableAction[], index = false) {
-    this.addToRolePolicy(new PolicyStatement({
-      actions: actions.map((action) => `dynamodb:${action}`),
-      resources: [table.tableArn],
-    }));
+    if (actions.length > 0) {
+      this.addToRolePolicy(new PolicyStatement({
+        actions: actions.map((action) => `dynamodb:${action}`),
+        resources: [table.tableArn],
+      }));
+    }
     if (index) {
       this.addToRolePolicy(new PolicyStatement({
         actions: ['dynamodb:Query'],

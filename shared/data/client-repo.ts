@@ -1,3 +1,4 @@
+import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { NotFoundError } from '#shared/errors';
@@ -81,3 +82,13 @@ export function createClientRepo({ doc, table }: RepoDeps) {
     },
   };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const CLIENT_REPO_NEEDS = {
+  clientsRead: { actions: ['BatchGetItem'] },
+  getClient: { actions: ['GetItem'] },
+  createClient: { actions: ['PutItem'] },
+  listClientsByDeveloper: { actions: [], index: true },
+  updateClient: { actions: ['UpdateItem'] },
+  deleteClientItem: { actions: ['DeleteItem'] },
+} as const satisfies RepoNeeds<ClientRepo>;

@@ -1,3 +1,4 @@
+import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device';
 import { ConflictError, NotFoundError } from '#shared/errors';
@@ -102,3 +103,14 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
     },
   };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const DEVICE_REPO_NEEDS = {
+  listDevicesByOwner: { actions: ['Query'] },
+  getOwnedDevice: { actions: ['GetItem'] },
+  // An empty change set only reads the device, to answer 404 for a device that is not the caller's.
+  updateOwnedDevice: { actions: ['UpdateItem', 'GetItem'] },
+  findDeviceOwner: { actions: [], index: true },
+  setConnection: { actions: ['UpdateItem'] },
+  createDevice: { actions: ['PutItem'] },
+} as const satisfies RepoNeeds<DeviceRepo>;

@@ -1,3 +1,4 @@
+import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuthorizationCode, Consent, RefreshToken, TokenFamily } from '#shared/domain/grant';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
@@ -246,3 +247,25 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 function familyItem(family: TokenFamily) {
   return { ...familyKey(family.familyId), ...familiesOfClientIndexKey(family.clientId, family.userId, family.familyId), ...family };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const GRANT_REPO_NEEDS = {
+  consentRead: { actions: ['BatchGetItem'] },
+  getConsent: { actions: ['GetItem'] },
+  listConsentsByUser: { actions: ['Query'] },
+  saveConsent: { actions: ['PutItem'] },
+  deleteConsent: { actions: ['DeleteItem'] },
+  createCode: { actions: ['PutItem'] },
+  saveConsentWithCode: { actions: ['PutItem'] },
+  getCodeAndClient: { actions: ['BatchGetItem'] },
+  getRefreshTokenAndClient: { actions: ['BatchGetItem'] },
+  getRefreshToken: { actions: ['GetItem'] },
+  redeemCode: { actions: ['UpdateItem', 'PutItem'] },
+  rotateRefreshToken: { actions: ['ConditionCheckItem', 'UpdateItem', 'PutItem'] },
+  getFamily: { actions: ['GetItem'] },
+  revokeFamily: { actions: ['UpdateItem'] },
+  activeFamiliesOf: { actions: [], index: true },
+  // Its last item is the caller's (deleteConsentItem, deleteClientItem): that one declares its own action.
+  revokeFamiliesThen: { actions: ['UpdateItem'] },
+  deleteConsentItem: { actions: ['DeleteItem'] },
+} as const satisfies RepoNeeds<GrantRepo>;

@@ -1,3 +1,4 @@
+import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
@@ -83,3 +84,12 @@ export function createLinkRepo({ doc, table }: RepoDeps) {
     },
   };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const LINK_REPO_NEEDS = {
+  newLink: { actions: ['PutItem'] },
+  createLink: { actions: ['PutItem'] },
+  peekLink: { actions: ['GetItem'] },
+  // Extra items are the caller's (endSessionItem): they declare their own actions.
+  redeemLink: { actions: ['DeleteItem', 'UpdateItem'] },
+} as const satisfies RepoNeeds<LinkRepo>;

@@ -1,3 +1,4 @@
+import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds } from '#shared/domain/time';
@@ -96,3 +97,13 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
     },
   };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const SESSION_REPO_NEEDS = {
+  createSession: { actions: ['PutItem'] },
+  signedInRead: { actions: ['BatchGetItem'] },
+  deleteSession: { actions: ['DeleteItem'] },
+  sessionKeysOf: { actions: [], index: true },
+  endSessionItem: { actions: ['DeleteItem'] },
+  endSessions: { actions: ['DeleteItem'] },
+} as const satisfies RepoNeeds<SessionRepo>;

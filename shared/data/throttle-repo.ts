@@ -1,3 +1,4 @@
+import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps } from '#shared/data/client';
@@ -49,3 +50,11 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
     },
   };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const THROTTLE_REPO_NEEDS = {
+  failuresRead: { actions: ['BatchGetItem'] },
+  getFailures: { actions: ['BatchGetItem'] },
+  recordFailure: { actions: ['UpdateItem'] },
+  clearAccount: { actions: ['DeleteItem'] },
+} as const satisfies RepoNeeds<ThrottleRepo>;

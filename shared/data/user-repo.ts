@@ -1,3 +1,4 @@
+import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
 import type { RepoDeps, TransactItem } from '#shared/data/client';
@@ -82,3 +83,13 @@ export function createUserRepo({ doc, table }: RepoDeps) {
     },
   };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const USER_REPO_NEEDS = {
+  getUserById: { actions: ['GetItem'] },
+  userIdOfEmailRead: { actions: ['BatchGetItem'] },
+  getUserRecord: { actions: ['GetItem'] },
+  findUserByEmail: { actions: ['GetItem'] },
+  getPasswordHash: { actions: ['GetItem'] },
+  createUser: { actions: ['PutItem'] },
+} as const satisfies RepoNeeds<UserRepo>;
