@@ -7,7 +7,7 @@ import { issueAccessToken, type AccessTokenRequest } from '#shared/auth/access-t
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { createDocumentClient } from '#shared/data/client';
 import { createTable } from '#infra/local/dynamodb-local';
-import { startLocalService, type LocalService } from '#infra/local/service';
+import { startLocalService, type LocalService, type LocalServiceOptions } from '#infra/local/service';
 
 /** A fresh table on the run's DynamoDB Local, with a document client on it. */
 export async function freshTable() {
@@ -17,14 +17,18 @@ export async function freshTable() {
   return { endpoint, table, doc: createDocumentClient({ endpoint }) };
 }
 
-/** The whole local service (both hosts, seeded) on free ports, over a fresh table. */
-export async function startTestService(): Promise<LocalService> {
+/**
+ * The whole local service (both hosts, seeded) on free ports, over a fresh table of the run's
+ * DynamoDB Local unless `options` name another.
+ */
+export async function startTestService(options: Partial<LocalServiceOptions> = {}): Promise<LocalService> {
   return startLocalService({
     apiPort: 0,
     authPort: 0,
     dynamodbEndpoint: inject('dynamodbEndpoint'),
     tableName: `test-${randomUUID()}`,
-    stateDir: mkdtempSync(join(tmpdir(), 'dus-')),
+    ...options,
+    stateDir: options.stateDir ?? mkdtempSync(join(tmpdir(), 'dus-')),
   });
 }
 
