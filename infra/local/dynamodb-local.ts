@@ -7,6 +7,8 @@ import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
 export interface DynamoDbLocal {
   endpoint: string;
+  /** The Java process's id (tests pause it with SIGSTOP to play a stalled DynamoDB). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -44,6 +46,8 @@ export async function startDynamoDbLocal(options: { port?: number; dataDir?: str
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
+      // A process paused with SIGSTOP acts on SIGTERM only once it runs again.
+      child.kill('SIGCONT');
       setTimeout(() => child.kill('SIGKILL'), 3000).unref();
     });
   };
@@ -53,7 +57,7 @@ export async function startDynamoDbLocal(options: { port?: number; dataDir?: str
     await stop();
     throw error;
   }
-  return { endpoint, stop };
+  return { endpoint, pid: child.pid!, stop };
 }
 
 async function waitUntilReady(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {

@@ -5,12 +5,14 @@
  * Network limits of every AWS call. A stalled dependency must fail fast enough that the function
  * answers `503` with `Retry-After` within 3 s — far inside the function's 10 s timeout and API
  * Gateway's 29 s — instead of hanging: at most 2 attempts of at most 1 s each, plus the SDK's short
- * backoff between them. A healthy DynamoDB, KMS or SES call takes a few milliseconds to tens of them.
+ * backoff between them (under 50 ms after a timeout, under 1 s after fast throttling answers), so a
+ * stalled call fails after about 2.05 s. A healthy DynamoDB, KMS or SES call takes a few
+ * milliseconds to tens of them.
  */
 export const AWS_CALL_LIMITS = {
   /** Time to open a TCP (and TLS) connection. */
   connectionTimeoutMs: 500,
-  /** Time a request may wait for its response once sent. */
+  /** Time an attempt may take until the response's headers; also the longest silence while its body is read. */
   requestTimeoutMs: 1000,
   /** Attempts per call, the first included (the SDK's default is 3). */
   maxAttempts: 2,
@@ -25,9 +27,15 @@ const CLIENT_HOOK = Symbol.for('device-user-service.aws-client-hook');
 export function awsClientConfig() {
   return {
     maxAttempts: AWS_CALL_LIMITS.maxAttempts,
+    // Options of @smithy/node-http-handler, which the SDK builds from this plain object.
     requestHandler: {
       connectionTimeout: AWS_CALL_LIMITS.connectionTimeoutMs,
       requestTimeout: AWS_CALL_LIMITS.requestTimeoutMs,
+      // Without it a late response only logs a warning and the call waits on (node-http-handler 4.x).
+      throwOnRequestTimeout: true,
+      // The request timer stops when the headers arrive; this idle limit covers a body that then
+      // stalls, which would otherwise wait for the SDK's default socket timeout of 300 s.
+      socketTimeout: AWS_CALL_LIMITS.requestTimeoutMs,
     },
   };
 }

@@ -107,6 +107,19 @@ export function page(options: PageOptions): HttpResult {
   };
 }
 
+/**
+ * The page of an error a page handler threw, as the JSON wrapper maps it (toAppError): the same
+ * status and headers (a 503's `Retry-After`, a 405's `Allow`), and its message in the usual layout.
+ */
+export function errorPage(error: AppError): HttpResult {
+  const result = page({
+    title: 'Something went wrong',
+    status: error.status,
+    body: html`<div class="card"><h1>Something went wrong</h1><p class="error" role="alert">${error.message}</p></div>`,
+  });
+  return { ...result, headers: { ...error.headers, ...result.headers } };
+}
+
 /** A redirect; 303 after a form POST so the browser follows with GET. */
 export function redirect(location: string, status: 302 | 303 = 302, cookies: string[] = []): HttpResult {
   return {

@@ -17,15 +17,18 @@ export async function freshTable() {
   return { endpoint, table, doc: createDocumentClient({ endpoint }) };
 }
 
-/** The whole local service (both hosts, seeded) on free ports, over a fresh table. */
-export async function startTestService(options: Pick<LocalServiceOptions, 'awsStandIns'> = {}): Promise<LocalService> {
+/**
+ * The whole local service (both hosts, seeded) on free ports, over a fresh table of the run's
+ * DynamoDB Local unless `options` name another.
+ */
+export async function startTestService(options: Partial<LocalServiceOptions> = {}): Promise<LocalService> {
   return startLocalService({
-    ...options,
     apiPort: 0,
     authPort: 0,
     dynamodbEndpoint: inject('dynamodbEndpoint'),
     tableName: `test-${randomUUID()}`,
-    stateDir: mkdtempSync(join(tmpdir(), 'dus-')),
+    ...options,
+    stateDir: options.stateDir ?? mkdtempSync(join(tmpdir(), 'dus-')),
   });
 }
 

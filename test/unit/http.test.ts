@@ -2,6 +2,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import { AppError, MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { apiHandler, MAX_BODY_BYTES, type ApiRequest } from '#shared/http/http';
+import { pageHandler } from '#shared/http/page-handler';
 import { json, noContent, ok, type HttpResult } from '#shared/http/responses';
 import { API_SECURITY_HEADERS } from '#shared/http/security-headers';
 
@@ -430,6 +431,55 @@ describe('apiHandler', () => {
       expect(result.headers['retry-after']).toBeDefined();
       expect(result.body).not.toContain('127.0.0.1');
     });
+
+    // What the AWS SDK (node-http-handler 4.x, with awsClientConfig) throws when a dependency stalls,
+    // hangs up or fails, as measured against real clients (test/integration/aws-client-limits.test.ts).
+    const sdkError = (name: string, message: string, extra: Record<string, unknown>) =>
+      Object.assign(new Error(message), { name, ...extra });
+    const timedOut = sdkError('TimeoutError', 'a request has exceeded the configured 1000 ms requestTimeout', {
+      code: 'ETIMEDOUT', $metadata: { attempts: 2, totalRetryDelay: 20 },
+    });
+    it.each([
+      ['request timeout', timedOut],
+      ['socket idle timeout in the body', sdkError('TimeoutError', 'the request socket timed out after 1000 ms of inactivity', { $metadata: { httpStatusCode: 200, attempts: 2 } })],
+      ['connection timeout', sdkError('TimeoutError', 'the request socket did not establish a connection with the server within the configured timeout of 500 ms', { $metadata: { attempts: 2 } })],
+      ['socket hang up', sdkError('TimeoutError', 'socket hang up', { code: 'ECONNRESET', $metadata: { attempts: 2 } })],
+      ['reset connection', sdkError('Error', 'read ECONNRESET', { code: 'ECONNRESET' })],
+      ['unknown host', sdkError('Error', 'getaddrinfo EAI_AGAIN dynamodb.eu-west-1.amazonaws.com', { code: 'EAI_AGAIN' })],
+      ['unmodeled 503 answer', sdkError('Unknown', 'UnknownError', { $fault: 'server', $metadata: { httpStatusCode: 503, attempts: 2 } })],
+      ['unparsable 500 answer', Object.assign(new SyntaxError('Unexpected token < in JSON'), { $metadata: { httpStatusCode: 500, attempts: 2 } })],
+      ['429 answer', sdkError('Unknown', 'UnknownError', { $metadata: { httpStatusCode: 429 } })],
+      ['KMS outage', sdkError('KMSInternalException', 'internal', { $fault: 'server', $metadata: { httpStatusCode: 500 } })],
+      ['KMS dependency timeout', sdkError('DependencyTimeoutException', 'timeout', { $fault: 'server', $metadata: { httpStatusCode: 503 } })],
+      ['SES throttling (a 400)', sdkError('Throttling', 'Maximum sending rate exceeded.', { $fault: 'client', $metadata: { httpStatusCode: 400 } })],
+      ['error caused by a timeout', new Error('Signing failed', { cause: timedOut })],
+    ])('answers 503 temporarily_unavailable with retry-after for an AWS %s', async (_, error) => {
+      // Prepare
+      const handler = throwing(error);
+
+      // Act
+      const result = await handler(makeEvent(), context);
+
+      // Assess
+      expectEnvelope(result, 503, 'temporarily_unavailable');
+      expect(result.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+    });
+
+    it.each([
+      ['ValidationException', 'One or more parameter values were invalid'],
+      ['AccessDeniedException', 'User is not authorized to perform kms:Sign'],
+      ['ResourceNotFoundException', 'Requested resource not found'],
+    ])('answers 500 for an AWS %s, a 4xx that retrying does not cure', async (name, message) => {
+      // Prepare
+      const handler = throwing(sdkError(name, message, { $fault: 'client', $metadata: { httpStatusCode: 400, attempts: 1 } }));
+
+      // Act
+      const result = await handler(makeEvent(), context);
+
+      // Assess
+      expectEnvelope(result, 500, 'server_error');
+      expect(result.headers['retry-after']).toBeUndefined();
+    });
   });
 
   describe('security headers', () => {
@@ -485,5 +535,44 @@ describe('apiHandler', () => {
       expect(result.headers['cache-control']).toBe('private, max-age=5');
       expect(result.headers['x-content-type-options']).toBe('nosniff');
     });
+  });
+});
+
+describe('pageHandler', () => {
+  const throwingPage = (error: unknown) => pageHandler(async (): Promise<HttpResult> => {
+    throw error;
+  });
+
+  it('answers a stalled dependency with the 503 error page and Retry-After, as the JSON wrapper does', async () => {
+    // Prepare
+    const error = Object.assign(new Error('a request has exceeded the configured 1000 ms requestTimeout'), { name: 'TimeoutError', code: 'ETIMEDOUT' });
+
+    // Act
+    const result = await throwingPage(error)(makeEvent(), context);
+
+    // Assess
+    const api = await throwing(error)(makeEvent(), context);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers['retry-after']).toBe(api.headers['retry-after']);
+    expect(result.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(result.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(result.body).toContain('<h1>Something went wrong</h1>');
+    expect(result.body).toContain('The service is temporarily unavailable; retry later.');
+    expect(result.body).not.toContain('requestTimeout');
+  });
+
+  it.each([
+    ['an AppError, with its headers', new AppError(409, 'conflict', 'Already done.', { 'x-extra': 'kept' }), 409, { 'x-extra': 'kept' }],
+    ['an unknown error', new Error('db-host-7f3a unreachable'), 500, {}],
+  ])('answers %s with the error page of its status', async (_, error, status, headers) => {
+    // Act
+    const result = await throwingPage(error)(makeEvent(), context);
+
+    // Assess
+    expect(result.statusCode).toBe(status);
+    expect(result.headers).toMatchObject(headers);
+    expect(result.headers['retry-after']).toBeUndefined();
+    expect(result.body).toContain('<h1>Something went wrong</h1>');
+    expect(result.body).not.toContain('db-host-7f3a');
   });
 });
