@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -17,15 +17,26 @@ export async function freshTable() {
   return { endpoint, table, doc: createDocumentClient({ endpoint }) };
 }
 
-/** The whole local service (both hosts, seeded) on free ports, over a fresh table. */
+/**
+ * The whole local service (both hosts, seeded) on free ports, over a fresh table; its state folder
+ * (signing key, outbox) is removed when it stops.
+ */
 export async function startTestService(): Promise<LocalService> {
-  return startLocalService({
-    apiPort: 0,
-    authPort: 0,
-    dynamodbEndpoint: inject('dynamodbEndpoint'),
-    tableName: `test-${randomUUID()}`,
-    stateDir: mkdtempSync(join(tmpdir(), 'dus-')),
-  });
+  const stateDir = mkdtempSync(join(tmpdir(), 'dus-'));
+  const removeState = () => rmSync(stateDir, { recursive: true, force: true });
+  try {
+    const service = await startLocalService({
+      apiPort: 0,
+      authPort: 0,
+      dynamodbEndpoint: inject('dynamodbEndpoint'),
+      tableName: `test-${randomUUID()}`,
+      stateDir,
+    });
+    return { ...service, stop: () => service.stop().finally(removeState) };
+  } catch (error) {
+    removeState();
+    throw error;
+  }
 }
 
 /** An access token signed by the service's local key; any claim can be overridden for negative tests. */
