@@ -1,11 +1,18 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { DeviceUserServiceStack } from '#infra/stack';
+import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 
-// `npx cdk synth` / `npx cdk deploy`: one stack, checked by cdk-nag's AwsSolutions pack.
+// `npx cdk synth` / `npx cdk deploy -c mailFrom=<SES-verified sender>`: one stack, checked by
+// cdk-nag's AwsSolutions pack.
 const app = new App();
-new DeviceUserServiceStack(app, 'DeviceUserService', {
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
-});
+try {
+  new DeviceUserServiceStack(app, 'DeviceUserService', {
+    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+  });
+} catch (error) {
+  if (!(error instanceof StackConfigurationError)) throw error;
+  console.error(`\n${error.message}\n`);
+  process.exit(1);
+}
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 app.synth();

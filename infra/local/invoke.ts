@@ -1,53 +1,54 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { ENV } from '#shared/config';
-import { FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
-import { lambdaContext } from '#infra/local/lambda-context';
+import { FUNCTIONS } from '#infra/routes';
+import { invokeFunction, isFunctionName, readServiceFacts } from '#infra/local/invoke-function';
 
 // `npm run invoke -- <function> [event.json]`: runs one handler, in this process, against the
-// running local service's table (like `sam local invoke`). Without an event file it sends a
-// sample event for the function's first route, with the first demo user's verified claims.
-const [name, eventFile] = process.argv.slice(2);
-const factsFile = join('.local', 'service.json');
-if (!name || !(name in FUNCTIONS) || !existsSync(factsFile)) {
-  console.error(`Usage: npm run invoke -- <function> [event.json]   (with npm start running)
-Functions: ${Object.keys(FUNCTIONS).join(', ')}`);
-  process.exit(2);
+// running local service (like `sam local invoke`), with that service's environment. Without an
+// event file it sends the function's sample event (infra/local/sample-events.ts).
+const usage = `Usage: npm run invoke -- <function> [event.json]
+Runs one function's handler in this process against the running local service (start it with
+npm start), with an API Gateway payload 2.0 event: the file's, or the function's sample event.
+Functions: ${Object.keys(FUNCTIONS).join(', ')}`;
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(usage);
+  process.exit(0);
 }
-const facts = JSON.parse(readFileSync(factsFile, 'utf8')) as {
-  apiUrl: string; authUrl: string; tableName: string; dynamodbEndpoint: string; users: { id: string; devices: string[] }[];
-};
-Object.assign(process.env, {
-  [ENV.tableName]: facts.tableName,
-  [ENV.dynamodbEndpoint]: facts.dynamodbEndpoint,
-  [ENV.issuer]: facts.authUrl,
-  [ENV.audience]: facts.apiUrl,
-  [ENV.localSigningKeyFile]: resolve('.local', 'signing-key.pem'),
+const [name, eventFile, ...extra] = args;
+if (!name || extra.length > 0) fail(usage);
+if (!isFunctionName(name)) fail(`Unknown function '${name}' (npm run invoke -- --help lists them).`);
+const factsFile = join('.local', 'service.json');
+if (!existsSync(factsFile)) fail(`No running local service (${factsFile} is missing): start it with npm start.`);
+
+let event: APIGatewayProxyEventV2 | undefined;
+if (eventFile) {
+  try {
+    event = JSON.parse(readFileSync(eventFile, 'utf8')) as APIGatewayProxyEventV2;
+  } catch (error) {
+    fail(`Cannot read the event ${eventFile}: ${(error as Error).message}`);
+  }
+}
+const facts = (() => {
+  try {
+    return readServiceFacts(factsFile);
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+})();
+
+// The handler's log lines go to stderr, as with `sam local invoke`: stdout is the result alone.
+const stdoutWrite = process.stdout.write.bind(process.stdout);
+process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+const { result, sample } = await invokeFunction(facts, name, event).finally(() => {
+  process.stdout.write = stdoutWrite;
 });
+if (sample) console.error(`Sample event: ${sample}`);
+console.log(JSON.stringify(result, null, 2));
 
-const fn = name as FunctionName;
-const event = eventFile ? JSON.parse(readFileSync(eventFile, 'utf8')) as APIGatewayProxyEventV2 : sampleEvent(fn);
-const { handler } = await import(resolve(FUNCTIONS[fn].entry)) as { handler: (e: unknown, c: unknown) => Promise<unknown> };
-console.log(JSON.stringify(await handler(event, lambdaContext(fn, 'local-invoke')), null, 2));
-
-function sampleEvent(fn: FunctionName): APIGatewayProxyEventV2 {
-  const route = ROUTES.find((r) => r.fn === fn) ?? { method: 'GET', path: '/unknown', scopes: undefined };
-  const user = facts.users[0]!;
-  const path = route.path.replace('{device_id}', user.devices[0] ?? '');
-  return {
-    version: '2.0',
-    routeKey: `${route.method} ${route.path}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: { 'content-type': 'application/json' },
-    ...(route.path.includes('{device_id}') ? { pathParameters: { device_id: user.devices[0] ?? '' } } : {}),
-    ...(route.method === 'PUT' ? { body: JSON.stringify({ active: true }), isBase64Encoded: false } : { isBase64Encoded: false }),
-    requestContext: {
-      accountId: 'local', apiId: 'local', domainName: 'localhost', domainPrefix: 'localhost', requestId: 'local-invoke',
-      routeKey: `${route.method} ${route.path}`, stage: '$default', time: new Date().toUTCString(), timeEpoch: Date.now(),
-      http: { method: route.method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'invoke' },
-      ...(route.scopes ? { authorizer: { jwt: { claims: { sub: user.id, client_id: 'local-invoke', scope: route.scopes.join(' ') }, scopes: [...route.scopes] } } } : {}),
-    },
-  } as APIGatewayProxyEventV2;
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
 }

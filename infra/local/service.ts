@@ -7,7 +7,7 @@ import { startAwsStandIns, type AwsStandIns } from '#infra/local/aws-stand-ins';
 import { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
 import { startGateway } from '#infra/local/gateway';
-import { DEMO_USERS, seedDemoData } from '#infra/local/seed';
+import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#infra/local/seed';
 
 export interface LocalServiceOptions {
   /** Ports of the two hosts; 0 picks free ones. */
@@ -84,33 +84,25 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     stops.push(() => close(api.server));
     authorize = createJwtAuthorizer({ issuer: auth.url, audience: [api.url] });
 
-    Object.assign(process.env, {
-      [ENV.tableName]: tableName,
-      [ENV.dynamodbEndpoint]: dynamodbEndpoint,
-      [ENV.issuer]: auth.url,
-      [ENV.audience]: api.url,
-      [ENV.localSigningKeyFile]: signingKeyFile,
-      [MAIL_ENV.outboxDir]: outboxDir,
-    });
-    delete process.env[ENV.signingKeyId];
-    let aws: AwsStandIns | undefined;
+    const service: LocalService = { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, stop };
+    useServiceEnvironment(service);
     if (options.awsStandIns) {
       createLocalSigner(signingKeyFile);
-      aws = await startAwsStandIns({ signingKeyFile, outboxDir });
-      stops.push(aws.stop);
+      service.aws = await startAwsStandIns({ signingKeyFile, outboxDir });
+      stops.push(service.aws.stop);
       // The SDK reads service-specific endpoints from AWS_ENDPOINT_URL_<SERVICE>.
       Object.assign(process.env, {
-        [ENV.signingKeyId]: aws.keyArn,
+        [ENV.signingKeyId]: service.aws.keyArn,
         [MAIL_ENV.sender]: 'no-reply@localhost',
-        AWS_ENDPOINT_URL_KMS: aws.url,
-        AWS_ENDPOINT_URL_SES: aws.url,
+        AWS_ENDPOINT_URL_KMS: service.aws.url,
+        AWS_ENDPOINT_URL_SES: service.aws.url,
         AWS_REGION: 'us-east-1',
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
       });
       delete process.env[MAIL_ENV.outboxDir];
     }
-    return { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, aws, stop };
+    return service;
   } catch (error) {
     await stop();
     throw error;
@@ -118,6 +110,45 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 }
 
 export { DEMO_USERS };
+
+/** Where the local service's handlers find their table, hosts, signing key and outbox. */
+export type ServiceEnvironment = Pick<LocalService, 'apiUrl' | 'authUrl' | 'tableName' | 'dynamodbEndpoint' | 'signingKeyFile' | 'outboxDir'>;
+
+/**
+ * Gives this process the environment the local service's handlers run with (local key, outbox,
+ * DynamoDB Local), so a handler run outside the gateway (`npm run invoke`) behaves the same.
+ * Handlers read it once, when they first load.
+ */
+export function useServiceEnvironment(service: ServiceEnvironment): void {
+  Object.assign(process.env, {
+    [ENV.tableName]: service.tableName,
+    [ENV.dynamodbEndpoint]: service.dynamodbEndpoint,
+    [ENV.issuer]: service.authUrl,
+    [ENV.audience]: service.apiUrl,
+    [ENV.localSigningKeyFile]: service.signingKeyFile,
+    [MAIL_ENV.outboxDir]: service.outboxDir,
+  });
+  // Set in the shell for AWS work, it would send the handlers to KMS instead of the local key.
+  delete process.env[ENV.signingKeyId];
+}
+
+/** What scripts need to know about a running local service; `npm start` writes it to `.local/service.json`. */
+export interface ServiceFacts extends ServiceEnvironment {
+  demoClient: { clientId: string; clientSecret: string; redirectUri: string };
+  users: { id: string; email: string; emailConfirmed: boolean; password: string; devices: string[] }[];
+}
+
+/** The facts of a running service seeded with the demo data; `redirectUri` is the example app's callback. */
+export function serviceFacts(service: LocalService, redirectUri: string = DEMO_CLIENT.redirectUris[0]): ServiceFacts {
+  const { apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir } = service;
+  return {
+    apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir,
+    demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri },
+    users: DEMO_USERS.map(({ user, password, devices }) => ({
+      id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),
+    })),
+  };
+}
 
 function close(server: Server): Promise<void> {
   return new Promise((resolveClose) => {

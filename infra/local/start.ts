@@ -4,7 +4,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
 import { startExampleApp } from '#infra/local/example-app';
 import { DEMO_CLIENT } from '#infra/local/seed';
-import { DEMO_USERS, startLocalService } from '#infra/local/service';
+import { serviceFacts, startLocalService } from '#infra/local/service';
 
 // `npm start`: the whole service on this machine. Ctrl-C stops everything, Java child included.
 const stateDir = '.local';
@@ -44,14 +44,9 @@ if (!(DEMO_CLIENT.redirectUris as readonly string[]).includes(redirectUri)) {
 }
 
 const facts = {
-  apiUrl: service.apiUrl,
-  authUrl: service.authUrl,
-  tableName: service.tableName,
-  dynamodbEndpoint: service.dynamodbEndpoint,
+  ...serviceFacts(service, redirectUri),
   persistence: process.env.DATA_DIR ? `folder ${process.env.DATA_DIR}` : 'in memory',
   exampleAppUrl: exampleApp.url,
-  demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri },
-  users: DEMO_USERS.map(({ user, password, devices }) => ({ id: user.id, email: user.email, password, devices: devices.map((d) => d.id) })),
 };
 mkdirSync(stateDir, { recursive: true });
 writeFileSync(join(stateDir, 'service.json'), `${JSON.stringify(facts, null, 2)}\n`);

@@ -1,12 +1,18 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED_ROUTES as ROUTES, pathsOf } from '#infra/routes';
-import { DeviceUserServiceStack } from '#infra/stack';
+import { MAIL_ENV } from '#shared/config';
+import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+
+/** The sender every test stack is given (a reserved, never-deliverable domain). */
+const MAIL_FROM = 'no-reply@mail.stack-test.invalid';
 
 describe('DeviceUserServiceStack', () => {
   let template: Template;
@@ -14,7 +20,7 @@ describe('DeviceUserServiceStack', () => {
   let synthError: unknown;
 
   // Bundling is skipped here (`cdk synth` in CI bundles every function); the template is the same.
-  const newApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const newApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [], mailFrom: MAIL_FROM } });
 
   beforeAll(() => {
     const app = newApp();
@@ -95,13 +101,13 @@ describe('DeviceUserServiceStack', () => {
 
   // Which calls each role needs is proven from behaviour in iam-grants.test.ts; these are the limits
   // no grant may cross, written here independently of the code that derives the grants.
-  const statementsOfRoute = (routeKey: string) => {
+  const functionOfRoute = (routeKey: string) => {
     const route = ofType('AWS::ApiGatewayV2::Route').find(([, r]) => r.Properties.RouteKey === routeKey);
     if (!route) throw new Error(`no route ${routeKey}`);
     const integration = resources[route[1].Properties.Target['Fn::Join'][1][1].Ref]!;
-    const fn = resources[integration.Properties.IntegrationUri['Fn::GetAtt'][0]]!;
-    return statementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]);
+    return resources[integration.Properties.IntegrationUri['Fn::GetAtt'][0]]!;
   };
+  const statementsOfRoute = (routeKey: string) => statementsOfRole(functionOfRoute(routeKey).Properties.Role['Fn::GetAtt'][0]);
   const statementsOfRole = (roleId: string) => ofType('AWS::IAM::Policy')
     .filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === roleId))
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
@@ -142,6 +148,20 @@ describe('DeviceUserServiceStack', () => {
     }
   });
 
+  it('sends account e-mail as the mailFrom it was given: MAIL_FROM and the ses:SendEmail resource', () => {
+    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset']) {
+      const fn = functionOfRoute(routeKey);
+      expect(fn.Properties.Environment.Variables[MAIL_ENV.sender], routeKey).toBe(MAIL_FROM);
+      const statements = statementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]).filter((s) => [s.Action].flat().includes('ses:SendEmail'));
+      expect(statements, routeKey).toHaveLength(1);
+      expect(JSON.stringify(statements[0]!.Resource), routeKey).toContain(`:identity/${MAIL_FROM}`);
+    }
+    // No function is configured with any other sender.
+    for (const [, fn] of ofType('AWS::Lambda::Function')) {
+      expect([undefined, MAIL_FROM]).toContain(fn.Properties.Environment?.Variables?.[MAIL_ENV.sender]);
+    }
+  });
+
   it('outputs both URLs and the table name', () => {
     template.hasOutput('ApiUrl', Match.anyValue());
     template.hasOutput('AuthUrl', Match.anyValue());
@@ -158,5 +178,40 @@ describe('DeviceUserServiceStack', () => {
     new Bucket(stack, 'UnloggedBucket');
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     expect(() => app.synth()).toThrow(/AwsSolutions-S1/);
+  });
+});
+
+describe('DeviceUserServiceStack without a usable mailFrom', () => {
+  const stackWith = (context: Record<string, unknown>) =>
+    () => new DeviceUserServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } }), 'NoSender');
+
+  it.each([{}, { mailFrom: '' }])('refuses to build without it, naming mailFrom and what it must be (%j)', (context) => {
+    expect(stackWith(context)).toThrow(StackConfigurationError);
+    expect(stackWith(context)).toThrow(/context value 'mailFrom' is required: .*verified in Amazon SES.* -c mailFrom=/);
+  });
+
+  it('stops the CDK app (cdk synth, cdk deploy) with that message alone', async () => {
+    const { CDK_CONTEXT_JSON: _context, ...env } = process.env;
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((done) => {
+      execFile(process.execPath, [resolve('node_modules/tsx/dist/cli.mjs'), resolve('infra/app.ts')], { env, timeout: 60_000 },
+        (error, _stdout, stderr) => done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }));
+    });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toMatch(/^The CDK context value 'mailFrom' is required: [^\n]*$/);
+  }, 60_000);
+
+  it.each(['no-reply', 'no-reply@', '@example.com', 'no-reply@localhost', 'Service <no-reply@example.com>', 'no reply@example.com',
+    'no-reply@example.com ', '.no-reply@example.com', 'no..reply@example.com', 'no-reply@-example.com', 'no-reply@example.c'])(
+    'refuses the malformed sender %j, naming it', (mailFrom) => {
+      expect(stackWith({ mailFrom })).toThrow(`'mailFrom' must be a plain e-mail address`);
+      expect(stackWith({ mailFrom })).toThrow(JSON.stringify(mailFrom));
+    });
+
+  it('refuses a value that is not a string', () => {
+    expect(stackWith({ mailFrom: 42 })).toThrow(/'mailFrom' must be a plain e-mail address .*got 42/);
+  });
+
+  it.each(['no-reply@example.org', 'accounts+alerts@mail.example-service.co.uk', MAIL_FROM])('accepts the plain address %s', (mailFrom) => {
+    expect(stackWith({ mailFrom })).not.toThrow();
   });
 });

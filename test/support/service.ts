@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -19,17 +19,29 @@ export async function freshTable() {
 
 /**
  * The whole local service (both hosts, seeded) on free ports, over a fresh table of the run's
- * DynamoDB Local unless `options` name another.
+ * DynamoDB Local unless `options` name another; a state folder (signing key, outbox) of its own,
+ * unless `options` name one, is removed when it stops.
  */
 export async function startTestService(options: Partial<LocalServiceOptions> = {}): Promise<LocalService> {
-  return startLocalService({
-    apiPort: 0,
-    authPort: 0,
-    dynamodbEndpoint: inject('dynamodbEndpoint'),
-    tableName: `test-${randomUUID()}`,
-    ...options,
-    stateDir: options.stateDir ?? mkdtempSync(join(tmpdir(), 'dus-')),
-  });
+  const ownState = options.stateDir === undefined;
+  const stateDir = options.stateDir ?? mkdtempSync(join(tmpdir(), 'dus-'));
+  const removeState = () => {
+    if (ownState) rmSync(stateDir, { recursive: true, force: true });
+  };
+  try {
+    const service = await startLocalService({
+      apiPort: 0,
+      authPort: 0,
+      dynamodbEndpoint: inject('dynamodbEndpoint'),
+      tableName: `test-${randomUUID()}`,
+      ...options,
+      stateDir,
+    });
+    return { ...service, stop: () => service.stop().finally(removeState) };
+  } catch (error) {
+    removeState();
+    throw error;
+  }
 }
 
 /** An access token signed by the service's local key; any claim can be overridden for negative tests. */

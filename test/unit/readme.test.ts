@@ -14,6 +14,14 @@ describe('README', () => {
     }
   });
 
+  it('says the deploy needs mailFrom, which CI passes to cdk synth', () => {
+    expect(readme).toContain('npx cdk deploy -c mailFrom=');
+    expect(readme).toContain('`mailFrom` is required and has no default');
+    const synth = readFileSync('.ci/run', 'utf8').split('\n').filter((line) => /^\s*npx cdk synth\b/.test(line));
+    expect(synth).toHaveLength(1);
+    expect(synth[0]).toMatch(/ -c mailFrom=\S+@\S+\.invalid\b/);
+  });
+
   it('gives the quick start commands', () => {
     expect(readme).toContain('npm ci && npm start');
     expect(readme).toContain('npm test');

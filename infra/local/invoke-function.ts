@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { FUNCTIONS, type FunctionName } from '#infra/routes';
+import { lambdaContext } from '#infra/local/lambda-context';
+import { sampleEvent } from '#infra/local/sample-events';
+import { useServiceEnvironment, type ServiceFacts } from '#infra/local/service';
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface Invocation {
+  result: APIGatewayProxyStructuredResultV2;
+  /** What the sample event asked, when no event was given. */
+  sample?: string;
+}
+
+export const isFunctionName = (name: string): name is FunctionName => Object.hasOwn(FUNCTIONS, name);
+
+/**
+ * Runs one function's handler in this process against a running local service, with the service's
+ * environment (table, hosts, local signing key, outbox): `npm run invoke`. Without `event`, it sends
+ * the function's sample event and then removes what the sample stored. Handlers read their
+ * environment once, when they first load, so one process invokes against one service.
+ */
+export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, event?: APIGatewayProxyEventV2): Promise<Invocation> {
+  useServiceEnvironment(facts);
+  const sample = event ? undefined : await sampleEvent(fn, facts);
+  try {
+    const entry = fileURLToPath(new URL(`../../${FUNCTIONS[fn].entry}`, import.meta.url));
+    const { handler } = (await import(entry)) as { handler: LambdaHandler };
+    const result = await handler(event ?? sample!.event, lambdaContext(fn, randomUUID()));
+    return { result, ...(sample ? { sample: sample.description } : {}) };
+  } finally {
+    await sample?.cleanup();
+  }
+}
+
+const FACT_NAMES = ['apiUrl', 'authUrl', 'tableName', 'dynamodbEndpoint', 'signingKeyFile', 'outboxDir', 'demoClient', 'users'] as const;
+
+/** The facts `npm start` wrote; throws a one-line message when a fact is missing (a file from an older version). */
+export function readServiceFacts(file: string): ServiceFacts {
+  const facts = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServiceFacts>;
+  const missing = FACT_NAMES.filter((name) => facts[name] === undefined);
+  if (missing.length) throw new Error(`${file} lacks ${missing.join(', ')}: restart the local service (npm start) to rewrite it.`);
+  return facts as ServiceFacts;
+}
