@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FUNCTIONS, type FunctionName } from '#infra/routes';
+import { FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
+import { runAsFunction } from '#infra/local/invocation-context';
 import { lambdaContext } from '#infra/local/lambda-context';
 import { sampleEvent } from '#infra/local/sample-events';
 import { useServiceEnvironment, type ServiceFacts } from '#infra/local/service';
@@ -29,7 +30,10 @@ export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, even
   try {
     const entry = fileURLToPath(new URL(`../../${FUNCTIONS[fn].entry}`, import.meta.url));
     const { handler } = (await import(entry)) as { handler: LambdaHandler };
-    const result = await handler(event ?? sample!.event, lambdaContext(fn, randomUUID()));
+    const sent = event ?? sample!.event;
+    // Attributed to the function as the gateway does, so its AWS calls are checked against its role too.
+    const api = ROUTES.find((route) => route.fn === fn)?.api ?? 'auth';
+    const result = await runAsFunction({ fn, api, routeKey: sent.routeKey }, () => handler(sent, lambdaContext(fn, randomUUID())));
     return { result, ...(sample ? { sample: sample.description } : {}) };
   } finally {
     await sample?.cleanup();
