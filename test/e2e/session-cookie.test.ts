@@ -227,4 +227,25 @@ describe('session cookie', () => {
       expect(Item).toBeUndefined();
     });
   });
+  describe('the account pages anyone may open', () => {
+    // Sign-up and e-mail confirmation need no session, but a signed-in visitor's page reads it (one
+    // BatchGetItem) to show who is signed in, on the form and on the answer to its post.
+    it('show the signed-in visitor, read in one BatchGetItem, on GET and POST alike', async () => {
+      const { b, account } = await signedIn();
+      const csrf = formFields((await b.get('/signup')).text, '/signup');
+      const pages: [string, () => Promise<Reply>][] = [
+        ['GET /signup', () => b.get('/signup')],
+        ['POST /signup', () => b.postForm('/signup', { ...csrf, email: 'not an address' })],
+        ['GET /confirm-email', () => b.get(`/confirm-email?token=${randomToken()}`)],
+        ['POST /confirm-email', () => b.postForm('/confirm-email', { ...csrf, token: randomToken() })],
+      ];
+      for (const [name, open] of pages) {
+        requests.reset();
+        const reply = await open();
+        expect(reply.status, name).toBeLessThan(500);
+        expect(reply.text, name).toContain(account.user.email);
+        expect(requests.operations[0], name).toBe('BatchGetItemCommand');
+      }
+    });
+  });
 });
