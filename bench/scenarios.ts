@@ -575,7 +575,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'http-fallback', fn: 'http-fallback', expectStatus: 405, floor: [], minReason: 'answered from the route table',
-      events: async (n) => repeat(n, () => makeEvent({ routeKey: 'ANY /user', path: '/user', method: 'DELETE' })),
+      events: async (n) => repeat(n, () => makeEvent({ routeKey: 'DELETE /user', path: '/user', method: 'DELETE' })),
     },
   ];
 

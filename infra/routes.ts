@@ -119,6 +119,14 @@ export function pathsOf(api: ApiName, routes: readonly Route[] = ROUTES): Map<st
   return paths;
 }
 
+export interface CorsSettings {
+  allowOrigins: readonly string[];
+  allowMethods: readonly HttpMethod[];
+  allowHeaders: readonly string[];
+  exposeHeaders: readonly string[];
+  maxAgeSeconds: number;
+}
+
 /** CORS of the resource API: open, since it authenticates with bearer tokens and never cookies. */
 export const RESOURCE_API_CORS = {
   allowOrigins: ['*'],
@@ -126,4 +134,35 @@ export const RESOURCE_API_CORS = {
   allowHeaders: ['authorization', 'content-type', 'cache-control'],
   exposeHeaders: ['www-authenticate', 'retry-after', 'allow'],
   maxAgeSeconds: 3600,
-} as const;
+} as const satisfies CorsSettings;
+
+/**
+ * CORS of each API (API Gateway configures it per API, not per route). The auth API has none: its
+ * clients are confidential (a client secret cannot live in a browser, so no page script calls the
+ * token or revocation endpoint) and its pages sign in with a session cookie, so no script of another
+ * origin may read its answers. A browser's preflight there reaches the `ANY` fallback (405 without
+ * CORS headers) and the browser stops.
+ */
+export const API_CORS: Readonly<Record<ApiName, CorsSettings | undefined>> = { resource: RESOURCE_API_CORS, auth: undefined };
+
+/** Methods a route key can name besides `ANY` (API Gateway HTTP APIs). */
+export const ROUTE_KEY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+
+/**
+ * The route keys that send to FALLBACK_FUNCTION what the table does not serve: 405 on a known path,
+ * 404 elsewhere. Without CORS: `ANY <path>` per path, and `$default`. With CORS no route may take
+ * `OPTIONS`, so that API Gateway answers preflights itself (a route that matches a preflight gets it,
+ * and `ANY` and `$default` match every method): each other method has its own route per path, and
+ * `<method> /{proxy+}` and `<method> /` (a greedy variable needs a segment) stand in for `$default`.
+ */
+export function fallbackRouteKeys(api: ApiName, routes: readonly Route[] = ROUTES): string[] {
+  const paths = pathsOf(api, routes);
+  if (!API_CORS[api]) return [...[...paths.keys()].map((path) => `ANY ${path}`), '$default'];
+  const methods = ROUTE_KEY_METHODS.filter((method) => method !== 'OPTIONS');
+  const unknown = paths.has('/') ? ['/{proxy+}'] : ['/{proxy+}', '/'];
+  return [
+    ...[...paths].flatMap(([path, served]) =>
+      methods.filter((method) => !(served as string[]).includes(method)).map((method) => `${method} ${path}`)),
+    ...unknown.flatMap((path) => methods.map((method) => `${method} ${path}`)),
+  ];
+}

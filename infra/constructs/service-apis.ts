@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
-  CorsHttpMethod, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, HttpStage, LogGroupLogDestination,
+  CorsHttpMethod, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, HttpStage, LogGroupLogDestination, type CorsPreflightOptions,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -9,7 +9,8 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import {
-  DEPLOYED_ROUTES, FALLBACK_FUNCTION, FUNCTIONS, pathsOf, RESOURCE_API_CORS, type ApiName, type FunctionDef, type FunctionName,
+  API_CORS, DEPLOYED_ROUTES, FALLBACK_FUNCTION, fallbackRouteKeys, FUNCTIONS, type ApiName, type CorsSettings, type FunctionDef,
+  type FunctionName,
 } from '#infra/routes';
 import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV } from '#shared/config';
@@ -38,17 +39,15 @@ export class ServiceApis extends Construct {
 
   constructor(scope: Construct, id: string, props: ServiceApisProps) {
     super(scope, id);
-    this.authApi = new HttpApi(this, 'AuthApi', { createDefaultStage: false, description: 'Device and User Service: authorization server' });
+    this.authApi = new HttpApi(this, 'AuthApi', {
+      createDefaultStage: false,
+      description: 'Device and User Service: authorization server',
+      corsPreflight: corsPreflight(API_CORS.auth),
+    });
     this.resourceApi = new HttpApi(this, 'ResourceApi', {
       createDefaultStage: false,
       description: 'Device and User Service: resource API',
-      corsPreflight: {
-        allowOrigins: [...RESOURCE_API_CORS.allowOrigins],
-        allowMethods: RESOURCE_API_CORS.allowMethods.map((m) => CorsHttpMethod[m]),
-        allowHeaders: [...RESOURCE_API_CORS.allowHeaders],
-        exposeHeaders: [...RESOURCE_API_CORS.exposeHeaders],
-        maxAge: Duration.seconds(RESOURCE_API_CORS.maxAgeSeconds),
-      },
+      corsPreflight: corsPreflight(API_CORS.resource),
     });
     const environment = {
       [ENV.tableName]: props.table.tableName,
@@ -80,18 +79,23 @@ export class ServiceApis extends Construct {
           ...(route.scopes ? { authorizer, authorizationScopes: [...route.scopes] } : {}),
         });
       }
-      // Known path, other method → 405; anything else ($default) → JSON 404.
-      for (const path of pathsOf(api, DEPLOYED_ROUTES).keys()) {
-        httpApi.addRoutes({ path, methods: [HttpMethod.ANY], integration: integrationOf(FALLBACK_FUNCTION) });
+      // Known path, other method → 405; anything else → JSON 404 (fallbackRouteKeys says which keys).
+      const unauthenticated: Construct[] = [httpApi];
+      for (const key of fallbackRouteKeys(api, DEPLOYED_ROUTES)) {
+        if (key === '$default') {
+          unauthenticated.push(new HttpRoute(this, `${pascal(api)}DefaultRoute`, {
+            httpApi,
+            routeKey: HttpRouteKey.DEFAULT,
+            integration: integrationOf(FALLBACK_FUNCTION),
+          }));
+        } else {
+          const [method, path] = key.split(' ') as [keyof typeof HttpMethod, string];
+          httpApi.addRoutes({ path, methods: [HttpMethod[method]], integration: integrationOf(FALLBACK_FUNCTION) });
+        }
       }
-      const defaultRoute = new HttpRoute(this, `${pascal(api)}DefaultRoute`, {
-        httpApi,
-        routeKey: HttpRouteKey.DEFAULT,
-        integration: integrationOf(FALLBACK_FUNCTION),
-      });
       this.addStage(api, httpApi, props.throttle ?? { rateLimit: 200, burstLimit: 400 });
-      for (const unauthenticated of [httpApi, defaultRoute]) {
-        Validations.of(unauthenticated).acknowledge({
+      for (const construct of unauthenticated) {
+        Validations.of(construct).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason: api === 'auth'
             ? 'The authorization server is public by nature: its endpoints authenticate clients and users themselves.'
@@ -149,6 +153,16 @@ export class ServiceApis extends Construct {
       },
     });
   }
+}
+
+function corsPreflight(cors: CorsSettings | undefined): CorsPreflightOptions | undefined {
+  return cors && {
+    allowOrigins: [...cors.allowOrigins],
+    allowMethods: cors.allowMethods.map((m) => CorsHttpMethod[m]),
+    allowHeaders: [...cors.allowHeaders],
+    exposeHeaders: [...cors.exposeHeaders],
+    maxAge: Duration.seconds(cors.maxAgeSeconds),
+  };
 }
 
 function pascal(text: string): string {

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FALLBACK_FUNCTION, FUNCTIONS, pathsOf, RESOURCE_API_CORS, ROUTES, type ApiName, type FunctionName, type Route } from '#infra/routes';
+import {
+  API_CORS, FALLBACK_FUNCTION, fallbackRouteKeys, FUNCTIONS, ROUTES, type ApiName, type CorsSettings, type FunctionName,
+} from '#infra/routes';
 import type { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
 import { runAsFunction } from '#infra/local/invocation-context';
 import { lambdaContext } from '#infra/local/lambda-context';
@@ -18,6 +20,8 @@ interface CompiledRoute {
   method: string;
   pattern: RegExp;
   names: string[];
+  /** Per path segment, compared left to right: 0 literal, 1 variable, 2 greedy variable (lower is more specific). */
+  rank: number[];
   fn: FunctionName;
   scopes?: readonly string[];
 }
@@ -30,12 +34,15 @@ export interface GatewayOptions {
 }
 
 /**
- * A local stand-in for one API Gateway HTTP API: matches the route table like API Gateway
- * (method routes, then `ANY` routes for known paths, then `$default`), runs the JWT authorizer,
- * builds a payload 2.0 event, runs the same handler code as Lambda, and maps the result back.
+ * A local stand-in for one API Gateway HTTP API: selects the route like API Gateway (the most
+ * specific full match, then a greedy path, then `$default`; none: 404 `{"message":"Not Found"}`),
+ * answers CORS preflights that no route takes, runs the JWT authorizer, builds a payload 2.0 event,
+ * runs the same handler code as Lambda, maps the result back and puts the API's CORS headers on it.
+ * test/infra/gateway-parity.test.ts holds it to the synthesized template and AWS's documentation.
  */
 export function startGateway(options: GatewayOptions): Promise<{ server: Server; url: string }> {
   const routes = compileRoutes(options.api);
+  const corsSettings = API_CORS[options.api];
   const handlers = new Map<FunctionName, Promise<LambdaHandler>>();
   const load = (fn: FunctionName) => {
     let handler = handlers.get(fn);
@@ -57,19 +64,25 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
     const requestId = randomUUID();
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
-    const cors = options.api === 'resource' && req.headers.origin ? corsHeaders() : {};
+    // API Gateway adds CORS headers only to a request that names its Origin.
+    const cors = corsSettings && req.headers.origin ? corsHeaders(corsSettings) : {};
     res.setHeader('apigw-requestid', requestId);
 
-    if (options.api === 'resource' && method === 'OPTIONS' && req.headers.origin && req.headers['access-control-request-method']) {
-      send(res, 204, { ...cors, ...preflightHeaders() });
-      return;
-    }
     const body = await readBody(req);
     if (body === undefined) {
       send(res, 413, { 'content-type': 'application/json', ...cors }, JSON.stringify({ message: 'Request Entity Too Large' }));
       return;
     }
-    const { route, pathParameters } = match(routes, method, url.pathname);
+    const matched = match(routes, method, url.pathname);
+    if (!matched) {
+      if (corsSettings && method === 'OPTIONS' && req.headers.origin && req.headers['access-control-request-method']) {
+        send(res, 204, { ...cors, ...preflightHeaders(corsSettings) });
+      } else {
+        send(res, 404, { 'content-type': 'application/json', ...cors }, JSON.stringify({ message: 'Not Found' }));
+      }
+      return;
+    }
+    const { route, pathParameters } = matched;
 
     let authorizer: Record<string, unknown> | undefined;
     if (route.scopes && options.authorize) {
@@ -87,6 +100,12 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
     const invocation = { fn: route.fn, api: options.api, routeKey: route.routeKey };
     const result = await runAsFunction(invocation, () => handler(event, lambdaContext(route.fn, requestId)));
     const headers: Record<string, string | string[]> = { ...result.headers as Record<string, string>, ...cors };
+    // With CORS configured, API Gateway ignores the integration's own CORS headers.
+    if (corsSettings) {
+      for (const name of Object.keys(headers)) {
+        if (name.toLowerCase().startsWith('access-control-') && !(name in cors)) delete headers[name];
+      }
+    }
     if (result.cookies?.length) headers['set-cookie'] = result.cookies;
     const payload = result.body === undefined ? undefined : Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8');
     send(res, result.statusCode ?? 200, headers, payload);
@@ -102,33 +121,55 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
 }
 
 function compileRoutes(api: ApiName): CompiledRoute[] {
-  const compile = (method: string, path: string, fn: FunctionName, scopes?: readonly string[]): CompiledRoute => {
+  const compile = (routeKey: string, fn: FunctionName, scopes?: readonly string[]): CompiledRoute => {
+    if (routeKey === '$default') return { routeKey, method: 'ANY', pattern: /^/, names: [], rank: [], fn };
+    const [method, path] = routeKey.split(' ') as [string, string];
     const names: string[] = [];
-    const source = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_, name: string) => {
-      names.push(name);
-      return '([^/]+)';
+    const rank: number[] = [];
+    const source = path.split('/').slice(1).map((segment) => {
+      const variable = /^\{([^}+]+)(\+?)\}$/.exec(segment);
+      if (!variable) {
+        rank.push(0);
+        return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      }
+      names.push(variable[1]!);
+      rank.push(variable[2] ? 2 : 1);
+      return variable[2] ? '(.+)' : '([^/]+)';
     });
-    return { routeKey: `${method} ${path}`, method, pattern: new RegExp(`^${source}$`), names, fn, scopes };
+    return { routeKey, method, pattern: new RegExp(`^/${source.join('/')}$`), names, rank, fn, scopes };
   };
   return [
-    ...ROUTES.filter((r: Route) => r.api === api).map((r) => compile(r.method, r.path, r.fn, r.scopes)),
-    ...[...pathsOf(api).keys()].map((path) => compile('ANY', path, FALLBACK_FUNCTION)),
+    ...ROUTES.filter((r) => r.api === api).map((r) => compile(`${r.method} ${r.path}`, r.fn, r.scopes)),
+    ...fallbackRouteKeys(api).map((key) => compile(key, FALLBACK_FUNCTION)),
   ];
 }
 
+/**
+ * API Gateway's route selection ("Routing API requests", HTTP APIs): a full match of path and
+ * method, then a greedy path variable, then `$default`; `ANY` takes the methods a path does not name.
+ * Among several matches the more specific path wins (`/pets/dog/1` over `/pets/dog/{id}`).
+ */
 function match(routes: CompiledRoute[], method: string, path: string) {
-  for (const wanted of [method, 'ANY']) {
-    for (const route of routes) {
-      if (route.method !== wanted) continue;
-      const found = route.pattern.exec(path);
-      if (found) {
-        const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, decodePathSegment(found[i + 1] ?? '')]));
-        return { route, pathParameters };
-      }
-    }
+  let best: { route: CompiledRoute; found: RegExpExecArray } | undefined;
+  for (const route of routes) {
+    if (route.method !== method && route.method !== 'ANY') continue;
+    const found = route.pattern.exec(path);
+    if (found && (!best || moreSpecific(route, best.route))) best = { route, found };
   }
-  const fallback: CompiledRoute = { routeKey: '$default', method: 'ANY', pattern: /^/, names: [], fn: FALLBACK_FUNCTION };
-  return { route: fallback, pathParameters: {} };
+  if (!best) return undefined;
+  const { route, found } = best;
+  const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, decodePathSegment(found[i + 1] ?? '')]));
+  return { route, pathParameters };
+}
+
+function moreSpecific(a: CompiledRoute, b: CompiledRoute): boolean {
+  const tier = (r: CompiledRoute) => (r.routeKey === '$default' ? 2 : r.rank.includes(2) ? 1 : 0);
+  if (tier(a) !== tier(b)) return tier(a) < tier(b);
+  for (let i = 0; i < Math.min(a.rank.length, b.rank.length); i++) {
+    if (a.rank[i] !== b.rank[i]) return a.rank[i]! < b.rank[i]!;
+  }
+  if (a.rank.length !== b.rank.length) return a.rank.length > b.rank.length;
+  return a.method !== 'ANY' && b.method === 'ANY';
 }
 
 // A malformed percent-encoding (`%ZZ`) is passed on as sent: the handler then answers for it
@@ -200,18 +241,18 @@ function toEvent(
   } as APIGatewayProxyEventV2;
 }
 
-function corsHeaders(): Record<string, string> {
+function corsHeaders(cors: CorsSettings): Record<string, string> {
   return {
-    'access-control-allow-origin': RESOURCE_API_CORS.allowOrigins.join(','),
-    'access-control-expose-headers': RESOURCE_API_CORS.exposeHeaders.join(','),
+    'access-control-allow-origin': cors.allowOrigins.join(','),
+    'access-control-expose-headers': cors.exposeHeaders.join(','),
   };
 }
 
-function preflightHeaders(): Record<string, string> {
+function preflightHeaders(cors: CorsSettings): Record<string, string> {
   return {
-    'access-control-allow-methods': RESOURCE_API_CORS.allowMethods.join(','),
-    'access-control-allow-headers': RESOURCE_API_CORS.allowHeaders.join(','),
-    'access-control-max-age': String(RESOURCE_API_CORS.maxAgeSeconds),
+    'access-control-allow-methods': cors.allowMethods.join(','),
+    'access-control-allow-headers': cors.allowHeaders.join(','),
+    'access-control-max-age': String(cors.maxAgeSeconds),
   };
 }
 
