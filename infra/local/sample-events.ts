@@ -123,7 +123,7 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   'post-delete-app': async (kit) => kit.page('post-delete-app', 'POST /developer/apps/{client_id}/delete on a scratch application', {
     pathParameters: { client_id: await kit.scratchApp() }, form: {}, cookies: [await kit.session()],
   }),
-  'http-fallback': (kit) => kit.page('http-fallback', 'DELETE /user (route ANY /user): 405 with Allow', { route: { method: 'ANY', path: '/user' }, method: 'DELETE' }),
+  'http-fallback': (kit) => kit.page('http-fallback', 'DELETE /user (the resource API\'s fallback route DELETE /user): 405 with Allow', { route: { method: 'DELETE', path: '/user' }, method: 'DELETE' }),
 };
 
 const SIGNUP_EMAIL = 'sample.signup@example.com';
