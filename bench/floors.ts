@@ -98,13 +98,13 @@ const ITEMS: Record<Exclude<ItemKind, 'throttle'>, Record<string, unknown>> = {
     redirectUris: ['https://dashboard.example.com/callback'], developerId: USER_ID, developerName: 'Alice Martin', createdAt: STAMP,
     gsi1pk: `DEVELOPER#${USER_ID}`, gsi1sk: `CLIENT#${STAMP}`,
   },
-  consent: { userId: USER_ID, clientId: CLIENT_ID, scopes: SCOPES, grantedAt: STAMP },
+  consent: { userId: USER_ID, clientId: CLIENT_ID, scopes: SCOPES, grantedAt: STAMP, gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#CONSENT` },
   code: {
     clientId: CLIENT_ID, userId: USER_ID, redirectUri: 'https://dashboard.example.com/callback', scopes: SCOPES,
     codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', expiresAt: 1_800_000_000,
   },
   family: {
-    familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active', createdAt: STAMP,
+    familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active', createdAt: STAMP, activeTokenHash: HASH,
     gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#${USER_ID}`,
   },
   refreshToken: { tokenHash: HASH, familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active' },

@@ -16,6 +16,7 @@ import { createUserRepo } from '#shared/data/user-repo';
 import {
   clientKey, codeKey, deviceKey, devicesOfUserKey, familiesOfClientIndexKey, familyKey, refreshTokenKey, sessionKey, userKey,
 } from '#shared/data/keys';
+import { REUSE_DETECTION_SECONDS, REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
@@ -263,7 +264,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     {
       name: 'post-token (refresh)', fn: 'post-token', expectStatus: 200, requestBudget: 2,
       floor: [step.batchGet('refreshToken', 'client'), step.transact('family', 'refreshToken', 'refreshToken'), step.sign()],
-      minReason: 'BatchGetItem(token, client) + TransactWriteItems(family check, rotate, successor) + the access token\'s RS256 signature',
+      minReason: 'BatchGetItem(token, client) + TransactWriteItems(family: still active, now naming the successor; rotate with a TTL; successor) + the access token\'s RS256 signature',
       events: async (n) => (await freshRefreshTokens(n)).map(({ token }) => authEvent('POST', '/oauth/token', {
         headers: { authorization: basicAuth(DEMO_CLIENT.clientId, DEMO_CLIENT.clientSecret) },
         form: { grant_type: 'refresh_token', refresh_token: token },
@@ -276,17 +277,20 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
           await authDoc.send(new TransactWriteCommand({
             TransactItems: [
               {
-                ConditionCheck: {
-                  TableName: table, Key: familyKey(familyId), ConditionExpression: '#status = :active',
-                  ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':active': 'active' },
+                Update: {
+                  TableName: table, Key: familyKey(familyId), UpdateExpression: 'SET activeTokenHash = :next', ConditionExpression: '#status = :active',
+                  ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':active': 'active', ':next': successor },
                 },
               },
               {
                 Update: {
                   TableName: table, Key: refreshTokenKey(tokenHash),
-                  UpdateExpression: 'SET #status = :rotated, rotatedAt = :at, successorHash = :next, sealedSuccessor = :sealed',
+                  UpdateExpression: 'SET #status = :rotated, rotatedAt = :at, successorHash = :next, sealedSuccessor = :sealed, expiresAt = :expires',
                   ConditionExpression: '#status = :active', ExpressionAttributeNames: { '#status': 'status' },
-                  ExpressionAttributeValues: { ':rotated': 'rotated', ':active': 'active', ':at': Date.now(), ':next': successor, ':sealed': randomToken() },
+                  ExpressionAttributeValues: {
+                    ':rotated': 'rotated', ':active': 'active', ':at': Date.now(), ':next': successor, ':sealed': randomToken(),
+                    ':expires': Math.floor(Date.now() / 1000) + REUSE_DETECTION_SECONDS,
+                  },
                 },
               },
               {
@@ -319,9 +323,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
             TransactItems: [
               {
                 Update: {
-                  TableName: table, Key: codeKey(codeHash), UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId',
+                  TableName: table, Key: codeKey(codeHash), UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId, refreshTokenHash = :first',
                   ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt)',
-                  ExpressionAttributeValues: { ':usedAt': formatTimestamp(new Date()), ':familyId': familyId },
+                  ExpressionAttributeValues: { ':usedAt': formatTimestamp(new Date()), ':familyId': familyId, ':first': tokenHash },
                 },
               },
               {
@@ -329,7 +333,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
                   TableName: table,
                   Item: {
                     ...familyKey(familyId), ...familiesOfClientIndexKey(DEMO_CLIENT.clientId, alice.id, familyId),
-                    ...common, status: 'active', createdAt: formatTimestamp(new Date()),
+                    ...common, status: 'active', createdAt: formatTimestamp(new Date()), activeTokenHash: tokenHash,
                   },
                 },
               },
@@ -340,19 +344,33 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-revoke', fn: 'post-revoke', expectStatus: 200, floor: [step.batchGet('refreshToken', 'client'), step.update('family')],
-      minReason: 'BatchGetItem(token, client) + UpdateItem(family revoked)',
+      name: 'post-revoke', fn: 'post-revoke', expectStatus: 200, floor: [step.batchGet('refreshToken', 'client'), step.transact('family', 'refreshToken')],
+      minReason: 'BatchGetItem(token, client) + TransactWriteItems(family revoked, both with a TTL: the token is the family\'s current one)',
       events: async (n) => (await freshRefreshTokens(n)).map(({ token }) => authEvent('POST', '/oauth/revoke', {
         headers: { authorization: basicAuth(DEMO_CLIENT.clientId, DEMO_CLIENT.clientSecret) },
         form: { token, token_type_hint: 'refresh_token' },
       })),
       bare: {
-        label: 'BatchGetItem+UpdateItem',
+        label: 'BatchGetItem+TransactWriteItems',
         prepare: async (n) => (await freshRefreshTokens(n)).map(({ tokenHash, familyId }) => async () => {
           await batchGetWithClient(authDoc, refreshTokenKey(tokenHash));
-          await authDoc.send(new UpdateCommand({
-            TableName: table, Key: familyKey(familyId), UpdateExpression: 'SET #status = :revoked', ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':revoked': 'revoked' },
+          const expires = Math.floor(Date.now() / 1000) + REVOKED_GRANT_SECONDS;
+          await authDoc.send(new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: table, Key: familyKey(familyId), UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires)',
+                  ConditionExpression: 'activeTokenHash = :current', ExpressionAttributeNames: { '#status': 'status' },
+                  ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': expires, ':current': tokenHash },
+                },
+              },
+              {
+                Update: {
+                  TableName: table, Key: refreshTokenKey(tokenHash), UpdateExpression: 'SET expiresAt = if_not_exists(expiresAt, :expires)',
+                  ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':expires': expires },
+                },
+              },
+            ],
           }));
         }),
       },
@@ -486,9 +504,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-revoke-app', fn: 'post-revoke-app', expectStatus: 303,
-      floor: [step.batchGet('session', 'user'), step.query('family', 1, 'gsi1'), step.transact('consent', 'family')],
+      floor: [step.batchGet('session', 'user'), step.query('family', 1, 'gsi1'), step.transact('consent', 'family', 'refreshToken')],
       minReason: 'BatchGetItem(session, user) + Query(gsi1: the user\'s token families of the app, one here) + '
-        + 'TransactWriteItems(delete the consent, revoke the families)',
+        + 'TransactWriteItems(delete the consent, revoke the families, their current tokens\' TTL)',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);
@@ -547,9 +565,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-delete-app', fn: 'post-delete-app', expectStatus: 303,
-      floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family')],
-      minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families, one here) + '
-        + 'TransactWriteItems(delete the client, revoke the families): one transaction while the app has fewer than 100 active families',
+      floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family', 'refreshToken')],
+      minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families and consents, one family here) + '
+        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);

@@ -16,7 +16,7 @@ export const handler = pageHandler(async (event) => {
   if (!signedIn) return loginRedirect('/account', 303);
   const clientId = event.pathParameters?.client_id;
   if (!isPlausibleClientId(clientId)) return redirect('/account', 303);
-  const families = await grants.activeFamiliesOf(clientId, signedIn.user.id);
+  const { families } = await grants.grantsOf(clientId, signedIn.user.id);
   await grants.revokeFamiliesThen(families, grants.deleteConsentItem(signedIn.user.id, clientId), 'No such application.');
   return redirect('/account', 303);
 });

@@ -31,7 +31,7 @@ export const handler = pageHandler(async (event) => {
   const again = (error: string, status: number) =>
     loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
 
-  const [failures, userId] = await batch.read([throttle.failuresRead(account, address), users.userIdOfEmailRead(account)] as const);
+  const [failures, userId] = await batch.read([throttle.failuresRead(account, address, now), users.userIdOfEmailRead(account)] as const);
   const wait = retryAfterMs(failures, now);
   if (wait > 0) {
     const seconds = Math.ceil(wait / 1000);

@@ -6,16 +6,19 @@ import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**
- * POST /developer/apps/{client_id}/delete — deletes the application and revokes every grant of it:
- * one BatchGetItem (session, user, application), one Query (its active token families), and one
- * transaction that revokes them and deletes the application (more only beyond 99 families).
+ * POST /developer/apps/{client_id}/delete — deletes the application and everything its users
+ * granted it: one BatchGetItem (session, user, application), one Query (its active token families
+ * and its users' consents, indexed together), and one transaction that revokes the families, deletes
+ * the consents and deletes the application (more only beyond 100 items).
  */
 export const handler = pageHandler(async (event) => {
   checkCsrf(event, parseForm(event));
   const { signedIn, client } = await readPage(event, pathClientId(event));
   if (!signedIn) return loginRedirect('/developer', 303);
   const app = ownedApp(client, signedIn.user.id);
-  const families = await grants.activeFamiliesOf(app.clientId);
-  await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.');
+  const { families, consentUserIds } = await grants.grantsOf(app.clientId);
+  await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.', {
+    deleting: consentUserIds.map((userId) => grants.deleteConsentItem(userId, app.clientId)),
+  });
   return redirect('/developer', 303);
 });

@@ -6,7 +6,7 @@ import type { TokenSigner } from '#shared/auth/signer';
 import { GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
 import { parseScopeString } from '#shared/domain/scopes';
 import type { RefreshToken } from '#shared/domain/grant';
-import { formatTimestamp } from '#shared/domain/time';
+import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
 
 /** How long a retry of an already rotated refresh token still gets the same successor back. */
@@ -39,6 +39,9 @@ export type TokenService = ReturnType<typeof createTokenService>;
 export function createTokenService(deps: TokenServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const graceMs = (deps.graceSeconds ?? REFRESH_GRACE_SECONDS) * 1000;
+  /** The item unless past its TTL: DynamoDB deletes expired items late, and until then they are not there. */
+  const live = <T extends { expiresAt?: number }>(item: T | undefined): T | undefined =>
+    (item && (item.expiresAt === undefined || item.expiresAt > epochSeconds(now())) ? item : undefined);
 
   /**
    * Signs the access token. Called before a grant is written, so that a failed signature (kms:Sign
@@ -68,16 +71,16 @@ export function createTokenService(deps: TokenServiceDeps) {
      */
     async exchangeCode(credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
       const codeHash = hashSecret(form.code);
-      const { code, client } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
+      const { code: stored, client } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
       authenticateClient(client, credentials);
       const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
+      const code = live(stored);
       if (!code || code.clientId !== credentials.clientId) throw invalid();
       if (code.usedAt) {
-        // RFC 6749 §4.1.2: a replayed code revokes what it produced.
-        if (code.familyId) await deps.grants.revokeFamily(code.familyId);
+        // RFC 6749 §4.1.2: a replayed code revokes what it produced (during the code's 10 minutes).
+        if (code.familyId) await deps.grants.revokeFamily(code.familyId, code.refreshTokenHash, now());
         throw invalid();
       }
-      if (code.expiresAt * 1000 <= now().getTime()) throw invalid();
       if (form.redirectUri !== code.redirectUri) {
         throw new InvalidGrantError('redirect_uri does not match the authorization request.');
       }
@@ -101,7 +104,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         if (error instanceof GrantWriteError) {
           // Another exchange of the same code won: this one is a replay.
           const { code: winner } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
-          if (winner?.familyId) await deps.grants.revokeFamily(winner.familyId);
+          if (winner?.familyId) await deps.grants.revokeFamily(winner.familyId, winner.refreshTokenHash, now());
           throw invalid();
         }
         throw error;
@@ -117,9 +120,11 @@ export function createTokenService(deps: TokenServiceDeps) {
      */
     async refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
       const tokenHash = hashSecret(form.refreshToken);
-      const { token: first, client } = await deps.grants.getRefreshTokenAndClient(tokenHash, credentials.clientId);
+      const { token: stored, client } = await deps.grants.getRefreshTokenAndClient(tokenHash, credentials.clientId);
       authenticateClient(client, credentials);
       const invalid = () => new InvalidGrantError('The refresh token is invalid or has been revoked.');
+      // A rotated token past its TTL (REUSE_DETECTION_SECONDS) is unknown: refused, and no reuse.
+      const first = live(stored);
       if (!first || first.clientId !== credentials.clientId) throw invalid();
       const scopes = narrowScopes(first.scopes, form.scope);
 
@@ -132,7 +137,8 @@ export function createTokenService(deps: TokenServiceDeps) {
         if (token.status === 'rotated') {
           const successor = await graceSuccessor(token, form.refreshToken);
           if (!successor) {
-            await deps.grants.revokeFamily(token.familyId);
+            // Reuse. The successor is the family's current token unless it was rotated too.
+            await deps.grants.revokeFamily(token.familyId, token.successorHash, now());
             throw invalid();
           }
           return respond(await signOnce(), scopes, successor);
@@ -150,13 +156,13 @@ export function createTokenService(deps: TokenServiceDeps) {
           if (error.reason === 'family_revoked') throw invalid();
           // Lost a race with a concurrent rotation of the same token: look again.
           await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
-          token = await deps.grants.getRefreshToken(tokenHash);
+          token = live(await deps.grants.getRefreshToken(tokenHash));
         }
       }
       throw invalid();
     },
 
-    revoke: (credentials: ClientCredentials, token: string) => revokeToken(deps.grants, credentials, token),
+    revoke: (credentials: ClientCredentials, token: string) => revokeToken(deps.grants, credentials, token, now()),
   };
 
   async function graceSuccessor(token: RefreshToken, presented: string): Promise<string | undefined> {
@@ -172,13 +178,16 @@ export function createTokenService(deps: TokenServiceDeps) {
 }
 
 /**
- * RFC 7009: revokes a refresh token's family; access tokens and unknown tokens are accepted as is.
- * Needs no signer, so the revocation endpoint does not bundle one.
+ * RFC 7009: revokes a refresh token's family; access tokens and unknown tokens (a rotated token past
+ * its TTL among them) are accepted as is. An active token is its family's current one, so this is
+ * one transaction after the read. Needs no signer, so the revocation endpoint does not bundle one.
  */
-export async function revokeToken(grants: GrantRepo, credentials: ClientCredentials, token: string): Promise<void> {
+export async function revokeToken(grants: GrantRepo, credentials: ClientCredentials, token: string, now = new Date()): Promise<void> {
   const { token: refresh, client } = await grants.getRefreshTokenAndClient(hashSecret(token), credentials.clientId);
   authenticateClient(client, credentials);
-  if (refresh && refresh.clientId === credentials.clientId) await grants.revokeFamily(refresh.familyId);
+  if (!refresh || refresh.clientId !== credentials.clientId) return;
+  if (refresh.expiresAt !== undefined && refresh.expiresAt <= epochSeconds(now)) return;
+  await grants.revokeFamily(refresh.familyId, refresh.status === 'active' ? refresh.tokenHash : refresh.successorHash, now);
 }
 
 function narrowScopes(granted: string[], requested: string | undefined): string[] {

@@ -34,6 +34,15 @@ export const familiesOfClientIndexKey = (clientId: string, userId: string, famil
   gsi1pk: `FAMILIES#${clientId}`,
   gsi1sk: `USER#${userId}#${familyId}`,
 });
+/**
+ * GSI1 entry of a consent: in its application's partition of the families index, so the one Query
+ * that finds an application's families when it is deleted finds its consents too (a user's
+ * partition is out of reach of the application's deletion otherwise).
+ */
+export const consentOfClientIndexKey = (clientId: string, userId: string) => ({
+  gsi1pk: `FAMILIES#${clientId}`,
+  gsi1sk: `USER#${userId}#CONSENT`,
+});
 export const refreshTokenKey = (tokenHash: string) => ({ pk: `RT#${tokenHash}`, sk: 'RT' });
 
 const KEY_ATTRIBUTES = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk']);

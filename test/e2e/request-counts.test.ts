@@ -274,7 +274,7 @@ describe('DynamoDB requests per browser call', () => {
       expect(await repos.clients.getClient(app.clientId)).toBeDefined();
     });
 
-    it('POST /developer/apps/{client_id}/delete with one token family: BatchGetItem (session, user, application) + Query + TransactWriteItems', async () => {
+    it('POST /developer/apps/{client_id}/delete with one token family and its consent: BatchGetItem (session, user, application) + Query + TransactWriteItems', async () => {
       // Prepare
       const developer = await signedIn();
       const app = await registerApp(developer.b);
@@ -290,6 +290,7 @@ describe('DynamoDB requests per browser call', () => {
       expect(reply).toMatchObject({ status: 303, location: '/developer' });
       expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
       expect((await repos.grants.getFamily(familyId))!.status).toBe('revoked');
+      expect(await repos.grants.getConsent(user.account.user.id, app.clientId)).toBeUndefined();
       expect(await repos.clients.getClient(app.clientId)).toBeUndefined();
     });
   });

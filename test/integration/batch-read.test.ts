@@ -187,7 +187,7 @@ describe('batch reader', () => {
         sessions.signedInRead(sessionId),
         clients.clientsRead([app.clientId, unknownClient, undefined, app.clientId]),
         grants.consentRead(user.id, app.clientId),
-        throttle.failuresRead(user.email, '203.0.113.7'),
+        throttle.failuresRead(user.email, '203.0.113.7', 1_700_000_000_000),
         users.userIdOfEmailRead(user.email.toUpperCase()),
         users.userIdOfEmailRead(`nobody-${randomUUID()}@example.com`),
       ] as const);

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
-import { clientKey, consentKey } from '#shared/data/keys';
+import { clientKey, consentKey, familyKey, refreshTokenKey } from '#shared/data/keys';
 import type { Client } from '#shared/domain/client';
-import type { TokenFamily } from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS, type TokenFamily } from '#shared/domain/grant';
+import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
@@ -24,11 +25,13 @@ function makeClient(developerId: string): Client {
 
 /**
  * Revoking the token families of an application (or of one user of it) together with the
- * deletion that ends the grant: grants.activeFamiliesOf + grants.revokeFamiliesThen, against
- * DynamoDB Local, with the requests and the size of each transaction counted.
+ * deletion that ends the grant: grants.grantsOf + grants.revokeFamiliesThen, against DynamoDB
+ * Local, with the requests and the size of each transaction counted. Each family is revoked with
+ * its current refresh token's TTL: two items per family.
  */
 describe('grant revocation in transactions', () => {
   let doc: DynamoDBDocumentClient;
+  let table: string;
   let grants: ReturnType<typeof createGrantRepo>;
   let clients: ReturnType<typeof createClientRepo>;
   let requests: ReturnType<typeof countRequests>;
@@ -36,7 +39,6 @@ describe('grant revocation in transactions', () => {
   const transactions: NonNullable<TransactWriteCommandInput['TransactItems']>[] = [];
 
   beforeAll(async () => {
-    let table: string;
     ({ doc, table } = await freshTable());
     grants = createGrantRepo({ doc, table });
     clients = createClientRepo({ doc, table });
@@ -95,6 +97,21 @@ describe('grant revocation in transactions', () => {
     return ids;
   }
 
+  /** The active families of a client (or of one user of it), as the revocation takes them. */
+  async function activeOf(clientId: string, userId?: string) {
+    const { families: active } = await grants.grantsOf(clientId, userId);
+    forget();
+    return active;
+  }
+
+  const idsOf = (active: readonly { familyId: string }[]) => active.map((f) => f.familyId);
+
+  /** The stored item of a key, read without the repositories. */
+  async function item(Key: Record<string, string>) {
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key, ConsistentRead: true }));
+    return Item;
+  }
+
   async function statuses(familyIds: readonly string[]): Promise<Record<string, number>> {
     const counts: Record<string, number> = {};
     for (const id of familyIds) {
@@ -106,51 +123,65 @@ describe('grant revocation in transactions', () => {
 
   const sorted = (ids: readonly string[]) => [...ids].sort();
 
-  describe('activeFamiliesOf', () => {
-    it('finds the active families of the client, or of one user of it, in one Query', async () => {
-      // Prepare: two users' families, one of them already revoked, and another client's family
+  describe('grantsOf', () => {
+    it('finds the active families (with their current tokens) and the consents of the client, or of one user of it, in one Query', async () => {
+      // Prepare: two users' families, one of them already revoked, their consents, and another client's family and consent
       const client = await registeredClient();
+      const other = await registeredClient();
       const [ann, bob] = [randomUUID(), randomUUID()];
       const ofAnn = await families(client.clientId, 3, [ann]);
       const ofBob = await families(client.clientId, 2, [bob]);
-      await families((await registeredClient()).clientId, 1, [ann]);
+      await families(other.clientId, 1, [ann]);
+      for (const [userId, clientId] of [[ann, client.clientId], [bob, client.clientId], [ann, other.clientId]] as const) {
+        await grants.saveConsent({ userId, clientId, scopes: ['read_user'], grantedAt: '2026-01-02T03:04:05.678' });
+      }
       await grants.revokeFamily(ofAnn[0]!);
       forget();
 
       // Act
-      const all = await grants.activeFamiliesOf(client.clientId);
+      const all = await grants.grantsOf(client.clientId);
       const allRequests = [...requests.operations];
-      const annsOnly = await grants.activeFamiliesOf(client.clientId, ann);
+      const annsOnly = await grants.grantsOf(client.clientId, ann);
+      const operations = [...requests.operations];
 
       // Assess
-      expect(sorted(all)).toEqual(sorted([...ofAnn.slice(1), ...ofBob]));
-      expect(sorted(annsOnly)).toEqual(sorted(ofAnn.slice(1)));
+      expect(sorted(idsOf(all.families))).toEqual(sorted([...ofAnn.slice(1), ...ofBob]));
+      for (const { familyId, activeTokenHash } of all.families) {
+        expect((await item(refreshTokenKey(activeTokenHash!)))?.familyId).toBe(familyId);
+      }
+      expect(sorted(all.consentUserIds)).toEqual(sorted([ann, bob]));
+      expect(sorted(idsOf(annsOnly.families))).toEqual(sorted(ofAnn.slice(1)));
+      expect(annsOnly.consentUserIds).toEqual([ann]);
       expect(allRequests).toEqual(['QueryCommand']);
-      expect(requests.operations).toEqual(['QueryCommand', 'QueryCommand']);
+      expect(operations).toEqual(['QueryCommand', 'QueryCommand']);
     });
   });
 
   describe('revokeFamiliesThen, deleting the application last', () => {
-    it('150 families: two transactions (100 items, then 50 and the deletion); every family revoked and the application gone', async () => {
+    it('150 families: four transactions (50 families and their tokens each, then the deletion); every family revoked, every current token with a TTL, the application gone', async () => {
       // Prepare
       const client = await registeredClient();
       const ids = await families(client.clientId, 150, [randomUUID(), randomUUID(), randomUUID()]);
       const other = await registeredClient();
       const [otherFamily] = await families(other.clientId, 1);
-      const active = await grants.activeFamiliesOf(client.clientId);
-      forget();
+      const active = await activeOf(client.clientId);
+      const now = new Date();
 
       // Act
-      await grants.revokeFamiliesThen(active, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+      await grants.revokeFamiliesThen(active, clients.deleteClientItem(client.developerId, client.clientId), MISSING, { now });
 
       // Assess
-      expect(requests.operations).toEqual(['TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
-      expect(transactions.map((items) => items.length)).toEqual([100, 51]);
+      expect(requests.operations).toEqual(Array(4).fill('TransactWriteItemsCommand'));
+      expect(transactions.map((items) => items.length)).toEqual([100, 100, 100, 1]);
       expect(transactions[0]!.every((item) => item.Update !== undefined)).toBe(true);
-      expect(transactions[1]!.at(-1)!.Delete!.Key).toEqual(clientKey(client.clientId));
+      expect(transactions[3]![0]!.Delete!.Key).toEqual(clientKey(client.clientId));
       expect(await statuses(ids)).toEqual({ revoked: 150 });
+      for (const { familyId, activeTokenHash } of active) {
+        expect((await item(familyKey(familyId)))?.expiresAt).toBe(epochSeconds(now) + REVOKED_GRANT_SECONDS);
+        expect((await item(refreshTokenKey(activeTokenHash!)))?.expiresAt).toBe(epochSeconds(now) + REVOKED_GRANT_SECONDS);
+      }
       expect(await clients.getClient(client.clientId)).toBeUndefined();
-      expect(await grants.activeFamiliesOf(client.clientId)).toEqual([]);
+      expect(await activeOf(client.clientId)).toEqual([]);
       // Another application's grants are untouched.
       expect((await grants.getFamily(otherFamily!))!.status).toBe('active');
       expect(await clients.getClient(other.clientId)).toEqual(other);
@@ -158,18 +189,19 @@ describe('grant revocation in transactions', () => {
 
     it.each([
       [0, [1]],
-      [1, [2]],
-      [99, [100]],
-      [100, [100, 1]],
-      [199, [100, 100]],
-      [200, [100, 100, 1]],
+      [1, [3]],
+      [49, [99]],
+      [50, [100, 1]],
+      [99, [100, 99]],
+      [100, [100, 100, 1]],
     ])('%i families: transactions of %j items', async (count, sizes) => {
       // Prepare
       const client = await registeredClient();
       const ids = await families(client.clientId, count);
+      const active = await activeOf(client.clientId);
 
       // Act
-      await grants.revokeFamiliesThen(ids, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+      await grants.revokeFamiliesThen(active, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
 
       // Assess
       expect(transactions.map((items) => items.length)).toEqual(sizes);
@@ -178,20 +210,64 @@ describe('grant revocation in transactions', () => {
       expect(await clients.getClient(client.clientId)).toBeUndefined();
     });
 
-    it("another developer's id, 99 families: NotFoundError and nothing revoked, all in one transaction", async () => {
-      // Prepare
+    it('deletes the consents given as `deleting` before the application, in the same transaction', async () => {
+      // Prepare: two users consented, one of them holds a family
       const client = await registeredClient();
-      const ids = await families(client.clientId, 99);
+      const [ann, bob] = [randomUUID(), randomUUID()];
+      await families(client.clientId, 1, [ann]);
+      for (const userId of [ann, bob]) {
+        await grants.saveConsent({ userId, clientId: client.clientId, scopes: ['read_user'], grantedAt: '2026-01-02T03:04:05.678' });
+      }
+      const found = await grants.grantsOf(client.clientId);
+      forget();
 
       // Act
-      const outcome = grants.revokeFamiliesThen(ids, clients.deleteClientItem(randomUUID(), client.clientId), MISSING);
+      await grants.revokeFamiliesThen(found.families, clients.deleteClientItem(client.developerId, client.clientId), MISSING, {
+        deleting: found.consentUserIds.map((userId) => grants.deleteConsentItem(userId, client.clientId)),
+      });
+
+      // Assess
+      expect(transactions.map((items) => items.length)).toEqual([5]);
+      expect(await grants.getConsent(ann, client.clientId)).toBeUndefined();
+      expect(await grants.getConsent(bob, client.clientId)).toBeUndefined();
+      expect(await grants.grantsOf(client.clientId)).toEqual({ families: [], consentUserIds: [] });
+    });
+
+    it('reads a family rotated since the Query again, and gives its new current token the TTL', async () => {
+      // Prepare: the family rotates between the Query and the revocation
+      const client = await registeredClient();
+      const [familyId] = await families(client.clientId, 1);
+      const [stale] = await activeOf(client.clientId);
+      const first = await grants.getRefreshToken(stale!.activeTokenHash!);
+      const successor = hashSecret(randomToken());
+      await grants.rotateRefreshToken(first!, { ...first!, tokenHash: successor }, 'sealed', Date.now());
+      forget();
+
+      // Act
+      await grants.revokeFamiliesThen([stale!], clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+
+      // Assess
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand', 'GetItemCommand', 'TransactWriteItemsCommand']);
+      expect(await statuses([familyId!])).toEqual({ revoked: 1 });
+      expect((await item(refreshTokenKey(successor)))?.expiresAt).toEqual(expect.any(Number));
+      expect(await clients.getClient(client.clientId)).toBeUndefined();
+    });
+
+    it("another developer's id, 49 families: NotFoundError and nothing revoked, all in one transaction", async () => {
+      // Prepare
+      const client = await registeredClient();
+      const ids = await families(client.clientId, 49);
+      const active = await activeOf(client.clientId);
+
+      // Act
+      const outcome = grants.revokeFamiliesThen(active, clients.deleteClientItem(randomUUID(), client.clientId), MISSING);
 
       // Assess
       await expect(outcome).rejects.toThrow(NotFoundError);
       await expect(outcome).rejects.toThrow(MISSING);
       expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
-      expect(transactions.map((items) => items.length)).toEqual([100]);
-      expect(await statuses(ids)).toEqual({ active: 99 });
+      expect(transactions.map((items) => items.length)).toEqual([99]);
+      expect(await statuses(ids)).toEqual({ active: 49 });
       expect(await clients.getClient(client.clientId)).toEqual(client);
     });
 
@@ -199,39 +275,38 @@ describe('grant revocation in transactions', () => {
       // Prepare: families left of an application whose item is gone
       const client = makeClient(randomUUID());
       const ids = await families(client.clientId, 3);
+      const active = await activeOf(client.clientId);
 
       // Act
-      const outcome = grants.revokeFamiliesThen(ids, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+      const outcome = grants.revokeFamiliesThen(active, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
 
       // Assess
       await expect(outcome).rejects.toThrow(NotFoundError);
       expect(await statuses(ids)).toEqual({ active: 3 });
     });
 
-    it("another developer's id, 150 families: the first 100 are revoked, the rest and the application stay, and a retry by the owner finishes", async () => {
+    it("another developer's id, 120 families: the first 100 are revoked, the rest and the application stay, and a retry by the owner finishes", async () => {
       // Prepare
       const client = await registeredClient();
-      await families(client.clientId, 150);
-      const active = await grants.activeFamiliesOf(client.clientId);
-      forget();
+      await families(client.clientId, 120);
+      const active = await activeOf(client.clientId);
 
       // Act
       const outcome = grants.revokeFamiliesThen(active, clients.deleteClientItem(randomUUID(), client.clientId), MISSING);
       await expect(outcome).rejects.toThrow(NotFoundError);
-      const afterFailure = { operations: [...requests.operations], statuses: await statuses(active), client: await clients.getClient(client.clientId) };
-      const left = await grants.activeFamiliesOf(client.clientId);
-      forget();
+      const afterFailure = { operations: [...requests.operations], statuses: await statuses(idsOf(active)), client: await clients.getClient(client.clientId) };
+      const left = await activeOf(client.clientId);
       await grants.revokeFamiliesThen(left, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
 
       // Assess
       expect(afterFailure).toEqual({
-        operations: ['TransactWriteItemsCommand', 'TransactWriteItemsCommand'],
-        statuses: { revoked: 100, active: 50 },
+        operations: ['TransactWriteItemsCommand', 'TransactWriteItemsCommand', 'TransactWriteItemsCommand'],
+        statuses: { revoked: 100, active: 20 },
         client,
       });
-      expect(sorted(left)).toEqual(sorted(active.slice(100)));
-      expect(transactions.map((items) => items.length)).toEqual([51]);
-      expect(await statuses(active)).toEqual({ revoked: 150 });
+      expect(sorted(idsOf(left))).toEqual(sorted(idsOf(active.slice(100))));
+      expect(transactions.map((items) => items.length)).toEqual([41]);
+      expect(await statuses(idsOf(active))).toEqual({ revoked: 120 });
       expect(await clients.getClient(client.clientId)).toBeUndefined();
     });
   });
@@ -246,8 +321,7 @@ describe('grant revocation in transactions', () => {
       for (const userId of [ann, bob]) {
         await grants.saveConsent({ userId, clientId: client.clientId, scopes: ['read_user'], grantedAt: '2026-01-02T03:04:05.678' });
       }
-      const active = await grants.activeFamiliesOf(client.clientId, ann);
-      forget();
+      const active = await activeOf(client.clientId, ann);
 
       // Act
       await grants.revokeFamiliesThen(active, grants.deleteConsentItem(ann, client.clientId), MISSING);
@@ -255,7 +329,7 @@ describe('grant revocation in transactions', () => {
       // Assess
       expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
       expect(transactions[0]!.map((item) => item.Update?.Key ?? item.Delete?.Key)).toEqual([
-        ...active.map((familyId) => ({ pk: `FAMILY#${familyId}`, sk: 'FAMILY' })),
+        ...active.flatMap(({ familyId, activeTokenHash }) => [familyKey(familyId), refreshTokenKey(activeTokenHash!)]),
         consentKey(ann, client.clientId),
       ]);
       expect(await statuses(ofAnn)).toEqual({ revoked: 4 });

@@ -17,7 +17,7 @@ import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
 import { codeKey, familyKey, refreshTokenKey } from '#shared/data/keys';
 import type { Client } from '#shared/domain/client';
-import type { AuthorizationCode } from '#shared/domain/grant';
+import { REUSE_DETECTION_SECONDS, REVOKED_GRANT_SECONDS, type AuthorizationCode } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { AppError, InvalidClientError, InvalidGrantError, InvalidScopeError } from '#shared/errors';
 import { toAppError } from '#shared/http/http';
@@ -451,6 +451,24 @@ describe('token service', () => {
       expect(requests.operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
     });
 
+    it('keeps the rotated token 30 days after the rotation (TTL), names the successor as the family\'s current token, and gives neither a TTL', async () => {
+      // Prepare
+      const { client, credentials, issued } = await seedTokens();
+
+      // Act
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      const items = await itemsOf(client.clientId);
+      const [old, successor] = [hashSecret(issued.refresh_token), hashSecret(rotated.refresh_token)]
+        .map((hash) => items.refreshTokens.find((t) => t.tokenHash === hash));
+      expect(old).toMatchObject({ status: 'rotated', expiresAt: epochSeconds(current) + REUSE_DETECTION_SECONDS });
+      expect(successor).toMatchObject({ status: 'active' });
+      expect(successor!.expiresAt).toBeUndefined();
+      expect(items.families).toEqual([expect.objectContaining({ status: 'active', activeTokenHash: hashSecret(rotated.refresh_token) })]);
+      expect(items.families[0]!.expiresAt).toBeUndefined();
+    });
+
     it('does not expire with time (SPEC.md §8)', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
@@ -850,6 +868,36 @@ describe('token service', () => {
       // Assess
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: rotated.refresh_token }));
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
+    });
+
+    it('revokes a current token in one transaction after the read, and gives the family and the token a TTL of 30 days', async () => {
+      // Prepare
+      const { client, credentials, issued } = await seedTokens();
+
+      // Act
+      await tokens.revoke(credentials, issued.refresh_token);
+
+      // Assess
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+      const items = await itemsOf(client.clientId);
+      expect(items.families).toEqual([expect.objectContaining({ status: 'revoked', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS })]);
+      expect(items.refreshTokens).toEqual([expect.objectContaining({ status: 'active', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS })]);
+    });
+
+    it('revoking through a rotated token reaches the current one further on: it gets the TTL too', async () => {
+      // Prepare: first → second → third; the first's successor (second) is no longer current
+      const { client, credentials, issued } = await seedTokens();
+      const second = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      const third = await tokens.refresh(credentials, { refreshToken: second.refresh_token });
+      advance(3600);
+
+      // Act
+      await tokens.revoke(credentials, issued.refresh_token);
+
+      // Assess
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: refreshTokenKey(hashSecret(third.refresh_token)), ConsistentRead: true }));
+      expect(Item).toMatchObject({ status: 'active', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS });
+      expect(await familyStatus((await itemsOf(client.clientId)).families[0]!.familyId as string)).toBe('revoked');
     });
 
     it('accepts an access token or an unknown token and changes nothing', async () => {

@@ -1,0 +1,439 @@
+import { randomUUID } from 'node:crypto';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalService } from '#infra/local/service';
+import { createLocalSigner } from '#shared/auth/local-signer';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { createTokenService, type TokenService } from '#shared/auth/token-service';
+import { createDocumentClient } from '#shared/data/client';
+import type { Client } from '#shared/domain/client';
+import { readOutbox } from '#shared/email/outbox-mailer';
+import { InvalidGrantError } from '#shared/errors';
+import {
+  authorizationParams, authorize, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf, type Account,
+} from '../support/oauth-client';
+import { createRepos, type Repos } from '../support/repos';
+import { startTestService } from '../support/service';
+
+type Item = Record<string, unknown>;
+
+const MINUTE = 60;
+const HOUR = 3600;
+const DAY = 24 * HOUR;
+
+/** What an item's lifetime requires: no TTL (it lives until something deletes it), a TTL this long after its write, or that it not exist. */
+type Lifetime =
+  | { state: string; ttl: 'none' }
+  | { state: string; ttl: number }
+  | { state: string; dead: string };
+
+/** Looks an item of the scanned table up by key. */
+type Lookup = (pk: string, sk: string) => Item | undefined;
+
+/**
+ * The lifetime of every kind of item, as this test states it: written here, not imported from the
+ * code, so that the two can disagree. Each kind is recognised by the shape of its key; `lifetime`
+ * says, for an item in its state, whether it must carry a TTL (`expiresAt`) and how long after its
+ * write, or must carry none, or should not exist at all (a dead item without a TTL).
+ */
+const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find: Lookup) => Lifetime }[] = [
+  {
+    kind: 'user profile', pk: /^USER#[0-9a-f-]{36}$/, sk: /^PROFILE$/,
+    lifetime: () => ({ state: 'user', ttl: 'none' }),
+  },
+  {
+    kind: 'e-mail address item', pk: /^EMAIL#[^#\s]+@[^#\s]+$/, sk: /^EMAIL$/,
+    lifetime: (item, find) => (find(`USER#${String(item.userId)}`, 'PROFILE')
+      ? { state: 'e-mail address', ttl: 'none' }
+      : { state: 'e-mail address', dead: 'the address of no account' }),
+  },
+  {
+    kind: 'device', pk: /^USER#[0-9a-f-]{36}$/, sk: /^DEVICE#[0-9a-f-]{36}$/,
+    lifetime: () => ({ state: 'device', ttl: 'none' }),
+  },
+  {
+    kind: 'consent', pk: /^USER#[0-9a-f-]{36}$/, sk: /^CONSENT#[^#]+$/,
+    lifetime: (item, find) => (find(`CLIENT#${String(item.clientId)}`, 'CLIENT')
+      ? { state: 'consent', ttl: 'none' }
+      : { state: 'consent', dead: 'a consent to an application that no longer exists' }),
+  },
+  {
+    kind: 'application', pk: /^CLIENT#[^#]+$/, sk: /^CLIENT$/,
+    lifetime: () => ({ state: 'application', ttl: 'none' }),
+  },
+  {
+    kind: 'session', pk: /^SESSION#[A-Za-z0-9_-]{43}$/, sk: /^SESSION$/,
+    lifetime: () => ({ state: 'session', ttl: 8 * HOUR }),
+  },
+  {
+    kind: 'authorization code', pk: /^CODE#[A-Za-z0-9_-]{43}$/, sk: /^CODE$/,
+    lifetime: (item) => ({ state: item.usedAt ? 'used code' : 'unused code', ttl: 10 * MINUTE }),
+  },
+  {
+    kind: 'e-mailed link', pk: /^LINK#[A-Za-z0-9_-]{43}$/, sk: /^LINK$/,
+    lifetime: (item) => (item.purpose === 'reset-password'
+      ? { state: 'password reset link', ttl: HOUR }
+      : { state: 'confirmation link', ttl: DAY }),
+  },
+  {
+    kind: 'login throttle record', pk: /^THROTTLE#(account|address)#[^#]+$/, sk: /^THROTTLE$/,
+    lifetime: (item) => ({ state: `${String(item.pk).split('#')[1]} throttle record`, ttl: DAY }),
+  },
+  {
+    kind: 'token family', pk: /^FAMILY#[0-9a-f-]{36}$/, sk: /^FAMILY$/,
+    lifetime: (item, find) => {
+      if (item.status !== 'active') return { state: 'revoked family', ttl: 30 * DAY };
+      return find(`CLIENT#${String(item.clientId)}`, 'CLIENT')
+        ? { state: 'active family', ttl: 'none' }
+        : { state: 'active family', dead: 'an active family of an application that no longer exists' };
+    },
+  },
+  {
+    kind: 'refresh token', pk: /^RT#[A-Za-z0-9_-]{43}$/, sk: /^RT$/,
+    lifetime: (item, find) => {
+      // Kept for the grace window and reuse detection, then unknown.
+      if (item.status === 'rotated') return { state: 'rotated refresh token', ttl: 30 * DAY };
+      const family = find(`FAMILY#${String(item.familyId)}`, 'FAMILY');
+      if (family?.status === 'active') return { state: 'current refresh token', ttl: 'none' };
+      return { state: 'current token of a revoked family', ttl: 30 * DAY };
+    },
+  },
+];
+
+const SIGNUP_PASSWORD = 'a quiet lighthouse keeps the harbour';
+
+/**
+ * Walks the service's flows over HTTP on DynamoDB Local, then reads back the whole table: every
+ * item must be of a known kind and carry exactly the lifetime its kind states. Then: items past
+ * their TTL that DynamoDB has not deleted yet (DynamoDB Local never deletes them) count as absent.
+ */
+describe('item lifetimes', () => {
+  let service: LocalService;
+  let doc: ReturnType<typeof createDocumentClient>;
+  let repos: Repos;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
+    repos = createRepos({ doc, table: service.tableName });
+  });
+  afterAll(async () => {
+    doc?.destroy();
+    await service?.stop();
+  });
+
+  const epoch = () => Math.floor(Date.now() / 1000);
+
+  async function mailTo(address: string) {
+    return (await readOutbox(service.outboxDir)).filter((m) => m.to === address).reverse();
+  }
+
+  function linkToken(text: string, path: string): string {
+    const match = new RegExp(`${service.authUrl}${path}\\?token=([A-Za-z0-9_-]+)`).exec(text);
+    if (!match) throw new Error(`no ${path} link in: ${text}`);
+    return match[1]!;
+  }
+
+  /** GETs `page` and posts its form to `action` with `fields` added. */
+  async function submit(b: Browser, page: string, action: string, fields: Record<string, string> = {}) {
+    const form = await b.get(page);
+    expect(form.status).toBe(200);
+    return b.postForm(action, { ...formFields(form.text, action), ...fields });
+  }
+
+  async function signUp(email: string) {
+    const b = new Browser(service.authUrl);
+    const reply = await submit(b, '/signup', '/signup', { firstname: 'Ada', lastname: 'Lovelace', email, password: SIGNUP_PASSWORD, gender: '2' });
+    expect(textOf(reply.text)).toContain('Check your e-mail');
+    return b;
+  }
+
+  interface App {
+    clientId: string;
+    clientSecret: string;
+    redirectUri: string;
+  }
+
+  async function registerApp(developer: Browser): Promise<App> {
+    const redirectUri = `https://app-${randomUUID().slice(0, 8)}.example/callback`;
+    const reply = await submit(developer, '/developer', '/developer/apps', {
+      name: `App ${randomUUID().slice(0, 8)}`, description: 'Lifetimes.', website: 'https://app.example', redirect_uris: redirectUri,
+    });
+    const clientId = /id="client-id">([^<]+)</.exec(reply.text)?.[1];
+    const clientSecret = /id="client-secret">([^<]+)</.exec(reply.text)?.[1];
+    if (!clientId || !clientSecret) throw new Error(`no credentials on: ${textOf(reply.text).slice(0, 300)}`);
+    return { clientId, clientSecret, redirectUri };
+  }
+
+  async function tokenEndpoint(path: '/oauth/token' | '/oauth/revoke', app: App, fields: Record<string, string>) {
+    const response = await fetch(`${service.authUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...fields, client_id: app.clientId, client_secret: app.clientSecret }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, string> };
+  }
+
+  /** A code of `app` for the user signed in on `b` (consenting if asked). */
+  async function codeFor(b: Browser, account: Account, app: App): Promise<string> {
+    const callback = await authorize(b, authorizationParams({ client_id: app.clientId, redirect_uri: app.redirectUri, scope: 'read_user' }), { account });
+    return callback.searchParams.get('code')!;
+  }
+
+  async function exchange(app: App, code: string) {
+    return tokenEndpoint('/oauth/token', app, { grant_type: 'authorization_code', code, redirect_uri: app.redirectUri });
+  }
+
+  /** A new token family of `app` for the user signed in on `b`: its first refresh token. */
+  async function family(b: Browser, account: Account, app: App): Promise<string> {
+    const reply = await exchange(app, await codeFor(b, account, app));
+    expect(reply.status).toBe(200);
+    return reply.body.refresh_token!;
+  }
+
+  async function refresh(app: App, refreshToken: string) {
+    return tokenEndpoint('/oauth/token', app, { grant_type: 'refresh_token', refresh_token: refreshToken });
+  }
+
+  async function scanTable(): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await doc.send(new ScanCommand({ TableName: service.tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  it('leaves only items of known kinds, each with the TTL its kind states (or none where it lives on)', async () => {
+    // Prepare: walk the flows, from the moment every TTL in the table is counted
+    const startedAt = epoch();
+
+    // Sign-up and confirmation; a second sign-up never confirmed.
+    const email = `walker-${randomUUID()}@example.com`;
+    const signedUp = await signUp(email);
+    const confirmation = linkToken((await mailTo(email))[0]!.text, '/confirm-email');
+    const confirmed = await submit(signedUp, `/confirm-email?token=${confirmation}`, '/confirm-email');
+    expect(textOf(confirmed.text)).toContain('your e-mail address is confirmed');
+    await signUp(`unconfirmed-${randomUUID()}@example.com`);
+    const walker: Account = { user: { ...(await repos.users.findUserByEmail(email))!.user }, password: SIGNUP_PASSWORD };
+
+    // Failed logins (on the account and on an unknown address, below the delays), then a successful one.
+    const b = new Browser(service.authUrl, { sourceAddress: nextLoopbackAddress() });
+    for (const [address, password] of [[email, 'wrong'], [`nobody-${randomUUID()}@example.com`, 'wrong']]) {
+      expect((await submit(b, '/login', '/login', { email: address!, password: password! })).status).toBe(401);
+    }
+    expect((await signIn(b, walker)).status).toBe(303);
+
+    // A developer with three applications.
+    const developerAccount = await createAccount(service);
+    const developer = new Browser(service.authUrl);
+    expect((await signIn(developer, developerAccount)).status).toBe(303);
+    const [kept, deleted, revoked] = [await registerApp(developer), await registerApp(developer), await registerApp(developer)];
+
+    // Rotation, then reuse of the first token once its successor was used: the family is revoked.
+    const first = await family(b, walker, kept);
+    const second = (await refresh(kept, first)).body.refresh_token!;
+    expect((await refresh(kept, second)).status).toBe(200);
+    expect((await refresh(kept, first)).status).toBe(400);
+    // RFC 7009 revocation of a current token.
+    expect((await tokenEndpoint('/oauth/revoke', kept, { token: await family(b, walker, kept) })).status).toBe(200);
+    // A family that stays active, one rotation in.
+    expect((await refresh(kept, await family(b, walker, kept))).status).toBe(200);
+    // A replayed code revokes its family; a code never exchanged.
+    const replayed = await codeFor(b, walker, kept);
+    expect((await exchange(kept, replayed)).status).toBe(200);
+    expect((await exchange(kept, replayed)).status).toBe(400);
+    await codeFor(b, walker, kept);
+
+    // An application deleted by its developer while two users have consented (one holds tokens).
+    const other = await createAccount(service);
+    const otherBrowser = new Browser(service.authUrl);
+    await family(b, walker, deleted);
+    await codeFor(otherBrowser, other, deleted);
+    const deletePath = `/developer/apps/${deleted.clientId}/delete`;
+    expect((await submit(developer, `/developer/apps/${deleted.clientId}`, deletePath)).status).toBe(303);
+
+    // An application the user revokes on the account page.
+    await family(b, walker, revoked);
+    expect((await submit(b, '/account', `/account/apps/${revoked.clientId}/revoke`)).status).toBe(303);
+
+    // A password reset (which ends the sessions), and one requested but never used.
+    const anonymous = new Browser(service.authUrl);
+    expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(200);
+    const reset = linkToken((await mailTo(email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
+    const newPassword = 'a brand new passphrase for ada';
+    const done = await submit(anonymous, `/password-reset/confirm?token=${reset}`, '/password-reset/confirm', { password: newPassword });
+    expect(textOf(done.text)).toContain('Your new password is set.');
+    expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(200);
+
+    // A login that ends with a logout, and one that stays.
+    const leaving = new Browser(service.authUrl);
+    expect((await signIn(leaving, { ...walker, password: newPassword })).status).toBe(303);
+    expect((await submit(leaving, '/account', '/logout')).status).toBe(303);
+    expect((await signIn(new Browser(service.authUrl), { ...walker, password: newPassword })).status).toBe(303);
+    const finishedAt = epoch() + 1;
+
+    // Act
+    const items = await scanTable();
+
+    // Assess
+    const byKey = new Map(items.map((item) => [`${String(item.pk)}|${String(item.sk)}`, item]));
+    const find: Lookup = (pk, sk) => byKey.get(`${pk}|${sk}`);
+    const problems: string[] = [];
+    const states = new Set<string>();
+    for (const item of items) {
+      const key = `${String(item.pk)} / ${String(item.sk)}`;
+      const kind = KINDS.find((k) => k.pk.test(String(item.pk)) && k.sk.test(String(item.sk)));
+      if (!kind) {
+        problems.push(`${key}: no known kind has this key shape`);
+        continue;
+      }
+      const lifetime = kind.lifetime(item, find);
+      states.add(lifetime.state);
+      const expiresAt = item.expiresAt;
+      if ('dead' in lifetime) problems.push(`${key} (${lifetime.state}): should not exist: ${lifetime.dead}`);
+      else if (lifetime.ttl === 'none') {
+        if (expiresAt !== undefined) problems.push(`${key} (${lifetime.state}): must not expire, has expiresAt ${String(expiresAt)}`);
+      } else if (typeof expiresAt !== 'number') {
+        problems.push(`${key} (${lifetime.state}): must carry a TTL of ${lifetime.ttl} s, has none`);
+      } else if (expiresAt < startedAt + lifetime.ttl || expiresAt > finishedAt + lifetime.ttl) {
+        problems.push(`${key} (${lifetime.state}): expiresAt ${expiresAt - epoch()} s from now, not ${lifetime.ttl} s after its write`);
+      }
+    }
+    expect(problems).toEqual([]);
+    // The walk produced every state, so each rule above was exercised.
+    expect([...states].sort()).toEqual([
+      'account throttle record', 'active family', 'address throttle record', 'application', 'confirmation link', 'consent',
+      'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'password reset link',
+      'revoked family', 'rotated refresh token', 'session', 'unused code', 'used code', 'user',
+    ]);
+    // What the flows deleted is gone: the deleted application's consents, the revoked one's, used links.
+    const consents = items.filter((item) => String(item.sk).startsWith('CONSENT#'));
+    expect(consents.map((c) => c.clientId)).not.toContain(deleted.clientId);
+    expect(consents.filter((c) => c.userId === walker.user.id).map((c) => c.clientId)).toEqual([kept.clientId]);
+    expect(find(`LINK#${hashSecret(confirmation)}`, 'LINK')).toBeUndefined();
+    expect(find(`LINK#${hashSecret(reset)}`, 'LINK')).toBeUndefined();
+  });
+
+  describe('an item past its TTL that DynamoDB has not deleted yet counts as absent', () => {
+    const SECRET = 'lifetimes-client-secret-0123456789abcdef0123';
+    let client: Client;
+    let tokens: TokenService;
+    let current: Date;
+    const credentials = () => ({ clientId: client.clientId, clientSecret: SECRET, basic: false });
+
+    beforeAll(async () => {
+      client = {
+        clientId: randomUUID(), secretHash: hashSecret(SECRET), name: 'Clocked app', description: 'Lifetimes.', website: 'https://clocked.example',
+        redirectUris: ['https://clocked.example/callback'], developerId: randomUUID(), developerName: 'Clock Maker', createdAt: '2026-01-01T00:00:00.000',
+      };
+      await repos.clients.createClient(client);
+      tokens = createTokenService({
+        grants: repos.grants, signer: Promise.resolve(createLocalSigner(service.signingKeyFile)), issuer: service.authUrl,
+        audience: service.apiUrl, now: () => current,
+      });
+    });
+
+    const advance = (seconds: number) => {
+      current = new Date(current.getTime() + seconds * 1000);
+    };
+
+    /** A code issued now, exchanged: the first refresh token, and the code. */
+    async function exchanged() {
+      current = new Date();
+      const code = randomToken();
+      await repos.grants.createCode(hashSecret(code), {
+        clientId: client.clientId, userId: randomUUID(), redirectUri: client.redirectUris[0]!, scopes: ['read_user'],
+        expiresAt: Math.floor(current.getTime() / 1000) + 10 * MINUTE,
+      });
+      const issued = await tokens.exchangeCode(credentials(), { code, redirectUri: client.redirectUris[0]! });
+      const { familyId } = (await repos.grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
+      return { code, refreshToken: issued.refresh_token, familyId };
+    }
+
+    const familyStatus = async (familyId: string) => (await repos.grants.getFamily(familyId))?.status;
+
+    it('a rotated refresh token presented 30 days after its rotation is unknown: invalid_grant, and its family lives on', async () => {
+      // Prepare
+      const { refreshToken, familyId } = await exchanged();
+      const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
+      advance(30 * DAY);
+
+      // Act
+      const outcome = tokens.refresh(credentials(), { refreshToken });
+
+      // Assess
+      await expect(outcome).rejects.toThrow(InvalidGrantError);
+      expect(await repos.grants.getRefreshToken(hashSecret(refreshToken))).toMatchObject({ status: 'rotated' });
+      expect(await familyStatus(familyId)).toBe('active');
+      expect((await tokens.refresh(credentials(), { refreshToken: successor })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('the same token presented a second earlier is reuse: refused, and the family revoked', async () => {
+      // Prepare
+      const { refreshToken, familyId } = await exchanged();
+      await tokens.refresh(credentials(), { refreshToken });
+      advance(30 * DAY - 1);
+
+      // Act
+      const outcome = tokens.refresh(credentials(), { refreshToken });
+
+      // Assess
+      await expect(outcome).rejects.toThrow(InvalidGrantError);
+      expect(await familyStatus(familyId)).toBe('revoked');
+    });
+
+    it('a used code replayed after its 10 minutes is unknown: refused, and what it produced stays', async () => {
+      // Prepare
+      const { code, refreshToken, familyId } = await exchanged();
+      advance(10 * MINUTE);
+
+      // Act
+      const outcome = tokens.exchangeCode(credentials(), { code, redirectUri: client.redirectUris[0]! });
+
+      // Assess
+      await expect(outcome).rejects.toThrow(InvalidGrantError);
+      expect(await familyStatus(familyId)).toBe('active');
+      expect((await tokens.refresh(credentials(), { refreshToken })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('login throttle records a day past their last failure neither delay a login nor add to the next count', async () => {
+      // Prepare: ten failures a day and a minute ago, on the account and on the address
+      const account = await createAccount(service);
+      const address = nextLoopbackAddress();
+      const b = new Browser(service.authUrl, { sourceAddress: address });
+      for (let i = 0; i < 10; i++) await repos.throttle.recordFailure(account.user.email, address, Date.now() - DAY * 1000 - 60_000);
+
+      // Act
+      const failed = await submit(b, '/login', '/login', { email: account.user.email, password: 'wrong' });
+      const records = await repos.throttle.getFailures(account.user.email, address);
+      const login = await signIn(b, account);
+
+      // Assess
+      expect(failed.status).toBe(401);
+      expect(records.map((r) => [r.kind, r.failures])).toEqual([['account', 1], ['address', 1]]);
+      expect(login.status).toBe(303);
+    });
+
+    it('a session past its 8 hours signs nobody in, and a link past its hour is refused', async () => {
+      // Prepare
+      const account = await createAccount(service);
+      const session = await repos.sessions.createSession(account.user.id, new Date(Date.now() - 8 * HOUR * 1000 - 1000));
+      const link = await repos.links.createLink('reset-password', account.user.id, new Date(Date.now() - HOUR * 1000 - 1000));
+      const b = new Browser(service.authUrl);
+      b.jar.set('session', session);
+
+      // Act
+      const page = await b.get('/account');
+      const reset = await b.get(`/password-reset/confirm?token=${link}`);
+
+      // Assess
+      expect(page).toMatchObject({ status: 302, location: '/login?return_to=%2Faccount' });
+      expect(reset.status).toBe(400);
+      expect(textOf(reset.text)).toContain('This reset link is invalid, expired or already used.');
+    });
+  });
+});
