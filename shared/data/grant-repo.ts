@@ -408,11 +408,13 @@ export const GRANT_REPO_NEEDS = {
   getRefreshTokenAndClient: { actions: ['BatchGetItem'] },
   getRefreshToken: { actions: ['GetItem'] },
   redeemCode: { actions: ['UpdateItem', 'PutItem'] },
-  rotateRefreshToken: { actions: ['ConditionCheckItem', 'UpdateItem', 'PutItem'] },
+  // The family's conditional update and the old token's, and the successor.
+  rotateRefreshToken: { actions: ['UpdateItem', 'PutItem'] },
   getFamily: { actions: ['GetItem'] },
   revokeFamily: { actions: ['UpdateItem'] },
-  activeFamiliesOf: { actions: [], index: true },
-  // Its last item is the caller's (deleteConsentItem, deleteClientItem): that one declares its own action.
-  revokeFamiliesThen: { actions: ['UpdateItem'] },
+  grantsOf: { actions: [], index: true },
+  // Reads again a family that changed since the Query. Its `last` and `deleting` items are the
+  // caller's (deleteConsentItem, deleteClientItem), which declare their own action.
+  revokeFamiliesThen: { actions: ['UpdateItem', 'GetItem'] },
   deleteConsentItem: { actions: ['DeleteItem'] },
 } as const satisfies RepoNeeds<GrantRepo>;

@@ -136,7 +136,7 @@ describe('a stalled DynamoDB', () => {
       familyId,
       family: familyId ? await grants.getFamily(familyId) : undefined,
       refreshTokens: tokens.length,
-      activeFamilies: await grants.activeFamiliesOf(DEMO_CLIENT.clientId, userId),
+      activeFamilies: (await grants.grantsOf(DEMO_CLIENT.clientId, userId)).families.map((f) => f.familyId),
     };
   }
 
