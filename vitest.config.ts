@@ -3,13 +3,20 @@ import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 const IAM_TEST = 'test/infra/iam-grants.test.ts';
+/**
+ * The test processes' TMPDIR: every temporary file of the run goes here, and the run fails if any
+ * is left after it (test/support/temp-folder.ts).
+ */
+const RUN_TMPDIR = join(tmpdir(), `dus-run-${process.pid}`);
 
 export default defineConfig({
   test: {
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 120_000,
-    env: { POWERTOOLS_LOG_LEVEL: 'SILENT' },
+    env: { POWERTOOLS_LOG_LEVEL: 'SILENT', TMPDIR: RUN_TMPDIR },
+    // The root's global setup runs once per run (projects do not inherit it); its teardown, after every test.
+    globalSetup: ['test/support/temp-folder.ts'],
     // Where each test file saves the AWS calls its functions made (removed by the global teardown).
     provide: { awsCallsDir: join(tmpdir(), `dus-aws-calls-${process.pid}`) },
     projects: [

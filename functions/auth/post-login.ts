@@ -1,4 +1,4 @@
-import { retryAfterMs } from '#shared/auth/login-throttle';
+import { retryAfterSeconds } from '#shared/auth/login-throttle';
 import { loginPage } from '#shared/auth/pages';
 import { verifyPassword } from '#shared/auth/password';
 import { batch, sessions, throttle, users } from '#shared/auth/runtime';
@@ -32,9 +32,8 @@ export const handler = pageHandler(async (event) => {
     loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
 
   const [failures, userId] = await batch.read([throttle.failuresRead(account, address, now), users.userIdOfEmailRead(account)] as const);
-  const wait = retryAfterMs(failures, now);
-  if (wait > 0) {
-    const seconds = Math.ceil(wait / 1000);
+  const seconds = retryAfterSeconds(failures, now);
+  if (seconds > 0) {
     const result = again(`Too many failed attempts. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, 429);
     result.headers['retry-after'] = String(seconds);
     return result;

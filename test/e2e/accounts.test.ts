@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalService } from '#infra/local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createDocumentClient } from '#shared/data/client';
@@ -108,23 +108,40 @@ describe('accounts and developer console over HTTP', () => {
   }
 
   describe('login throttle', () => {
-    /** Wrong-password attempts with waits in between; what each answer was, with the address blanked out. */
+    // The service runs in this process, on this process's clock: each test stops time
+    // (vi.setSystemTime) and moves it on itself, so every wait is exact and nothing sleeps.
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** Stops time now; `pass(ms)` moves it on. */
+    function stopTime() {
+      let now = Date.now();
+      vi.setSystemTime(now);
+      return { pass: (ms: number) => vi.setSystemTime((now += ms)) };
+    }
+
+    /** Wrong-password attempts with time moved on in between; what each answer was, with the address blanked out. */
     async function failureSequence(email: string) {
       const b = browser(nextLoopbackAddress());
       const answers: { status: number; retryAfter: string | null; text: string }[] = [];
-      // One form for all attempts: each attempt is then a single request, so the next one follows a failure closely.
       const form = formFields((await b.get('/login')).text, '/login');
       const attempt = async () => {
         const reply = await b.postForm('/login', { ...form, email, password: 'not the right password' });
         answers.push({ status: reply.status, retryAfter: reply.headers.get('retry-after'), text: textOf(reply.text).replaceAll(email, '<email>') });
-        return reply;
       };
+      const { pass } = stopTime();
       for (let i = 0; i < 3; i++) await attempt();
-      for (let round = 0; round < 2; round++) {
-        const refused = await attempt();
-        await new Promise((resolve) => setTimeout(resolve, Number(refused.headers.get('retry-after')) * 1000 + 150));
-        await attempt();
-      }
+      await attempt();
+      pass(999);
+      await attempt();
+      pass(1);
+      await attempt();
+      await attempt();
+      pass(1001);
+      await attempt();
+      pass(999);
+      await attempt();
       await attempt();
       return answers;
     }
@@ -133,34 +150,43 @@ describe('accounts and developer console over HTTP', () => {
       const known = await createAccount(service);
       const unknown = `nobody-${randomUUID()}@example.com`;
 
-      const [forKnown, forUnknown] = await Promise.all([failureSequence(known.user.email), failureSequence(unknown)]);
+      const forKnown = await failureSequence(known.user.email);
+      const forUnknown = await failureSequence(unknown);
 
       expect(forKnown.map((a) => [a.status, a.retryAfter])).toEqual([
         [401, null], [401, null], [401, null],
-        [429, '1'], [401, null],
-        [429, '2'], [401, null],
+        [429, '1'], // at the third failure
+        [429, '1'], // 999 ms later: 1 ms to go
+        [401, null], // 1 s later: the fourth failure
+        [429, '2'],
+        [429, '1'], // 1,001 ms later
+        [401, null], // 2 s later: the fifth failure
         [429, '4'],
       ]);
       expect(forKnown[0]!.text).toContain('Incorrect e-mail address or password.');
       expect(forKnown[3]!.text).toContain('Too many failed attempts. Try again in 1 second.');
-      expect(forKnown[7]!.text).toContain('Too many failed attempts. Try again in 4 seconds.');
+      expect(forKnown.at(-1)!.text).toContain('Too many failed attempts. Try again in 4 seconds.');
       // No enumeration: an unknown account gets exactly the same answers.
       expect(forUnknown).toEqual(forKnown);
     });
 
     it('holds the account from every address and the address for every account, even with the right password', async () => {
       const victim = await createAccount(service);
+      const other = await createAccount(service);
       const attacker = nextLoopbackAddress();
+      stopTime();
       for (let i = 0; i < 3; i++) {
         expect((await signIn(browser(attacker), { ...victim, password: 'guess' })).status).toBe(401);
       }
 
       const rightPasswordElsewhere = await signIn(browser(nextLoopbackAddress()), victim);
-      const otherAccountSameAddress = await signIn(browser(attacker), await createAccount(service));
+      const otherAccountSameAddress = await signIn(browser(attacker), other);
 
       expect(rightPasswordElsewhere.status).toBe(429);
+      expect(rightPasswordElsewhere.headers.get('retry-after')).toBe('1');
       expect(rightPasswordElsewhere.setCookies.some((c) => c.startsWith('session='))).toBe(false);
       expect(otherAccountSameAddress.status).toBe(429);
+      expect(otherAccountSameAddress.headers.get('retry-after')).toBe('1');
     });
 
     it('grows the delay with the failure count once the previous wait has passed, up to 15 minutes', async () => {
@@ -169,6 +195,7 @@ describe('accounts and developer console over HTTP', () => {
       const b = browser(address);
       const form = formFields((await b.get('/login')).text, '/login');
       const attempt = (password: string) => b.postForm('/login', { ...form, email: account.user.email, password });
+      const { pass } = stopTime();
       // Five failures a minute ago: their 4-second wait is over.
       for (let i = 0; i < 5; i++) await repos.throttle.recordFailure(account.user.email, address, Date.now() - 60_000);
 
@@ -177,16 +204,22 @@ describe('accounts and developer console over HTTP', () => {
       const records = await repos.throttle.getFailures(account.user.email, address);
       for (let i = 0; i < 20; i++) await repos.throttle.recordFailure(account.user.email, address, Date.now());
       const capped = await attempt(account.password);
+      pass(15 * 60_000 - 1);
+      const lastMillisecond = await attempt(account.password);
+      pass(1);
+      const signedIn = await attempt(account.password);
 
       expect(allowed.status).toBe(401);
       expect(records.map((r) => r.failures)).toEqual([6, 6]);
+      // The sixth failure's wait: 8 s, doubled from the fifth's 4 s.
       expect(held.status).toBe(429);
-      // 8 s from the sixth failure, less the moments since: more than the fifth failure's 4 s.
-      expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(4);
-      expect(Number(held.headers.get('retry-after'))).toBeLessThanOrEqual(8);
+      expect(held.headers.get('retry-after')).toBe('8');
+      // 26 failures would wait 2^23 s; the cap is 15 minutes, and the right password waits too.
       expect(capped.status).toBe(429);
-      expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(890);
-      expect(Number(capped.headers.get('retry-after'))).toBeLessThanOrEqual(900);
+      expect(capped.headers.get('retry-after')).toBe('900');
+      expect(lastMillisecond.status).toBe(429);
+      expect(lastMillisecond.headers.get('retry-after')).toBe('1');
+      expect(signedIn.status).toBe(303);
     });
   });
 

@@ -1,12 +1,12 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_USERS } from '#infra/local/seed';
 import type { LocalService } from '#infra/local/service';
 import { DeviceUserServiceStack } from '#infra/stack';
+import { removeTestApps, testApp } from '../support/cdk-app';
 import { startTestService, tokenFor } from '../support/service';
 
 // What API Gateway does with the SYNTHESIZED TEMPLATE, as AWS documents it, against what the local
@@ -196,15 +196,14 @@ describe('local gateway against the synthesized API Gateway template', () => {
   const tokens = new Map<string, Promise<string>>();
 
   beforeAll(async () => {
-    // Bundling is skipped (as in stack.test.ts): the template is the same.
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], mailFrom: 'no-reply@example.com' } });
-    const template = Template.fromStack(new DeviceUserServiceStack(app, 'Parity')).toJSON();
+    const template = Template.fromStack(new DeviceUserServiceStack(testApp({ mailFrom: 'no-reply@example.com' }), 'Parity')).toJSON();
     service = await startTestService();
     apis = readTemplate(template.Resources as Resources, template.Outputs, { ApiUrl: service.apiUrl, AuthUrl: service.authUrl });
     resourceApi = apis.find((a) => a.url === service.apiUrl)!;
     authApi = apis.find((a) => a.url === service.authUrl)!;
   });
   afterAll(async () => {
+    removeTestApps();
     await service?.stop();
     const stateDir = service && dirname(service.signingKeyFile);
     if (stateDir?.startsWith(tmpdir())) rmSync(stateDir, { recursive: true, force: true });

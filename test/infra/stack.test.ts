@@ -1,26 +1,28 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
+import { Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys } from '#infra/routes';
 import { MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
+import { removeTestApps, testApp } from '../support/cdk-app';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
 
 /** The sender every test stack is given (a reserved, never-deliverable domain). */
 const MAIL_FROM = 'no-reply@mail.stack-test.invalid';
 
+afterAll(removeTestApps);
+
 describe('DeviceUserServiceStack', () => {
   let template: Template;
   let resources: Resources;
   let synthError: unknown;
 
-  // Bundling is skipped here (`cdk synth` in CI bundles every function); the template is the same.
-  const newApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [], mailFrom: MAIL_FROM } });
+  const newApp = () => testApp({ mailFrom: MAIL_FROM });
 
   beforeAll(() => {
     const app = newApp();
@@ -185,7 +187,7 @@ describe('DeviceUserServiceStack', () => {
 
 describe('DeviceUserServiceStack without a usable mailFrom', () => {
   const stackWith = (context: Record<string, unknown>) =>
-    () => new DeviceUserServiceStack(new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } }), 'NoSender');
+    () => new DeviceUserServiceStack(testApp(context), 'NoSender');
 
   it.each([{}, { mailFrom: '' }])('refuses to build without it, naming mailFrom and what it must be (%j)', (context) => {
     expect(stackWith(context)).toThrow(StackConfigurationError);

@@ -1,6 +1,6 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DeviceUserServiceStack } from '#infra/stack';
+import { removeTestApps, testApp } from './cdk-app';
 
 // The deployed form of the service, read from the synthesized CloudFormation template alone: which
 // function each API route reaches, the role of each function and that role's policies, with the
@@ -16,9 +16,12 @@ export type Statement = { Effect: string; Action: string | string[]; Resource: s
 
 /** Synthesizes the service's stack (without bundling) and returns its template. */
 export function synthesizeTemplate(): Record<string, any> {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], mailFrom: MAIL_FROM } });
-  const stack = new DeviceUserServiceStack(app, 'Deployed', { env: { account: ACCOUNT, region: REGION } });
-  return Template.fromStack(stack).toJSON();
+  try {
+    const stack = new DeviceUserServiceStack(testApp({ mailFrom: MAIL_FROM }), 'Deployed', { env: { account: ACCOUNT, region: REGION } });
+    return Template.fromStack(stack).toJSON();
+  } finally {
+    removeTestApps();
+  }
 }
 
 export interface DeployedFunction {

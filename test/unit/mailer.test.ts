@@ -1,8 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SendEmailCommand } from '@aws-sdk/client-ses';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createOutboxMailer, readOutbox } from '#shared/email/outbox-mailer';
 import { createSesMailer } from '#shared/email/ses-mailer';
 
@@ -29,14 +29,22 @@ describe('SES mailer', () => {
 });
 
 describe('outbox mailer', () => {
+  let folder: string | undefined;
+  afterEach(() => {
+    vi.useRealTimers();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
   it('writes one file per message and reads them back newest first', async () => {
-    // Prepare
-    const dir = join(mkdtempSync(join(tmpdir(), 'outbox-')), 'nested');
+    // Prepare: messages are ordered by the time they were sent, which the test sets.
+    folder = mkdtempSync(join(tmpdir(), 'dus-outbox-'));
+    const dir = join(folder, 'nested');
     const mailer = createOutboxMailer(dir);
 
     // Act
+    vi.setSystemTime(new Date('2026-05-06T07:08:09.010Z'));
     await mailer.send(message);
-    await new Promise((r) => setTimeout(r, 5));
+    vi.setSystemTime(new Date('2026-05-06T07:08:09.011Z'));
     await mailer.send({ ...message, subject: 'Reset your password' });
 
     // Assess

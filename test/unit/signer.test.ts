@@ -1,8 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueAccessToken } from '#shared/auth/access-token';
 import { createKmsSigner, isTransientKmsError, type KmsSend } from '#shared/auth/kms-signer';
 import { createLocalSigner } from '#shared/auth/local-signer';
@@ -18,6 +18,17 @@ const request = {
   scopes: ['read_device', 'write_device'],
 };
 
+let keysDir: string;
+beforeAll(() => {
+  keysDir = mkdtempSync(join(tmpdir(), 'dus-keys-'));
+});
+afterAll(() => {
+  if (keysDir) rmSync(keysDir, { recursive: true, force: true });
+});
+
+/** A path for a new key file, in a folder of its own (removed after the file's tests). */
+const newKeyFile = (...subfolders: string[]) => join(mkdtempSync(join(keysDir, 'key-')), ...subfolders, 'k.pem');
+
 async function verifyWithJwks(signer: TokenSigner, token: string) {
   const jwks = createLocalJWKSet({ keys: [await signer.publicJwk()] });
   return jwtVerify(token, jwks, { issuer: request.issuer, audience: request.audience, typ: 'at+jwt' });
@@ -25,7 +36,7 @@ async function verifyWithJwks(signer: TokenSigner, token: string) {
 
 describe('access tokens', () => {
   it('carry the RFC 9068 claims and header', async () => {
-    const signer = createLocalSigner(join(mkdtempSync(join(tmpdir(), 'key-')), 'k.pem'));
+    const signer = createLocalSigner(newKeyFile());
     const now = new Date('2026-01-01T00:00:00Z');
 
     const token = await issueAccessToken(signer, { ...request, now });
@@ -44,7 +55,7 @@ describe('access tokens', () => {
 
 describe('local signer', () => {
   it('creates its key on first use and reuses it afterwards', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'key-')), 'nested', 'k.pem');
+    const file = newKeyFile('nested');
 
     const first = createLocalSigner(file);
     const second = createLocalSigner(file);
@@ -54,7 +65,7 @@ describe('local signer', () => {
   });
 
   it('names its key by the RFC 7638 thumbprint', async () => {
-    const signer = createLocalSigner(join(mkdtempSync(join(tmpdir(), 'key-')), 'k.pem'));
+    const signer = createLocalSigner(newKeyFile());
     const jwk = await signer.publicJwk();
     expect(signer.kid).toBe(await calculateJwkThumbprint({ kty: 'RSA', n: jwk.n, e: jwk.e }));
     expect(jwk).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: signer.kid });
