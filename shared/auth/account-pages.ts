@@ -1,4 +1,5 @@
-import type { Client } from '#shared/domain/client';
+import { PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client } from '#shared/domain/client';
+import { formatTimestamp } from '#shared/domain/time';
 import type { Consent } from '#shared/domain/grant';
 import { SCOPES, isScope } from '#shared/domain/scopes';
 import type { User } from '#shared/domain/user';
@@ -122,25 +123,61 @@ export function developerPage(viewer: Viewer, apps: Client[], values: Record<str
 export function appPage(viewer: Viewer, app: Client, values?: Record<string, string>, errors: Record<string, string> = {}, status?: number): HttpResult {
   const current = values ?? { name: app.name, description: app.description, website: app.website, redirect_uris: app.redirectUris.join('\n') };
   const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
+  const previousUntil = previousSecretValidUntil(app, new Date());
+  const overlapDays = PREVIOUS_SECRET_OVERLAP_SECONDS / 86_400;
   return render(viewer, app.name, html`<div class="card"><h1>${app.name}</h1>
     <p>Client ID: <code>${app.clientId}</code></p>
-    <p class="muted">Registered ${app.createdAt.slice(0, 10)}. The client secret was shown once; you can replace it.</p>
-    <div class="actions">
-      <form method="post" action="${base}/secret">${csrfField(viewer)}<button type="submit" class="secondary">Generate a new client secret</button></form>
-      <form method="post" action="${base}/delete">${csrfField(viewer)}<button type="submit" class="danger">Delete this application</button></form>
-    </div></div>
+    <p class="muted">Registered ${app.createdAt.slice(0, 10)}.</p></div>
+    <div class="card"><h2>Client secret</h2>
+    <p id="current-secret">Current secret created ${readableTime(secretCreatedAt(app))}. It was shown once; you can replace it.</p>
+    ${previousUntil ? html`<p class="notice" id="previous-secret">The previous secret still works until ${readableTime(formatTimestamp(previousUntil))}.
+      Retire it as soon as your application uses the current one.</p>
+      <form method="post" action="${base}/secret/retire">${csrfField(viewer)}<button type="submit" class="danger">Retire the previous secret now</button></form>` : ''}
+    <form method="post" action="${base}/secret" novalidate>${csrfField(viewer)}
+      <p>A new secret replaces the current one. The current one keeps working for ${overlapDays} more days, or until you retire it,
+        so you can put the new one in your application first.${previousUntil ? ' The previous secret stops working at once.' : ''}</p>
+      <label class="check"><input type="checkbox" name="confirm" value="yes" required ${errors.confirm ? html`aria-invalid="true" aria-describedby="confirm-error"` : ''}>
+        I understand, generate a new secret</label>
+      ${errors.confirm ? html`<p class="error" id="confirm-error">${errors.confirm}</p>` : ''}
+      <div class="actions"><button type="submit" class="secondary">Generate a new client secret</button></div></form></div>
     <div class="card"><h2>Edit</h2>${registrationForm(viewer, base, 'Save changes', current, errors)}</div>
+    <div class="card"><h2>Delete</h2><p>Deleting the application ends every access its users gave it.</p>
+      <p><a href="${base}/delete">Delete this application…</a></p></div>
     <p><a href="/developer">Back to your applications</a></p>`, status);
 }
 
+/** The confirmation a deletion asks for: the application's name, typed. */
+export function deleteAppPage(viewer: Viewer, app: Client, error?: string, status?: number): HttpResult {
+  const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
+  return render(viewer, `Delete ${app.name}?`, html`<div class="card"><h1>Delete ${app.name}?</h1>
+    <p>This deletes the application and ends every access its users gave it: its refresh tokens stop working at once, and
+      access tokens already issued within the hour. It cannot be undone.</p>
+    <form method="post" action="${base}/delete" novalidate>${csrfField(viewer)}
+      ${field({ name: 'confirm_name', label: `Type the application’s name, ${app.name}, to confirm`, error, required: true, autocomplete: 'off' })}
+      <div class="actions"><button type="submit" class="danger">Delete this application</button></div></form>
+    <p><a href="${base}">Cancel</a></p></div>`, status);
+}
+
+/** The new secret, shown once after a registration or a rotation. */
 export function secretPage(viewer: Viewer, app: Client, secret: string, isNew: boolean): HttpResult {
+  const previousUntil = previousSecretValidUntil(app, new Date());
   return render(viewer, 'Client credentials', html`<div class="card"><h1>${isNew ? 'Application registered' : 'New client secret'}</h1>
     <p>Client ID: <code id="client-id">${app.clientId}</code></p>
     <p>Client secret (shown only this once; store it in your server's configuration now):</p>
     <p><code class="secret" id="client-secret">${secret}</code></p>
-    ${isNew ? '' : html`<p class="notice">The previous secret no longer works.</p>`}
+    ${isNew || !previousUntil ? '' : html`<p class="notice">The previous secret keeps working until ${readableTime(formatTimestamp(previousUntil))}, or until you retire it on the application’s page.</p>`}
     <p><a href="/developer/apps/${encodeURIComponent(app.clientId)}">Continue</a></p></div>`);
 }
+
+/** The secret page once its secret was shown (a reload, or another tab): it is never shown again. */
+export function secretShownPage(viewer: Viewer, app: Client): HttpResult {
+  return noticePage(viewer, 'Client secret already shown',
+    'A client secret is shown only once, right after it is created, and this one can no longer be shown. If you did not store it, generate a new one on the application’s page.',
+    200, { href: `/developer/apps/${encodeURIComponent(app.clientId)}`, text: `Back to ${app.name}` });
+}
+
+/** A stored timestamp (UTC) as people read it, to the minute. */
+const readableTime = (timestamp: string) => `${timestamp.slice(0, 10)} ${timestamp.slice(11, 16)} UTC`;
 
 function registrationForm(viewer: Viewer, action: string, submit: string, values: Record<string, string>, errors: Record<string, string>): Html {
   return html`<form method="post" action="${action}" novalidate>${csrfField(viewer)}

@@ -73,8 +73,11 @@ describe('logs of a full account and OAuth flow', () => {
     const registered = await post('/developer', '/developer/apps', {
       name: 'Log Reader', description: '', website: 'https://log-reader.example', redirect_uris: redirectUri,
     });
-    secrets.clientId = /id="client-id">([^<]+)</.exec(registered.text)![1]!;
-    secrets.clientSecret = /id="client-secret">([^<]+)</.exec(registered.text)![1]!;
+    expect(registered.status).toBe(303);
+    secrets.revealKey = auth.jar.get('reveal')!;
+    const shown = await auth.get(registered.location!);
+    secrets.clientId = /id="client-id">([^<]+)</.exec(shown.text)![1]!;
+    secrets.clientSecret = /id="client-secret">([^<]+)</.exec(shown.text)![1]!;
 
     const callback = await authorize(auth, authorizationParams({ client_id: secrets.clientId, redirect_uri: redirectUri, scope: 'read_user read_device' }));
     secrets.code = callback.searchParams.get('code')!;
@@ -120,6 +123,13 @@ describe('logs of a full account and OAuth flow', () => {
     expect((await post('/account', '/logout')).status).toBe(303);
     expect((await signIn(auth, { user: { id: '', email }, password: secrets.newPassword })).status).toBe(303);
     secrets.secondSession = auth.jar.get('session')!;
+
+    const appPath = `/developer/apps/${secrets.clientId}`;
+    const rotated = await post(appPath, `${appPath}/secret`, { confirm: 'yes' });
+    expect(rotated.status).toBe(303);
+    secrets.rotationRevealKey = auth.jar.get('reveal')!;
+    secrets.rotatedSecret = /id="client-secret">([^<]+)</.exec((await auth.get(rotated.location!)).text)![1]!;
+    expect((await post(appPath, `${appPath}/secret/retire`)).status).toBe(303);
   }
 
   it('never writes a password, client secret, code, token, session, CSRF value or link token, while logging every request', async () => {
@@ -137,7 +147,8 @@ describe('logs of a full account and OAuth flow', () => {
     for (const route of [
       'POST /signup', 'POST /confirm-email', 'POST /login', 'POST /developer/apps', 'GET /oauth/authorize', 'POST /oauth/authorize',
       'POST /oauth/token', 'GET /user', 'POST /password-reset', 'POST /password-reset/confirm', 'POST /account/apps/{client_id}/revoke',
-      'POST /logout',
+      'POST /logout', 'GET /developer/apps/{client_id}/secret', 'POST /developer/apps/{client_id}/secret',
+      'POST /developer/apps/{client_id}/secret/retire',
     ]) {
       expect(requests.some((entry) => entry.route === route), `a request line for ${route}`).toBe(true);
     }
@@ -146,8 +157,8 @@ describe('logs of a full account and OAuth flow', () => {
 
     expect(Object.keys(secrets).sort()).toEqual([
       'accessToken', 'clientId', 'clientSecret', 'code', 'confirmToken', 'csrf', 'newPassword', 'password', 'refreshToken',
-      'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'secondAccessToken', 'secondRefreshToken', 'secondSession',
-      'session', 'wrongPassword',
+      'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
+      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'wrongPassword',
     ]);
     const { clientId: _notSecret, ...mustNotAppear } = secrets;
     for (const [name, value] of Object.entries(mustNotAppear)) {
