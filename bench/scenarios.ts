@@ -433,7 +433,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       events: async (n) => repeat(n, () => authEvent('GET', '/signup')),
     },
     {
-      name: 'post-signup', fn: 'post-signup', expectStatus: 200,
+      name: 'post-signup', fn: 'post-signup', expectStatus: 303,
       floor: [step.scrypt(), step.transact('user', 'email', 'link')],
       minReason: 'scrypt hash of the new password (by design) + TransactWriteItems(user, e-mail item, confirmation link); the mail goes to the outbox, not DynamoDB',
       events: async (n) => repeat(n, () => authEvent('POST', '/signup', {
@@ -450,13 +450,13 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-confirm-email', fn: 'post-confirm-email', expectStatus: 200, floor: [step.get('link'), step.transact('link', 'user')],
+      name: 'post-confirm-email', fn: 'post-confirm-email', expectStatus: 303, floor: [step.get('link'), step.transact('link', 'user')],
       minReason: 'GetItem(link: the token names neither the user nor the purpose) + TransactWriteItems(use the link, confirm the user)',
       events: async (n) => (await freshLinks('confirm-email', n)).map((token) =>
         authEvent('POST', '/confirm-email', { cookies: [`csrf=${csrf}`], form: { csrf, token } })),
     },
     {
-      name: 'post-resend-confirmation', fn: 'post-resend-confirmation', expectStatus: 200, floor: [step.batchGet('session', 'user'), step.put('link')],
+      name: 'post-resend-confirmation', fn: 'post-resend-confirmation', expectStatus: 303, floor: [step.batchGet('session', 'user'), step.put('link')],
       minReason: 'signed in, unconfirmed: BatchGetItem(session, user) + PutItem(link); the mail goes to the outbox',
       events: async (n) => {
         const cookies = await signedIn(bobSession);
@@ -469,7 +469,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       events: async (n) => repeat(n, () => authEvent('GET', '/password-reset')),
     },
     {
-      name: 'post-password-reset', fn: 'post-password-reset', expectStatus: 200,
+      name: 'post-password-reset', fn: 'post-password-reset', expectStatus: 303,
       floor: [step.wait(750), step.get('email'), step.get('user'), step.put('link')],
       minReason: 'known address: GetItem(e-mail item, which holds only the user id) + GetItem(user: the mail greets them by first name) '
         + '+ PutItem(link), answered no sooner than 750 ms after the request (by design: known and unknown addresses take the same time)',
@@ -484,7 +484,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-new-password', fn: 'post-new-password', expectStatus: 200,
+      name: 'post-new-password', fn: 'post-new-password', expectStatus: 303,
       floor: [step.get('link'), step.get('user'), step.scrypt(), step.query('session', 0, 'gsi1'), step.transact('link', 'user')],
       minReason: 'GetItem(link: gives the user id) + GetItem(user: the policy refuses a password containing the address) + '
         + 'scrypt hash (by design) + Query(gsi1: the user\'s sessions, none here) + TransactWriteItems(use the link, set the '

@@ -60,7 +60,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-confirm-email': { table: [...pageReads, links.peekLink, links.redeemLink] },
   'post-resend-confirmation': { table: [...pageReads, ...sendConfirmation], sendsMail: true },
   'get-password-reset': { table: pageReads },
-  'post-password-reset': { table: [...pageReads, ...requestPasswordReset], sendsMail: true },
+  'post-password-reset': { table: requestPasswordReset, sendsMail: true },
   'get-new-password': { table: [...pageReads, links.peekLink] },
   'post-new-password': {
     table: [...pageReads, links.peekLink, users.getUserById, sessions.sessionKeysOf, links.redeemLink, sessions.endSessionItem, sessions.endSessions],

@@ -48,6 +48,33 @@ export function noticePage(viewer: Viewer, title: string, message: string, statu
     ${link ? html`<p><a href="${link.href}">${link.text}</a></p>` : ''}</div>`, status);
 }
 
+/** What an account form did, said on the page its POST redirects to (POST-redirect-GET), named by `?done=`. */
+export type AccountOutcome = 'signed-up' | 'reset-sent' | 'confirmed' | 'resent' | 'password-changed';
+
+/** The page (GET) that says what a form did: where its POST redirects with 303, so a reload posts nothing again. */
+export const outcomePath = (path: string, outcome: AccountOutcome): string => `${path}?done=${outcome}`;
+
+/** The outcome a page's `?done=` names, if it is one of those the page says. */
+export function outcomeOf<T extends AccountOutcome>(query: Record<string, string | undefined> | undefined, ...mine: T[]): T | undefined {
+  return mine.find((outcome) => query?.done === outcome);
+}
+
+/** What a form did, once it is done. */
+export function outcomePage(viewer: Viewer, outcome: AccountOutcome): HttpResult {
+  switch (outcome) {
+    case 'signed-up':
+      return noticePage(viewer, 'Check your e-mail', 'We sent a message to the address you gave. Open the link in it to confirm your address, then sign in.', 200, { href: '/login', text: 'Sign in' });
+    case 'reset-sent':
+      return noticePage(viewer, 'Check your e-mail', 'If this address has an account, we sent it a link to choose a new password. The link works for one hour.');
+    case 'confirmed':
+      return noticePage(viewer, 'Address confirmed', 'Thank you: your e-mail address is confirmed.', 200, { href: '/account', text: 'Your account' });
+    case 'resent':
+      return noticePage(viewer, 'Check your e-mail', `We sent a new confirmation link to ${viewer.email ?? 'your address'}.`, 200, { href: '/account', text: 'Your account' });
+    case 'password-changed':
+      return noticePage(viewer, 'Password changed', 'Your new password is set. Sign in with it.', 200, { href: '/login', text: 'Sign in' });
+  }
+}
+
 /** The answer to an e-mailed link that is unknown, expired or already used, with the way to get a new one. */
 export function expiredLinkPage(viewer: Viewer, purpose: 'confirm-email' | 'reset-password'): HttpResult {
   return purpose === 'confirm-email'

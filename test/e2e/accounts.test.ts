@@ -59,6 +59,14 @@ describe('accounts and developer console over HTTP', () => {
     return b.postForm(action, { ...formFields(form.text, action), ...fields });
   }
 
+  /** Follows a form's 303 to the page that says what it did (POST-redirect-GET). */
+  async function followed(b: Browser, reply: Reply, location: string): Promise<Reply> {
+    expect(reply).toMatchObject({ status: 303, location, text: '' });
+    const shown = await b.get(location);
+    expect(shown.status).toBe(200);
+    return shown;
+  }
+
   function signupFields(email: string) {
     return { firstname: 'Grace', lastname: 'Hopper', email, password: PASSPHRASE, gender: '2' };
   }
@@ -213,11 +221,13 @@ describe('accounts and developer console over HTTP', () => {
       const owner = await createAccount(service);
       const fresh = `new-${randomUUID()}@example.com`;
 
-      const taken = await submit(browser(), '/signup', '/signup', signupFields(owner.user.email.toUpperCase()));
-      const created = await submit(browser(), '/signup', '/signup', signupFields(fresh));
+      const [forTaken, forCreated] = [browser(), browser()];
+      const takenReply = await submit(forTaken, '/signup', '/signup', signupFields(owner.user.email.toUpperCase()));
+      const createdReply = await submit(forCreated, '/signup', '/signup', signupFields(fresh));
+      const taken = await followed(forTaken, takenReply, '/signup?done=signed-up');
+      const created = await followed(forCreated, createdReply, '/signup?done=signed-up');
 
-      expect(taken.status).toBe(200);
-      expect(created.status).toBe(200);
+      expect(takenReply.headers.get('content-length')).toBe(createdReply.headers.get('content-length'));
       expect(textOf(taken.text)).toBe(textOf(created.text));
       expect(textOf(taken.text)).toContain('Check your e-mail');
       const [notice, ...moreToOwner] = await mailTo(owner.user.email);
@@ -241,9 +251,8 @@ describe('accounts and developer console over HTTP', () => {
       const afterUnknown = (await readOutbox(service.outboxDir)).length;
       const forKnown = await submit(browser(), '/password-reset', '/password-reset', { email: owner.user.email });
 
-      expect(forUnknown.status).toBe(200);
-      expect(forKnown.status).toBe(200);
-      expect(textOf(forUnknown.text)).toBe(textOf(forKnown.text));
+      expect(forUnknown).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent', text: '' });
+      expect(forKnown).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent', text: '' });
       expect(afterUnknown).toBe(before);
       expect(await mailTo(unknown)).toEqual([]);
       const [reset] = await mailTo(owner.user.email);
@@ -263,8 +272,7 @@ describe('accounts and developer console over HTTP', () => {
       expect(unknownLogin.status).toBe(401);
       expect(hugeLogin.status).toBe(401);
       expect(textOf(hugeLogin.text)).toContain('Incorrect e-mail address or password.');
-      expect(forHuge.status).toBe(200);
-      expect(textOf(forHuge.text)).toBe(textOf(forUnknown.text));
+      expect(forHuge).toMatchObject({ status: 303, location: forUnknown.location });
     });
   });
 
@@ -284,12 +292,51 @@ describe('accounts and developer console over HTTP', () => {
 
       expect(shown.status).toBe(200);
       expect(unconfirmed!.user.email_confirmed).toBe(false);
-      expect(confirmed.status).toBe(200);
-      expect(textOf(confirmed.text)).toContain('Thank you: your e-mail address is confirmed.');
+      expect(textOf((await followed(b, confirmed, '/confirm-email?done=confirmed')).text)).toContain('Thank you: your e-mail address is confirmed.');
       expect((await repos.users.findUserByEmail(email))!.user.email_confirmed).toBe(true);
       expect(again.status).toBe(400);
       expect(replay.status).toBe(400);
       expect(textOf(replay.text)).toContain('This confirmation link is invalid, expired or already used.');
+    });
+  });
+
+  describe('account forms: POST-redirect-GET', () => {
+    it('answers each successful form with 303 to a page that says what it did; reloading that page does it not again', async () => {
+      const email = `prg-${randomUUID()}@example.com`;
+      const b = browser();
+      const mails = async () => (await mailTo(email)).length;
+
+      const signup = await submit(b, '/signup', '/signup', signupFields(email));
+      const signupShown = await followed(b, signup, '/signup?done=signed-up');
+      const afterSignup = await mails();
+      await b.get(signup.location!);
+      const account: Account = { user: (await repos.users.findUserByEmail(email))!.user, password: PASSPHRASE };
+      expect((await signIn(b, account)).status).toBe(303);
+      const resend = await submit(b, '/account', '/confirm-email/resend', {});
+      const resendShown = await followed(b, resend, '/confirm-email?done=resent');
+      const afterResend = await mails();
+      await b.get(resend.location!);
+      const token = linkToken((await mailTo(email)).at(-1)!.text, '/confirm-email');
+      const confirm = await submit(b, `/confirm-email?token=${token}`, '/confirm-email', {});
+      const confirmShown = await followed(b, confirm, '/confirm-email?done=confirmed');
+      const reset = await submit(b, '/password-reset', '/password-reset', { email });
+      const resetShown = await followed(b, reset, '/password-reset?done=reset-sent');
+      const afterReset = await mails();
+      await b.get(reset.location!);
+      const resetToken = linkToken((await mailTo(email)).at(-1)!.text, '/password-reset/confirm');
+      const newPassword = await submit(b, `/password-reset/confirm?token=${resetToken}`, '/password-reset/confirm', { password: 'a fresh passphrase after the redirect' });
+      const newPasswordShown = await followed(b, newPassword, '/password-reset/confirm?done=password-changed');
+
+      expect(textOf(signupShown.text)).toContain('We sent a message to the address you gave.');
+      expect(textOf(resendShown.text)).toContain(`We sent a new confirmation link to ${email}.`);
+      expect(textOf(confirmShown.text)).toContain('Thank you: your e-mail address is confirmed.');
+      expect(textOf(resetShown.text)).toContain('If this address has an account, we sent it a link to choose a new password.');
+      expect(textOf(newPasswordShown.text)).toContain('Your new password is set. Sign in with it.');
+      // Reloads sent no mail: one per form.
+      expect([afterSignup, afterResend, afterReset]).toEqual([1, 2, 3]);
+      expect(await mails()).toBe(3);
+      expect((await repos.users.findUserByEmail(email))!.user.email_confirmed).toBe(true);
+      expect((await signIn(browser(), { ...account, password: 'a fresh passphrase after the redirect' })).status).toBe(303);
     });
   });
 
@@ -722,13 +769,13 @@ describe('accounts and developer console over HTTP', () => {
 
       // Act: a reset through the e-mailed link
       const request = await submit(browser(), '/password-reset', '/password-reset', { email: account.user.email });
-      expect(request.status).toBe(200);
+      expect(request).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent' });
       const [mail] = (await mailTo(account.user.email)).filter((m) => m.subject === 'Reset your password');
       const token = linkToken(mail!.text, '/password-reset/confirm');
       const reset = await submit(browser(), `/password-reset/confirm?token=${token}`, '/password-reset/confirm', { password: 'a brand new passphrase for grace' });
 
       // Assess
-      expect(reset.status).toBe(200);
+      expect(reset).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
       for (const b of [first, second]) expect((await b.get('/account')).status).toBe(302);
     });
   });

@@ -189,6 +189,11 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
     await checkAccessibility('check-your-email notice');
+    // The notice is a page of its own (POST-redirect-GET): reloading it signs up nothing and sends no second mail.
+    expect(new URL(page.url()).search).toBe('?done=signed-up');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
+    expect((await readOutbox(service.outboxDir)).filter((m) => m.to === developer.email)).toHaveLength(1);
 
     await page.goto(`${service.authUrl}/outbox`);
     await checkAccessibility('outbox');
@@ -199,6 +204,8 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     await page.getByRole('button', { name: 'Confirm my address' }).click();
     await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
     await checkAccessibility('address confirmed notice');
+    await page.reload(); // a GET: not the used link again
+    await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
 
     await page.goto(`${service.authUrl}/login`);
     await checkAccessibility('login');
