@@ -163,7 +163,7 @@ export function appPage(viewer: Viewer, app: Client, values?: Record<string, str
     <form method="post" action="${base}/secret" novalidate>${csrfField(viewer)}
       <p>A new secret replaces the current one. The current one keeps working for ${overlapDays} more days, or until you retire it,
         so you can put the new one in your application first.${previousUntil ? ' The previous secret stops working at once.' : ''}</p>
-      <label class="check"><input type="checkbox" name="confirm" value="yes" required ${errors.confirm ? html`aria-invalid="true" aria-describedby="confirm-error"` : ''}>
+      <label><input type="checkbox" name="confirm" value="yes" required ${errors.confirm ? html`aria-invalid="true" aria-describedby="confirm-error"` : ''}>
         I understand, generate a new secret</label>
       ${errors.confirm ? html`<p class="error" id="confirm-error">${errors.confirm}</p>` : ''}
       <div class="actions"><button type="submit" class="secondary">Generate a new client secret</button></div></form></div>
@@ -178,7 +178,7 @@ export function deleteAppPage(viewer: Viewer, app: Client, error?: string, statu
   const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
   return render(viewer, `Delete ${app.name}?`, html`<div class="card"><h1>Delete ${app.name}?</h1>
     <p>This deletes the application and ends every access its users gave it: its refresh tokens stop working at once, and
-      access tokens already issued within the hour. It cannot be undone.</p>
+      access tokens already issued expire within the hour. It cannot be undone.</p>
     <form method="post" action="${base}/delete" novalidate>${csrfField(viewer)}
       ${field({ name: 'confirm_name', label: `Type the application’s name, ${app.name}, to confirm`, error, required: true, autocomplete: 'off' })}
       <div class="actions"><button type="submit" class="danger">Delete this application</button></div></form>
