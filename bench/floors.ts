@@ -10,7 +10,7 @@ import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 // a floor neither depends on the service's key layout nor disturbs the scenarios' data.
 
 /** The kinds of items the service stores. `throttle` has no stand-in: a successful login finds none. */
-export type ItemKind = 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'throttle';
+export type ItemKind = 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'reveal' | 'throttle';
 
 export type FloorStep =
   | { op: 'GetItem'; of: ItemKind }
@@ -109,6 +109,10 @@ const ITEMS: Record<Exclude<ItemKind, 'throttle'>, Record<string, unknown>> = {
   },
   refreshToken: { tokenHash: HASH, familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active' },
   link: { purpose: 'reset-password', userId: USER_ID, expiresAt: 1_800_000_000 },
+  reveal: {
+    clientId: CLIENT_ID, developerId: USER_ID, reason: 'rotated', expiresAt: 1_800_000_000,
+    sealedSecret: 'c2VhbGVkLWl2LTEy.dGFnLW9mLXNpeHRlZW4tYnl0ZXM.Ym9keS1vZi10aGUtc2VhbGVkLXNlY3JldC1mb3J0eS10aHJlZS1jaGFyYWN0ZXJzLWxvbmc',
+  },
 };
 
 /** What an UpdateItem of each kind changes (the service's updates of it). */

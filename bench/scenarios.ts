@@ -4,6 +4,7 @@ import {
   BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { newSecretReveal } from '#shared/auth/developer';
 import { hashPassword } from '#shared/auth/password';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { doc as authDoc } from '#shared/auth/runtime';
@@ -432,7 +433,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       events: async (n) => repeat(n, () => authEvent('GET', '/signup')),
     },
     {
-      name: 'post-signup', fn: 'post-signup', expectStatus: 200,
+      name: 'post-signup', fn: 'post-signup', expectStatus: 303,
       floor: [step.scrypt(), step.transact('user', 'email', 'link')],
       minReason: 'scrypt hash of the new password (by design) + TransactWriteItems(user, e-mail item, confirmation link); the mail goes to the outbox, not DynamoDB',
       events: async (n) => repeat(n, () => authEvent('POST', '/signup', {
@@ -449,13 +450,13 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-confirm-email', fn: 'post-confirm-email', expectStatus: 200, floor: [step.get('link'), step.transact('link', 'user')],
+      name: 'post-confirm-email', fn: 'post-confirm-email', expectStatus: 303, floor: [step.get('link'), step.transact('link', 'user')],
       minReason: 'GetItem(link: the token names neither the user nor the purpose) + TransactWriteItems(use the link, confirm the user)',
       events: async (n) => (await freshLinks('confirm-email', n)).map((token) =>
         authEvent('POST', '/confirm-email', { cookies: [`csrf=${csrf}`], form: { csrf, token } })),
     },
     {
-      name: 'post-resend-confirmation', fn: 'post-resend-confirmation', expectStatus: 200, floor: [step.batchGet('session', 'user'), step.put('link')],
+      name: 'post-resend-confirmation', fn: 'post-resend-confirmation', expectStatus: 303, floor: [step.batchGet('session', 'user'), step.put('link')],
       minReason: 'signed in, unconfirmed: BatchGetItem(session, user) + PutItem(link); the mail goes to the outbox',
       events: async (n) => {
         const cookies = await signedIn(bobSession);
@@ -468,7 +469,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       events: async (n) => repeat(n, () => authEvent('GET', '/password-reset')),
     },
     {
-      name: 'post-password-reset', fn: 'post-password-reset', expectStatus: 200,
+      name: 'post-password-reset', fn: 'post-password-reset', expectStatus: 303,
       floor: [step.wait(750), step.get('email'), step.get('user'), step.put('link')],
       minReason: 'known address: GetItem(e-mail item, which holds only the user id) + GetItem(user: the mail greets them by first name) '
         + '+ PutItem(link), answered no sooner than 750 ms after the request (by design: known and unknown addresses take the same time)',
@@ -483,7 +484,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-new-password', fn: 'post-new-password', expectStatus: 200,
+      name: 'post-new-password', fn: 'post-new-password', expectStatus: 303,
       floor: [step.get('link'), step.get('user'), step.scrypt(), step.query('session', 0, 'gsi1'), step.transact('link', 'user')],
       minReason: 'GetItem(link: gives the user id) + GetItem(user: the policy refuses a password containing the address) + '
         + 'scrypt hash (by design) + Query(gsi1: the user\'s sessions, none here) + TransactWriteItems(use the link, set the '
@@ -529,8 +530,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-register-app', fn: 'post-register-app', expectStatus: 200, floor: [step.batchGet('session', 'user'), step.put('client')],
-      minReason: 'BatchGetItem(session, user) + PutItem(client)',
+      name: 'post-register-app', fn: 'post-register-app', expectStatus: 303, floor: [step.batchGet('session', 'user'), step.transact('client', 'reveal')],
+      minReason: 'BatchGetItem(session, user) + TransactWriteItems(client, its secret to show once)',
       events: async (n) => {
         const cookies = await signedIn(danaSession);
         return repeat(n, () => authEvent('POST', '/developer/apps', { cookies, form: { csrf, ...APP_FORM } }));
@@ -555,12 +556,46 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-rotate-secret', fn: 'post-rotate-secret', expectStatus: 200, floor: [step.batchGet('session', 'user', 'client'), step.update('client')],
-      minReason: 'BatchGetItem(session, user, client) + UpdateItem(client: the new secret hash)',
+      name: 'post-rotate-secret', fn: 'post-rotate-secret', expectStatus: 303, floor: [step.batchGet('session', 'user', 'client'), step.transact('client', 'reveal')],
+      minReason: 'BatchGetItem(session, user, client) + TransactWriteItems(client: the new secret hash, the previous one kept; the secret to show once)',
       events: async (n) => {
         const pathParameters = { client_id: await aliceApp() };
         const cookies = await signedIn(aliceSession);
-        return repeat(n, () => authEvent('POST', '/developer/apps/{client_id}/secret', { cookies, pathParameters, form: { csrf } }));
+        return repeat(n, () => authEvent('POST', '/developer/apps/{client_id}/secret', { cookies, pathParameters, form: { csrf, confirm: 'yes' } }));
+      },
+    },
+    {
+      name: 'get-app-secret', fn: 'get-app-secret', expectStatus: 200, floor: [step.batchGet('session', 'user', 'client'), step.delete('reveal')],
+      minReason: 'BatchGetItem(session, user, client) + DeleteItem(the secret to show, returning it)',
+      events: async (n) => {
+        const clientId = await aliceApp();
+        const cookies = await signedIn(aliceSession);
+        // Each event shows a secret of its own, rotated in through the repository.
+        const keys = await pool(n, 16, async () => {
+          const secret = randomToken();
+          const { reveal, cookie } = newSecretReveal({ clientId, developerId: alice.id }, secret, 'rotated', new Date(), true);
+          await clients.rotateSecret(alice.id, clientId, hashSecret(secret), formatTimestamp(new Date()), reveal);
+          return cookie.split(';')[0]!;
+        });
+        return keys.map((key) => authEvent('GET', '/developer/apps/{client_id}/secret', { cookies: [...cookies, key], pathParameters: { client_id: clientId } }));
+      },
+    },
+    {
+      name: 'post-retire-secret', fn: 'post-retire-secret', expectStatus: 303, floor: [step.batchGet('session', 'user', 'client'), step.update('client')],
+      minReason: 'BatchGetItem(session, user, client) + UpdateItem(client: the previous secret removed, conditioned on the developer)',
+      events: async (n) => {
+        const pathParameters = { client_id: await aliceApp() };
+        const cookies = await signedIn(aliceSession);
+        return repeat(n, () => authEvent('POST', '/developer/apps/{client_id}/secret/retire', { cookies, pathParameters, form: { csrf } }));
+      },
+    },
+    {
+      name: 'get-delete-app', fn: 'get-delete-app', expectStatus: 200, floor: [step.batchGet('session', 'user', 'client')],
+      minReason: 'BatchGetItem(session, user, client)',
+      events: async (n) => {
+        const pathParameters = { client_id: await aliceApp() };
+        const cookies = await signedIn(aliceSession);
+        return repeat(n, () => authEvent('GET', '/developer/apps/{client_id}/delete', { cookies, pathParameters }));
       },
     },
     {
@@ -576,7 +611,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
           await activeFamily(clientId, user.id);
           return clientId;
         });
-        return apps.map((clientId) => authEvent('POST', '/developer/apps/{client_id}/delete', { cookies, pathParameters: { client_id: clientId }, form: { csrf } }));
+        return apps.map((clientId) => authEvent('POST', '/developer/apps/{client_id}/delete', {
+          cookies, pathParameters: { client_id: clientId }, form: { csrf, confirm_name: APP_FORM_VALUES.name },
+        }));
       },
     },
     {

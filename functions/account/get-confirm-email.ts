@@ -1,11 +1,16 @@
-import { confirmEmailPage, expiredLinkPage } from '#shared/auth/account-pages';
+import { confirmEmailPage, expiredLinkPage, outcomeOf, outcomePage } from '#shared/auth/account-pages';
 import { links } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** GET /confirm-email?token=… — asks for a click, so link scanners that fetch the URL confirm nothing. */
+/**
+ * GET /confirm-email?token=… — asks for a click, so link scanners that fetch the URL confirm nothing.
+ * With `?done=confirmed` or `?done=resent`: what the confirmation or the resend form did.
+ */
 export const handler = pageHandler(async (event) => {
   const { viewer } = await pageContext(event);
+  const done = outcomeOf(event.queryStringParameters, 'confirmed', 'resent');
+  if (done) return outcomePage(viewer, done);
   const token = event.queryStringParameters?.token ?? '';
   if (!token || !(await links.peekLink('confirm-email', token))) {
     return expiredLinkPage(viewer, 'confirm-email');

@@ -1,6 +1,10 @@
-import { resetRequestPage } from '#shared/auth/account-pages';
+import { outcomeOf, outcomePage, resetRequestPage } from '#shared/auth/account-pages';
 import { pageContext } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** GET /password-reset — asks for the account's e-mail address. */
-export const handler = pageHandler(async (event) => resetRequestPage((await pageContext(event)).viewer));
+/** GET /password-reset — asks for the account's e-mail address; with `?done=reset-sent`, what the form did. */
+export const handler = pageHandler(async (event) => {
+  const { viewer } = await pageContext(event);
+  const done = outcomeOf(event.queryStringParameters, 'reset-sent');
+  return done ? outcomePage(viewer, done) : resetRequestPage(viewer);
+});

@@ -1,6 +1,10 @@
-import { signupPage } from '#shared/auth/account-pages';
+import { outcomeOf, outcomePage, signupPage } from '#shared/auth/account-pages';
 import { pageContext } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** GET /signup — the sign-up form. */
-export const handler = pageHandler(async (event) => signupPage((await pageContext(event)).viewer));
+/** GET /signup — the sign-up form; with `?done=signed-up`, what the form did. */
+export const handler = pageHandler(async (event) => {
+  const { viewer } = await pageContext(event);
+  const done = outcomeOf(event.queryStringParameters, 'signed-up');
+  return done ? outcomePage(viewer, done) : signupPage(viewer);
+});

@@ -1,11 +1,14 @@
-import { expiredLinkPage, noticePage } from '#shared/auth/account-pages';
+import { expiredLinkPage, outcomePath } from '#shared/auth/account-pages';
 import { links } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
+import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /confirm-email — uses up the link and sets email_confirmed: GetItem (link), then one transaction. */
+/**
+ * POST /confirm-email — uses up the link and sets email_confirmed: GetItem (link), then one
+ * transaction; then 303 to GET /confirm-email?done=confirmed (a reload does not meet the used link).
+ */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
@@ -15,5 +18,5 @@ export const handler = pageHandler(async (event) => {
   if (!userId || !(await links.redeemLink('confirm-email', token, userId, { email_confirmed: true }))) {
     return expiredLinkPage(viewer, 'confirm-email');
   }
-  return noticePage(viewer, 'Address confirmed', 'Thank you: your e-mail address is confirmed.', 200, { href: '/account', text: 'Your account' });
+  return redirect(outcomePath('/confirm-email', 'confirmed'), 303);
 });

@@ -1,10 +1,10 @@
-import { expiredLinkPage, newPasswordPage, noticePage } from '#shared/auth/account-pages';
+import { expiredLinkPage, newPasswordPage, outcomePath } from '#shared/auth/account-pages';
 import { hashPassword } from '#shared/auth/password';
 import { links, sessions, users } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { passwordProblem } from '#shared/domain/password-policy';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
+import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** Sessions ended inside the password transaction (100 items at most, with the link and the user). */
@@ -13,7 +13,8 @@ const SESSIONS_IN_TRANSACTION = 98;
 /**
  * POST /password-reset/confirm — sets the new password, uses up the link and ends every session of
  * the account (whoever was signed in with the old password) in one transaction: GetItem (link),
- * GetItem (user, for the password policy), Query (the sessions), TransactWriteItems.
+ * GetItem (user, for the password policy), Query (the sessions), TransactWriteItems. Then 303 to
+ * GET /password-reset/confirm?done=password-changed.
  */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
@@ -32,5 +33,5 @@ export const handler = pageHandler(async (event) => {
     return expiredLinkPage(viewer, 'reset-password');
   }
   await sessions.endSessions(signedInElsewhere.slice(SESSIONS_IN_TRANSACTION));
-  return noticePage(viewer, 'Password changed', 'Your new password is set. Sign in with it.', 200, { href: '/login', text: 'Sign in' });
+  return redirect(outcomePath('/password-reset/confirm', 'password-changed'), 303);
 });

@@ -1,15 +1,15 @@
-import { noticePage } from '#shared/auth/account-pages';
+import { outcomePath } from '#shared/auth/account-pages';
 import { sendConfirmation } from '#shared/auth/accounts';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
+import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /confirm-email/resend — a new confirmation link for the signed-in user. */
+/** POST /confirm-email/resend — a new confirmation link for the signed-in user; then 303 to GET /confirm-email?done=resent. */
 export const handler = pageHandler(async (event) => {
   checkCsrf(event, parseForm(event));
-  const { signedIn, viewer } = await pageContext(event);
+  const { signedIn } = await pageContext(event);
   if (!signedIn) return loginRedirect('/account', 303);
   if (!signedIn.user.email_confirmed) await sendConfirmation(signedIn.user);
-  return noticePage(viewer, 'Check your e-mail', `We sent a new confirmation link to ${signedIn.user.email}.`, 200, { href: '/account', text: 'Your account' });
+  return redirect(outcomePath('/confirm-email', 'resent'), 303);
 });

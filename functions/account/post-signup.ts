@@ -1,12 +1,15 @@
-import { noticePage, signupPage } from '#shared/auth/account-pages';
+import { outcomePath, signupPage } from '#shared/auth/account-pages';
 import { signUp } from '#shared/auth/accounts';
 import { signupProblems } from '#shared/domain/signup';
 import { pageContext } from '#shared/auth/web';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
+import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /signup — creates the account and sends the confirmation e-mail; never says whether the address was taken. */
+/**
+ * POST /signup — creates the account and sends the confirmation e-mail; never says whether the address
+ * was taken. Then 303 to the page that says so (GET /signup?done=signed-up): a reload sends nothing again.
+ */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
@@ -17,5 +20,5 @@ export const handler = pageHandler(async (event) => {
     return signupPage(viewer, values, problems, 400);
   }
   await signUp(form);
-  return noticePage(viewer, 'Check your e-mail', 'We sent a message to the address you gave. Open the link in it to confirm your address, then sign in.', 200, { href: '/login', text: 'Sign in' });
+  return redirect(outcomePath('/signup', 'signed-up'), 303);
 });

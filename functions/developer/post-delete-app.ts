@@ -1,21 +1,27 @@
+import { deleteAppPage } from '#shared/auth/account-pages';
 import { ownedApp, pathClientId } from '#shared/auth/developer';
 import { clients, grants } from '#shared/auth/runtime';
-import { loginRedirect, readPage } from '#shared/auth/web';
+import { loginRedirect, pageContext } from '#shared/auth/web';
 import { parseForm } from '#shared/http/form';
 import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**
  * POST /developer/apps/{client_id}/delete — deletes the application and everything its users
- * granted it: one BatchGetItem (session, user, application), one Query (its active token families
+ * granted it, once the developer typed its name (otherwise the form again, 400, and nothing
+ * deleted): one BatchGetItem (session, user, application), one Query (its active token families
  * and its users' consents, indexed together), and one transaction that revokes the families, deletes
  * the consents and deletes the application (more only beyond 100 items).
  */
 export const handler = pageHandler(async (event) => {
-  checkCsrf(event, parseForm(event));
-  const { signedIn, client } = await readPage(event, pathClientId(event));
+  const form = parseForm(event);
+  checkCsrf(event, form);
+  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
   if (!signedIn) return loginRedirect('/developer', 303);
   const app = ownedApp(client, signedIn.user.id);
+  if ((form.confirm_name ?? '').trim() !== app.name) {
+    return deleteAppPage(viewer, app, form.confirm_name ? 'That is not the application’s name. Type it exactly as shown.' : 'Type the application’s name to confirm.', 400);
+  }
   const { families, consentUserIds } = await grants.grantsOf(app.clientId);
   await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.', {
     deleting: consentUserIds.map((userId) => grants.deleteConsentItem(userId, app.clientId)),

@@ -1,16 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { developerPage, secretPage } from '#shared/auth/account-pages';
-import { registrationFrom } from '#shared/auth/developer';
+import { developerPage } from '#shared/auth/account-pages';
+import { newSecretReveal, registrationFrom, secretPath } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { registrationProblems } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
+import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /developer/apps — registers an application; its secret is shown once and stored as a hash. */
+/**
+ * POST /developer/apps — registers an application, its secret stored as a hash, and redirects (303)
+ * to the page that shows the secret once (GET /developer/apps/{client_id}/secret), so a reload
+ * registers nothing. One BatchGetItem (session, user) and one transaction (application, secret to show).
+ */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
@@ -21,6 +25,7 @@ export const handler = pageHandler(async (event) => {
   if (Object.keys(problems).length > 0) {
     return developerPage(viewer, await clients.listClientsByDeveloper(signedIn.user.id), form, problems, 400);
   }
+  const now = new Date();
   const secret = randomToken();
   const app = {
     ...registration,
@@ -28,8 +33,10 @@ export const handler = pageHandler(async (event) => {
     secretHash: hashSecret(secret),
     developerId: signedIn.user.id,
     developerName: `${signedIn.user.firstname} ${signedIn.user.lastname}`,
-    createdAt: formatTimestamp(new Date()),
+    createdAt: formatTimestamp(now),
+    secretCreatedAt: formatTimestamp(now),
   };
-  await clients.createClient(app);
-  return secretPage(viewer, app, secret, true);
+  const { reveal, cookie } = newSecretReveal(app, secret, 'registered', now, secure);
+  await clients.registerClient(app, reveal);
+  return redirect(secretPath(app.clientId), 303, [cookie]);
 });

@@ -1,19 +1,32 @@
-import { secretPage } from '#shared/auth/account-pages';
-import { ownedApp, pathClientId } from '#shared/auth/developer';
+import { appPage } from '#shared/auth/account-pages';
+import { newSecretReveal, ownedApp, pathClientId, secretPath } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { loginRedirect, pageContext, secure } from '#shared/auth/web';
+import { formatTimestamp } from '#shared/domain/time';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
+import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** POST /developer/apps/{client_id}/secret — replaces the client secret; the new one is shown once. */
+/**
+ * POST /developer/apps/{client_id}/secret — replaces the client secret once the developer ticked the
+ * confirmation. The current secret becomes the previous one, still accepted for
+ * PREVIOUS_SECRET_OVERLAP_SECONDS (7 days) unless retired sooner; a previous one still valid is
+ * replaced, and so ends. Redirects (303) to the page that shows the new secret once. One BatchGetItem
+ * (session, user, application) and one transaction (the application, the secret to show).
+ */
 export const handler = pageHandler(async (event) => {
-  checkCsrf(event, parseForm(event));
+  const form = parseForm(event);
+  checkCsrf(event, form);
   const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
   if (!signedIn) return loginRedirect(event.rawPath, 303);
   const app = ownedApp(client, signedIn.user.id);
+  if (form.confirm !== 'yes') {
+    return appPage(viewer, app, undefined, { confirm: 'Tick the box to confirm that you want a new secret.' }, 400);
+  }
+  const now = new Date();
   const secret = randomToken();
-  await clients.updateClient(signedIn.user.id, app.clientId, { secretHash: hashSecret(secret) });
-  return secretPage(viewer, app, secret, false);
+  const { reveal, cookie } = newSecretReveal(app, secret, 'rotated', now, secure);
+  await clients.rotateSecret(signedIn.user.id, app.clientId, hashSecret(secret), formatTimestamp(now), reveal);
+  return redirect(secretPath(app.clientId), 303, [cookie]);
 });

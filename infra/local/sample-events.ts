@@ -1,12 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { newSecretReveal } from '#shared/auth/developer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
-import { clientKey, linkKey } from '#shared/data/keys';
+import { clientKey, linkKey, secretRevealKey } from '#shared/data/keys';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
+import type { Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import { ROUTES, type FunctionName, type HttpMethod } from '#infra/routes';
 import type { ServiceFacts } from '#infra/local/service';
@@ -106,7 +108,7 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   }),
   'get-outbox': (kit) => kit.page('get-outbox', 'GET /outbox: the local e-mail'),
   'get-developer': async (kit) => kit.page('get-developer', 'GET /developer, signed in: the demo user’s applications', { cookies: [await kit.session()] }),
-  'post-register-app': async (kit) => kit.page('post-register-app', 'POST /developer/apps, signed in: registers an application and shows its secret once', {
+  'post-register-app': async (kit) => kit.page('post-register-app', 'POST /developer/apps, signed in: registers an application, then to the page that shows its secret once', {
     form: { name: 'Sample application', description: 'Registered by npm run invoke.', website: 'https://app.example', redirect_uris: 'https://app.example/callback' },
     cookies: [await kit.session()],
   }),
@@ -117,16 +119,29 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
     pathParameters: { client_id: kit.facts.demoClient.clientId }, form: await kit.demoClientRegistration(), cookies: [await kit.session()],
   }),
   // The demo application's secret is in the running example app: a scratch application's changes instead.
-  'post-rotate-secret': async (kit) => kit.page('post-rotate-secret', 'POST /developer/apps/{client_id}/secret on a scratch application: its new secret', {
+  'post-rotate-secret': async (kit) => kit.page('post-rotate-secret', 'POST /developer/apps/{client_id}/secret, confirmed, on a scratch application: to the page of its new secret', {
+    pathParameters: { client_id: await kit.scratchApp() }, form: { confirm: 'yes' }, cookies: [await kit.session()],
+  }),
+  'get-app-secret': async (kit) => {
+    const { clientId, cookie } = await kit.scratchAppWithSecretToShow();
+    return kit.page('get-app-secret', 'GET /developer/apps/{client_id}/secret after registering a scratch application: its secret, shown once', {
+      pathParameters: { client_id: clientId }, cookies: [await kit.session(), cookie],
+    });
+  },
+  'post-retire-secret': async (kit) => kit.page('post-retire-secret', 'POST /developer/apps/{client_id}/secret/retire on a scratch application', {
     pathParameters: { client_id: await kit.scratchApp() }, form: {}, cookies: [await kit.session()],
   }),
-  'post-delete-app': async (kit) => kit.page('post-delete-app', 'POST /developer/apps/{client_id}/delete on a scratch application', {
-    pathParameters: { client_id: await kit.scratchApp() }, form: {}, cookies: [await kit.session()],
+  'get-delete-app': async (kit) => kit.page('get-delete-app', 'GET /developer/apps/{client_id}/delete: the confirmation asked before deleting a scratch application', {
+    pathParameters: { client_id: await kit.scratchApp() }, cookies: [await kit.session()],
+  }),
+  'post-delete-app': async (kit) => kit.page('post-delete-app', 'POST /developer/apps/{client_id}/delete on a scratch application, its name typed', {
+    pathParameters: { client_id: await kit.scratchApp() }, form: { confirm_name: SCRATCH_APP_NAME }, cookies: [await kit.session()],
   }),
   'http-fallback': (kit) => kit.page('http-fallback', 'DELETE /user (the resource API\'s fallback route DELETE /user): 405 with Allow', { route: { method: 'DELETE', path: '/user' }, method: 'DELETE' }),
 };
 
 const SIGNUP_EMAIL = 'sample.signup@example.com';
+const SCRATCH_APP_NAME = 'Scratch application (npm run invoke)';
 const CODE_VERIFIER = 'sample-code-verifier-for-npm-run-invoke-0123456789';
 
 type DemoUser = ServiceFacts['users'][number];
@@ -179,14 +194,30 @@ class SampleKit {
   /** An application of the confirmed demo user, removed after the call; its client id. */
   async scratchApp(): Promise<string> {
     const clients = createClientRepo(this.table);
-    const clientId = `sample-${randomUUID()}`;
-    await clients.createClient({
-      clientId, secretHash: hashSecret(randomToken()), name: 'Scratch application (npm run invoke)', description: '',
+    const app = this.scratchClient();
+    await clients.createClient(app);
+    this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: clientKey(app.clientId) })));
+    return app.clientId;
+  }
+
+  /** A scratch application registered as the console does, its secret waiting to be shown: its id and the cookie of the secret's key. */
+  async scratchAppWithSecretToShow(): Promise<{ clientId: string; cookie: string }> {
+    const clients = createClientRepo(this.table);
+    const app = this.scratchClient();
+    const { reveal, cookie } = newSecretReveal(app, randomToken(), 'registered', new Date(), false);
+    await clients.registerClient(app, reveal);
+    this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: secretRevealKey(reveal.keyHash) })));
+    this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: clientKey(app.clientId) })));
+    return { clientId: app.clientId, cookie: cookie.split(';')[0]! };
+  }
+
+  private scratchClient(): Client {
+    const now = formatTimestamp(new Date());
+    return {
+      clientId: `sample-${randomUUID()}`, secretHash: hashSecret(randomToken()), name: SCRATCH_APP_NAME, description: '',
       website: 'https://app.example', redirectUris: ['https://app.example/callback'],
-      developerId: this.confirmed.id, developerName: this.confirmed.email, createdAt: formatTimestamp(new Date()),
-    });
-    this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: clientKey(clientId) })));
-    return clientId;
+      developerId: this.confirmed.id, developerName: this.confirmed.email, createdAt: now, secretCreatedAt: now,
+    };
   }
 
   /** The demo application's registration as its edit form shows it. */

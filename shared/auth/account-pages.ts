@@ -1,4 +1,5 @@
-import type { Client } from '#shared/domain/client';
+import { PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client } from '#shared/domain/client';
+import { formatTimestamp } from '#shared/domain/time';
 import type { Consent } from '#shared/domain/grant';
 import { SCOPES, isScope } from '#shared/domain/scopes';
 import type { User } from '#shared/domain/user';
@@ -45,6 +46,33 @@ function render(viewer: Viewer, title: string, body: Html, status?: number): Htt
 export function noticePage(viewer: Viewer, title: string, message: string, status?: number, link?: { href: string; text: string }): HttpResult {
   return render(viewer, title, html`<div class="card"><h1>${title}</h1><p class="notice" role="status">${message}</p>
     ${link ? html`<p><a href="${link.href}">${link.text}</a></p>` : ''}</div>`, status);
+}
+
+/** What an account form did, said on the page its POST redirects to (POST-redirect-GET), named by `?done=`. */
+export type AccountOutcome = 'signed-up' | 'reset-sent' | 'confirmed' | 'resent' | 'password-changed';
+
+/** The page (GET) that says what a form did: where its POST redirects with 303, so a reload posts nothing again. */
+export const outcomePath = (path: string, outcome: AccountOutcome): string => `${path}?done=${outcome}`;
+
+/** The outcome a page's `?done=` names, if it is one of those the page says. */
+export function outcomeOf<T extends AccountOutcome>(query: Record<string, string | undefined> | undefined, ...mine: T[]): T | undefined {
+  return mine.find((outcome) => query?.done === outcome);
+}
+
+/** What a form did, once it is done. */
+export function outcomePage(viewer: Viewer, outcome: AccountOutcome): HttpResult {
+  switch (outcome) {
+    case 'signed-up':
+      return noticePage(viewer, 'Check your e-mail', 'We sent a message to the address you gave. Open the link in it to confirm your address, then sign in.', 200, { href: '/login', text: 'Sign in' });
+    case 'reset-sent':
+      return noticePage(viewer, 'Check your e-mail', 'If this address has an account, we sent it a link to choose a new password. The link works for one hour.');
+    case 'confirmed':
+      return noticePage(viewer, 'Address confirmed', 'Thank you: your e-mail address is confirmed.', 200, { href: '/account', text: 'Your account' });
+    case 'resent':
+      return noticePage(viewer, 'Check your e-mail', `We sent a new confirmation link to ${viewer.email ?? 'your address'}.`, 200, { href: '/account', text: 'Your account' });
+    case 'password-changed':
+      return noticePage(viewer, 'Password changed', 'Your new password is set. Sign in with it.', 200, { href: '/login', text: 'Sign in' });
+  }
 }
 
 /** The answer to an e-mailed link that is unknown, expired or already used, with the way to get a new one. */
@@ -122,25 +150,61 @@ export function developerPage(viewer: Viewer, apps: Client[], values: Record<str
 export function appPage(viewer: Viewer, app: Client, values?: Record<string, string>, errors: Record<string, string> = {}, status?: number): HttpResult {
   const current = values ?? { name: app.name, description: app.description, website: app.website, redirect_uris: app.redirectUris.join('\n') };
   const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
+  const previousUntil = previousSecretValidUntil(app, new Date());
+  const overlapDays = PREVIOUS_SECRET_OVERLAP_SECONDS / 86_400;
   return render(viewer, app.name, html`<div class="card"><h1>${app.name}</h1>
     <p>Client ID: <code>${app.clientId}</code></p>
-    <p class="muted">Registered ${app.createdAt.slice(0, 10)}. The client secret was shown once; you can replace it.</p>
-    <div class="actions">
-      <form method="post" action="${base}/secret">${csrfField(viewer)}<button type="submit" class="secondary">Generate a new client secret</button></form>
-      <form method="post" action="${base}/delete">${csrfField(viewer)}<button type="submit" class="danger">Delete this application</button></form>
-    </div></div>
+    <p class="muted">Registered ${app.createdAt.slice(0, 10)}.</p></div>
+    <div class="card"><h2>Client secret</h2>
+    <p id="current-secret">Current secret created ${readableTime(secretCreatedAt(app))}. It was shown once; you can replace it.</p>
+    ${previousUntil ? html`<p class="notice" id="previous-secret">The previous secret still works until ${readableTime(formatTimestamp(previousUntil))}.
+      Retire it as soon as your application uses the current one.</p>
+      <form method="post" action="${base}/secret/retire">${csrfField(viewer)}<button type="submit" class="danger">Retire the previous secret now</button></form>` : ''}
+    <form method="post" action="${base}/secret" novalidate>${csrfField(viewer)}
+      <p>A new secret replaces the current one. The current one keeps working for ${overlapDays} more days, or until you retire it,
+        so you can put the new one in your application first.${previousUntil ? ' The previous secret stops working at once.' : ''}</p>
+      <label><input type="checkbox" name="confirm" value="yes" required ${errors.confirm ? html`aria-invalid="true" aria-describedby="confirm-error"` : ''}>
+        I understand, generate a new secret</label>
+      ${errors.confirm ? html`<p class="error" id="confirm-error">${errors.confirm}</p>` : ''}
+      <div class="actions"><button type="submit" class="secondary">Generate a new client secret</button></div></form></div>
     <div class="card"><h2>Edit</h2>${registrationForm(viewer, base, 'Save changes', current, errors)}</div>
+    <div class="card"><h2>Delete</h2><p>Deleting the application ends every access its users gave it.</p>
+      <p><a href="${base}/delete">Delete this application…</a></p></div>
     <p><a href="/developer">Back to your applications</a></p>`, status);
 }
 
+/** The confirmation a deletion asks for: the application's name, typed. */
+export function deleteAppPage(viewer: Viewer, app: Client, error?: string, status?: number): HttpResult {
+  const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
+  return render(viewer, `Delete ${app.name}?`, html`<div class="card"><h1>Delete ${app.name}?</h1>
+    <p>This deletes the application and ends every access its users gave it: its refresh tokens stop working at once, and
+      access tokens already issued expire within the hour. It cannot be undone.</p>
+    <form method="post" action="${base}/delete" novalidate>${csrfField(viewer)}
+      ${field({ name: 'confirm_name', label: `Type the application’s name, ${app.name}, to confirm`, error, required: true, autocomplete: 'off' })}
+      <div class="actions"><button type="submit" class="danger">Delete this application</button></div></form>
+    <p><a href="${base}">Cancel</a></p></div>`, status);
+}
+
+/** The new secret, shown once after a registration or a rotation. */
 export function secretPage(viewer: Viewer, app: Client, secret: string, isNew: boolean): HttpResult {
+  const previousUntil = previousSecretValidUntil(app, new Date());
   return render(viewer, 'Client credentials', html`<div class="card"><h1>${isNew ? 'Application registered' : 'New client secret'}</h1>
     <p>Client ID: <code id="client-id">${app.clientId}</code></p>
     <p>Client secret (shown only this once; store it in your server's configuration now):</p>
     <p><code class="secret" id="client-secret">${secret}</code></p>
-    ${isNew ? '' : html`<p class="notice">The previous secret no longer works.</p>`}
+    ${isNew || !previousUntil ? '' : html`<p class="notice">The previous secret keeps working until ${readableTime(formatTimestamp(previousUntil))}, or until you retire it on the application’s page.</p>`}
     <p><a href="/developer/apps/${encodeURIComponent(app.clientId)}">Continue</a></p></div>`);
 }
+
+/** The secret page once its secret was shown (a reload, or another tab): it is never shown again. */
+export function secretShownPage(viewer: Viewer, app: Client): HttpResult {
+  return noticePage(viewer, 'Client secret already shown',
+    'A client secret is shown only once, right after it is created, and this one can no longer be shown. If you did not store it, generate a new one on the application’s page.',
+    200, { href: `/developer/apps/${encodeURIComponent(app.clientId)}`, text: `Back to ${app.name}` });
+}
+
+/** A stored timestamp (UTC) as people read it, to the minute. */
+const readableTime = (timestamp: string) => `${timestamp.slice(0, 10)} ${timestamp.slice(11, 16)} UTC`;
 
 function registrationForm(viewer: Viewer, action: string, submit: string, values: Record<string, string>, errors: Record<string, string>): Html {
   return html`<form method="post" action="${action}" novalidate>${csrfField(viewer)}

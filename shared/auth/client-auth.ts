@@ -1,5 +1,5 @@
 import { hashSecret, safeEqual } from '#shared/auth/secrets';
-import { isPlausibleClientId, type Client } from '#shared/domain/client';
+import { isPlausibleClientId, previousSecretValidUntil, type Client } from '#shared/domain/client';
 import { BadRequestError, InvalidClientError } from '#shared/errors';
 
 export interface ClientCredentials {
@@ -43,11 +43,20 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
   return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
 }
 
-/** Checks the secret against the stored hash in constant time; unknown client and wrong secret look alike. */
-export function authenticateClient(client: Client | undefined, credentials: ClientCredentials): Client {
+const NO_SECRET = hashSecret('no-such-client');
+
+/**
+ * Checks the secret against the stored hashes in constant time: the current secret's, and the
+ * previous one's while it is valid (PREVIOUS_SECRET_OVERLAP_SECONDS after a rotation, unless
+ * retired). Both comparisons always run, so timing tells neither which one matched nor whether there
+ * is a previous secret; an unknown client and a wrong secret look alike.
+ */
+export function authenticateClient(client: Client | undefined, credentials: ClientCredentials, now = new Date()): Client {
   const presented = hashSecret(credentials.clientSecret);
-  const ok = safeEqual(presented, client?.secretHash ?? hashSecret('no-such-client'));
-  if (!client || !ok) throw new InvalidClientError(credentials.basic);
+  const previousValid = client !== undefined && previousSecretValidUntil(client, now) !== undefined;
+  const current = safeEqual(presented, client?.secretHash ?? NO_SECRET);
+  const previous = safeEqual(presented, (previousValid && client?.previousSecretHash) || NO_SECRET);
+  if (!client || !(current || (previous && previousValid))) throw new InvalidClientError(credentials.basic);
   return client;
 }
 

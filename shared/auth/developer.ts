@@ -1,6 +1,10 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { hashSecret, openWith, randomToken, sealWith } from '#shared/auth/secrets';
+import type { SecretReveal } from '#shared/data/client-repo';
 import type { Client, ClientRegistration } from '#shared/domain/client';
+import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
+import { readCookie, setCookie } from '#shared/http/html';
 
 /** Reads the registration form's fields (redirect URIs: one per line). */
 export function registrationFrom(form: Record<string, string>): ClientRegistration {
@@ -19,4 +23,43 @@ export const pathClientId = (event: APIGatewayProxyEventV2): string | undefined 
 export function ownedApp(app: Client | undefined, developerId: string): Client {
   if (!app || app.developerId !== developerId) throw new NotFoundError('No such application.');
   return app;
+}
+
+/** How long a new secret waits to be shown: the browser follows the redirect at once; one that never does loses it. */
+export const SECRET_REVEAL_SECONDS = 10 * 60;
+/** The cookie that holds the key of the secret waiting to be shown, only on the page that shows it. */
+const REVEAL_COOKIE = 'reveal';
+
+/** The page that shows an application's new secret, once (GET), and where a rotation is posted (POST). */
+export const secretPath = (clientId: string): string => `/developer/apps/${encodeURIComponent(clientId)}/secret`;
+
+/**
+ * A new secret to show once after the redirect (POST-redirect-GET; never in a URL): the item to store,
+ * the secret sealed under a fresh random key, and the cookie that gives the key to this browser, for
+ * the page that shows it only and for as long as the item lives.
+ */
+export function newSecretReveal(app: Pick<Client, 'clientId' | 'developerId'>, secret: string, reason: SecretReveal['reason'], now: Date, secure: boolean): { reveal: SecretReveal; cookie: string } {
+  const key = randomToken();
+  return {
+    reveal: {
+      keyHash: hashSecret(key), clientId: app.clientId, developerId: app.developerId, sealedSecret: sealWith(key, secret), reason,
+      expiresAt: epochSeconds(now) + SECRET_REVEAL_SECONDS,
+    },
+    cookie: setCookie(REVEAL_COOKIE, key, { secure, path: secretPath(app.clientId), maxAgeSeconds: SECRET_REVEAL_SECONDS }),
+  };
+}
+
+/** The key this browser holds for a secret waiting to be shown on this page, and the cookie that clears it. */
+export function revealKeyOf(event: APIGatewayProxyEventV2, clientId: string, secure: boolean): { key?: string; clear: string[] } {
+  const key = readCookie(event, REVEAL_COOKIE);
+  return { key, clear: key === undefined ? [] : [setCookie(REVEAL_COOKIE, '', { secure, path: secretPath(clientId), maxAgeSeconds: 0 })] };
+}
+
+/** The secret sealed under `key` (undefined if it was sealed under another). */
+export function openReveal(key: string, sealedSecret: string): string | undefined {
+  try {
+    return openWith(key, sealedSecret);
+  } catch {
+    return undefined;
+  }
 }

@@ -72,7 +72,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     async exchangeCode(credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
       const codeHash = hashSecret(form.code);
       const { code: stored, client } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
-      authenticateClient(client, credentials);
+      authenticateClient(client, credentials, now());
       const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
       const code = live(stored);
       if (!code || code.clientId !== credentials.clientId) throw invalid();
@@ -121,7 +121,7 @@ export function createTokenService(deps: TokenServiceDeps) {
     async refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
       const tokenHash = hashSecret(form.refreshToken);
       const { token: stored, client } = await deps.grants.getRefreshTokenAndClient(tokenHash, credentials.clientId);
-      authenticateClient(client, credentials);
+      authenticateClient(client, credentials, now());
       const invalid = () => new InvalidGrantError('The refresh token is invalid or has been revoked.');
       // A rotated token past its TTL (REUSE_DETECTION_SECONDS) is unknown: refused, and no reuse.
       const first = live(stored);
@@ -184,7 +184,7 @@ export function createTokenService(deps: TokenServiceDeps) {
  */
 export async function revokeToken(grants: GrantRepo, credentials: ClientCredentials, token: string, now = new Date()): Promise<void> {
   const { token: refresh, client } = await grants.getRefreshTokenAndClient(hashSecret(token), credentials.clientId);
-  authenticateClient(client, credentials);
+  authenticateClient(client, credentials, now);
   if (!refresh || refresh.clientId !== credentials.clientId) return;
   if (refresh.expiresAt !== undefined && refresh.expiresAt <= epochSeconds(now)) return;
   await grants.revokeFamily(refresh.familyId, refresh.status === 'active' ? refresh.tokenHash : refresh.successorHash, now);

@@ -1,12 +1,35 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
-import { NotFoundError } from '#shared/errors';
+import { epochSeconds } from '#shared/domain/time';
+import { ConflictError, NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/client';
-import { clientKey, clientsOfDeveloperIndexKey, fromItem } from '#shared/data/keys';
+import { clientKey, clientsOfDeveloperIndexKey, fromItem, secretRevealKey } from '#shared/data/keys';
 
 export type ClientRepo = ReturnType<typeof createClientRepo>;
+
+/**
+ * A new client secret waiting to be shown once, on the page the registration or rotation redirects
+ * to: encrypted under a key that only the developer's browser holds (a cookie), and stored under that
+ * key's hash, so that neither the table nor the cookie alone reveals it. Read and deleted together.
+ */
+export interface SecretReveal {
+  /** The hash of the browser's key. */
+  keyHash: string;
+  clientId: string;
+  developerId: string;
+  /** The secret, sealed under the browser's key (sealWith). */
+  sealedSecret: string;
+  /** What issued the secret: the page says "Application registered" or "New client secret". */
+  reason: 'registered' | 'rotated';
+  /** TTL (epoch seconds): unread, it is gone after this. */
+  expiresAt: number;
+}
+
+const isCancelled = (error: unknown) => error instanceof Error && error.name === 'TransactionCanceledException';
+const cancellationCodes = (error: unknown) =>
+  ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code);
 
 /** Access patterns on registered applications. */
 export function createClientRepo({ doc, table }: RepoDeps) {
@@ -36,6 +59,87 @@ export function createClientRepo({ doc, table }: RepoDeps) {
         Item: { ...clientKey(client.clientId), ...clientsOfDeveloperIndexKey(client.developerId, client.createdAt), ...client },
         ConditionExpression: 'attribute_not_exists(pk)',
       }));
+    },
+
+    /** Registers an application with its secret to show once: one transaction, both or neither. */
+    async registerClient(client: Client, reveal: SecretReveal): Promise<void> {
+      await doc.send(new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: table,
+              Item: { ...clientKey(client.clientId), ...clientsOfDeveloperIndexKey(client.developerId, client.createdAt), ...client },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          revealPut(reveal),
+        ],
+      }));
+    },
+
+    /**
+     * Replaces a developer's own application's secret (NotFoundError otherwise): the current one
+     * becomes the previous one (replacing any previous one), with the new secret to show once. One
+     * transaction; a concurrent rotation of the same application makes it a ConflictError.
+     */
+    async rotateSecret(developerId: string, clientId: string, secretHash: string, at: string, reveal: SecretReveal): Promise<void> {
+      try {
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: table,
+                Key: clientKey(clientId),
+                // Every operand is the item before the update: the previous secret is the one replaced.
+                UpdateExpression: 'SET previousSecretHash = secretHash, secretHash = :hash, secretCreatedAt = :at',
+                ConditionExpression: 'developerId = :developer',
+                ExpressionAttributeValues: { ':hash': secretHash, ':at': at, ':developer': developerId },
+              },
+            },
+            revealPut(reveal),
+          ],
+        }));
+      } catch (error) {
+        if (isCancelled(error) && cancellationCodes(error)[0] === 'ConditionalCheckFailed') throw new NotFoundError('No such application.');
+        if (isCancelled(error)) throw new ConflictError('The application changed meanwhile. Reload the page and try again.');
+        throw error;
+      }
+    },
+
+    /** Ends the previous secret of a developer's own application at once (NotFoundError otherwise). One UpdateItem. */
+    async retirePreviousSecret(developerId: string, clientId: string): Promise<void> {
+      try {
+        await doc.send(new UpdateCommand({
+          TableName: table,
+          Key: clientKey(clientId),
+          UpdateExpression: 'REMOVE previousSecretHash',
+          ConditionExpression: 'developerId = :developer',
+          ExpressionAttributeValues: { ':developer': developerId },
+        }));
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) throw new NotFoundError('No such application.');
+        throw error;
+      }
+    },
+
+    /**
+     * Reads and deletes the secret waiting to be shown under `keyHash`, if it is that developer's,
+     * for that application, and not past its TTL: one DeleteItem, so it is shown at most once.
+     */
+    async takeSecretReveal(keyHash: string, clientId: string, developerId: string, now: Date): Promise<Omit<SecretReveal, 'keyHash'> | undefined> {
+      try {
+        const { Attributes } = await doc.send(new DeleteCommand({
+          TableName: table,
+          Key: secretRevealKey(keyHash),
+          ConditionExpression: 'clientId = :client AND developerId = :developer AND expiresAt > :now',
+          ExpressionAttributeValues: { ':client': clientId, ':developer': developerId, ':now': epochSeconds(now) },
+          ReturnValues: 'ALL_OLD',
+        }));
+        return Attributes ? fromItem<Omit<SecretReveal, 'keyHash'>>(Attributes) : undefined;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return undefined;
+        throw error;
+      }
     },
 
     /** The applications a developer registered, oldest first. One Query on GSI1. */
@@ -81,6 +185,11 @@ export function createClientRepo({ doc, table }: RepoDeps) {
       };
     },
   };
+
+  function revealPut(reveal: SecretReveal): TransactItem {
+    const { keyHash, ...stored } = reveal;
+    return { Put: { TableName: table, Item: { ...secretRevealKey(keyHash), ...stored }, ConditionExpression: 'attribute_not_exists(pk)' } };
+  }
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
@@ -88,6 +197,10 @@ export const CLIENT_REPO_NEEDS = {
   clientsRead: { actions: ['BatchGetItem'] },
   getClient: { actions: ['GetItem'] },
   createClient: { actions: ['PutItem'] },
+  registerClient: { actions: ['PutItem'] },
+  rotateSecret: { actions: ['UpdateItem', 'PutItem'] },
+  retirePreviousSecret: { actions: ['UpdateItem'] },
+  takeSecretReveal: { actions: ['DeleteItem'] },
   listClientsByDeveloper: { actions: [], index: true },
   updateClient: { actions: ['UpdateItem'] },
   deleteClientItem: { actions: ['DeleteItem'] },

@@ -22,6 +22,8 @@ export const clientsOfDeveloperIndexKey = (developerId: string, createdAt: strin
   gsi1pk: `DEVELOPER#${developerId}`,
   gsi1sk: `CLIENT#${createdAt}`,
 });
+/** A new client secret waiting to be shown once, by the hash of the key its browser holds (see client-repo.ts). */
+export const secretRevealKey = (keyHash: string) => ({ pk: `REVEAL#${keyHash}`, sk: 'REVEAL' });
 export const sessionKey = (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' });
 /** GSI1 entry listing a user's sessions, so a password reset can end them all. */
 export const sessionsOfUserIndexKey = (userId: string, sessionHash: string) => ({ gsi1pk: `SESSIONS#${userId}`, gsi1sk: sessionHash });

@@ -11,6 +11,30 @@ export interface Client {
   /** Shown on the consent page. */
   developerName: string;
   createdAt: string;
+  /** When the current secret was issued: at registration, or by the last rotation (absent on older items: `createdAt`). */
+  secretCreatedAt?: string;
+  /**
+   * The secret the last rotation replaced, as its hash: still accepted for PREVIOUS_SECRET_OVERLAP_SECONDS
+   * after `secretCreatedAt`, unless the developer retires it sooner. A new rotation replaces it.
+   */
+  previousSecretHash?: string;
+}
+
+/**
+ * How long a rotated-out client secret keeps working (7 days, as GitHub and Auth0 let both secrets
+ * work until the old one is retired): time to deploy the new secret before the old one fails.
+ */
+export const PREVIOUS_SECRET_OVERLAP_SECONDS = 7 * 24 * 3600;
+
+/** When the current secret was issued. */
+export const secretCreatedAt = (client: Client): string => client.secretCreatedAt ?? client.createdAt;
+
+/** Until when the previous secret is accepted; undefined when there is none, or its overlap has passed. */
+export function previousSecretValidUntil(client: Client, now: Date): Date | undefined {
+  if (!client.previousSecretHash) return undefined;
+  // Stored timestamps are UTC without an offset (formatTimestamp).
+  const until = new Date(Date.parse(`${secretCreatedAt(client)}Z`) + PREVIOUS_SECRET_OVERLAP_SECONDS * 1000);
+  return until.getTime() > now.getTime() ? until : undefined;
 }
 
 /**

@@ -139,13 +139,13 @@ export function readCookie(event: APIGatewayProxyEventV2, name: string): string 
 }
 
 /**
- * A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/, and Secure unless the host is plain-http
- * localhost (browsers do not keep Secure cookies there).
+ * A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/ (or the path given), and Secure unless the host
+ * is plain-http localhost (browsers do not keep Secure cookies there).
  */
-export function setCookie(name: string, value: string, options: { maxAgeSeconds?: number; secure: boolean }): string {
+export function setCookie(name: string, value: string, options: { maxAgeSeconds?: number; secure: boolean; path?: string }): string {
   return [
     `${name}=${encodeURIComponent(value)}`,
-    'Path=/',
+    `Path=${options.path ?? '/'}`,
     'HttpOnly',
     'SameSite=Lax',
     ...(options.secure ? ['Secure'] : []),

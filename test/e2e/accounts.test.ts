@@ -59,6 +59,14 @@ describe('accounts and developer console over HTTP', () => {
     return b.postForm(action, { ...formFields(form.text, action), ...fields });
   }
 
+  /** Follows a form's 303 to the page that says what it did (POST-redirect-GET). */
+  async function followed(b: Browser, reply: Reply, location: string): Promise<Reply> {
+    expect(reply).toMatchObject({ status: 303, location, text: '' });
+    const shown = await b.get(location);
+    expect(shown.status).toBe(200);
+    return shown;
+  }
+
   function signupFields(email: string) {
     return { firstname: 'Grace', lastname: 'Hopper', email, password: PASSPHRASE, gender: '2' };
   }
@@ -79,8 +87,22 @@ describe('accounts and developer console over HTTP', () => {
     const reply = await submit(b, '/developer', '/developer/apps', {
       name, description: 'Registered by the accounts tests.', website: 'https://app.example', redirect_uris: redirectUri, ...overrides,
     });
-    expect(reply.status).toBe(200);
-    return { ...secretOf(reply), name: overrides.name ?? name, redirectUri: overrides.redirect_uris ?? redirectUri };
+    return { ...secretOf(await followToSecret(b, reply)), name: overrides.name ?? name, redirectUri: overrides.redirect_uris ?? redirectUri };
+  }
+
+  /** Follows a registration's or rotation's 303 to the page that shows the new secret. */
+  async function followToSecret(b: Browser, reply: Reply): Promise<Reply> {
+    expect(reply.status).toBe(303);
+    expect(reply.location).toMatch(/^\/developer\/apps\/[^/]+\/secret$/);
+    const shown = await b.get(reply.location!);
+    expect(shown.status).toBe(200);
+    return shown;
+  }
+
+  /** Rotates the application's secret as its page does (confirmed); returns the redirect. */
+  async function rotate(b: Browser, app: Pick<App, 'clientId'>, fields: Record<string, string> = { confirm: 'yes' }): Promise<Reply> {
+    const path = `/developer/apps/${app.clientId}/secret`;
+    return b.postForm(path, { ...formFields((await b.get(`/developer/apps/${app.clientId}`)).text, path), ...fields });
   }
 
   function secretOf(reply: Reply): { clientId: string; clientSecret: string } {
@@ -90,13 +112,17 @@ describe('accounts and developer console over HTTP', () => {
     return { clientId, clientSecret };
   }
 
-  async function tokenRequest(app: Pick<App, 'clientId' | 'clientSecret'>, params: Record<string, string>) {
-    const response = await fetch(`${service.authUrl}/oauth/token`, {
+  async function tokenRequest(app: Pick<App, 'clientId' | 'clientSecret'>, params: Record<string, string>, options: { basic?: boolean; path?: string } = {}) {
+    const credentials: { headers: Record<string, string>; fields: Record<string, string> } = options.basic
+      ? { headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(app.clientId)}:${encodeURIComponent(app.clientSecret)}`).toString('base64')}` }, fields: {} }
+      : { headers: {}, fields: { client_id: app.clientId, client_secret: app.clientSecret } };
+    const response = await fetch(`${service.authUrl}${options.path ?? '/oauth/token'}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ ...params, client_id: app.clientId, client_secret: app.clientSecret }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...credentials.headers },
+      body: new URLSearchParams({ ...params, ...credentials.fields }),
     });
-    return { status: response.status, body: (await response.json()) as Record<string, string> };
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, string> };
   }
 
   /** The user (signed in on `b`) authorizes the app; returns the tokens of the code exchange. */
@@ -228,11 +254,13 @@ describe('accounts and developer console over HTTP', () => {
       const owner = await createAccount(service);
       const fresh = `new-${randomUUID()}@example.com`;
 
-      const taken = await submit(browser(), '/signup', '/signup', signupFields(owner.user.email.toUpperCase()));
-      const created = await submit(browser(), '/signup', '/signup', signupFields(fresh));
+      const [forTaken, forCreated] = [browser(), browser()];
+      const takenReply = await submit(forTaken, '/signup', '/signup', signupFields(owner.user.email.toUpperCase()));
+      const createdReply = await submit(forCreated, '/signup', '/signup', signupFields(fresh));
+      const taken = await followed(forTaken, takenReply, '/signup?done=signed-up');
+      const created = await followed(forCreated, createdReply, '/signup?done=signed-up');
 
-      expect(taken.status).toBe(200);
-      expect(created.status).toBe(200);
+      expect(takenReply.headers.get('content-length')).toBe(createdReply.headers.get('content-length'));
       expect(textOf(taken.text)).toBe(textOf(created.text));
       expect(textOf(taken.text)).toContain('Check your e-mail');
       const [notice, ...moreToOwner] = await mailTo(owner.user.email);
@@ -256,9 +284,8 @@ describe('accounts and developer console over HTTP', () => {
       const afterUnknown = (await readOutbox(service.outboxDir)).length;
       const forKnown = await submit(browser(), '/password-reset', '/password-reset', { email: owner.user.email });
 
-      expect(forUnknown.status).toBe(200);
-      expect(forKnown.status).toBe(200);
-      expect(textOf(forUnknown.text)).toBe(textOf(forKnown.text));
+      expect(forUnknown).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent', text: '' });
+      expect(forKnown).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent', text: '' });
       expect(afterUnknown).toBe(before);
       expect(await mailTo(unknown)).toEqual([]);
       const [reset] = await mailTo(owner.user.email);
@@ -278,8 +305,7 @@ describe('accounts and developer console over HTTP', () => {
       expect(unknownLogin.status).toBe(401);
       expect(hugeLogin.status).toBe(401);
       expect(textOf(hugeLogin.text)).toContain('Incorrect e-mail address or password.');
-      expect(forHuge.status).toBe(200);
-      expect(textOf(forHuge.text)).toBe(textOf(forUnknown.text));
+      expect(forHuge).toMatchObject({ status: 303, location: forUnknown.location });
     });
   });
 
@@ -299,12 +325,51 @@ describe('accounts and developer console over HTTP', () => {
 
       expect(shown.status).toBe(200);
       expect(unconfirmed!.user.email_confirmed).toBe(false);
-      expect(confirmed.status).toBe(200);
-      expect(textOf(confirmed.text)).toContain('Thank you: your e-mail address is confirmed.');
+      expect(textOf((await followed(b, confirmed, '/confirm-email?done=confirmed')).text)).toContain('Thank you: your e-mail address is confirmed.');
       expect((await repos.users.findUserByEmail(email))!.user.email_confirmed).toBe(true);
       expect(again.status).toBe(400);
       expect(replay.status).toBe(400);
       expect(textOf(replay.text)).toContain('This confirmation link is invalid, expired or already used.');
+    });
+  });
+
+  describe('account forms: POST-redirect-GET', () => {
+    it('answers each successful form with 303 to a page that says what it did; reloading that page does it not again', async () => {
+      const email = `prg-${randomUUID()}@example.com`;
+      const b = browser();
+      const mails = async () => (await mailTo(email)).length;
+
+      const signup = await submit(b, '/signup', '/signup', signupFields(email));
+      const signupShown = await followed(b, signup, '/signup?done=signed-up');
+      const afterSignup = await mails();
+      await b.get(signup.location!);
+      const account: Account = { user: (await repos.users.findUserByEmail(email))!.user, password: PASSPHRASE };
+      expect((await signIn(b, account)).status).toBe(303);
+      const resend = await submit(b, '/account', '/confirm-email/resend', {});
+      const resendShown = await followed(b, resend, '/confirm-email?done=resent');
+      const afterResend = await mails();
+      await b.get(resend.location!);
+      const token = linkToken((await mailTo(email)).at(-1)!.text, '/confirm-email');
+      const confirm = await submit(b, `/confirm-email?token=${token}`, '/confirm-email', {});
+      const confirmShown = await followed(b, confirm, '/confirm-email?done=confirmed');
+      const reset = await submit(b, '/password-reset', '/password-reset', { email });
+      const resetShown = await followed(b, reset, '/password-reset?done=reset-sent');
+      const afterReset = await mails();
+      await b.get(reset.location!);
+      const resetToken = linkToken((await mailTo(email)).at(-1)!.text, '/password-reset/confirm');
+      const newPassword = await submit(b, `/password-reset/confirm?token=${resetToken}`, '/password-reset/confirm', { password: 'a fresh passphrase after the redirect' });
+      const newPasswordShown = await followed(b, newPassword, '/password-reset/confirm?done=password-changed');
+
+      expect(textOf(signupShown.text)).toContain('We sent a message to the address you gave.');
+      expect(textOf(resendShown.text)).toContain(`We sent a new confirmation link to ${email}.`);
+      expect(textOf(confirmShown.text)).toContain('Thank you: your e-mail address is confirmed.');
+      expect(textOf(resetShown.text)).toContain('If this address has an account, we sent it a link to choose a new password.');
+      expect(textOf(newPasswordShown.text)).toContain('Your new password is set. Sign in with it.');
+      // Reloads sent no mail: one per form.
+      expect([afterSignup, afterResend, afterReset]).toEqual([1, 2, 3]);
+      expect(await mails()).toBe(3);
+      expect((await repos.users.findUserByEmail(email))!.user.email_confirmed).toBe(true);
+      expect((await signIn(browser(), { ...account, password: 'a fresh passphrase after the redirect' })).status).toBe(303);
     });
   });
 
@@ -320,7 +385,7 @@ describe('accounts and developer console over HTTP', () => {
     }
     const FORMS = [
       'login', 'logout', 'signup', 'confirm-email', 'resend', 'password-reset', 'password-reset/confirm', 'oauth/authorize consent',
-      'account revoke', 'developer register', 'developer update', 'developer secret', 'developer delete',
+      'account revoke', 'developer register', 'developer update', 'developer secret', 'developer retire', 'developer delete',
     ] as const;
     const cases = new Map<(typeof FORMS)[number], CsrfCase>();
 
@@ -338,7 +403,10 @@ describe('accounts and developer console over HTTP', () => {
       const resetToken = linkToken((await mailTo(email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
       const passwordHash = await repos.users.getPasswordHash(account.user.id);
       const app = await registerApp(b);
+      // Rotated once: a previous secret that a retirement would remove (the refreshes below use it).
+      await followToSecret(b, await rotate(b, app));
       const stored = (await repos.clients.getClient(app.clientId))!;
+      expect(stored.previousSecretHash).toBe(hashSecret(app.clientSecret));
       let tokens = await tokensFor(b, account, app);
       const unconsented = await registerApp(b);
       const consentParams = authorizationParams({ client_id: unconsented.clientId, redirect_uri: unconsented.redirectUri, scope: 'read_user' });
@@ -416,8 +484,9 @@ describe('accounts and developer console over HTTP', () => {
         b, path: appPath, fields: { name: 'Renamed', description: '', website: 'https://renamed.example', redirect_uris: 'https://renamed.example/cb' },
         unchanged: appUnchanged,
       });
-      cases.set('developer secret', { b, path: `${appPath}/secret`, fields: {}, unchanged: appUnchanged });
-      cases.set('developer delete', { b, path: `${appPath}/delete`, fields: {}, unchanged: appUnchanged });
+      cases.set('developer secret', { b, path: `${appPath}/secret`, fields: { confirm: 'yes' }, unchanged: appUnchanged });
+      cases.set('developer retire', { b, path: `${appPath}/secret/retire`, fields: {}, unchanged: appUnchanged });
+      cases.set('developer delete', { b, path: `${appPath}/delete`, fields: { confirm_name: app.name }, unchanged: appUnchanged });
     });
 
     it.each(FORMS.flatMap((form) => [[form, 'no csrf field'], [form, 'a wrong csrf field'], [form, 'no csrf cookie']] as const))(
@@ -462,8 +531,7 @@ describe('accounts and developer console over HTTP', () => {
       expect(fragment.status).toBe(400);
       expect(textOf(fragment.text)).toContain('https://validator.example/callback#top: must not contain a fragment (#)');
       expect(none).toBe(0);
-      expect(valid.status).toBe(200);
-      const { clientId, clientSecret } = secretOf(valid);
+      const { clientId, clientSecret } = secretOf(await followToSecret(b, valid));
       const stored = await repos.clients.getClient(clientId);
       expect(stored).toMatchObject({
         name: 'Validator', developerId: account.user.id, redirectUris: ['https://validator.example/callback', 'http://localhost:8123/callback'],
@@ -486,8 +554,11 @@ describe('accounts and developer console over HTTP', () => {
       const replies = {
         view: await other.b.get(base),
         update: await other.b.postForm(base, fields),
-        secret: await other.b.postForm(`${base}/secret`, { csrf: fields.csrf }),
-        delete: await other.b.postForm(`${base}/delete`, { csrf: fields.csrf }),
+        secret: await other.b.postForm(`${base}/secret`, { csrf: fields.csrf, confirm: 'yes' }),
+        secretPage: await other.b.get(`${base}/secret`),
+        retire: await other.b.postForm(`${base}/secret/retire`, { csrf: fields.csrf }),
+        deletePage: await other.b.get(`${base}/delete`),
+        delete: await other.b.postForm(`${base}/delete`, { csrf: fields.csrf, confirm_name: app.name }),
       };
       const viewMissing = await other.b.get(missing);
 
@@ -501,24 +572,196 @@ describe('accounts and developer console over HTTP', () => {
       expect((await owner.b.get(base)).status).toBe(200);
     });
 
-    it('rotates the secret: the old one fails with invalid_client, the new one works', async () => {
+    it('registers once: the POST answers 303, and reloading the page it leads to registers nothing', async () => {
+      const { b, account } = await signedIn();
+      const form = formFields((await b.get('/developer')).text, '/developer/apps');
+      const fields = { ...form, name: 'Reloaded', description: '', website: 'https://reloaded.example', redirect_uris: 'https://reloaded.example/cb' };
+
+      const posted = await b.postForm('/developer/apps', fields);
+      const shown = await b.get(posted.location!);
+      const reloaded = await b.get(posted.location!);
+
+      expect(posted).toMatchObject({ status: 303, location: expect.stringMatching(/^\/developer\/apps\/[0-9a-f-]{36}\/secret$/) as string });
+      expect(posted.text).toBe('');
+      expect(reloaded.status).toBe(200);
+      expect(textOf(shown.text)).toContain('Application registered');
+      const apps = await repos.clients.listClientsByDeveloper(account.user.id);
+      expect(apps.map((a) => a.name)).toEqual(['Reloaded']);
+    });
+
+    it('shows a new secret once, never in a URL: a second GET of its page does not show it', async () => {
+      const { b } = await signedIn();
+      const posted = await submit(b, '/developer', '/developer/apps', {
+        name: 'Shown once', description: '', website: 'https://once.example', redirect_uris: 'https://once.example/cb',
+      });
+      const revealCookie = posted.setCookies.find((c) => c.startsWith('reveal='));
+
+      const first = await b.get(posted.location!);
+      const second = await b.get(posted.location!);
+
+      const { clientId, clientSecret } = secretOf(first);
+      expect(posted.location).toBe(`/developer/apps/${clientId}/secret`);
+      expect(posted.location).not.toContain(clientSecret);
+      // The cookie holds a key to the secret, not the secret; it is HttpOnly, for that page only, and cleared once shown.
+      expect(revealCookie).toMatch(new RegExp(`^reveal=[A-Za-z0-9_-]{43}; Path=/developer/apps/${clientId}/secret; HttpOnly; SameSite=Lax; Max-Age=600$`));
+      expect(revealCookie).not.toContain(clientSecret);
+      expect(first.setCookies).toContainEqual(expect.stringMatching(/^reveal=; Path=\/developer\/apps\/[^;]+\/secret; .*Max-Age=0$/));
+      expect(first.headers.get('cache-control')).toBe('no-store');
+      expect(second.status).toBe(200);
+      expect(second.text).not.toContain(clientSecret);
+      expect(second.text).not.toContain('id="client-secret"');
+      expect(textOf(second.text)).toContain('A client secret is shown only once');
+      // The key alone, presented again, opens nothing: the stored secret is gone.
+      b.jar.set('reveal', revealCookie!.split(';')[0]!.slice('reveal='.length));
+      expect((await b.get(posted.location!)).text).not.toContain(clientSecret);
+      expect((await b.get(`/developer/apps/${clientId}`)).text).not.toContain(clientSecret);
+    });
+
+    it('answers every successful console POST with 303 to a GET page', async () => {
+      const { b } = await signedIn();
+      const app = await registerApp(b);
+      const base = `/developer/apps/${app.clientId}`;
+      const appPage = (await b.get(base)).text;
+
+      const update = await b.postForm(base, { ...formFields(appPage, base), name: app.name, description: 'Edited.', website: 'https://app.example', redirect_uris: app.redirectUri });
+      const rotation = await rotate(b, app);
+      const retirement = await b.postForm(`${base}/secret/retire`, formFields((await b.get(base)).text, `${base}/secret/retire`));
+      const deletion = await b.postForm(`${base}/delete`, { ...formFields((await b.get(`${base}/delete`)).text, `${base}/delete`), confirm_name: app.name });
+
+      expect(update).toMatchObject({ status: 303, location: base });
+      expect(rotation).toMatchObject({ status: 303, location: `${base}/secret` });
+      expect(retirement).toMatchObject({ status: 303, location: base });
+      expect(deletion).toMatchObject({ status: 303, location: '/developer' });
+      for (const reply of [update, rotation, retirement, deletion]) expect(reply.text).toBe('');
+    });
+
+    it('rotates only once the developer confirms: without the box ticked the page asks again, 400, and the secret stays', async () => {
+      const { b } = await signedIn();
+      const app = await registerApp(b);
+      const before = await repos.clients.getClient(app.clientId);
+
+      const unconfirmed = await rotate(b, app, {});
+      const wrongValue = await rotate(b, app, { confirm: 'no' });
+
+      for (const reply of [unconfirmed, wrongValue]) {
+        expect(reply.status).toBe(400);
+        expect(reply.location).toBeNull();
+        expect(textOf(reply.text)).toContain('Tick the box to confirm that you want a new secret.');
+        expect(textOf(reply.text)).toContain('The current one keeps working for 7 more days, or until you retire it');
+      }
+      expect(await repos.clients.getClient(app.clientId)).toEqual(before);
+      expect((await tokenRequest(app, { token: randomToken() }, { path: '/oauth/revoke' })).status).toBe(200);
+    });
+
+    it('keeps the old secret working after a rotation (token and revocation, post and Basic) until it is retired', async () => {
+      const { b, account } = await signedIn();
+      const app = await registerApp(b);
+      const old = { clientId: app.clientId, clientSecret: app.clientSecret };
+      const tokens = await tokensFor(b, account, app);
+
+      const rotated = await followToSecret(b, await rotate(b, app));
+      const fresh = secretOf(rotated);
+      const appPage = await b.get(`/developer/apps/${app.clientId}`);
+      const refreshes = [];
+      let refreshToken = tokens.refresh_token;
+      for (const [credentials, basic] of [[old, false], [old, true], [fresh, false], [fresh, true]] as const) {
+        const reply = await tokenRequest(credentials, { grant_type: 'refresh_token', refresh_token: refreshToken }, { basic });
+        refreshes.push(reply.status);
+        if (reply.status === 200) refreshToken = reply.body.refresh_token!;
+      }
+      const revocations = [];
+      for (const [credentials, basic] of [[old, false], [old, true], [fresh, false], [fresh, true]] as const) {
+        const own = await tokensFor(b, account, app);
+        revocations.push((await tokenRequest(credentials, { token: own.refresh_token }, { basic, path: '/oauth/revoke' })).status);
+        revocations.push((await tokenRequest(fresh, { grant_type: 'refresh_token', refresh_token: own.refresh_token })).body.error);
+      }
+
+      expect(fresh.clientId).toBe(app.clientId);
+      expect(fresh.clientSecret).not.toBe(app.clientSecret);
+      expect(textOf(rotated.text)).toContain('New client secret');
+      expect(textOf(rotated.text)).toMatch(/The previous secret keeps working until \d{4}-\d\d-\d\d \d\d:\d\d UTC, or until you retire it/);
+      expect(refreshes).toEqual([200, 200, 200, 200]);
+      expect(revocations).toEqual([200, 'invalid_grant', 200, 'invalid_grant', 200, 'invalid_grant', 200, 'invalid_grant']);
+      const stored = (await repos.clients.getClient(app.clientId))!;
+      expect(stored).toMatchObject({ secretHash: hashSecret(fresh.clientSecret), previousSecretHash: hashSecret(old.clientSecret) });
+      const until = new Date(Date.parse(`${stored.secretCreatedAt!}Z`) + 7 * 24 * 3600 * 1000).toISOString();
+      expect(textOf(appPage.text)).toContain(`The previous secret still works until ${until.slice(0, 10)} ${until.slice(11, 16)} UTC.`);
+
+      // Act: retire the previous secret
+      const retirePath = `/developer/apps/${app.clientId}/secret/retire`;
+      const retired = await b.postForm(retirePath, formFields(appPage.text, retirePath));
+
+      expect(retired).toMatchObject({ status: 303, location: `/developer/apps/${app.clientId}` });
+      for (const basic of [false, true]) {
+        expect(await tokenRequest(old, { grant_type: 'refresh_token', refresh_token: refreshToken }, { basic })).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+        expect(await tokenRequest(old, { token: refreshToken }, { basic, path: '/oauth/revoke' })).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      }
+      const withNew = await tokenRequest(fresh, { grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: true });
+      expect(withNew.status).toBe(200);
+      expect((await repos.clients.getClient(app.clientId))!.previousSecretHash).toBeUndefined();
+      const after = await b.get(`/developer/apps/${app.clientId}`);
+      expect(after.text).not.toContain('secret/retire');
+      expect(textOf(after.text)).not.toContain('The previous secret still works');
+    });
+
+    it('ends the old secret after the 7-day overlap, and a second rotation replaces the previous secret at once', async () => {
       const { b, account } = await signedIn();
       const app = await registerApp(b);
       const tokens = await tokensFor(b, account, app);
+      const second = secretOf(await followToSecret(b, await rotate(b, app)));
+      const refresh = (credentials: { clientId: string; clientSecret: string }, refreshToken: string) =>
+        tokenRequest(credentials, { grant_type: 'refresh_token', refresh_token: refreshToken });
+
+      // The rotation was 7 days ago, less a minute: the old secret still works.
+      const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 23);
+      await repos.clients.updateClient(account.user.id, app.clientId, { secretCreatedAt: at(7 * 24 * 3600 * 1000 - 60_000) });
+      const withinOverlap = await refresh(app, tokens.refresh_token);
+      // Now 7 days and a minute ago: it is past.
+      await repos.clients.updateClient(account.user.id, app.clientId, { secretCreatedAt: at(7 * 24 * 3600 * 1000 + 60_000) });
+      const pastOverlap = await refresh(app, withinOverlap.body.refresh_token!);
+      const pastRevocation = await tokenRequest(app, { token: withinOverlap.body.refresh_token! }, { path: '/oauth/revoke' });
+      const pageAfter = await b.get(`/developer/apps/${app.clientId}`);
+      const withSecond = await refresh(second, withinOverlap.body.refresh_token!);
+      // A second rotation: the second secret becomes the previous one, the first no longer counts at all.
+      const third = secretOf(await followToSecret(b, await rotate(b, second)));
+      const firstAfterSecondRotation = await refresh(app, withSecond.body.refresh_token!);
+      const secondAfterSecondRotation = await refresh(second, withSecond.body.refresh_token!);
+      const withThird = await refresh(third, secondAfterSecondRotation.body.refresh_token!);
+
+      expect(withinOverlap.status).toBe(200);
+      expect(pastOverlap).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(pastRevocation).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(pageAfter.text).not.toContain('secret/retire');
+      expect(withSecond.status).toBe(200);
+      expect(firstAfterSecondRotation).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      expect(secondAfterSecondRotation.status).toBe(200);
+      expect(withThird.status).toBe(200);
+    });
+
+    it('deletes only once the developer types the name: a wrong or missing name deletes nothing and asks again', async () => {
+      const { b } = await signedIn();
+      const app = await registerApp(b);
+      const before = await repos.clients.getClient(app.clientId);
+      const path = `/developer/apps/${app.clientId}/delete`;
       const appPage = await b.get(`/developer/apps/${app.clientId}`);
+      const confirmPage = await b.get(path);
+      const fields = formFields(confirmPage.text, path);
 
-      const rotated = await b.postForm(`/developer/apps/${app.clientId}/secret`, formFields(appPage.text, `/developer/apps/${app.clientId}/secret`));
-      const { clientId, clientSecret } = secretOf(rotated);
-      const withOld = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
-      const withNew = await tokenRequest({ clientId, clientSecret }, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+      const missing = await b.postForm(path, fields);
+      const wrong = await b.postForm(path, { ...fields, confirm_name: `${app.name.toLowerCase()}x` });
+      const afterWrong = await repos.clients.getClient(app.clientId);
 
-      expect(rotated.status).toBe(200);
-      expect(textOf(rotated.text)).toContain('The previous secret no longer works.');
-      expect(clientId).toBe(app.clientId);
-      expect(clientSecret).not.toBe(app.clientSecret);
-      expect(withOld).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
-      expect(withNew.status).toBe(200);
-      expect(withNew.body.refresh_token).toBeDefined();
+      // The application's page only links to the confirmation: it has no form that deletes.
+      expect(appPage.text).toContain(`href="${path}"`);
+      expect(() => formFields(appPage.text, path)).toThrow();
+      expect(confirmPage.status).toBe(200);
+      expect(textOf(confirmPage.text)).toContain(`Type the application’s name, ${app.name}, to confirm`);
+      expect(missing.status).toBe(400);
+      expect(textOf(missing.text)).toContain('Type the application’s name to confirm.');
+      expect(wrong.status).toBe(400);
+      expect(textOf(wrong.text)).toContain('That is not the application’s name.');
+      expect(wrong.text).toMatch(/<input id="confirm_name"[^>]*aria-invalid="true"/);
+      expect(afterWrong).toEqual(before);
     });
 
     it('deletes an application: its refresh tokens stop working and its authorize URL shows an error page', async () => {
@@ -526,10 +769,11 @@ describe('accounts and developer console over HTTP', () => {
       const app = await registerApp(b);
       const tokens = await tokensFor(b, account, app);
       const familyId = (await repos.grants.getRefreshToken(hashSecret(tokens.refresh_token)))!.familyId;
-      const appPage = await b.get(`/developer/apps/${app.clientId}`);
+      const path = `/developer/apps/${app.clientId}/delete`;
+      const confirmPage = await b.get(path);
       const accountBefore = await b.get('/account');
 
-      const deleted = await b.postForm(`/developer/apps/${app.clientId}/delete`, formFields(appPage.text, `/developer/apps/${app.clientId}/delete`));
+      const deleted = await b.postForm(path, { ...formFields(confirmPage.text, path), confirm_name: ` ${app.name} ` });
       const refresh = await tokenRequest(app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
       const authorizePage = await b.get(authorizePath(authorizationParams({ client_id: app.clientId, redirect_uri: app.redirectUri, scope: 'read_user' })));
 
@@ -558,13 +802,13 @@ describe('accounts and developer console over HTTP', () => {
 
       // Act: a reset through the e-mailed link
       const request = await submit(browser(), '/password-reset', '/password-reset', { email: account.user.email });
-      expect(request.status).toBe(200);
+      expect(request).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent' });
       const [mail] = (await mailTo(account.user.email)).filter((m) => m.subject === 'Reset your password');
       const token = linkToken(mail!.text, '/password-reset/confirm');
       const reset = await submit(browser(), `/password-reset/confirm?token=${token}`, '/password-reset/confirm', { password: 'a brand new passphrase for grace' });
 
       // Assess
-      expect(reset.status).toBe(200);
+      expect(reset).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
       for (const b of [first, second]) expect((await b.get('/account')).status).toBe(302);
     });
   });

@@ -66,7 +66,7 @@ describe('the service on KMS and SES (stand-ins)', () => {
     const signup = await browser.postForm('/signup', {
       ...formFields(form.text, '/signup'), firstname: 'Ada', lastname: 'Lovelace', email, password, gender: '2',
     });
-    expect(signup.status).toBe(200);
+    expect(signup.status).toBe(303);
 
     const login = await browser.get('/login');
     expect((await browser.postForm('/login', { ...formFields(login.text, '/login'), email, password })).status).toBe(303);

@@ -22,6 +22,8 @@ const REQUIRED_AXE_PAGES = [
   'sign-up', 'sign-up with errors', 'check-your-email notice', 'outbox', 'confirm page', 'login', 'account without apps',
   'developer console empty', 'secret page', 'app page', 'developer console with an app', 'consent page',
   'account with an authorized app', 'authorize error page', 'password reset request', 'new password', 'new password with error',
+  'secret already shown', 'app page with a rotation error', 'new secret page', 'app page with a previous secret', 'delete confirmation',
+  'delete confirmation with error',
 ];
 
 interface AxeFinding {
@@ -187,6 +189,11 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
     await checkAccessibility('check-your-email notice');
+    // The notice is a page of its own (POST-redirect-GET): reloading it signs up nothing and sends no second mail.
+    expect(new URL(page.url()).search).toBe('?done=signed-up');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
+    expect((await readOutbox(service.outboxDir)).filter((m) => m.to === developer.email)).toHaveLength(1);
 
     await page.goto(`${service.authUrl}/outbox`);
     await checkAccessibility('outbox');
@@ -197,6 +204,8 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     await page.getByRole('button', { name: 'Confirm my address' }).click();
     await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
     await checkAccessibility('address confirmed notice');
+    await page.reload(); // a GET: not the used link again
+    await page.getByRole('heading', { name: 'Address confirmed' }).waitFor();
 
     await page.goto(`${service.authUrl}/login`);
     await checkAccessibility('login');
@@ -230,7 +239,15 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     expect(app.clientSecret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     await checkAccessibility('secret page');
 
-    await page.getByRole('link', { name: 'Continue' }).click();
+    // A reload asks for the page again (GET), which neither registers again nor shows the secret again.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Client secret already shown' }).waitFor();
+    expect(await page.locator('main').innerText()).not.toContain(app.clientSecret);
+    await checkAccessibility('secret already shown');
+    await page.goto(`${service.authUrl}/developer/apps/${app.clientId}/secret`);
+    await page.getByRole('heading', { name: 'Client secret already shown' }).waitFor();
+
+    await page.getByRole('link', { name: `Back to ${app.name}` }).click();
     await page.getByRole('heading', { name: app.name }).waitFor();
     const appPage = await page.locator('main').innerText();
     expect(appPage).toContain(app.clientId);
@@ -241,6 +258,7 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     await page.getByRole('link', { name: 'Back to your applications' }).click();
     await page.getByRole('heading', { name: 'Developer console' }).waitFor();
     expect(await page.getByRole('row').filter({ hasText: app.name }).innerText()).toContain(app.clientId);
+    expect(await page.getByRole('row').count()).toBe(2); // the header and the one application
     await checkAccessibility('developer console with an app');
     await signOut();
   });
@@ -302,6 +320,52 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     expect(await page.getByRole('alert').innerText()).toBe('This application is not registered, so it cannot ask for access.');
     expect(callback.hits.length).toBe(hitsBefore);
     await checkAccessibility('authorize error page');
+  });
+
+  it('rotates the secret once confirmed, keeps the old one until retired, and deletes the application once its name is typed', async () => {
+    /** The token endpoint's answer to these credentials (revoking an unknown token: 200 when they authenticate). */
+    const authenticates = async (clientSecret: string) => (await fetch(`${service.authUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: randomUUID(), client_id: app.clientId, client_secret: clientSecret }),
+    })).status;
+    await page.goto(`${service.authUrl}/developer/apps/${app.clientId}`);
+    await signIn(developer);
+    await page.getByRole('heading', { name: app.name }).waitFor();
+
+    await page.getByRole('button', { name: 'Generate a new client secret' }).click();
+    await page.getByText('Tick the box to confirm that you want a new secret.').waitFor();
+    await checkAccessibility('app page with a rotation error');
+    await page.getByLabel('I understand, generate a new secret').check();
+    await page.getByRole('button', { name: 'Generate a new client secret' }).click();
+    await page.getByRole('heading', { name: 'New client secret' }).waitFor();
+    const newSecret = await page.locator('#client-secret').innerText();
+    expect(await page.locator('main').innerText()).toMatch(/The previous secret keeps working until \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    await checkAccessibility('new secret page');
+    expect([await authenticates(app.clientSecret), await authenticates(newSecret)]).toEqual([200, 200]);
+
+    await page.getByRole('link', { name: 'Continue' }).click();
+    await page.getByText('The previous secret still works until').waitFor();
+    await checkAccessibility('app page with a previous secret');
+    await page.getByRole('button', { name: 'Retire the previous secret now' }).click();
+    await page.getByRole('heading', { name: app.name }).waitFor();
+    expect(await page.locator('main').innerText()).not.toContain('The previous secret still works');
+    expect([await authenticates(app.clientSecret), await authenticates(newSecret)]).toEqual([401, 200]);
+    app.clientSecret = newSecret;
+
+    await page.getByRole('link', { name: 'Delete this application…' }).click();
+    await page.getByRole('heading', { name: `Delete ${app.name}?` }).waitFor();
+    await checkAccessibility('delete confirmation');
+    await page.getByLabel(`Type the application’s name, ${app.name}, to confirm`).fill('Moon Landr');
+    await page.getByRole('button', { name: 'Delete this application' }).click();
+    await page.getByText('That is not the application’s name.').waitFor();
+    await checkAccessibility('delete confirmation with error');
+    expect(await authenticates(app.clientSecret)).toBe(200);
+    await page.getByLabel(`Type the application’s name, ${app.name}, to confirm`).fill(app.name);
+    await page.getByRole('button', { name: 'Delete this application' }).click();
+    await page.getByText('You have not registered an application yet.').waitFor();
+    expect(await authenticates(app.clientSecret)).toBe(401);
+    await signOut();
   });
 
   it('resets a forgotten password through the e-mailed link, which works once', async () => {

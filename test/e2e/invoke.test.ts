@@ -32,22 +32,25 @@ const EXPECTED: Record<FunctionName, number> = {
   'post-logout': 303,
   'get-home': 302,
   'get-signup': 200,
-  'post-signup': 200,
+  'post-signup': 303,
   'get-confirm-email': 200,
-  'post-confirm-email': 200,
-  'post-resend-confirmation': 200,
+  'post-confirm-email': 303,
+  'post-resend-confirmation': 303,
   'get-password-reset': 200,
-  'post-password-reset': 200,
+  'post-password-reset': 303,
   'get-new-password': 200,
   'post-new-password': 400, // the expired-link page: a live link would change a demo password
   'get-account': 200,
   'post-revoke-app': 303,
   'get-outbox': 200,
   'get-developer': 200,
-  'post-register-app': 200,
+  'post-register-app': 303,
   'get-app': 200,
   'post-update-app': 303,
-  'post-rotate-secret': 200,
+  'post-rotate-secret': 303,
+  'get-app-secret': 200,
+  'post-retire-secret': 303,
+  'get-delete-app': 200,
   'post-delete-app': 303,
   'get-jwks': 200,
   'http-fallback': 405,
@@ -85,7 +88,7 @@ describe('npm run invoke', () => {
     'get-home': (r) => expect(r.headers.location).toBe('/account'),
     'post-signup': async () => expect(await mailTo('sample.signup@example.com')).toHaveLength(1),
     'get-confirm-email': (r) => expect(html(r)).toContain('action="/confirm-email"'),
-    'post-confirm-email': (r) => expect(html(r)).toContain('your e-mail address is confirmed'),
+    'post-confirm-email': (r) => expect(r.headers.location).toBe('/confirm-email?done=confirmed'),
     'post-resend-confirmation': async () => expect((await mailTo(bob().email)).map((m) => m.subject)).toEqual(['Confirm your e-mail address']),
     'post-password-reset': async () => expect((await mailTo(alice().email)).map((m) => m.subject)).toEqual(['Reset your password']),
     'get-new-password': (r) => expect(html(r)).toContain('Set new password'),
@@ -94,10 +97,16 @@ describe('npm run invoke', () => {
     'post-revoke-app': (r) => expect(r.headers.location).toBe('/account'),
     'get-outbox': (r) => expect(html(r)).toContain('Reset your password'),
     'get-developer': (r) => expect(html(r)).toContain(facts.demoClient.clientId),
-    'post-register-app': (r) => expect(html(r)).toContain('id="client-secret"'),
+    'post-register-app': (r) => {
+      expect(r.headers.location).toMatch(/^\/developer\/apps\/[0-9a-f-]{36}\/secret$/);
+      expect(html(r)).not.toContain('client-secret');
+    },
     'get-app': (r) => expect(html(r)).toContain(facts.demoClient.clientId),
     'post-update-app': (r) => expect(r.headers.location).toBe(`/developer/apps/${facts.demoClient.clientId}`),
-    'post-rotate-secret': (r) => expect(html(r)).toContain('The previous secret no longer works.'),
+    'post-rotate-secret': (r) => expect(r.headers.location).toMatch(/^\/developer\/apps\/sample-[0-9a-f-]{36}\/secret$/),
+    'get-app-secret': (r) => expect(html(r)).toMatch(/id="client-secret">[A-Za-z0-9_-]{43}</),
+    'post-retire-secret': (r) => expect(r.headers.location).toMatch(/^\/developer\/apps\/sample-[0-9a-f-]{36}$/),
+    'get-delete-app': (r) => expect(html(r)).toContain('Scratch application (npm run invoke), to confirm'),
     'post-delete-app': (r) => expect(r.headers.location).toBe('/developer'),
     'get-jwks': (r) => expect(JSON.parse(r.body!).keys[0].kty).toBe('RSA'),
     'http-fallback': (r) => expect(r.headers.allow).toBe('GET'),
@@ -168,9 +177,9 @@ describe('npm run invoke', () => {
       const before = (await mailTo(alice().email)).length;
       const { code, stdout, stderr } = await run('post-password-reset');
       expect(code, stderr).toBe(0);
-      expect(JSON.parse(stdout).statusCode).toBe(200);
+      expect(JSON.parse(stdout).statusCode).toBe(303);
       expect(stderr).toContain('Sample event: POST /password-reset');
-      expect(stderr).toContain('"route":"POST /password-reset","status":200');
+      expect(stderr).toContain('"route":"POST /password-reset","status":303');
       expect(await mailTo(alice().email)).toHaveLength(before + 1);
     }, 60_000);
   });

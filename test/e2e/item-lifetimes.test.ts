@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '#infra/local/service';
+import { newSecretReveal } from '#shared/auth/developer';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';
@@ -60,6 +61,11 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
   {
     kind: 'application', pk: /^CLIENT#[^#]+$/, sk: /^CLIENT$/,
     lifetime: () => ({ state: 'application', ttl: 'none' }),
+  },
+  {
+    // Shown once on the page the registration or rotation redirects to, and deleted by that GET.
+    kind: 'new client secret to show once', pk: /^REVEAL#[A-Za-z0-9_-]{43}$/, sk: /^REVEAL$/,
+    lifetime: () => ({ state: 'secret to show', ttl: 10 * MINUTE }),
   },
   {
     kind: 'session', pk: /^SESSION#[A-Za-z0-9_-]{43}$/, sk: /^SESSION$/,
@@ -144,25 +150,29 @@ describe('item lifetimes', () => {
   async function signUp(email: string) {
     const b = new Browser(service.authUrl);
     const reply = await submit(b, '/signup', '/signup', { firstname: 'Ada', lastname: 'Lovelace', email, password: SIGNUP_PASSWORD, gender: '2' });
-    expect(textOf(reply.text)).toContain('Check your e-mail');
+    expect(reply).toMatchObject({ status: 303, location: '/signup?done=signed-up' });
     return b;
   }
 
   interface App {
     clientId: string;
     clientSecret: string;
+    name: string;
     redirectUri: string;
   }
 
   async function registerApp(developer: Browser): Promise<App> {
     const redirectUri = `https://app-${randomUUID().slice(0, 8)}.example/callback`;
-    const reply = await submit(developer, '/developer', '/developer/apps', {
-      name: `App ${randomUUID().slice(0, 8)}`, description: 'Lifetimes.', website: 'https://app.example', redirect_uris: redirectUri,
+    const name = `App ${randomUUID().slice(0, 8)}`;
+    const posted = await submit(developer, '/developer', '/developer/apps', {
+      name, description: 'Lifetimes.', website: 'https://app.example', redirect_uris: redirectUri,
     });
+    expect(posted.status).toBe(303);
+    const reply = await developer.get(posted.location!);
     const clientId = /id="client-id">([^<]+)</.exec(reply.text)?.[1];
     const clientSecret = /id="client-secret">([^<]+)</.exec(reply.text)?.[1];
     if (!clientId || !clientSecret) throw new Error(`no credentials on: ${textOf(reply.text).slice(0, 300)}`);
-    return { clientId, clientSecret, redirectUri };
+    return { clientId, clientSecret, name, redirectUri };
   }
 
   async function tokenEndpoint(path: '/oauth/token' | '/oauth/revoke', app: App, fields: Record<string, string>) {
@@ -216,7 +226,7 @@ describe('item lifetimes', () => {
     const signedUp = await signUp(email);
     const confirmation = linkToken((await mailTo(email))[0]!.text, '/confirm-email');
     const confirmed = await submit(signedUp, `/confirm-email?token=${confirmation}`, '/confirm-email');
-    expect(textOf(confirmed.text)).toContain('your e-mail address is confirmed');
+    expect(confirmed).toMatchObject({ status: 303, location: '/confirm-email?done=confirmed' });
     await signUp(`unconfirmed-${randomUUID()}@example.com`);
     const walker: Account = { user: { ...(await repos.users.findUserByEmail(email))!.user }, password: SIGNUP_PASSWORD };
 
@@ -232,6 +242,9 @@ describe('item lifetimes', () => {
     const developer = new Browser(service.authUrl);
     expect((await signIn(developer, developerAccount)).status).toBe(303);
     const [kept, deleted, revoked] = [await registerApp(developer), await registerApp(developer), await registerApp(developer)];
+    // A rotation whose new secret was never shown: the browser did not follow the redirect.
+    const rotation = await submit(developer, `/developer/apps/${kept.clientId}`, `/developer/apps/${kept.clientId}/secret`, { confirm: 'yes' });
+    expect(rotation.status).toBe(303);
 
     // Rotation, then reuse of the first token once its successor was used: the family is revoked.
     const first = await family(b, walker, kept);
@@ -254,7 +267,7 @@ describe('item lifetimes', () => {
     await family(b, walker, deleted);
     await codeFor(otherBrowser, other, deleted);
     const deletePath = `/developer/apps/${deleted.clientId}/delete`;
-    expect((await submit(developer, `/developer/apps/${deleted.clientId}`, deletePath)).status).toBe(303);
+    expect((await submit(developer, deletePath, deletePath, { confirm_name: deleted.name })).status).toBe(303);
 
     // An application the user revokes on the account page.
     await family(b, walker, revoked);
@@ -262,12 +275,12 @@ describe('item lifetimes', () => {
 
     // A password reset (which ends the sessions), and one requested but never used.
     const anonymous = new Browser(service.authUrl);
-    expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(200);
+    expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(303);
     const reset = linkToken((await mailTo(email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
     const newPassword = 'a brand new passphrase for ada';
     const done = await submit(anonymous, `/password-reset/confirm?token=${reset}`, '/password-reset/confirm', { password: newPassword });
-    expect(textOf(done.text)).toContain('Your new password is set.');
-    expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(200);
+    expect(done).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
+    expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(303);
 
     // A login that ends with a logout, and one that stays.
     const leaving = new Browser(service.authUrl);
@@ -308,8 +321,10 @@ describe('item lifetimes', () => {
     expect([...states].sort()).toEqual([
       'account throttle record', 'active family', 'address throttle record', 'application', 'confirmation link', 'consent',
       'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'password reset link',
-      'revoked family', 'rotated refresh token', 'session', 'unused code', 'used code', 'user',
+      'revoked family', 'rotated refresh token', 'secret to show', 'session', 'unused code', 'used code', 'user',
     ]);
+    // The three secrets shown on their page were deleted by it; only the rotation's, never shown, waits out its TTL.
+    expect(items.filter((item) => String(item.pk).startsWith('REVEAL#')).map((item) => [item.clientId, item.reason])).toEqual([[kept.clientId, 'rotated']]);
     // What the flows deleted is gone: the deleted application's consents, the revoked one's, used links.
     const consents = items.filter((item) => String(item.sk).startsWith('CONSENT#'));
     expect(consents.map((c) => c.clientId)).not.toContain(deleted.clientId);
@@ -416,6 +431,26 @@ describe('item lifetimes', () => {
       expect(failed.status).toBe(401);
       expect(records.map((r) => [r.kind, r.failures])).toEqual([['account', 1], ['address', 1]]);
       expect(login.status).toBe(303);
+    });
+
+    it('a new client secret not shown within its 10 minutes is never shown', async () => {
+      // Prepare: an application registered 10 minutes and a second ago, its browser holding the key
+      const account = await createAccount(service);
+      const b = new Browser(service.authUrl);
+      expect((await signIn(b, account)).status).toBe(303);
+      const secret = randomToken();
+      const app: Client = { ...client, clientId: randomUUID(), secretHash: hashSecret(secret), developerId: account.user.id };
+      const { reveal, cookie } = newSecretReveal(app, secret, 'registered', new Date(Date.now() - 10 * MINUTE * 1000 - 1000), false);
+      await repos.clients.registerClient(app, reveal);
+      b.jar.absorb([cookie]);
+
+      // Act
+      const page = await b.get(`/developer/apps/${app.clientId}/secret`);
+
+      // Assess
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain(secret);
+      expect(textOf(page.text)).toContain('A client secret is shown only once');
     });
 
     it('a session past its 8 hours signs nobody in, and a link past its hour is refused', async () => {

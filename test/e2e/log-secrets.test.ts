@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalService } from '#infra/local/service';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { logger } from '#shared/log';
-import { authorizationParams, authorize, Browser, formFields, signIn, textOf } from '../support/oauth-client';
+import { authorizationParams, authorize, Browser, formFields, signIn } from '../support/oauth-client';
 import { startTestService } from '../support/service';
 
 // Before any import: the one logger reads its level when its module loads.
@@ -59,9 +59,9 @@ describe('logs of a full account and OAuth flow', () => {
     };
 
     secrets.password = 'a very private passphrase for the logs';
-    expect((await post('/signup', '/signup', { firstname: 'Log', lastname: 'Reader', email, password: secrets.password })).status).toBe(200);
+    expect((await post('/signup', '/signup', { firstname: 'Log', lastname: 'Reader', email, password: secrets.password })).status).toBe(303);
     secrets.confirmToken = tokenIn(await mailTo('Confirm your e-mail address'), '/confirm-email');
-    expect((await post(`/confirm-email?token=${secrets.confirmToken}`, '/confirm-email')).status).toBe(200);
+    expect((await post(`/confirm-email?token=${secrets.confirmToken}`, '/confirm-email')).status).toBe(303);
     secrets.csrf = auth.jar.get('csrf')!;
 
     secrets.wrongPassword = 'a wrong passphrase typed by mistake';
@@ -73,8 +73,11 @@ describe('logs of a full account and OAuth flow', () => {
     const registered = await post('/developer', '/developer/apps', {
       name: 'Log Reader', description: '', website: 'https://log-reader.example', redirect_uris: redirectUri,
     });
-    secrets.clientId = /id="client-id">([^<]+)</.exec(registered.text)![1]!;
-    secrets.clientSecret = /id="client-secret">([^<]+)</.exec(registered.text)![1]!;
+    expect(registered.status).toBe(303);
+    secrets.revealKey = auth.jar.get('reveal')!;
+    const shown = await auth.get(registered.location!);
+    secrets.clientId = /id="client-id">([^<]+)</.exec(shown.text)![1]!;
+    secrets.clientSecret = /id="client-secret">([^<]+)</.exec(shown.text)![1]!;
 
     const callback = await authorize(auth, authorizationParams({ client_id: secrets.clientId, redirect_uri: redirectUri, scope: 'read_user read_device' }));
     secrets.code = callback.searchParams.get('code')!;
@@ -100,11 +103,11 @@ describe('logs of a full account and OAuth flow', () => {
     secrets.secondAccessToken = exchange2.body.access_token!;
     secrets.secondRefreshToken = exchange2.body.refresh_token!;
 
-    expect((await post('/password-reset', '/password-reset', { email })).status).toBe(200);
+    expect((await post('/password-reset', '/password-reset', { email })).status).toBe(303);
     secrets.resetToken = tokenIn(await mailTo('Reset your password'), '/password-reset/confirm');
     secrets.newPassword = 'another private passphrase, the new one';
     const reset = await post(`/password-reset/confirm?token=${secrets.resetToken}`, '/password-reset/confirm', { password: secrets.newPassword });
-    expect(textOf(reset.text)).toContain('Your new password is set.');
+    expect(reset).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
     // The reset signed the account out everywhere: sign in again with the new password.
     expect((await signIn(auth, { user: { id: '', email }, password: secrets.newPassword })).status).toBe(303);
     secrets.secondSession = auth.jar.get('session')!;
@@ -120,6 +123,13 @@ describe('logs of a full account and OAuth flow', () => {
     expect((await post('/account', '/logout')).status).toBe(303);
     expect((await signIn(auth, { user: { id: '', email }, password: secrets.newPassword })).status).toBe(303);
     secrets.secondSession = auth.jar.get('session')!;
+
+    const appPath = `/developer/apps/${secrets.clientId}`;
+    const rotated = await post(appPath, `${appPath}/secret`, { confirm: 'yes' });
+    expect(rotated.status).toBe(303);
+    secrets.rotationRevealKey = auth.jar.get('reveal')!;
+    secrets.rotatedSecret = /id="client-secret">([^<]+)</.exec((await auth.get(rotated.location!)).text)![1]!;
+    expect((await post(appPath, `${appPath}/secret/retire`)).status).toBe(303);
   }
 
   it('never writes a password, client secret, code, token, session, CSRF value or link token, while logging every request', async () => {
@@ -137,7 +147,8 @@ describe('logs of a full account and OAuth flow', () => {
     for (const route of [
       'POST /signup', 'POST /confirm-email', 'POST /login', 'POST /developer/apps', 'GET /oauth/authorize', 'POST /oauth/authorize',
       'POST /oauth/token', 'GET /user', 'POST /password-reset', 'POST /password-reset/confirm', 'POST /account/apps/{client_id}/revoke',
-      'POST /logout',
+      'POST /logout', 'GET /developer/apps/{client_id}/secret', 'POST /developer/apps/{client_id}/secret',
+      'POST /developer/apps/{client_id}/secret/retire',
     ]) {
       expect(requests.some((entry) => entry.route === route), `a request line for ${route}`).toBe(true);
     }
@@ -146,8 +157,8 @@ describe('logs of a full account and OAuth flow', () => {
 
     expect(Object.keys(secrets).sort()).toEqual([
       'accessToken', 'clientId', 'clientSecret', 'code', 'confirmToken', 'csrf', 'newPassword', 'password', 'refreshToken',
-      'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'secondAccessToken', 'secondRefreshToken', 'secondSession',
-      'session', 'wrongPassword',
+      'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
+      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'wrongPassword',
     ]);
     const { clientId: _notSecret, ...mustNotAppear } = secrets;
     for (const [name, value] of Object.entries(mustNotAppear)) {

@@ -1,0 +1,24 @@
+import { secretPage, secretShownPage } from '#shared/auth/account-pages';
+import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/auth/developer';
+import { clients } from '#shared/auth/runtime';
+import { hashSecret } from '#shared/auth/secrets';
+import { loginRedirect, pageContext, secure } from '#shared/auth/web';
+import { pageHandler } from '#shared/http/page-handler';
+
+/**
+ * GET /developer/apps/{client_id}/secret — shows the secret a registration or rotation just created,
+ * once: the browser's key (a cookie of this path) opens it, and reading deletes it, so a reload or a
+ * second tab shows that it was already shown. One BatchGetItem (session, user, application), and one
+ * DeleteItem that returns the secret when there is a key.
+ */
+export const handler = pageHandler(async (event) => {
+  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
+  if (!signedIn) return loginRedirect(event.rawPath);
+  const app = ownedApp(client, signedIn.user.id);
+  const { key, clear } = revealKeyOf(event, app.clientId, secure);
+  const shown = { ...viewer, cookies: [...viewer.cookies, ...clear] };
+  const reveal = key === undefined ? undefined : await clients.takeSecretReveal(hashSecret(key), app.clientId, signedIn.user.id, new Date());
+  const secret = reveal && openReveal(key!, reveal.sealedSecret);
+  if (!reveal || secret === undefined) return secretShownPage(shown, app);
+  return secretPage(shown, app, secret, reveal.reason === 'registered');
+});

@@ -1,0 +1,11 @@
+import { deleteAppPage } from '#shared/auth/account-pages';
+import { ownedApp, pathClientId } from '#shared/auth/developer';
+import { loginRedirect, pageContext } from '#shared/auth/web';
+import { pageHandler } from '#shared/http/page-handler';
+
+/** GET /developer/apps/{client_id}/delete — asks for the application's name before deleting it. One BatchGetItem (session, user, application). */
+export const handler = pageHandler(async (event) => {
+  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
+  if (!signedIn) return loginRedirect(event.rawPath);
+  return deleteAppPage(viewer, ownedApp(client, signedIn.user.id));
+});
