@@ -21,7 +21,7 @@ import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
 import { doc as resourceDoc } from '#shared/runtime';
-import { DEMO_CLIENT, DEMO_USERS } from '#infra/local/seed';
+import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent } from './events.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#infra/local/service';
+import type { LocalService } from '#local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createDocumentClient } from '#shared/data/client';
 import { readOutbox } from '#shared/email/outbox-mailer';

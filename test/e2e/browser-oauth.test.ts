@@ -9,9 +9,9 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { SCOPES } from '#shared/domain/scopes';
-import { startExampleApp, type ExampleApp } from '#infra/local/example-app';
-import { DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { startExampleApp, type ExampleApp } from '#local/example-app';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
 import { startTestService, tokenFor } from '../support/service';
 

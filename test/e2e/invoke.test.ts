@@ -9,8 +9,8 @@ import { createDocumentClient } from '#shared/data/client';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { FUNCTIONS, type FunctionName } from '#infra/routes';
-import { invokeFunction } from '#infra/local/invoke-function';
-import { serviceFacts, type LocalService, type ServiceFacts } from '#infra/local/service';
+import { invokeFunction } from '#local/invoke-function';
+import { serviceFacts, type LocalService, type ServiceFacts } from '#local/service';
 import { startTestService } from '../support/service';
 
 type Result = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
@@ -142,7 +142,7 @@ describe('npm run invoke', () => {
     const run = (...args: string[]) => new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
       const tsx = resolve('node_modules/tsx/dist/cli.mjs');
       const env = { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO' };
-      execFile(process.execPath, [tsx, resolve('infra/local/invoke.ts'), ...args], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
+      execFile(process.execPath, [tsx, resolve('local/invoke.ts'), ...args], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
         done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }));
     });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#infra/local/service';
+import type { LocalService } from '#local/service';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';

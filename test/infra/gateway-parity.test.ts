@@ -4,8 +4,8 @@ import { dirname } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { DeviceUserServiceStack } from '#infra/stack';
 import { startTestService, tokenFor } from '../support/service';
 
@@ -15,8 +15,8 @@ import { startTestService, tokenFor } from '../support/service';
 // Which function answered a local request: the Lambda context the gateway builds names it, and its
 // request id is the response's `apigw-requestid`.
 const invoked = vi.hoisted(() => new Map<string, string>());
-vi.mock('#infra/local/lambda-context', async (importOriginal) => {
-  const original = await importOriginal<typeof import('#infra/local/lambda-context')>();
+vi.mock('#local/lambda-context', async (importOriginal) => {
+  const original = await importOriginal<typeof import('#local/lambda-context')>();
   return {
     lambdaContext: (functionName: string, requestId: string) => {
       invoked.set(requestId, functionName);

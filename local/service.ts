@@ -3,11 +3,11 @@ import { join, resolve } from 'node:path';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/client';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import { startAwsStandIns, type AwsStandIns } from '#infra/local/aws-stand-ins';
-import { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
-import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
-import { startGateway } from '#infra/local/gateway';
-import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#infra/local/seed';
+import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
+import { createJwtAuthorizer } from '#local/jwt-authorizer';
+import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
+import { startGateway } from '#local/gateway';
+import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 
 export interface LocalServiceOptions {
   /** Ports of the two hosts; 0 picks free ones. */

@@ -9,7 +9,7 @@ import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { ROUTES, type FunctionName, type HttpMethod } from '#infra/routes';
-import type { ServiceFacts } from '#infra/local/service';
+import type { ServiceFacts } from '#local/service';
 
 /** A sample API Gateway event for one function, as `npm run invoke` sends it. */
 export interface SampleEvent {

@@ -5,9 +5,9 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import {
   API_CORS, FALLBACK_FUNCTION, fallbackRouteKeys, FUNCTIONS, ROUTES, type ApiName, type CorsSettings, type FunctionName,
 } from '#infra/routes';
-import type { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
-import { runAsFunction } from '#infra/local/invocation-context';
-import { lambdaContext } from '#infra/local/lambda-context';
+import type { createJwtAuthorizer } from '#local/jwt-authorizer';
+import { runAsFunction } from '#local/invocation-context';
+import { lambdaContext } from '#local/lambda-context';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
