@@ -8,7 +8,7 @@ import { createDocumentClient } from '#shared/data/client';
 import { userKey } from '#shared/data/keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
-import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#infra/routes';
+import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
 import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_NAME, OUT_DIR, ROOT } from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
 import { createFloors, floorLabel, floorRequests } from './floors.ts';

@@ -22,7 +22,7 @@ import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
 import { doc as resourceDoc } from '#shared/runtime';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
+import { FUNCTIONS, ROUTES, type FunctionName } from '#shared/routes';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent } from './events.ts';
 import { step, type FloorStep } from './floors.ts';

@@ -1,4 +1,4 @@
-import type { FunctionName } from '#infra/routes';
+import type { FunctionName } from '#shared/routes';
 import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
+import { FUNCTIONS, ROUTES, type FunctionName } from '#shared/routes';
 import { runAsFunction } from '#local/invocation-context';
 import { lambdaContext } from '#local/lambda-context';
 import { sampleEvent } from '#local/sample-events';

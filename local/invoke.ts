@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { FUNCTIONS } from '#infra/routes';
+import { FUNCTIONS } from '#shared/routes';
 import { invokeFunction, isFunctionName, readServiceFacts } from '#local/invoke-function';
 
 // `npm run invoke -- <function> [event.json]`: runs one handler, in this process, against the

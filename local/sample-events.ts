@@ -8,7 +8,7 @@ import { clientKey, linkKey } from '#shared/data/keys';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { formatTimestamp } from '#shared/domain/time';
-import { ROUTES, type FunctionName, type HttpMethod } from '#infra/routes';
+import { ROUTES, type FunctionName, type HttpMethod } from '#shared/routes';
 import type { ServiceFacts } from '#local/service';
 
 /** A sample API Gateway event for one function, as `npm run invoke` sends it. */

@@ -11,7 +11,7 @@ import { Construct } from 'constructs';
 import {
   API_CORS, DEPLOYED_ROUTES, FALLBACK_FUNCTION, fallbackRouteKeys, FUNCTIONS, type ApiName, type CorsSettings, type FunctionDef,
   type FunctionName,
-} from '#infra/routes';
+} from '#shared/routes';
 import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';

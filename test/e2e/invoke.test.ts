@@ -8,7 +8,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/client';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
-import { FUNCTIONS, type FunctionName } from '#infra/routes';
+import { FUNCTIONS, type FunctionName } from '#shared/routes';
 import { invokeFunction } from '#local/invoke-function';
 import { serviceFacts, type LocalService, type ServiceFacts } from '#local/service';
 import { startTestService } from '../support/service';

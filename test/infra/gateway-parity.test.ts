@@ -11,7 +11,7 @@ import { startTestService, tokenFor } from '../support/service';
 
 // What API Gateway does with the SYNTHESIZED TEMPLATE, as AWS documents it, against what the local
 // gateway does. The expectations are read from the template (route keys, authorizers, integrations,
-// CORS configuration), never from infra/routes.ts, so that this test can disagree with the code.
+// CORS configuration), never from shared/routes.ts, so that this test can disagree with the code.
 // Which function answered a local request: the Lambda context the gateway builds names it, and its
 // request id is the response's `apigw-requestid`.
 const invoked = vi.hoisted(() => new Map<string, string>());
