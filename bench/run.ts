@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { userKey } from '#shared/data/keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';

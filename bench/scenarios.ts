@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { hashPassword } from '#shared/auth/password';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { doc as authDoc } from '#shared/auth/runtime';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { ENV, MAIL_ENV } from '#shared/config';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
 import { createJwtAuthorizer } from '#local/jwt-authorizer';

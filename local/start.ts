@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { startExampleApp } from '#local/example-app';
 import { DEMO_CLIENT } from '#local/seed';
 import { serviceFacts, startLocalService } from '#local/service';

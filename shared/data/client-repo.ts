@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/client';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { clientKey, clientsOfDeveloperIndexKey, fromItem } from '#shared/data/keys';
 
 export type ClientRepo = ReturnType<typeof createClientRepo>;

@@ -6,7 +6,7 @@ import {
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/client';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { NotFoundError } from '#shared/errors';
 import {
   clientKey, codeKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem, refreshTokenKey,

@@ -2,7 +2,7 @@ import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
-import type { RepoDeps, TransactItem } from '#shared/data/client';
+import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
 import { linkKey, userKey } from '#shared/data/keys';
 
 export type LinkPurpose = 'confirm-email' | 'reset-password';

@@ -4,7 +4,7 @@ import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
-import type { RepoDeps, TransactItem } from '#shared/data/client';
+import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */

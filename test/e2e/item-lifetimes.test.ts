@@ -5,7 +5,7 @@ import type { LocalService } from '#local/service';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import type { Client } from '#shared/domain/client';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { InvalidGrantError } from '#shared/errors';

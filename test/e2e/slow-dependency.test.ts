@@ -8,7 +8,7 @@ import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
 import { hashSecret } from '#shared/auth/secrets';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import type { Device } from '#shared/domain/device';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { issueAccessToken, type AccessTokenRequest } from '#shared/auth/access-token';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createTable } from '#local/dynamodb-local';
 import { startLocalService, type LocalService, type LocalServiceOptions } from '#local/service';
 

@@ -11,7 +11,7 @@ export interface RepoDeps {
 /** One item of a TransactWriteItems request: repositories hand these out so a caller can write several together. */
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-export interface ClientOptions {
+export interface DocumentClientOptions {
   /** DynamoDB Local's URL; absent in AWS. */
   endpoint?: string;
 }
@@ -20,7 +20,7 @@ export interface ClientOptions {
  * A document client that drops undefined members and keeps numbers as numbers, with the service's
  * timeouts and retry budget (AWS_CALL_LIMITS).
  */
-export function createDocumentClient({ endpoint }: ClientOptions = {}): DynamoDBDocumentClient {
+export function createDocumentClient({ endpoint }: DocumentClientOptions = {}): DynamoDBDocumentClient {
   const client = observeClient(new DynamoDBClient({
     ...awsClientConfig(),
     ...(endpoint === undefined ? {} : {
