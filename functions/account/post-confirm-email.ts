@@ -1,8 +1,8 @@
 import { expiredLinkPage, noticePage } from '#shared/auth/account-pages';
 import { links } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** POST /confirm-email — uses up the link and sets email_confirmed: GetItem (link), then one transaction. */

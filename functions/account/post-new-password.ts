@@ -3,8 +3,8 @@ import { hashPassword } from '#shared/auth/password';
 import { links, sessions, users } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { passwordProblem } from '#shared/domain/password-policy';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** Sessions ended inside the password transaction (100 items at most, with the link and the user). */

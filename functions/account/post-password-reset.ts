@@ -1,8 +1,8 @@
 import { noticePage } from '#shared/auth/account-pages';
 import { requestPasswordReset } from '#shared/auth/accounts';
 import { pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** Longer than sending a link takes, so both answers arrive after the same delay. */

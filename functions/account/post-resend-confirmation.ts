@@ -1,8 +1,8 @@
 import { noticePage } from '#shared/auth/account-pages';
 import { sendConfirmation } from '#shared/auth/accounts';
 import { loginRedirect, pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** POST /confirm-email/resend — a new confirmation link for the signed-in user. */

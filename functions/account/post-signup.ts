@@ -2,8 +2,8 @@ import { noticePage, signupPage } from '#shared/auth/account-pages';
 import { signUp } from '#shared/auth/accounts';
 import { signupProblems } from '#shared/domain/signup';
 import { pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** POST /signup — creates the account and sends the confirmation e-mail; never says whether the address was taken. */

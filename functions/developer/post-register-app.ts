@@ -6,8 +6,8 @@ import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { registrationProblems } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** POST /developer/apps — registers an application; its secret is shown once and stored as a hash. */

@@ -3,8 +3,8 @@ import { ownedApp, pathClientId } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { loginRedirect, pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** POST /developer/apps/{client_id}/secret — replaces the client secret; the new one is shown once. */
