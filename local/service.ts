@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { ENV, MAIL_ENV } from '#shared/config';
+import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
@@ -96,7 +96,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         [MAIL_ENV.sender]: 'no-reply@localhost',
         AWS_ENDPOINT_URL_KMS: service.aws.url,
         AWS_ENDPOINT_URL_SES: service.aws.url,
-        AWS_REGION: 'us-east-1',
+        [AWS_ENV.region]: 'us-east-1',
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
       });

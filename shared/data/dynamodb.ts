@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
+import { AWS_ENV, optionalEnv } from '#shared/config';
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
@@ -25,7 +26,7 @@ export function createDocumentClient({ endpoint }: DocumentClientOptions = {}): 
     ...awsClientConfig(),
     ...(endpoint === undefined ? {} : {
       endpoint,
-      region: process.env.AWS_REGION ?? 'local',
+      region: optionalEnv(AWS_ENV.region) ?? 'local',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
   }));
