@@ -63,7 +63,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-password-reset': { table: [...pageReads, ...requestPasswordReset], sendsMail: true },
   'get-new-password': { table: [...pageReads, links.peekLink] },
   'post-new-password': {
-    table: [...pageReads, links.peekLink, users.getUserById, sessions.sessionKeysOf, links.redeemLink, sessions.endSessionItem, sessions.endSessions],
+    table: [...pageReads, links.peekLink, users.getUserById, sessions.sessionKeysOf, links.redeemLink],
   },
   'get-account': { table: [...pageReads, grants.listConsentsByUser] },
   'post-revoke-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, grants.deleteConsentItem] },

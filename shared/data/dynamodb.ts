@@ -9,6 +9,9 @@ export interface RepoDeps {
   table: string;
 }
 
+/** TransactWriteItems takes at most 100 items. */
+export const MAX_TRANSACTION_ITEMS = 100;
+
 /** One item of a TransactWriteItems request: repositories hand these out so a caller can write several together. */
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
