@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { lambdaContext } from '#infra/local/lambda-context';
+import { lambdaContext } from '#local/lambda-context';
 
 // API Gateway HTTP API (payload format 2.0) events, as the gateway hands them to a function:
 // lower-case header names, cookies in their own array, verified JWT claims under

@@ -1,14 +1,14 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { ENV, MAIL_ENV } from '#shared/config';
+import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { userKey } from '#shared/data/keys';
-import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
-import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#infra/local/seed';
-import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#infra/routes';
+import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
+import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
+import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
 import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_NAME, OUT_DIR, ROOT } from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
 import { createFloors, floorLabel, floorRequests } from './floors.ts';
@@ -90,7 +90,7 @@ async function main() {
     [MAIL_ENV.outboxDir]: join(stateDir, 'outbox'),
   };
   delete process.env[ENV.signingKeyId];
-  Object.assign(process.env, functionEnv, { AWS_REGION: 'eu-west-1' });
+  Object.assign(process.env, functionEnv, { [AWS_ENV.region]: 'eu-west-1' });
 
   // Handler modules read the environment when they load: only now may they be imported.
   const { createScenarios, loadHandler, RUNTIME_CLIENTS } = await import('./scenarios.ts');
@@ -117,7 +117,7 @@ async function main() {
   const lambdaEnv = (fn: string) => ({
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     ...functionEnv,
-    AWS_REGION: 'eu-west-1',
+    [AWS_ENV.region]: 'eu-west-1',
     AWS_LAMBDA_FUNCTION_NAME: fn,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
     AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',

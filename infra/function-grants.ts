@@ -1,4 +1,4 @@
-import type { FunctionName } from '#infra/routes';
+import type { FunctionName } from '#shared/routes';
 import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
@@ -63,7 +63,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-password-reset': { table: requestPasswordReset, sendsMail: true },
   'get-new-password': { table: [...pageReads, links.peekLink] },
   'post-new-password': {
-    table: [...pageReads, links.peekLink, users.getUserById, sessions.sessionKeysOf, links.redeemLink, sessions.endSessionItem, sessions.endSessions],
+    table: [...pageReads, links.peekLink, users.getUserById, sessions.sessionKeysOf, links.redeemLink],
   },
   'get-account': { table: [...pageReads, grants.listConsentsByUser] },
   'post-revoke-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, grants.deleteConsentItem] },

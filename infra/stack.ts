@@ -1,7 +1,11 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
-import type { Construct } from 'constructs';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { Construct } from 'constructs';
+import { ApiStage } from '#infra/constructs/api-stage';
+import { pascal } from '#infra/constructs/construct-ids';
 import { DataTable } from '#infra/constructs/data-table';
-import { ServiceApis } from '#infra/constructs/service-apis';
+import { RouteTableApi } from '#infra/constructs/route-table-api';
+import { ServiceFunctions } from '#infra/constructs/service-functions';
 import { SigningKey } from '#infra/constructs/signing-key';
 
 /** The CDK context value naming the sender of account e-mail: `cdk deploy -c mailFrom=<address>`. */
@@ -32,19 +36,45 @@ export function mailSender(value: unknown): string {
   return value;
 }
 
-/** The whole service: table, signing key, and both HTTP APIs with their functions. */
+/**
+ * The whole service: table, signing key, both HTTP APIs built from the route table (the resource
+ * API behind a JWT authorizer that trusts the auth API as issuer), their functions and stages.
+ */
 export class DeviceUserServiceStack extends Stack {
-  readonly apis: ServiceApis;
-
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     const mailFrom = mailSender(this.node.tryGetContext(MAIL_FROM_CONTEXT));
     const { table } = new DataTable(this, 'Data');
     const signingKey = new SigningKey(this, 'TokenSigning');
-    this.apis = new ServiceApis(this, 'Apis', { table, signingKey, mailFrom });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.apis.resourceApi.apiEndpoint, description: 'Resource API base URL ({base_url})' });
-    new CfnOutput(this, 'AuthUrl', { value: this.apis.authApi.apiEndpoint, description: 'Authorization server base URL ({auth_url})' });
+    // The APIs, their functions and stages share the scope 'Apis', the functions as its default child
+    // (an id CDK leaves out of logical ids): every logical id stays what it was when one construct
+    // built them all, so an update replaces no deployed API, route, function or log group.
+    const apis = new Construct(this, 'Apis');
+    const authApi = new RouteTableApi(apis, 'AuthApi', {
+      api: 'auth',
+      description: 'Device and User Service: authorization server',
+      openRoutesReason: 'The authorization server is public by nature: its endpoints authenticate clients and users themselves.',
+    });
+    const resourceApi = new RouteTableApi(apis, 'ResourceApi', {
+      api: 'resource',
+      description: 'Device and User Service: resource API',
+      openRoutesReason: 'Every resource route has the JWT authorizer; only the OpenAPI document and the 405/404 fallbacks, which read no data, are open.',
+    });
+    const functions = new ServiceFunctions(apis, 'Default', {
+      table, signingKey, mailFrom, issuer: authApi.apiEndpoint, audience: resourceApi.apiEndpoint,
+    });
+    const accessToken = new HttpJwtAuthorizer('AccessToken', authApi.apiEndpoint, {
+      jwtAudience: [resourceApi.apiEndpoint],
+      identitySource: ['$request.header.Authorization'],
+    });
+    for (const httpApi of [resourceApi, authApi]) {
+      httpApi.addRouteTable(functions, accessToken);
+      new ApiStage(apis, `${pascal(httpApi.api)}Stage`, { httpApi });
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: resourceApi.apiEndpoint, description: 'Resource API base URL ({base_url})' });
+    new CfnOutput(this, 'AuthUrl', { value: authApi.apiEndpoint, description: 'Authorization server base URL ({auth_url})' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (for the operator CLI)' });
     new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'KMS key that signs access tokens' });
   }

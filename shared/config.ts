@@ -1,6 +1,7 @@
 /**
- * The environment variables the functions read. `infra/` imports these names too, so the stack
- * and the code cannot disagree about them.
+ * The environment variables the functions read, and the only module that reads them. `infra/`,
+ * `local/` and the benchmark import these names too, so whoever sets a variable and the code that
+ * reads it cannot disagree about its name.
  */
 export const ENV = {
   tableName: 'TABLE_NAME',
@@ -16,7 +17,11 @@ export const ENV = {
   dynamodbEndpoint: 'DYNAMODB_ENDPOINT',
 } as const;
 
-export type EnvName = (typeof ENV)[keyof typeof ENV] | (typeof MAIL_ENV)[keyof typeof MAIL_ENV];
+export type EnvName =
+  | (typeof ENV)[keyof typeof ENV]
+  | (typeof MAIL_ENV)[keyof typeof MAIL_ENV]
+  | (typeof AWS_ENV)[keyof typeof AWS_ENV]
+  | (typeof LOG_ENV)[keyof typeof LOG_ENV];
 
 /** Reads a required variable, failing fast with its name. */
 export function requireEnv(name: EnvName): string {
@@ -39,4 +44,24 @@ export const MAIL_ENV = {
   sender: 'MAIL_FROM',
   /** Folder of the local outbox; when set, mail is written there instead of sent through SES. */
   outboxDir: 'OUTBOX_DIR',
+} as const;
+
+/** Set by the Lambda runtime; the local service and the benchmark set them to the same effect. */
+export const AWS_ENV = {
+  /** The region the function runs in (DynamoDB Local accepts any). */
+  region: 'AWS_REGION',
+} as const;
+
+/** The logger's settings (shared/log.ts), named as Powertools for AWS Lambda's logger names them. */
+export const LOG_ENV = {
+  /** The level chosen in Lambda's advanced logging controls; wins when valid. */
+  lambdaLevel: 'AWS_LAMBDA_LOG_LEVEL',
+  level: 'POWERTOOLS_LOG_LEVEL',
+  /** Read when neither of the two above is set. */
+  fallbackLevel: 'LOG_LEVEL',
+  /** Pretty-printed lines for a developer's terminal. */
+  dev: 'POWERTOOLS_DEV',
+  sampleRate: 'POWERTOOLS_LOGGER_SAMPLE_RATE',
+  /** The X-Ray trace header of the current invocation: Lambda sets it anew for every request. */
+  traceHeader: '_X_AMZN_TRACE_ID',
 } as const;

@@ -1,3 +1,5 @@
+import { LOG_ENV, optionalEnv } from '#shared/config';
+
 /**
  * The one structured (JSON) logger. Callers log facts, never request bodies, headers, tokens,
  * codes, secrets or passwords.
@@ -31,15 +33,15 @@ const levelFrom = (value: string | undefined): LevelName | undefined => {
   const name = value?.toUpperCase() === 'FATAL' ? 'CRITICAL' : value?.toUpperCase();
   return name !== undefined && Object.hasOwn(THRESHOLDS, name) ? (name as LevelName) : undefined;
 };
-const env = process.env;
-const levelName: LevelName = levelFrom(env.AWS_LAMBDA_LOG_LEVEL) ?? levelFrom(env.POWERTOOLS_LOG_LEVEL) ?? levelFrom(env.LOG_LEVEL) ?? 'INFO';
+const levelName: LevelName = levelFrom(optionalEnv(LOG_ENV.lambdaLevel)) ?? levelFrom(optionalEnv(LOG_ENV.level))
+  ?? levelFrom(optionalEnv(LOG_ENV.fallbackLevel)) ?? 'INFO';
 const threshold = THRESHOLDS[levelName];
-const devMode = /^(1|true|yes|on)$/i.test(env.POWERTOOLS_DEV?.trim() ?? '');
-const sampleRate = Number(env.POWERTOOLS_LOGGER_SAMPLE_RATE ?? 0);
+const devMode = /^(1|true|yes|on)$/i.test(optionalEnv(LOG_ENV.dev)?.trim() ?? '');
+const sampleRate = Number(optionalEnv(LOG_ENV.sampleRate) ?? 0);
 const samplingRate = sampleRate >= 0 && sampleRate <= 1 ? sampleRate : 0;
 
 function xrayTraceId(): string | undefined {
-  const header = env._X_AMZN_TRACE_ID;
+  const header = optionalEnv(LOG_ENV.traceHeader);
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const [key, value] = part.split('=');

@@ -1,5 +1,5 @@
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 

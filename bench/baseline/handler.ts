@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ENV } from '#shared/config';
 
 // The reference function of the benchmark: it only creates a DynamoDB document client (configured
-// as shared/data/client.ts does, written out here so that growth of the shared module shows up as
+// as shared/data/dynamodb.ts does, written out here so that growth of the shared module shows up as
 // growth of the functions, not of the baseline) and answers each event with one GetItem.
 // It deliberately imports nothing else of the service.
 const endpoint = process.env[ENV.dynamodbEndpoint] || undefined;

@@ -1,8 +1,9 @@
 import { expiredLinkPage, outcomePath } from '#shared/auth/account-pages';
 import { links } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

@@ -3,12 +3,10 @@ import { hashPassword } from '#shared/auth/password';
 import { links, sessions, users } from '#shared/auth/runtime';
 import { pageContext } from '#shared/auth/web';
 import { passwordProblem } from '#shared/domain/password-policy';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
-
-/** Sessions ended inside the password transaction (100 items at most, with the link and the user). */
-const SESSIONS_IN_TRANSACTION = 98;
 
 /**
  * POST /password-reset/confirm — sets the new password, uses up the link and ends every session of
@@ -28,10 +26,8 @@ export const handler = pageHandler(async (event) => {
   if (problem) return newPasswordPage(viewer, token, problem, 400);
   const passwordHash = await hashPassword(form.password!);
   const signedInElsewhere = await sessions.sessionKeysOf(user.id);
-  const ended = signedInElsewhere.slice(0, SESSIONS_IN_TRANSACTION);
-  if (!(await links.redeemLink('reset-password', token, user.id, { passwordHash }, ended.map(sessions.endSessionItem)))) {
+  if (!(await links.redeemLink('reset-password', token, user.id, { passwordHash }, signedInElsewhere))) {
     return expiredLinkPage(viewer, 'reset-password');
   }
-  await sessions.endSessions(signedInElsewhere.slice(SESSIONS_IN_TRANSACTION));
   return redirect(outcomePath('/password-reset/confirm', 'password-changed'), 303);
 });

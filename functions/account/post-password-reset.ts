@@ -1,7 +1,8 @@
 import { outcomePath } from '#shared/auth/account-pages';
 import { requestPasswordReset } from '#shared/auth/accounts';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** Longer than sending a link takes, so both answers arrive after the same delay. */

@@ -1,8 +1,9 @@
 import { outcomePath } from '#shared/auth/account-pages';
 import { sendConfirmation } from '#shared/auth/accounts';
 import { loginRedirect, pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** POST /confirm-email/resend — a new confirmation link for the signed-in user; then 303 to GET /confirm-email?done=resent. */

@@ -1,9 +1,10 @@
 import { grants } from '#shared/auth/runtime';
 import { loginRedirect, signedInUser } from '#shared/auth/web';
 import { isPlausibleClientId } from '#shared/domain/client';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 
 /**
  * POST /account/apps/{client_id}/revoke — ends the application's refresh tokens for this user

@@ -2,8 +2,9 @@ import { outcomePath, signupPage } from '#shared/auth/account-pages';
 import { signUp } from '#shared/auth/accounts';
 import { signupProblems } from '#shared/domain/signup';
 import { pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

@@ -3,8 +3,9 @@ import { consentPage } from '#shared/auth/pages';
 import { grants, issuer } from '#shared/auth/runtime';
 import { loginRedirect, readPage, secure } from '#shared/auth/web';
 import { BadRequestError } from '#shared/errors';
-import { csrfToken, redirect } from '#shared/http/html';
+import { csrfToken } from '#shared/http/csrf';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 
 /**
  * GET /oauth/authorize (SPEC.md §5.3): checks the client and its exact redirect URI first, then

@@ -1,7 +1,8 @@
 import { loginPage } from '#shared/auth/pages';
 import { redirectOriginOf, safeReturnTo, secure, signedInUser } from '#shared/auth/web';
-import { csrfToken, redirect } from '#shared/http/html';
+import { csrfToken } from '#shared/http/csrf';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 
 /** GET /login — the sign-in form; an already signed-in user goes straight on. */
 export const handler = pageHandler(async (event) => {

@@ -3,9 +3,10 @@ import { grants, issuer } from '#shared/auth/runtime';
 import { loginRedirect, readPage } from '#shared/auth/web';
 import { formatTimestamp } from '#shared/domain/time';
 import { BadRequestError } from '#shared/errors';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 
 /**
  * POST /oauth/authorize — the consent decision: allow issues a code, deny answers access_denied.

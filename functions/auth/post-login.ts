@@ -4,9 +4,11 @@ import { verifyPassword } from '#shared/auth/password';
 import { batch, sessions, throttle, users } from '#shared/auth/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/auth/web';
 import { MAX_EMAIL_LENGTH, normalizeEmail } from '#shared/domain/user';
+import { SESSION_COOKIE, setCookie } from '#shared/http/cookies';
+import { checkCsrf, csrfToken } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, csrfToken, redirect, SESSION_COOKIE, setCookie } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 
 // Verified against when the account does not exist, so both cases take the same time: the hash of a

@@ -1,8 +1,10 @@
 import { sessions } from '#shared/auth/runtime';
 import { secure } from '#shared/auth/web';
+import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, readCookie, redirect, SESSION_COOKIE, setCookie } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 
 /** POST /logout — ends the session on the server and in the browser. */
 export const handler = pageHandler(async (event) => {

@@ -2,9 +2,10 @@ import { deleteAppPage } from '#shared/auth/account-pages';
 import { ownedApp, pathClientId } from '#shared/auth/developer';
 import { clients, grants } from '#shared/auth/runtime';
 import { loginRedirect, pageContext } from '#shared/auth/web';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 
 /**
  * POST /developer/apps/{client_id}/delete — deletes the application and everything its users

@@ -6,8 +6,9 @@ import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { registrationProblems } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

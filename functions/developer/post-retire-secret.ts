@@ -2,7 +2,8 @@ import { ownedApp, pathClientId } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
 import { loginRedirect, readPage } from '#shared/auth/web';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { checkCsrf } from '#shared/http/csrf';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

@@ -4,8 +4,9 @@ import { clients } from '#shared/auth/runtime';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { formatTimestamp } from '#shared/domain/time';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
+import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

@@ -3,9 +3,10 @@ import { ownedApp, pathClientId, registrationFrom } from '#shared/auth/developer
 import { clients } from '#shared/auth/runtime';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { registrationProblems } from '#shared/domain/client';
+import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
-import { checkCsrf, redirect } from '#shared/http/html';
 import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
 
 /** POST /developer/apps/{client_id} — edits name, description, website and redirect URIs. */
 export const handler = pageHandler(async (event) => {

@@ -1,4 +1,4 @@
-import { openApiDocument } from '#infra/openapi';
+import { openApiDocument } from '#shared/docs/openapi';
 import { ENV, requireEnv } from '#shared/config';
 import { publicHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';

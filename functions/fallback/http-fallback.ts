@@ -1,4 +1,4 @@
-import { API_CORS, fallbackRouteKeys, pathsOf, type ApiName } from '#infra/routes';
+import { API_CORS, fallbackRouteKeys, pathsOf, type ApiName } from '#shared/routes';
 import { MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { publicHandler } from '#shared/http/http';
 

@@ -4,7 +4,7 @@ import type { SecretReveal } from '#shared/data/client-repo';
 import type { Client, ClientRegistration } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
-import { readCookie, setCookie } from '#shared/http/html';
+import { readCookie, setCookie } from '#shared/http/cookies';
 
 /** Reads the registration form's fields (redirect URIs: one per line). */
 export function registrationFrom(form: Record<string, string>): ClientRegistration {

@@ -1,7 +1,7 @@
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
 import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';

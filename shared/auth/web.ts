@@ -3,8 +3,9 @@ import { batch, clients, grants, issuer, sessions } from '#shared/auth/runtime';
 import { sessionUserId, type SignedIn } from '#shared/data/session-repo';
 import type { Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
-import { csrfToken, readCookie, redirect, secureCookies, SESSION_COOKIE } from '#shared/http/html';
-import type { HttpResult } from '#shared/http/responses';
+import { readCookie, secureCookies, SESSION_COOKIE } from '#shared/http/cookies';
+import { csrfToken } from '#shared/http/csrf';
+import { redirect, type HttpResult } from '#shared/http/responses';
 
 /** Whether this deployment's cookies carry Secure (all but plain-http localhost). */
 export const secure = secureCookies(issuer);

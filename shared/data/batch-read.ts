@@ -1,5 +1,5 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import type { RepoDeps } from '#shared/data/client';
+import type { RepoDeps } from '#shared/data/dynamodb';
 
 export type ItemKey = { pk: string; sk: string };
 export type Item = Record<string, unknown>;

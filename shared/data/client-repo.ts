@@ -4,7 +4,7 @@ import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/client';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { clientKey, clientsOfDeveloperIndexKey, fromItem, secretRevealKey } from '#shared/data/keys';
 
 export type ClientRepo = ReturnType<typeof createClientRepo>;

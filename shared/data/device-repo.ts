@@ -2,7 +2,7 @@ import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/client';
+import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { deviceByIdIndexKey, deviceKey, devicesOfUserKey } from '#shared/data/keys';
 
 export type DeviceRepo = ReturnType<typeof createDeviceRepo>;

@@ -6,7 +6,7 @@ import {
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/client';
+import { isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { NotFoundError } from '#shared/errors';
 import {
   clientKey, codeKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem, refreshTokenKey,
@@ -36,8 +36,6 @@ export interface ClientGrants {
   consentUserIds: string[];
 }
 
-/** TransactWriteItems takes at most 100 items. */
-const MAX_TRANSACTION_ITEMS = 100;
 /** Attempts of one revocation transaction whose families changed since they were read. */
 const REVOCATION_ATTEMPTS = 3;
 

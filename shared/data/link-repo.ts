@@ -1,8 +1,9 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
-import type { RepoDeps, TransactItem } from '#shared/data/client';
+import type { ItemKey } from '#shared/data/batch-read';
+import { MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { linkKey, userKey } from '#shared/data/keys';
 
 export type LinkPurpose = 'confirm-email' | 'reset-password';
@@ -46,12 +47,15 @@ export function createLinkRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * Uses up the link of `userId` (as peekLink found it) and applies `changes` to that user, plus
-     * any `extra` items, in one transaction: all or nothing. Returns false when the link is unknown,
-     * expired, of another purpose, of another user or already used.
+     * Uses up the link of `userId` (as peekLink found it) and applies `changes` to that user in one
+     * transaction: all or nothing. Returns false when the link is unknown, expired, of another
+     * purpose, of another user or already used; then nothing is written.
+     * The items of `alsoDelete` (the sessions a password reset ends) go with it: as many as fit in
+     * that transaction beside the link and the user, the rest one DeleteItem each once it succeeded.
      */
-    async redeemLink(purpose: LinkPurpose, token: string, userId: string, changes: Record<string, unknown>, extra: readonly TransactItem[] = [], now = new Date()): Promise<boolean> {
+    async redeemLink(purpose: LinkPurpose, token: string, userId: string, changes: Record<string, unknown>, alsoDelete: readonly ItemKey[] = [], now = new Date()): Promise<boolean> {
       const entries = Object.entries({ ...changes, update_date: formatTimestamp(now) });
+      const deletedInTransaction = alsoDelete.slice(0, MAX_TRANSACTION_ITEMS - 2); // beside the link and the user
       try {
         await doc.send(new TransactWriteCommand({
           TransactItems: [
@@ -73,14 +77,15 @@ export function createLinkRepo({ doc, table }: RepoDeps) {
                 ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
               },
             },
-            ...extra,
+            ...deletedInTransaction.map((Key): TransactItem => ({ Delete: { TableName: table, Key } })),
           ],
         }));
-        return true;
       } catch (error) {
         if (error instanceof Error && error.name === 'TransactionCanceledException') return false;
         throw error;
       }
+      for (const Key of alsoDelete.slice(deletedInTransaction.length)) await doc.send(new DeleteCommand({ TableName: table, Key }));
+      return true;
     },
   };
 }
@@ -90,6 +95,5 @@ export const LINK_REPO_NEEDS = {
   newLink: { actions: ['PutItem'] },
   createLink: { actions: ['PutItem'] },
   peekLink: { actions: ['GetItem'] },
-  // Extra items are the caller's (endSessionItem): they declare their own actions.
   redeemLink: { actions: ['DeleteItem', 'UpdateItem'] },
 } as const satisfies RepoNeeds<LinkRepo>;

@@ -4,7 +4,7 @@ import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
-import type { RepoDeps, TransactItem } from '#shared/data/client';
+import type { RepoDeps } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
@@ -67,7 +67,7 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
       await doc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
     },
 
-    /** The keys of every session of a user, to end them all. One Query on GSI1 (per 1 MB page). */
+    /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */
     async sessionKeysOf(userId: string): Promise<ItemKey[]> {
       const { gsi1pk } = sessionsOfUserIndexKey(userId, '');
       const keys: ItemKey[] = [];
@@ -85,16 +85,6 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
       } while (startKey);
       return keys;
     },
-
-    /** The transaction item that ends the session of `key`. */
-    endSessionItem(key: ItemKey): TransactItem {
-      return { Delete: { TableName: table, Key: key } };
-    },
-
-    /** Ends the sessions of `keys`, one DeleteItem each. */
-    async endSessions(keys: readonly ItemKey[]): Promise<void> {
-      for (const key of keys) await doc.send(new DeleteCommand({ TableName: table, Key: key }));
-    },
   };
 }
 
@@ -104,6 +94,4 @@ export const SESSION_REPO_NEEDS = {
   signedInRead: { actions: ['BatchGetItem'] },
   deleteSession: { actions: ['DeleteItem'] },
   sessionKeysOf: { actions: [], index: true },
-  endSessionItem: { actions: ['DeleteItem'] },
-  endSessions: { actions: ['DeleteItem'] },
 } as const satisfies RepoNeeds<SessionRepo>;

@@ -1,7 +1,7 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/client';
+import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { throttleKey } from '#shared/data/keys';
 
 /** How long failed logins are remembered: a record lives this long after its last failure (TTL). */

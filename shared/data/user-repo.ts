@@ -1,7 +1,7 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
-import type { RepoDeps, TransactItem } from '#shared/data/client';
+import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
 import { MAX_EMAIL_LENGTH, normalizeEmail, toUser, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { emailKey, userKey } from '#shared/data/keys';

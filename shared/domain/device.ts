@@ -1,4 +1,4 @@
-import { BadRequestError } from '#shared/errors';
+import { ValidationError } from '#shared/domain/errors';
 
 /** A device as SPEC.md §2.2 shows it. */
 export interface Device {
@@ -54,11 +54,11 @@ export function toDevice(item: Record<string, unknown>): Device {
 
 /**
  * Validates a PUT body and returns the changes it asks for.
- * Throws BadRequestError naming the first offending member; nothing is partially accepted.
+ * Throws ValidationError naming the first offending member; nothing is partially accepted.
  */
 export function parseDeviceChanges(body: unknown): DeviceChanges {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequestError('The request body must be a JSON object.');
+    throw new ValidationError('The request body must be a JSON object.');
   }
   const changes: DeviceChanges = {};
   for (const [member, value] of Object.entries(body)) {
@@ -66,13 +66,13 @@ export function parseDeviceChanges(body: unknown): DeviceChanges {
       changes[member as (typeof TEXT_MEMBERS)[number]] = parseText(member, value);
     } else if ((BOOLEAN_MEMBERS as readonly string[]).includes(member)) {
       if (typeof value !== 'boolean') {
-        throw new BadRequestError(`Member '${member}' must be a boolean.`);
+        throw new ValidationError(`Member '${member}' must be a boolean.`);
       }
       changes[member as (typeof BOOLEAN_MEMBERS)[number]] = value;
     } else if ((DEVICE_FIELDS as readonly string[]).includes(member)) {
-      throw new BadRequestError(`Member '${member}' is read-only.`);
+      throw new ValidationError(`Member '${member}' is read-only.`);
     } else {
-      throw new BadRequestError(`Unknown member '${truncate(member)}'.`);
+      throw new ValidationError(`Unknown member '${truncate(member)}'.`);
     }
   }
   return changes;
@@ -80,17 +80,17 @@ export function parseDeviceChanges(body: unknown): DeviceChanges {
 
 function parseText(member: string, value: unknown): string {
   if (typeof value !== 'string') {
-    throw new BadRequestError(`Member '${member}' must be a string.`);
+    throw new ValidationError(`Member '${member}' must be a string.`);
   }
   const length = [...value].length;
   if (length < 1 || length > TEXT_MAX_LENGTH) {
-    throw new BadRequestError(`Member '${member}' must be 1 to ${TEXT_MAX_LENGTH} characters long.`);
+    throw new ValidationError(`Member '${member}' must be 1 to ${TEXT_MAX_LENGTH} characters long.`);
   }
   if (CONTROL_CHARACTERS.test(value)) {
-    throw new BadRequestError(`Member '${member}' must not contain control characters.`);
+    throw new ValidationError(`Member '${member}' must not contain control characters.`);
   }
   if (LONE_SURROGATE.test(value)) {
-    throw new BadRequestError(`Member '${member}' must be well-formed Unicode text.`);
+    throw new ValidationError(`Member '${member}' must be well-formed Unicode text.`);
   }
   return value;
 }

@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { randomToken, safeEqual } from '#shared/auth/secrets';
-import { AppError } from '#shared/errors';
+import type { AppError } from '#shared/errors';
 import type { HttpResult } from '#shared/http/responses';
 
 /** Escapes text for HTML element content and quoted attribute values. */
@@ -118,68 +116,4 @@ export function errorPage(error: AppError): HttpResult {
     body: html`<div class="card"><h1>Something went wrong</h1><p class="error" role="alert">${error.message}</p></div>`,
   });
   return { ...result, headers: { ...error.headers, ...result.headers } };
-}
-
-/** A redirect; 303 after a form POST so the browser follows with GET. */
-export function redirect(location: string, status: 302 | 303 = 302, cookies: string[] = []): HttpResult {
-  return {
-    statusCode: status,
-    headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
-    ...(cookies.length ? { cookies } : {}),
-  };
-}
-
-/** The value of a request cookie. */
-export function readCookie(event: APIGatewayProxyEventV2, name: string): string | undefined {
-  for (const cookie of event.cookies ?? []) {
-    const eq = cookie.indexOf('=');
-    if (eq > 0 && cookie.slice(0, eq).trim() === name) return decodeURIComponent(cookie.slice(eq + 1).trim());
-  }
-  return undefined;
-}
-
-/**
- * A Set-Cookie value: HttpOnly, SameSite=Lax, Path=/ (or the path given), and Secure unless the host
- * is plain-http localhost (browsers do not keep Secure cookies there).
- */
-export function setCookie(name: string, value: string, options: { maxAgeSeconds?: number; secure: boolean; path?: string }): string {
-  return [
-    `${name}=${encodeURIComponent(value)}`,
-    `Path=${options.path ?? '/'}`,
-    'HttpOnly',
-    'SameSite=Lax',
-    ...(options.secure ? ['Secure'] : []),
-    ...(options.maxAgeSeconds !== undefined ? [`Max-Age=${options.maxAgeSeconds}`] : []),
-  ].join('; ');
-}
-
-export const SESSION_COOKIE = 'session';
-const CSRF_COOKIE = 'csrf';
-
-/** True when cookies may be marked Secure for this issuer (everything but plain-http localhost). */
-export function secureCookies(issuer: string): boolean {
-  return !/^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(issuer);
-}
-
-/**
- * Double-submit CSRF token: the same random value in an HttpOnly SameSite cookie and in a hidden
- * form field. Returns the token and, when it is new, the cookie to set.
- */
-export function csrfToken(event: APIGatewayProxyEventV2, secure: boolean): { token: string; cookies: string[] } {
-  const existing = readCookie(event, CSRF_COOKIE);
-  if (existing && existing.length >= 32) return { token: existing, cookies: [] };
-  const token = randomToken();
-  return { token, cookies: [setCookie(CSRF_COOKIE, token, { secure })] };
-}
-
-export class CsrfError extends AppError {
-  constructor() {
-    super(403, 'access_denied', 'This form has expired or was not sent from our page. Go back, reload the page and try again.');
-  }
-}
-
-/** Refuses a form whose CSRF field does not match its cookie. */
-export function checkCsrf(event: APIGatewayProxyEventV2, form: Record<string, string>): void {
-  const cookie = readCookie(event, CSRF_COOKIE);
-  if (!cookie || !form.csrf || !safeEqual(cookie, form.csrf)) throw new CsrfError();
 }

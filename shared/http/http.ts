@@ -3,6 +3,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
 import { SigningUnavailableError } from '#shared/auth/signer';
 import { isTransientStorageError } from '#shared/data/storage-errors';
+import { ValidationError } from '#shared/domain/errors';
 import {
   AppError, BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError,
@@ -115,6 +116,7 @@ export function errorEnvelope(): MiddlewareObj {
 /** Maps anything thrown to the AppError the client sees; unexpected errors are logged with their cause. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (error instanceof ValidationError) return new BadRequestError(error.message);
   // The JSON body parser's errors (malformed JSON, forbidden keys) are client mistakes.
   const status = (error as { statusCode?: number } | null)?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

@@ -18,3 +18,12 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
 export function noContent(): HttpResult {
   return { statusCode: 204, headers: {} };
 }
+
+/** A redirect; 303 after a form POST so the browser follows with GET. */
+export function redirect(location: string, status: 302 | 303 = 302, cookies: string[] = []): HttpResult {
+  return {
+    statusCode: status,
+    headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
+    ...(cookies.length ? { cookies } : {}),
+  };
+}

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ScanCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalService } from '#infra/local/service';
-import { createDocumentClient } from '#shared/data/client';
+import type { LocalService } from '#local/service';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#infra/local/service';
+import type { LocalService } from '#local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,

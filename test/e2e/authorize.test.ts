@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEMO_CLIENT } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_CLIENT } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { SCOPES } from '#shared/domain/scopes';
 import {
   ALICE, authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn,

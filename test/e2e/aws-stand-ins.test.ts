@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#infra/local/service';
+import type { LocalService } from '#local/service';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { readOutbox } from '#shared/email/outbox-mailer';
-import { DEMO_CLIENT } from '#infra/local/seed';
+import { DEMO_CLIENT } from '#local/seed';
 import { Browser, formFields, obtainCode } from '../support/oauth-client';
 import { startTestService } from '../support/service';
 

@@ -6,12 +6,12 @@ import type { Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { SCOPES } from '#shared/domain/scopes';
-import { startExampleApp, type ExampleApp } from '#infra/local/example-app';
-import { DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { startExampleApp, type ExampleApp } from '#local/example-app';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
 import { startTestService, tokenFor } from '../support/service';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CLIENT } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_CLIENT } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { epochSeconds } from '#shared/domain/time';
 import {

@@ -5,12 +5,12 @@ import { join, resolve } from 'node:path';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
-import { FUNCTIONS, type FunctionName } from '#infra/routes';
-import { invokeFunction } from '#infra/local/invoke-function';
-import { serviceFacts, type LocalService, type ServiceFacts } from '#infra/local/service';
+import { FUNCTIONS, type FunctionName } from '#shared/routes';
+import { invokeFunction } from '#local/invoke-function';
+import { serviceFacts, type LocalService, type ServiceFacts } from '#local/service';
 import { startTestService } from '../support/service';
 
 type Result = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
@@ -151,7 +151,7 @@ describe('npm run invoke', () => {
     const run = (...args: string[]) => new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
       const tsx = resolve('node_modules/tsx/dist/cli.mjs');
       const env = { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO' };
-      execFile(process.execPath, [tsx, resolve('infra/local/invoke.ts'), ...args], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
+      execFile(process.execPath, [tsx, resolve('local/invoke.ts'), ...args], { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
         done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }));
     });
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#infra/local/service';
+import type { LocalService } from '#local/service';
 import { newSecretReveal } from '#shared/auth/developer';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import type { Client } from '#shared/domain/client';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { InvalidGrantError } from '#shared/errors';

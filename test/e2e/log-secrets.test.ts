@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#infra/local/service';
+import type { LocalService } from '#local/service';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { logger } from '#shared/log';
 import { authorizationParams, authorize, Browser, formFields, signIn } from '../support/oauth-client';

@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CLIENT } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_CLIENT } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { ALICE, authorize, Browser } from '../support/oauth-client';
 import { startTestService } from '../support/service';
 

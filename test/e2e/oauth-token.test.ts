@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CLIENT, DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { ALICE, Browser, obtainCode } from '../support/oauth-client';
 import { startTestService } from '../support/service';
 

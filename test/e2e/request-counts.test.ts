@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalService } from '#infra/local/service';
+import type { LocalService } from '#local/service';
 import { hashSecret } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { countRequests } from '../support/count-requests';
 import {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
-import { createDocumentClient } from '#shared/data/client';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';

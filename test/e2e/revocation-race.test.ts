@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#infra/local/service';
-import { DEMO_CLIENT } from '#infra/local/seed';
+import type { LocalService } from '#local/service';
+import { DEMO_CLIENT } from '#local/seed';
 import { randomUUID } from 'node:crypto';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { Browser, createAccount, formFields, obtainCode, signIn, type Account, type Reply } from '../support/oauth-client';

@@ -1,9 +1,9 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEMO_CLIENT } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_CLIENT } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
 import { createSessionRepo, SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 import { epochSeconds } from '#shared/domain/time';

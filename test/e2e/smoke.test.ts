@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { startTestService, tokenFor } from '../support/service';
 
 describe('local service', () => {

@@ -3,20 +3,20 @@ import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { DeviceUserServiceStack } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
 import { startTestService, tokenFor } from '../support/service';
 
 // What API Gateway does with the SYNTHESIZED TEMPLATE, as AWS documents it, against what the local
 // gateway does. The expectations are read from the template (route keys, authorizers, integrations,
-// CORS configuration), never from infra/routes.ts, so that this test can disagree with the code.
+// CORS configuration), never from shared/routes.ts, so that this test can disagree with the code.
 // Which function answered a local request: the Lambda context the gateway builds names it, and its
 // request id is the response's `apigw-requestid`.
 const invoked = vi.hoisted(() => new Map<string, string>());
-vi.mock('#infra/local/lambda-context', async (importOriginal) => {
-  const original = await importOriginal<typeof import('#infra/local/lambda-context')>();
+vi.mock('#local/lambda-context', async (importOriginal) => {
+  const original = await importOriginal<typeof import('#local/lambda-context')>();
   return {
     lambdaContext: (functionName: string, requestId: string) => {
       invoked.set(requestId, functionName);

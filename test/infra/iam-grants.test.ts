@@ -1,6 +1,6 @@
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { FUNCTIONS, type FunctionDef } from '#infra/routes';
+import { FUNCTIONS, type FunctionDef } from '#shared/routes';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
 import { ACCOUNT, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
 

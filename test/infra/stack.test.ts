@@ -5,7 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys } from '#infra/routes';
+import { DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys } from '#shared/routes';
 import { MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';

@@ -21,7 +21,7 @@ import { REUSE_DETECTION_SECONDS, REVOKED_GRANT_SECONDS, type AuthorizationCode 
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { AppError, InvalidClientError, InvalidGrantError, InvalidScopeError } from '#shared/errors';
 import { toAppError } from '#shared/http/http';
-import { lambdaContext } from '#infra/local/lambda-context';
+import { lambdaContext } from '#local/lambda-context';
 import { countRequests } from '../support/count-requests';
 import { createFakeKms } from '../support/fake-kms';
 import { freshTable } from '../support/service';

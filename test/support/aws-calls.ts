@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { currentInvocation, invocationCounts, type Invocation } from '#infra/local/invocation-context';
+import { currentInvocation, invocationCounts, type Invocation } from '#local/invocation-context';
 import { setClientHook } from '#shared/aws/client-config';
 
 /**

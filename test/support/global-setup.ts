@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal } from '#infra/local/dynamodb-local';
+import { startDynamoDbLocal } from '#local/dynamodb-local';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { DEMO_CLIENT, DEMO_USERS } from '#infra/local/seed';
-import type { LocalService } from '#infra/local/service';
+import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
 import { hashPassword } from '#shared/auth/password';
 import { randomToken } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';

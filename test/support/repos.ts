@@ -1,4 +1,4 @@
-import type { RepoDeps } from '#shared/data/client';
+import type { RepoDeps } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { issueAccessToken, type AccessTokenRequest } from '#shared/auth/access-token';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import { createDocumentClient } from '#shared/data/client';
-import { createTable } from '#infra/local/dynamodb-local';
-import { startLocalService, type LocalService, type LocalServiceOptions } from '#infra/local/service';
+import { createDocumentClient } from '#shared/data/dynamodb';
+import { createTable } from '#local/dynamodb-local';
+import { startLocalService, type LocalService, type LocalServiceOptions } from '#local/service';
 
 /** A fresh table on the run's DynamoDB Local, with a document client on it. */
 export async function freshTable() {

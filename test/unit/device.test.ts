@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEVICE_FIELDS, isDeviceId, parseDeviceChanges, toDevice } from '#shared/domain/device';
-import { AppError, BadRequestError } from '#shared/errors';
+import { ValidationError } from '#shared/domain/errors';
+import { AppError } from '#shared/errors';
 import { makeDevice } from '../support/factories';
 
 
@@ -16,8 +17,7 @@ function thrownBy(act: () => unknown): unknown {
 
 function expectBadRequestNaming(body: unknown, member: string) {
   const error = thrownBy(() => parseDeviceChanges(body));
-  expect(error).toBeInstanceOf(BadRequestError);
-  expect(error).toMatchObject({ status: 400, code: 'invalid_request' });
+  expect(error).toBeInstanceOf(ValidationError);
   expect((error as Error).message).toContain(`'${member}'`);
 }
 
@@ -154,8 +154,7 @@ describe('parseDeviceChanges', () => {
         const error = thrownBy(() => parseDeviceChanges(body));
 
         // Assess
-        expect(error).toBeInstanceOf(BadRequestError);
-        expect(error).toMatchObject({ status: 400, code: 'invalid_request' });
+        expect(error).toBeInstanceOf(ValidationError);
         expect((error as Error).message).toBe(`Member '${member}' is read-only.`);
       },
     );
@@ -182,7 +181,7 @@ describe('parseDeviceChanges', () => {
       const error = thrownBy(() => parseDeviceChanges({ [member]: true }));
 
       // Assess
-      expect(error).toBeInstanceOf(BadRequestError);
+      expect(error).toBeInstanceOf(ValidationError);
       expect((error as Error).message).toContain(member.slice(0, 40));
       expect((error as Error).message.length).toBeLessThan(100);
     });
@@ -206,9 +205,10 @@ describe('parseDeviceChanges', () => {
       const error = thrownBy(() => parseDeviceChanges(body));
 
       // Assess
-      expect(error).toBeInstanceOf(BadRequestError);
-      expect(error).toBeInstanceOf(AppError);
-      expect(error).toMatchObject({ status: 400, code: 'invalid_request', message: 'The request body must be a JSON object.' });
+      // A domain error: the http layer, not the domain, decides it is a 400.
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error).not.toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ message: 'The request body must be a JSON object.' });
     });
   });
 });

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
+import { ValidationError } from '#shared/domain/errors';
 import { AppError, MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { apiHandler, MAX_BODY_BYTES, type ApiRequest } from '#shared/http/http';
 import { pageHandler } from '#shared/http/page-handler';
@@ -366,6 +367,20 @@ describe('apiHandler', () => {
       const body = expectEnvelope(result, status, code);
       expect(body.error_description).toBe(error.message);
       expect(result.headers).toMatchObject(headers);
+    });
+
+    it('answers a domain ValidationError as 400 invalid_request with its message', async () => {
+      // Prepare
+      const handler = throwing(new ValidationError("Member 'name' must be a string."));
+
+      // Act
+      const result = await handler(makeEvent(), context);
+
+      // Assess
+      expect(expectEnvelope(result, 400, 'invalid_request')).toEqual({
+        error: 'invalid_request',
+        error_description: "Member 'name' must be a string.",
+      });
     });
 
     it('answers 500 server_error for an unknown error, with no internals in the body', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openApiDocument } from '#infra/openapi';
-import { ROUTES } from '#infra/routes';
+import { openApiDocument } from '#shared/docs/openapi';
+import { ROUTES } from '#shared/routes';
 import { DEVICE_FIELDS } from '#shared/domain/device';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';

@@ -4,14 +4,14 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { newSecretReveal } from '#shared/auth/developer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { clientKey, linkKey, secretRevealKey } from '#shared/data/keys';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import type { Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
-import { ROUTES, type FunctionName, type HttpMethod } from '#infra/routes';
-import type { ServiceFacts } from '#infra/local/service';
+import { ROUTES, type FunctionName, type HttpMethod } from '#shared/routes';
+import type { ServiceFacts } from '#local/service';
 
 /** A sample API Gateway event for one function, as `npm run invoke` sends it. */
 export interface SampleEvent {

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ApiName, FunctionName } from '#infra/routes';
+import type { ApiName, FunctionName } from '#shared/routes';
 
 // In AWS every function runs in its own process under its own role; locally all handlers share one
 // process. This keeps track of which function (reached through which route) a piece of work runs

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
+import { AWS_ENV, optionalEnv } from '#shared/config';
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
@@ -8,10 +9,13 @@ export interface RepoDeps {
   table: string;
 }
 
+/** TransactWriteItems takes at most 100 items. */
+export const MAX_TRANSACTION_ITEMS = 100;
+
 /** One item of a TransactWriteItems request: repositories hand these out so a caller can write several together. */
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-export interface ClientOptions {
+export interface DocumentClientOptions {
   /** DynamoDB Local's URL; absent in AWS. */
   endpoint?: string;
 }
@@ -20,12 +24,12 @@ export interface ClientOptions {
  * A document client that drops undefined members and keeps numbers as numbers, with the service's
  * timeouts and retry budget (AWS_CALL_LIMITS).
  */
-export function createDocumentClient({ endpoint }: ClientOptions = {}): DynamoDBDocumentClient {
+export function createDocumentClient({ endpoint }: DocumentClientOptions = {}): DynamoDBDocumentClient {
   const client = observeClient(new DynamoDBClient({
     ...awsClientConfig(),
     ...(endpoint === undefined ? {} : {
       endpoint,
-      region: process.env.AWS_REGION ?? 'local',
+      region: optionalEnv(AWS_ENV.region) ?? 'local',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
   }));

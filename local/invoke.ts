@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { FUNCTIONS } from '#infra/routes';
-import { invokeFunction, isFunctionName, readServiceFacts } from '#infra/local/invoke-function';
+import { FUNCTIONS } from '#shared/routes';
+import { invokeFunction, isFunctionName, readServiceFacts } from '#local/invoke-function';
 
 // `npm run invoke -- <function> [event.json]`: runs one handler, in this process, against the
 // running local service (like `sam local invoke`), with that service's environment. Without an
-// event file it sends the function's sample event (infra/local/sample-events.ts).
+// event file it sends the function's sample event (local/sample-events.ts).
 const usage = `Usage: npm run invoke -- <function> [event.json]
 Runs one function's handler in this process against the running local service (start it with
 npm start), with an API Gateway payload 2.0 event: the file's, or the function's sample event.

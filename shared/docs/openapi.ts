@@ -1,4 +1,4 @@
-import { ROUTES, type Route } from '#infra/routes';
+import { ROUTES, type Route } from '#shared/routes';
 import { DEVICE_FIELDS, TEXT_MAX_LENGTH } from '#shared/domain/device';
 import { SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';

@@ -4,10 +4,10 @@ import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import {
   API_CORS, FALLBACK_FUNCTION, fallbackRouteKeys, FUNCTIONS, ROUTES, type ApiName, type CorsSettings, type FunctionName,
-} from '#infra/routes';
-import type { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
-import { runAsFunction } from '#infra/local/invocation-context';
-import { lambdaContext } from '#infra/local/lambda-context';
+} from '#shared/routes';
+import type { createJwtAuthorizer } from '#local/jwt-authorizer';
+import { runAsFunction } from '#local/invocation-context';
+import { lambdaContext } from '#local/lambda-context';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDocumentClient } from '#shared/data/client';
+import { ENV, optionalEnv } from '#shared/config';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
@@ -26,7 +27,8 @@ const { positionals, values } = parseArgs({
 });
 
 function target(): { table: string; endpoint?: string } {
-  if (process.env.TABLE_NAME) return { table: process.env.TABLE_NAME };
+  const table = optionalEnv(ENV.tableName);
+  if (table) return { table };
   const facts = join('.local', 'service.json');
   if (!existsSync(facts)) fail('Start the local service (npm start) or set TABLE_NAME to work on a deployed table.');
   const { tableName, dynamodbEndpoint } = JSON.parse(readFileSync(facts, 'utf8')) as { tableName: string; dynamodbEndpoint: string };

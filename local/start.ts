@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/client';
-import { startExampleApp } from '#infra/local/example-app';
-import { DEMO_CLIENT } from '#infra/local/seed';
-import { serviceFacts, startLocalService } from '#infra/local/service';
+import { createDocumentClient } from '#shared/data/dynamodb';
+import { startExampleApp } from '#local/example-app';
+import { DEMO_CLIENT } from '#local/seed';
+import { serviceFacts, startLocalService } from '#local/service';
 
 // `npm start`: the whole service on this machine. Ctrl-C stops everything, Java child included.
 const stateDir = '.local';

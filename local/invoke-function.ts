@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FUNCTIONS, ROUTES, type FunctionName } from '#infra/routes';
-import { runAsFunction } from '#infra/local/invocation-context';
-import { lambdaContext } from '#infra/local/lambda-context';
-import { sampleEvent } from '#infra/local/sample-events';
-import { useServiceEnvironment, type ServiceFacts } from '#infra/local/service';
+import { FUNCTIONS, ROUTES, type FunctionName } from '#shared/routes';
+import { runAsFunction } from '#local/invocation-context';
+import { lambdaContext } from '#local/lambda-context';
+import { sampleEvent } from '#local/sample-events';
+import { useServiceEnvironment, type ServiceFacts } from '#local/service';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -28,7 +28,7 @@ export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, even
   useServiceEnvironment(facts);
   const sample = event ? undefined : await sampleEvent(fn, facts);
   try {
-    const entry = fileURLToPath(new URL(`../../${FUNCTIONS[fn].entry}`, import.meta.url));
+    const entry = fileURLToPath(new URL(`../${FUNCTIONS[fn].entry}`, import.meta.url));
     const { handler } = (await import(entry)) as { handler: LambdaHandler };
     const sent = event ?? sample!.event;
     // Attributed to the function as the gateway does, so its AWS calls are checked against its role too.

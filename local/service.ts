@@ -1,13 +1,13 @@
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { ENV, MAIL_ENV } from '#shared/config';
-import { createDocumentClient } from '#shared/data/client';
+import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import { startAwsStandIns, type AwsStandIns } from '#infra/local/aws-stand-ins';
-import { createJwtAuthorizer } from '#infra/local/jwt-authorizer';
-import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#infra/local/dynamodb-local';
-import { startGateway } from '#infra/local/gateway';
-import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#infra/local/seed';
+import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
+import { createJwtAuthorizer } from '#local/jwt-authorizer';
+import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
+import { startGateway } from '#local/gateway';
+import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 
 export interface LocalServiceOptions {
   /** Ports of the two hosts; 0 picks free ones. */
@@ -96,7 +96,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         [MAIL_ENV.sender]: 'no-reply@localhost',
         AWS_ENDPOINT_URL_KMS: service.aws.url,
         AWS_ENDPOINT_URL_SES: service.aws.url,
-        AWS_REGION: 'us-east-1',
+        [AWS_ENV.region]: 'us-east-1',
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
       });

@@ -1,0 +1,92 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import {
+  CorsHttpMethod, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, type CorsPreflightOptions, type IHttpRouteAuthorizer,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { Construct } from 'constructs';
+import { pascal } from '#infra/constructs/construct-ids';
+import type { ServiceFunctions } from '#infra/constructs/service-functions';
+import {
+  API_CORS, DEPLOYED_ROUTES, FALLBACK_FUNCTION, fallbackRouteKeys, type ApiName, type CorsSettings, type FunctionName,
+} from '#shared/routes';
+
+export interface RouteTableApiProps {
+  /** Which API of the route table this is. */
+  api: ApiName;
+  description: string;
+  /** Why its routes without an authorizer may be open (cdk-nag AwsSolutions-APIG4). */
+  openRoutesReason: string;
+}
+
+/**
+ * One HTTP API of the route table (`shared/routes.ts`), with that API's CORS (API_CORS). Its routes
+ * are added by `addRouteTable`, once the functions exist (they need the APIs' URLs).
+ */
+export class RouteTableApi extends HttpApi {
+  readonly api: ApiName;
+  private readonly openRoutesReason: string;
+
+  constructor(scope: Construct, id: string, props: RouteTableApiProps) {
+    super(scope, id, {
+      createDefaultStage: false,
+      description: props.description,
+      corsPreflight: corsPreflight(API_CORS[props.api]),
+    });
+    this.api = props.api;
+    this.openRoutesReason = props.openRoutesReason;
+  }
+
+  /**
+   * Every deployed route of this API, each integrated with its function; a route that names scopes
+   * gets the authorizer. Then the fallbacks: a known path with another method → 405, anything else →
+   * JSON 404 (fallbackRouteKeys says which route keys).
+   */
+  addRouteTable(functions: ServiceFunctions, authorizer: IHttpRouteAuthorizer) {
+    const { api } = this;
+    const integrations = new Map<FunctionName, HttpLambdaIntegration>();
+    const integrationOf = (fn: FunctionName) => {
+      let integration = integrations.get(fn);
+      if (!integration) {
+        integration = new HttpLambdaIntegration(`${pascal(api)}${pascal(fn)}`, functions.functionFor(api, fn));
+        integrations.set(fn, integration);
+      }
+      return integration;
+    };
+    for (const route of DEPLOYED_ROUTES.filter((r) => r.api === api)) {
+      this.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: integrationOf(route.fn),
+        ...(route.scopes ? { authorizer, authorizationScopes: [...route.scopes] } : {}),
+      });
+    }
+    const unauthenticated: Construct[] = [this];
+    for (const key of fallbackRouteKeys(api, DEPLOYED_ROUTES)) {
+      if (key === '$default') {
+        // Beside the API rather than in it, where it was before the constructs were split: its
+        // logical id, and so the deployed route, stay the same.
+        unauthenticated.push(new HttpRoute(this.node.scope!, `${pascal(api)}DefaultRoute`, {
+          httpApi: this,
+          routeKey: HttpRouteKey.DEFAULT,
+          integration: integrationOf(FALLBACK_FUNCTION),
+        }));
+      } else {
+        const [method, path] = key.split(' ') as [keyof typeof HttpMethod, string];
+        this.addRoutes({ path, methods: [HttpMethod[method]], integration: integrationOf(FALLBACK_FUNCTION) });
+      }
+    }
+    for (const construct of unauthenticated) {
+      Validations.of(construct).acknowledge({ id: 'AwsSolutions-APIG4', reason: this.openRoutesReason });
+    }
+  }
+}
+
+function corsPreflight(cors: CorsSettings | undefined): CorsPreflightOptions | undefined {
+  return cors && {
+    allowOrigins: [...cors.allowOrigins],
+    allowMethods: cors.allowMethods.map((m) => CorsHttpMethod[m]),
+    allowHeaders: [...cors.allowHeaders],
+    exposeHeaders: [...cors.exposeHeaders],
+    maxAge: Duration.seconds(cors.maxAgeSeconds),
+  };
+}

@@ -1,0 +1,68 @@
+import { Stack } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { pascal } from '#infra/constructs/construct-ids';
+import { ServiceFunction } from '#infra/constructs/service-function';
+import type { SigningKey } from '#infra/constructs/signing-key';
+import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
+import { ENV, MAIL_ENV } from '#shared/config';
+import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#shared/routes';
+
+export interface ServiceFunctionsProps {
+  table: ITableV2;
+  signingKey: SigningKey;
+  /** Verified SES sender of account e-mail (confirmation, password reset). */
+  mailFrom: string;
+  /** The auth API's URL: the access tokens' issuer. */
+  issuer: string;
+  /** The resource API's URL: the access tokens' audience. */
+  audience: string;
+}
+
+/**
+ * The service's Lambda functions: one per function of the route table and API that serves it,
+ * each with the environment of `shared/config.ts` and a role granted exactly what its handler uses
+ * (FUNCTION_NEEDS): its table actions, the signing key, and `ses:SendEmail` as the sender.
+ */
+export class ServiceFunctions extends Construct {
+  private readonly functions = new Map<string, ServiceFunction>();
+  private readonly environment: Record<string, string>;
+
+  constructor(scope: Construct, id: string, private readonly props: ServiceFunctionsProps) {
+    super(scope, id);
+    this.environment = {
+      [ENV.tableName]: props.table.tableName,
+      [ENV.issuer]: props.issuer,
+      [ENV.audience]: props.audience,
+      [ENV.signingKeyId]: props.signingKey.key.keyId,
+      [MAIL_ENV.sender]: props.mailFrom,
+    };
+  }
+
+  /** The function `fn` of `api`, created with its grants on first use. */
+  functionFor(api: ApiName, fn: FunctionName): ServiceFunction {
+    const id = `${pascal(api)}${pascal(fn)}Function`;
+    let fnc = this.functions.get(id);
+    if (fnc) return fnc;
+    const { props } = this;
+    const def: FunctionDef = FUNCTIONS[fn];
+    const needs = FUNCTION_NEEDS[fn];
+    fnc = new ServiceFunction(this, id, { entry: def.entry, environment: this.environment });
+    const table = tableGrantOf(fn);
+    if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);
+    if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);
+    if (needs.signingKey === 'verify') props.signingKey.grantVerify(fnc);
+    if (needs.sendsMail) {
+      // The sender may be verified in SES as an address or as its domain.
+      const { region, account, partition } = Stack.of(this);
+      const domain = props.mailFrom.split('@').pop();
+      fnc.addToRolePolicy(new PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [props.mailFrom, domain].map((identity) => `arn:${partition}:ses:${region}:${account}:identity/${identity}`),
+      }));
+    }
+    this.functions.set(id, fnc);
+    return fnc;
+  }
+}
