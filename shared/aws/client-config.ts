@@ -23,19 +23,22 @@ export type ClientHook = (client: { middlewareStack: unknown }) => void;
 
 const CLIENT_HOOK = Symbol.for('device-user-service.aws-client-hook');
 
-/** The configuration every service client is created with: the limits above. */
-export function awsClientConfig() {
+export type AwsCallLimits = { -readonly [K in keyof typeof AWS_CALL_LIMITS]: number };
+
+/** The configuration every service client is created with: the limits above (tools and tests may loosen them). */
+export function awsClientConfig(overrides: Partial<AwsCallLimits> = {}) {
+  const limits = { ...AWS_CALL_LIMITS, ...overrides };
   return {
-    maxAttempts: AWS_CALL_LIMITS.maxAttempts,
+    maxAttempts: limits.maxAttempts,
     // Options of @smithy/node-http-handler, which the SDK builds from this plain object.
     requestHandler: {
-      connectionTimeout: AWS_CALL_LIMITS.connectionTimeoutMs,
-      requestTimeout: AWS_CALL_LIMITS.requestTimeoutMs,
+      connectionTimeout: limits.connectionTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
       // Without it a late response only logs a warning and the call waits on (node-http-handler 4.x).
       throwOnRequestTimeout: true,
       // The request timer stops when the headers arrive; this idle limit covers a body that then
       // stalls, which would otherwise wait for the SDK's default socket timeout of 300 s.
-      socketTimeout: AWS_CALL_LIMITS.requestTimeoutMs,
+      socketTimeout: limits.requestTimeoutMs,
     },
   };
 }

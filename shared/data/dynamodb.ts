@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { awsClientConfig, observeClient } from '#shared/aws/client-config';
+import { awsClientConfig, observeClient, type AwsCallLimits } from '#shared/aws/client-config';
 import { AWS_ENV, optionalEnv } from '#shared/config';
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
@@ -18,15 +18,17 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 export interface DocumentClientOptions {
   /** DynamoDB Local's URL; absent in AWS. */
   endpoint?: string;
+  /** Looser limits than the service's (AWS_CALL_LIMITS), for tools and tests only. */
+  limits?: Partial<AwsCallLimits>;
 }
 
 /**
  * A document client that drops undefined members and keeps numbers as numbers, with the service's
  * timeouts and retry budget (AWS_CALL_LIMITS).
  */
-export function createDocumentClient({ endpoint }: DocumentClientOptions = {}): DynamoDBDocumentClient {
+export function createDocumentClient({ endpoint, limits }: DocumentClientOptions = {}): DynamoDBDocumentClient {
   const client = observeClient(new DynamoDBClient({
-    ...awsClientConfig(),
+    ...awsClientConfig(limits),
     ...(endpoint === undefined ? {} : {
       endpoint,
       region: optionalEnv(AWS_ENV.region) ?? 'local',

@@ -98,7 +98,7 @@ describe('ending an application\'s grant while its refresh token rotates', () =>
     });
     const path = `/developer/apps/${app.clientId}/delete`;
     const refreshTokens = await raceEnd(app, developer, browser, async () =>
-      browser.postForm(path, { ...formFields((await browser.get(`/developer/apps/${app.clientId}`)).text, path), confirm_name: 'Race' }));
+      browser.postForm(path, { ...formFields((await browser.get(path)).text, path), confirm_name: 'Race' }));
     expect(await clients.getClient(app.clientId)).toBeUndefined();
     const { families } = await createGrantRepo({ doc: testDoc, table: service.tableName }).grantsOf(app.clientId);
     expect(families).toEqual([]);

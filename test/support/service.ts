@@ -14,7 +14,9 @@ export async function freshTable() {
   const endpoint = inject('dynamodbEndpoint');
   const table = `test-${randomUUID()}`;
   await createTable(endpoint, table);
-  return { endpoint, table, doc: createDocumentClient({ endpoint }) };
+  // Tests drive DynamoDB Local with up to 50 concurrent transactions on a 2-core machine, where one
+  // can take longer than the service's 1 s per attempt; the service's own clients keep that limit.
+  return { endpoint, table, doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 10_000 } }) };
 }
 
 /**
