@@ -26,6 +26,19 @@ export function check(id: string, subject: string, description: string, value: n
   return { id: `${id}:${subject}`, subject, description, value: round(value, 4), limit, pass: value <= limit };
 }
 
+/**
+ * How a finished run ends: exit status 1 when a budget failed, unless the run is informational
+ * (`--informational`), and the line that says why.
+ */
+export function outcome(budgets: readonly BudgetCheck[], informational: boolean): { exitCode: 0 | 1; message: string } {
+  const failed = budgets.filter((b) => !b.pass).map((b) => b.id);
+  if (failed.length === 0) return { exitCode: 0, message: `All ${budgets.length} budgets pass.` };
+  const what = `${failed.length} of ${budgets.length} budgets failed (${failed.join(', ')})`;
+  return informational
+    ? { exitCode: 0, message: `${what}; --informational: exit status 0.` }
+    : { exitCode: 1, message: `${what}: exit status 1 (--informational reports without failing).` };
+}
+
 export const verdict = (pass: boolean | undefined) => (pass === undefined ? '' : pass ? 'PASS' : 'FAIL');
 
 /** A plain-text table: right-aligned numbers, left-aligned text. */

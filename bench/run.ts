@@ -13,16 +13,16 @@ import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_NAME, OUT_
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
 import { createFloors, floorLabel, floorRequests } from './floors.ts';
 import { parseOptions } from './options.ts';
-import { BUDGETS, check, fmt, table, verdict, type BudgetCheck } from './report.ts';
+import { BUDGETS, check, fmt, outcome, table, verdict, type BudgetCheck } from './report.ts';
 import { median, round } from './stats.ts';
 import { measureClientAuthentication, measureSigning, measureTokenThroughput } from './token-endpoint.ts';
 import type { WarmResult } from './warm.ts';
 
-// `npm run bench [-- --quick]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
+// `npm run bench [-- --quick] [--informational]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
 // and token endpoint throughput of every function of the route table, each as a ratio to a reference
 // measured in the same run: the bundle to the baseline, the cold start to the function's floor.
 // Prints a table and writes bench-results.json (schema: bench/RESULTS.md).
-// Budgets are reported as PASS/FAIL, never asserted: the exit code is 0 unless the benchmark crashed.
+// Budgets are reported as PASS/FAIL; a failed budget makes the exit status 1 unless --informational.
 
 const options = parseOptions(process.argv.slice(2));
 const startedAt = new Date();
@@ -53,16 +53,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 try {
-  await main();
+  const budgets = await main();
   await stopAll();
-  process.exit(0);
+  const { exitCode, message } = outcome(budgets, options.informational);
+  progress(message);
+  process.exit(exitCode);
 } catch (error) {
   process.stderr.write(`bench failed: ${(error as Error).stack ?? String(error)}\n`);
   await stopAll().catch(() => undefined);
   process.exit(1);
 }
 
-async function main() {
+async function main(): Promise<BudgetCheck[]> {
   progress(`mode ${options.quick ? 'quick' : 'full'}; bundling ${Object.keys(FUNCTIONS).length} functions, the baseline and the floor`);
   const entries: Record<string, string> = { [BASELINE_NAME]: BASELINE_ENTRY, [FLOOR_NAME]: FLOOR_ENTRY };
   for (const [fn, def] of Object.entries(FUNCTIONS)) entries[fn] = def.entry;
@@ -308,6 +310,7 @@ async function main() {
   writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${render(results)}\n`);
   progress(`wrote bench-results.json; bundles in ${OUT_DIR}`);
+  return budgets;
 }
 
 /** The median of per-round ratios of two targets measured in the same rounds. */

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ENV, optionalEnv } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
+import { fail, parseCommandLine, usageError } from '#local/cli';
+import { readServiceFacts } from '#local/service';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (SPEC.md shows no
 // operation that creates a device or changes `connected`), over the same data layer.
@@ -15,9 +14,13 @@ import { formatTimestamp } from '#shared/domain/time';
 const usage = `Usage:
   npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex>
                    [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>]
-  npm run admin -- set-connection --device <uuid> --connected <true|false>`;
+  npm run admin -- set-connection --device <uuid> --connected <true|false>
+Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
+usual AWS credentials and region are set.`;
+const tool = { name: 'admin', usage };
+const COMMANDS = ['provision-device', 'set-connection'];
 
-const { positionals, values } = parseArgs({
+const { positionals, values } = parseCommandLine(tool, {
   allowPositionals: true,
   options: {
     owner: { type: 'string' }, name: { type: 'string' }, place: { type: 'string' }, reference: { type: 'string' },
@@ -26,18 +29,20 @@ const { positionals, values } = parseArgs({
   },
 });
 
+const command = positionals[0];
+if (command === undefined) fail(usage);
+if (!COMMANDS.includes(command)) usageError(tool, `Unknown command '${command}'`);
+if (positionals.length > 1) usageError(tool, `Unexpected argument '${positionals[1]}'`);
+
 function target(): { table: string; endpoint?: string } {
   const table = optionalEnv(ENV.tableName);
   if (table) return { table };
-  const facts = join('.local', 'service.json');
-  if (!existsSync(facts)) fail('Start the local service (npm start) or set TABLE_NAME to work on a deployed table.');
-  const { tableName, dynamodbEndpoint } = JSON.parse(readFileSync(facts, 'utf8')) as { tableName: string; dynamodbEndpoint: string };
-  return { table: tableName, endpoint: dynamodbEndpoint };
-}
-
-function fail(message: string): never {
-  console.error(message);
-  process.exit(2);
+  try {
+    const { tableName, dynamodbEndpoint } = readServiceFacts();
+    return { table: tableName, endpoint: dynamodbEndpoint };
+  } catch (error) {
+    return fail(`${(error as Error).message} Or set TABLE_NAME to work on a deployed table.`);
+  }
 }
 
 const { table, endpoint } = target();
@@ -45,7 +50,7 @@ const doc = createDocumentClient({ endpoint });
 const devices = createDeviceRepo({ doc, table });
 const now = formatTimestamp(new Date());
 
-switch (positionals[0]) {
+switch (command) {
   case 'provision-device': {
     const { owner, name, place, reference } = values;
     if (!owner || !name || !place || !reference || !/^[0-9a-f]+$/i.test(reference)) fail(usage);

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { FUNCTIONS, ROUTES, type FunctionName } from '#shared/routes';
@@ -38,14 +37,4 @@ export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, even
   } finally {
     await sample?.cleanup();
   }
-}
-
-const FACT_NAMES = ['apiUrl', 'authUrl', 'tableName', 'dynamodbEndpoint', 'signingKeyFile', 'outboxDir', 'demoClient', 'users'] as const;
-
-/** The facts `npm start` wrote; throws a one-line message when a fact is missing (a file from an older version). */
-export function readServiceFacts(file: string): ServiceFacts {
-  const facts = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServiceFacts>;
-  const missing = FACT_NAMES.filter((name) => facts[name] === undefined);
-  if (missing.length) throw new Error(`${file} lacks ${missing.join(', ')}: restart the local service (npm start) to rewrite it.`);
-  return facts as ServiceFacts;
 }

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { FUNCTIONS } from '#shared/routes';
-import { invokeFunction, isFunctionName, readServiceFacts } from '#local/invoke-function';
+import { fail, parseCommandLine, usageError } from '#local/cli';
+import { invokeFunction, isFunctionName } from '#local/invoke-function';
+import { readServiceFacts } from '#local/service';
 
 // `npm run invoke -- <function> [event.json]`: runs one handler, in this process, against the
 // running local service (like `sam local invoke`), with that service's environment. Without an
@@ -12,16 +13,19 @@ Runs one function's handler in this process against the running local service (s
 npm start), with an API Gateway payload 2.0 event: the file's, or the function's sample event.
 Functions: ${Object.keys(FUNCTIONS).join(', ')}`;
 
-const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
-  console.log(usage);
-  process.exit(0);
-}
-const [name, eventFile, ...extra] = args;
-if (!name || extra.length > 0) fail(usage);
+const tool = { name: 'invoke', usage };
+const { positionals } = parseCommandLine(tool, { allowPositionals: true, options: {} });
+const [name, eventFile, ...extra] = positionals;
+if (!name) fail(usage);
+if (extra.length > 0) usageError(tool, `Unexpected argument '${extra[0]}'`);
 if (!isFunctionName(name)) fail(`Unknown function '${name}' (npm run invoke -- --help lists them).`);
-const factsFile = join('.local', 'service.json');
-if (!existsSync(factsFile)) fail(`No running local service (${factsFile} is missing): start it with npm start.`);
+const facts = (() => {
+  try {
+    return readServiceFacts();
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+})();
 
 let event: APIGatewayProxyEventV2 | undefined;
 if (eventFile) {
@@ -31,14 +35,6 @@ if (eventFile) {
     fail(`Cannot read the event ${eventFile}: ${(error as Error).message}`);
   }
 }
-const facts = (() => {
-  try {
-    return readServiceFacts(factsFile);
-  } catch (error) {
-    return fail((error as Error).message);
-  }
-})();
-
 // The handler's log lines go to stderr, as with `sam local invoke`: stdout is the result alone.
 const stdoutWrite = process.stdout.write.bind(process.stdout);
 process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
@@ -47,8 +43,3 @@ const { result, sample } = await invokeFunction(facts, name, event).finally(() =
 });
 if (sample) console.error(`Sample event: ${sample}`);
 console.log(JSON.stringify(result, null, 2));
-
-function fail(message: string): never {
-  console.error(message);
-  process.exit(2);
-}

@@ -1,6 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
+import { AWS_ENV, ENV, LOCAL_ENV, MAIL_ENV, optionalEnv } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
@@ -132,6 +133,16 @@ export function useServiceEnvironment(service: ServiceEnvironment): void {
   delete process.env[ENV.signingKeyId];
 }
 
+/** The folder of `npm start`'s state (signing key, outbox, service.json): STATE_DIR, default `.local`. */
+export function localStateDir(): string {
+  return optionalEnv(LOCAL_ENV.stateDir) ?? '.local';
+}
+
+/** Where `npm start` writes the running service's facts and the command-line tools read them. */
+export function serviceFactsFile(): string {
+  return join(localStateDir(), 'service.json');
+}
+
 /** What scripts need to know about a running local service; `npm start` writes it to `.local/service.json`. */
 export interface ServiceFacts extends ServiceEnvironment {
   demoClient: { clientId: string; clientSecret: string; redirectUri: string };
@@ -148,6 +159,20 @@ export function serviceFacts(service: LocalService, redirectUri: string = DEMO_C
       id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),
     })),
   };
+}
+
+const FACT_NAMES = ['apiUrl', 'authUrl', 'tableName', 'dynamodbEndpoint', 'signingKeyFile', 'outboxDir', 'demoClient', 'users'] as const;
+
+/**
+ * The facts `npm start` wrote; throws a one-line message when there are none (no service started)
+ * or a fact is missing (a file from an older version).
+ */
+export function readServiceFacts(file: string = serviceFactsFile()): ServiceFacts {
+  if (!existsSync(file)) throw new Error(`No running local service (${file} is missing): start it with npm start.`);
+  const facts = JSON.parse(readFileSync(file, 'utf8')) as Partial<ServiceFacts>;
+  const missing = FACT_NAMES.filter((name) => facts[name] === undefined);
+  if (missing.length) throw new Error(`${file} lacks ${missing.join(', ')}: restart the local service (npm start) to rewrite it.`);
+  return facts as ServiceFacts;
 }
 
 function close(server: Server): Promise<void> {

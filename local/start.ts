@@ -1,36 +1,87 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ConfigError, LOCAL_ENV, optionalEnv, portEnv } from '#shared/config';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { startExampleApp } from '#local/example-app';
 import { DEMO_CLIENT } from '#local/seed';
-import { serviceFacts, startLocalService } from '#local/service';
+import { localStateDir, serviceFacts, startLocalService } from '#local/service';
 
 // `npm start`: the whole service on this machine. Ctrl-C stops everything, Java child included.
-const stateDir = '.local';
-const service = await startLocalService({
-  apiPort: Number(process.env.API_PORT ?? 3000),
-  authPort: Number(process.env.AUTH_PORT ?? 3001),
-  dataDir: process.env.DATA_DIR || undefined,
-  stateDir,
-});
+// A port that cannot be opened ends it with one line naming the port, its use and its variable,
+// after it has stopped what it started.
+const stateDir = localStateDir();
+const dataDir = optionalEnv(LOCAL_ENV.dataDir);
+
+/** The three ports a developer may need to move, each with the variable that moves it. */
+const hosts = (() => {
+  try {
+    const list = [
+      { what: 'the resource API', variable: LOCAL_ENV.apiPort, port: portEnv(LOCAL_ENV.apiPort, 3000) },
+      { what: 'the authorization server', variable: LOCAL_ENV.authPort, port: portEnv(LOCAL_ENV.authPort, 3001) },
+      { what: 'the example app', variable: LOCAL_ENV.examplePort, port: portEnv(LOCAL_ENV.examplePort, 8080) },
+    ];
+    for (const [i, host] of list.entries()) {
+      const other = list.slice(i + 1).find((h) => h.port !== 0 && h.port === host.port);
+      if (other) throw new ConfigError(`${host.variable} and ${other.variable} are both ${host.port}: give each its own port.`);
+    }
+    return list;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    return process.exit(2);
+  }
+})();
+const [api, auth, example] = hosts as [(typeof hosts)[number], (typeof hosts)[number], (typeof hosts)[number]];
+
+/** The one line for a port that cannot be opened, or undefined for any other error. */
+function portProblem(error: unknown): string | undefined {
+  const { code, port } = error as NodeJS.ErrnoException & { port?: number };
+  const host = hosts.find((h) => h.port === port);
+  if (!host) return undefined;
+  const move = `set ${host.variable} to a free port (${host.variable}=0 picks one)`;
+  if (code === 'EADDRINUSE') return `Port ${port} (${host.what}) is already in use: ${move}.`;
+  if (code === 'EACCES') return `Port ${port} (${host.what}) needs privileges this process lacks: ${move}.`;
+  return undefined;
+}
+
+/** Ends `npm start` on an error after stopping what was started: one line for a port, the error otherwise. */
+async function abort(error: unknown, stop: () => Promise<void>): Promise<never> {
+  await stop();
+  const problem = portProblem(error);
+  console.error(problem ?? error);
+  return process.exit(1);
+}
+
+// A signal while starting exits at once (DynamoDB Local's exit hook kills the Java child); once
+// running, it stops the hosts, then DynamoDB Local.
+let stopRunning: (() => Promise<void>) | undefined;
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    if (!stopRunning) process.exit(130);
+    console.log('\nStopping…');
+    stopRunning().then(() => process.exit(0), (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    });
+  });
+}
+
+const service = await startLocalService({ apiPort: api.port, authPort: auth.port, dataDir, stateDir })
+  // startLocalService has already stopped what it started (DynamoDB Local included) when it throws.
+  .catch((error: unknown) => abort(error, async () => undefined));
 
 // The example third-party application, signed up as the demo client (redirect URI on port 8080).
-const examplePort = Number(process.env.EXAMPLE_PORT ?? 8080);
 const exampleApp = await startExampleApp({
-  port: examplePort,
+  port: example.port,
   authUrl: service.authUrl,
   apiUrl: service.apiUrl,
   clientId: DEMO_CLIENT.clientId,
   clientSecret: DEMO_CLIENT.clientSecret,
-}).catch(async (error: unknown) => {
-  await service.stop();
-  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-    console.error(`Port ${examplePort} is in use: set EXAMPLE_PORT to run the example app on another port.`);
-    process.exit(1);
-  }
-  throw error;
-});
+}).catch((error: unknown) => abort(error, service.stop));
 const redirectUri = `${exampleApp.url}/callback`;
 if (!(DEMO_CLIENT.redirectUris as readonly string[]).includes(redirectUri)) {
   // Another port: register its callback too, as a developer would in the developer console.
@@ -45,7 +96,7 @@ if (!(DEMO_CLIENT.redirectUris as readonly string[]).includes(redirectUri)) {
 
 const facts = {
   ...serviceFacts(service, redirectUri),
-  persistence: process.env.DATA_DIR ? `folder ${process.env.DATA_DIR}` : 'in memory',
+  persistence: dataDir ? `folder ${dataDir}` : 'in memory',
   exampleAppUrl: exampleApp.url,
 };
 mkdirSync(stateDir, { recursive: true });
@@ -63,16 +114,4 @@ Try:  TOKEN=$(npm run -s token -- --user alice@example.com --scope "read_user re
       curl -H "Authorization: Bearer $TOKEN" ${service.apiUrl}/devices
 The same facts are in ${join(stateDir, 'service.json')}. Press Ctrl-C to stop.
 `);
-
-let stopping = false;
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    console.log('\nStopping…');
-    exampleApp.stop().then(() => service.stop()).then(() => process.exit(0), (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
-  });
-}
+stopRunning = () => exampleApp.stop().then(() => service.stop());

@@ -1,44 +1,53 @@
-import { parseArgs } from 'node:util';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { issueAccessToken } from '#shared/auth/access-token';
 import { createLocalSigner } from '#shared/auth/local-signer';
+import { createDocumentClient } from '#shared/data/dynamodb';
+import { createUserRepo } from '#shared/data/user-repo';
 import { ALL_SCOPES, isScope, parseScopeString } from '#shared/domain/scopes';
+import { fail, parseCommandLine, usageError } from '#local/cli';
+import { readServiceFacts } from '#local/service';
 
-// `npm run token -- --user <email> --scope "<scopes>"`: an access token for a demo user,
-// signed by the local key, for trying the API with curl. Local only: it needs the running
-// service's facts (.local/service.json) and key.
-const { values } = parseArgs({
+// `npm run token -- --user <email> --scope "<scopes>"`: an access token for any account of the
+// running local service, signed by its local key, for trying the API with curl. Local only: it
+// reads the running service's facts (.local/service.json, or STATE_DIR/service.json).
+const tool = {
+  name: 'token',
+  usage: `Usage: npm run token -- --user <email> [--scope "${ALL_SCOPES.join(' ')}"] [--expires-in <seconds>]
+Prints an access token for an account of the running local service (start it with npm start),
+signed with its local key: a demo account or one signed up on the service. Default: every scope,
+3600 seconds.`,
+};
+const { values } = parseCommandLine(tool, {
   options: {
     user: { type: 'string' },
     scope: { type: 'string', default: ALL_SCOPES.join(' ') },
     'expires-in': { type: 'string', default: '3600' },
   },
 });
-const stateDir = '.local';
-const factsFile = join(stateDir, 'service.json');
-if (!values.user || !existsSync(factsFile)) {
-  console.error(`Usage: npm run token -- --user <email> [--scope "read_user read_device write_device"] [--expires-in 3600]
-Start the service first (npm start): the token is signed with its local key and names its hosts.`);
-  process.exit(2);
-}
-const facts = JSON.parse(readFileSync(factsFile, 'utf8')) as { apiUrl: string; authUrl: string; users: { id: string; email: string }[] };
-const user = facts.users.find((u) => u.email === values.user!.toLowerCase());
-if (!user) {
-  console.error(`Unknown user ${values.user}; demo users: ${facts.users.map((u) => u.email).join(', ')}`);
-  process.exit(2);
-}
-const scopes = parseScopeString(values.scope!);
+if (!values.user) usageError(tool, 'Name the account with --user <email>');
+const scopes = parseScopeString(values.scope);
 const unknown = scopes.filter((s) => !isScope(s));
-if (unknown.length) {
-  console.error(`Unknown scope(s): ${unknown.join(', ')}; known: ${ALL_SCOPES.join(', ')}`);
-  process.exit(2);
+if (unknown.length) fail(`Unknown scope(s): ${unknown.join(', ')}; known: ${ALL_SCOPES.join(', ')}`);
+const ttlSeconds = Number(values['expires-in']);
+if (!/^\d+$/.test(values['expires-in']) || ttlSeconds < 1 || ttlSeconds > 86_400) {
+  usageError(tool, `--expires-in takes a number of seconds from 1 to 86400, not '${values['expires-in']}'`);
 }
-console.log(await issueAccessToken(createLocalSigner(join(stateDir, 'signing-key.pem')), {
+
+const facts = (() => {
+  try {
+    return readServiceFacts();
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+})();
+const doc = createDocumentClient({ endpoint: facts.dynamodbEndpoint });
+const record = await createUserRepo({ doc, table: facts.tableName }).findUserByEmail(values.user).finally(() => doc.destroy());
+if (!record) fail(`No account for ${values.user} on the local service (sign up at ${facts.authUrl}/signup, or use a demo account).`);
+
+console.log(await issueAccessToken(createLocalSigner(facts.signingKeyFile), {
   issuer: facts.authUrl,
   audience: facts.apiUrl,
-  userId: user.id,
+  userId: record.user.id,
   clientId: 'local-cli',
   scopes,
-  ttlSeconds: Number(values['expires-in']),
+  ttlSeconds,
 }));

@@ -21,7 +21,13 @@ export type EnvName =
   | (typeof ENV)[keyof typeof ENV]
   | (typeof MAIL_ENV)[keyof typeof MAIL_ENV]
   | (typeof AWS_ENV)[keyof typeof AWS_ENV]
-  | (typeof LOG_ENV)[keyof typeof LOG_ENV];
+  | (typeof LOG_ENV)[keyof typeof LOG_ENV]
+  | (typeof LOCAL_ENV)[keyof typeof LOCAL_ENV];
+
+/** A setting with a value that cannot work; its message is one line naming the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 /** Reads a required variable, failing fast with its name. */
 export function requireEnv(name: EnvName): string {
@@ -36,6 +42,19 @@ export function requireEnv(name: EnvName): string {
 export function optionalEnv(name: EnvName): string | undefined {
   const value = process.env[name];
   return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * A TCP port, `fallback` when unset; 0 picks a free one. Throws ConfigError naming the variable
+ * when the value is not a whole number from 0 to 65535.
+ */
+export function portEnv(name: EnvName, fallback: number): number {
+  const value = optionalEnv(name);
+  if (value === undefined) return fallback;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535) {
+    throw new ConfigError(`${name} must be a port number from 0 to 65535 (0 picks a free port), not '${value}'.`);
+  }
+  return Number(value);
 }
 
 /** E-mail settings, read by the functions that send mail. */
@@ -64,4 +83,16 @@ export const LOG_ENV = {
   sampleRate: 'POWERTOOLS_LOGGER_SAMPLE_RATE',
   /** The X-Ray trace header of the current invocation: Lambda sets it anew for every request. */
   traceHeader: '_X_AMZN_TRACE_ID',
+} as const;
+
+/** The local runtime's settings (`npm start` and the command-line tools in local/); unused in AWS. */
+export const LOCAL_ENV = {
+  /** Ports of the resource API, the authorization server and the example application. */
+  apiPort: 'API_PORT',
+  authPort: 'AUTH_PORT',
+  examplePort: 'EXAMPLE_PORT',
+  /** Folder where DynamoDB Local keeps its data; unset, it keeps them in memory. */
+  dataDir: 'DATA_DIR',
+  /** Folder of the local service's state (signing key, outbox, service.json); default `.local`. */
+  stateDir: 'STATE_DIR',
 } as const;
