@@ -169,12 +169,12 @@ export const THROTTLES = {
     rateLimit: 4, burstLimit: 8,
     reason: 'each call sends one e-mail: the three mail routes together (12/s) stay under the 14 messages/s SES typically '
       + 'grants a new production account (the sending rate is per account; beyond it SES throttles and we answer 503); '
-      + 'sign-ups, resends and resets are ~0.1/s at the planned peak, and a higher rate would only serve mail-bombing',
+      + 'sign-ups, resends and resets are ~0.02/s together at the planned peak, and a higher rate would only serve mail-bombing',
   },
   page: {
     rateLimit: 50, burstLimit: 100,
     reason: 'pages and forms a person uses by hand (consent, account, developer console, the sign-up and reset pages, logout, '
-      + 'revocation): ~1/s together at the planned peak; 50/s per route bounds what a crawler or script can cost (1–4 '
+      + 'revocation): under 1/s together at the planned peak; 50/s per route bounds what a crawler or script can cost (1–4 '
       + 'DynamoDB requests each, an scrypt for a new password)',
   },
   metadata: {
