@@ -63,52 +63,136 @@ export interface Route {
   fn: FunctionName;
   /** Present: the route needs a valid access token holding one of these scopes (JWT authorizer). */
   scopes?: readonly Scope[];
+  /** Its API Gateway throttle (THROTTLES): rate and burst of this route key on the deployed stage. */
+  throttle: ThrottleClass;
 }
 
-/** Resource routes are served bare and under /api, identically. */
+/** Resource routes are served bare and under /api, identically: reads and device writes are throttled apart. */
 const resource = (method: HttpMethod, path: string, fn: FunctionName, scope: Scope): Route[] =>
-  ['', '/api'].map((prefix) => ({ api: 'resource', method, path: `${prefix}${path}`, fn, scopes: [scope] }));
-const auth = (method: HttpMethod, path: string, fn: FunctionName): Route => ({ api: 'auth', method, path, fn });
+  ['', '/api'].map((prefix) => ({
+    api: 'resource', method, path: `${prefix}${path}`, fn, scopes: [scope], throttle: method === 'GET' ? 'resource-read' : 'device-write',
+  }));
+const auth = (method: HttpMethod, path: string, fn: FunctionName, throttle: ThrottleClass): Route => ({ api: 'auth', method, path, fn, throttle });
 
 export const ROUTES: readonly Route[] = [
   ...resource('GET', '/user', 'get-user', 'read_user'),
   ...resource('GET', '/devices', 'list-devices', 'read_device'),
   ...resource('GET', '/devices/{device_id}', 'get-device', 'read_device'),
   ...resource('PUT', '/devices/{device_id}', 'update-device', 'write_device'),
-  { api: 'resource', method: 'GET', path: '/openapi.json', fn: 'get-openapi' },
-  auth('GET', '/.well-known/openid-configuration', 'get-discovery'),
-  auth('GET', '/.well-known/oauth-authorization-server', 'get-discovery'),
-  auth('GET', '/.well-known/jwks.json', 'get-jwks'),
-  auth('GET', '/oauth/authorize', 'get-authorize'),
-  auth('POST', '/oauth/authorize', 'post-authorize'),
-  auth('POST', '/oauth/token', 'post-token'),
-  auth('POST', '/oauth/revoke', 'post-revoke'),
-  auth('GET', '/login', 'get-login'),
-  auth('POST', '/login', 'post-login'),
-  auth('POST', '/logout', 'post-logout'),
-  auth('GET', '/', 'get-home'),
-  auth('GET', '/signup', 'get-signup'),
-  auth('POST', '/signup', 'post-signup'),
-  auth('GET', '/confirm-email', 'get-confirm-email'),
-  auth('POST', '/confirm-email', 'post-confirm-email'),
-  auth('POST', '/confirm-email/resend', 'post-resend-confirmation'),
-  auth('GET', '/password-reset', 'get-password-reset'),
-  auth('POST', '/password-reset', 'post-password-reset'),
-  auth('GET', '/password-reset/confirm', 'get-new-password'),
-  auth('POST', '/password-reset/confirm', 'post-new-password'),
-  auth('GET', '/account', 'get-account'),
-  auth('POST', '/account/apps/{client_id}/revoke', 'post-revoke-app'),
-  auth('GET', '/developer', 'get-developer'),
-  auth('POST', '/developer/apps', 'post-register-app'),
-  auth('GET', '/developer/apps/{client_id}', 'get-app'),
-  auth('POST', '/developer/apps/{client_id}', 'post-update-app'),
-  auth('POST', '/developer/apps/{client_id}/secret', 'post-rotate-secret'),
-  auth('GET', '/developer/apps/{client_id}/secret', 'get-app-secret'),
-  auth('POST', '/developer/apps/{client_id}/secret/retire', 'post-retire-secret'),
-  auth('GET', '/developer/apps/{client_id}/delete', 'get-delete-app'),
-  auth('POST', '/developer/apps/{client_id}/delete', 'post-delete-app'),
-  auth('GET', '/outbox', 'get-outbox'),
+  { api: 'resource', method: 'GET', path: '/openapi.json', fn: 'get-openapi', throttle: 'metadata' },
+  auth('GET', '/.well-known/openid-configuration', 'get-discovery', 'metadata'),
+  auth('GET', '/.well-known/oauth-authorization-server', 'get-discovery', 'metadata'),
+  auth('GET', '/.well-known/jwks.json', 'get-jwks', 'metadata'),
+  auth('GET', '/oauth/authorize', 'get-authorize', 'page'),
+  auth('POST', '/oauth/authorize', 'post-authorize', 'page'),
+  auth('POST', '/oauth/token', 'post-token', 'token'),
+  auth('POST', '/oauth/revoke', 'post-revoke', 'page'),
+  auth('GET', '/login', 'get-login', 'page'),
+  auth('POST', '/login', 'post-login', 'login'),
+  auth('POST', '/logout', 'post-logout', 'page'),
+  auth('GET', '/', 'get-home', 'page'),
+  auth('GET', '/signup', 'get-signup', 'page'),
+  auth('POST', '/signup', 'post-signup', 'mail'),
+  auth('GET', '/confirm-email', 'get-confirm-email', 'page'),
+  auth('POST', '/confirm-email', 'post-confirm-email', 'page'),
+  auth('POST', '/confirm-email/resend', 'post-resend-confirmation', 'mail'),
+  auth('GET', '/password-reset', 'get-password-reset', 'page'),
+  auth('POST', '/password-reset', 'post-password-reset', 'mail'),
+  auth('GET', '/password-reset/confirm', 'get-new-password', 'page'),
+  auth('POST', '/password-reset/confirm', 'post-new-password', 'page'),
+  auth('GET', '/account', 'get-account', 'page'),
+  auth('POST', '/account/apps/{client_id}/revoke', 'post-revoke-app', 'page'),
+  auth('GET', '/developer', 'get-developer', 'page'),
+  auth('POST', '/developer/apps', 'post-register-app', 'page'),
+  auth('GET', '/developer/apps/{client_id}', 'get-app', 'page'),
+  auth('POST', '/developer/apps/{client_id}', 'post-update-app', 'page'),
+  auth('POST', '/developer/apps/{client_id}/secret', 'post-rotate-secret', 'page'),
+  auth('GET', '/developer/apps/{client_id}/secret', 'get-app-secret', 'page'),
+  auth('POST', '/developer/apps/{client_id}/secret/retire', 'post-retire-secret', 'page'),
+  auth('GET', '/developer/apps/{client_id}/delete', 'get-delete-app', 'page'),
+  auth('POST', '/developer/apps/{client_id}/delete', 'post-delete-app', 'page'),
+  auth('GET', '/outbox', 'get-outbox', 'page'),
 ];
+
+/** A route's throttle class: routes of a class share their numbers (each route key has its own bucket). */
+export type ThrottleClass = 'resource-read' | 'device-write' | 'token' | 'login' | 'mail' | 'page' | 'metadata';
+
+export interface Throttle {
+  /** Steady requests per second of one route key before API Gateway answers 429. */
+  rateLimit: number;
+  /** Requests the route key may take at once above the steady rate (the token bucket's size). */
+  burstLimit: number;
+  /** Where the numbers come from. */
+  reason: string;
+}
+
+/**
+ * The number of monthly active users the throttles are planned for, under the usage model of
+ * docs/operations.md (bench/cost-model.ts): a poll of `GET /devices` every 60 s while the app is open
+ * 2 hours a day, 4 app opens, 4 refreshes and 4 device writes a day, a web sign-in a month, the
+ * busiest hour at 3× the day's average. `test/unit/cost-model.test.ts` checks that every class
+ * carries that load; docs/operations.md says which one to raise first as users grow.
+ */
+export const PLANNED_MONTHLY_ACTIVE_USERS = 250_000;
+
+/**
+ * API Gateway throttles per route class: each deployed route key gets its class's numbers as stage
+ * route settings (ApiStage). They are per route key, not per class or per client: `GET /devices` and
+ * `GET /api/devices` have a bucket each. All of them together stay under the account's own limit of
+ * 10,000 requests/s per region (shared by every API of the account), which remains the ceiling.
+ */
+export const THROTTLES = {
+  'resource-read': {
+    rateLimit: 1500, burstLimit: 3000,
+    reason: 'GET /devices, the busiest route, peaks at ~1,040 requests/s at the planned 250,000 monthly active users (one poll a '
+      + 'minute while an app is open 2 h a day, busiest hour 3× the average); 1,500/s leaves ~45 % headroom, and a burst of 2× '
+      + 'absorbs apps that all poll on the minute',
+  },
+  'device-write': {
+    rateLimit: 100, burstLimit: 200,
+    reason: 'a person switches a device by hand: ~35 writes/s at the planned peak (4 a day per user); 100/s leaves room for '
+      + 'automations while a runaway client cannot take the write capacity (each write is 1 WRU on its owner\'s partition)',
+  },
+  token: {
+    rateLimit: 250, burstLimit: 250,
+    reason: 'each call makes one kms:Sign, and KMS allows 500 RSA operations/s per account and region, shared by every RSA key '
+      + 'and caller: half of it stays free for key rotation, the JWKS and other users of the account; ~35 requests/s at the '
+      + 'planned peak (a refresh per app open, expires_in 3600). Burst = rate: a burst above KMS\'s rate only turns into 503s',
+  },
+  login: {
+    rateLimit: 10, burstLimit: 20,
+    reason: 'a person signs in about once a month (~0.3/s at the planned peak); each attempt is one scrypt of 64 MiB (~0.1 s of '
+      + 'a full CPU), so 10/s bounds a credential-stuffing run across all accounts to 864,000 guesses a day and a few busy '
+      + 'functions, while the per-account and per-address throttle (429 with Retry-After) stops guessing at one account',
+  },
+  mail: {
+    rateLimit: 4, burstLimit: 8,
+    reason: 'each call sends one e-mail: the three mail routes together (12/s) stay under the 14 messages/s SES typically '
+      + 'grants a new production account (the sending rate is per account; beyond it SES throttles and we answer 503); '
+      + 'sign-ups, resends and resets are ~0.02/s together at the planned peak, and a higher rate would only serve mail-bombing',
+  },
+  page: {
+    rateLimit: 50, burstLimit: 100,
+    reason: 'pages and forms a person uses by hand (consent, account, developer console, the sign-up and reset pages, logout, '
+      + 'revocation): under 1/s together at the planned peak; 50/s per route bounds what a crawler or script can cost (1–4 '
+      + 'DynamoDB requests each, an scrypt for a new password)',
+  },
+  metadata: {
+    rateLimit: 100, burstLimit: 200,
+    reason: 'static documents (discovery, JWKS, OpenAPI) that clients and the JWT authorizer cache: 100/s serves 6,000 servers '
+      + 're-reading them every minute',
+  },
+} as const satisfies Record<ThrottleClass, Throttle>;
+
+/**
+ * The stage's default route throttle: what API Gateway applies to every route without route settings of
+ * its own, here only the 405/404 fallbacks (every route of the table has its class). Low, since no
+ * client of the contract calls them; each fallback route key still has its own bucket.
+ */
+export const DEFAULT_ROUTE_THROTTLE = {
+  rateLimit: 20, burstLimit: 40,
+  reason: 'only the 405/404 fallbacks, which no client of the contract calls: a mistyped path or method, or a scanner',
+} as const satisfies Throttle;
 
 /** The routes deployed to AWS: all but the local-only developer tools. */
 export const DEPLOYED_ROUTES: readonly Route[] = ROUTES.filter((route) => !(FUNCTIONS[route.fn] as FunctionDef).localOnly);

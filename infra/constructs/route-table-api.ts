@@ -24,6 +24,8 @@ export interface RouteTableApiProps {
  */
 export class RouteTableApi extends HttpApi {
   readonly api: ApiName;
+  /** Every route `addRouteTable` made, fallbacks included (the stage's route settings need them first). */
+  readonly routes: HttpRoute[] = [];
   private readonly openRoutesReason: string;
 
   constructor(scope: Construct, id: string, props: RouteTableApiProps) {
@@ -53,26 +55,28 @@ export class RouteTableApi extends HttpApi {
       return integration;
     };
     for (const route of DEPLOYED_ROUTES.filter((r) => r.api === api)) {
-      this.addRoutes({
+      this.routes.push(...this.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],
         integration: integrationOf(route.fn),
         ...(route.scopes ? { authorizer, authorizationScopes: [...route.scopes] } : {}),
-      });
+      }));
     }
     const unauthenticated: Construct[] = [this];
     for (const key of fallbackRouteKeys(api, DEPLOYED_ROUTES)) {
       if (key === '$default') {
         // Beside the API rather than in it, where it was before the constructs were split: its
         // logical id, and so the deployed route, stay the same.
-        unauthenticated.push(new HttpRoute(this.node.scope!, `${pascal(api)}DefaultRoute`, {
+        const route = new HttpRoute(this.node.scope!, `${pascal(api)}DefaultRoute`, {
           httpApi: this,
           routeKey: HttpRouteKey.DEFAULT,
           integration: integrationOf(FALLBACK_FUNCTION),
-        }));
+        });
+        this.routes.push(route);
+        unauthenticated.push(route);
       } else {
         const [method, path] = key.split(' ') as [keyof typeof HttpMethod, string];
-        this.addRoutes({ path, methods: [HttpMethod[method]], integration: integrationOf(FALLBACK_FUNCTION) });
+        this.routes.push(...this.addRoutes({ path, methods: [HttpMethod[method]], integration: integrationOf(FALLBACK_FUNCTION) }));
       }
     }
     for (const construct of unauthenticated) {

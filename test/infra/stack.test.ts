@@ -5,12 +5,12 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys } from '#shared/routes';
+import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, THROTTLES, type ThrottleClass } from '#shared/routes';
 import { MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
 
-type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
+type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; DependsOn?: string[] }>;
 
 /** The sender every test stack is given (a reserved, never-deliverable domain). */
 const MAIL_FROM = 'no-reply@mail.stack-test.invalid';
@@ -163,6 +163,84 @@ describe('DeviceUserServiceStack', () => {
     // No function is configured with any other sender.
     for (const [, fn] of ofType('AWS::Lambda::Function')) {
       expect([undefined, MAIL_FROM]).toContain(fn.Properties.Environment?.Variables?.[MAIL_ENV.sender]);
+    }
+  });
+
+  // API Gateway's account-level limits per region (all APIs of the account together): no route may ask for more.
+  const ACCOUNT_RATE = 10_000;
+  const ACCOUNT_BURST = 5_000;
+  const stageOf = (api: 'ResourceApi' | 'AuthApi') => {
+    const stages = ofType('AWS::ApiGatewayV2::Stage').filter(([, s]) => s.Properties.ApiId.Ref.startsWith(`Apis${api}`));
+    expect(stages).toHaveLength(1);
+    return stages[0]!;
+  };
+  const routeSettingsOf = (api: 'ResourceApi' | 'AuthApi') =>
+    stageOf(api)[1].Properties.RouteSettings as Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }>;
+  const throttleOf = (routeKey: string) => ({ ...routeSettingsOf('ResourceApi'), ...routeSettingsOf('AuthApi') })[routeKey];
+  const classOf = (routeKey: string) => ROUTES.find((r) => `${r.method} ${r.path}` === routeKey)!.throttle;
+
+  it('throttles every route key of the table with the rate and burst of its class, on the stage of its API', () => {
+    for (const [api, name] of [['resource', 'ResourceApi'], ['auth', 'AuthApi']] as const) {
+      const settings = routeSettingsOf(name);
+      const routes = ROUTES.filter((r) => r.api === api);
+      expect(Object.keys(settings).sort()).toEqual(routes.map((r) => `${r.method} ${r.path}`).sort());
+      for (const route of routes) {
+        expect(settings[`${route.method} ${route.path}`], `${route.method} ${route.path}`).toEqual({
+          ThrottlingRateLimit: THROTTLES[route.throttle].rateLimit, ThrottlingBurstLimit: THROTTLES[route.throttle].burstLimit,
+        });
+      }
+    }
+    for (const throttle of [...Object.values(THROTTLES), DEFAULT_ROUTE_THROTTLE]) {
+      expect(throttle.rateLimit).toBeGreaterThan(0);
+      expect(throttle.rateLimit).toBeLessThanOrEqual(ACCOUNT_RATE);
+      expect(throttle.burstLimit).toBeGreaterThanOrEqual(throttle.rateLimit);
+      expect(throttle.burstLimit).toBeLessThanOrEqual(ACCOUNT_BURST);
+      expect(throttle.reason.length).toBeGreaterThan(40);
+    }
+  });
+
+  it('gives the 405/404 fallbacks, the only routes without settings, the stage default throttle', () => {
+    for (const [api, name] of [['resource', 'ResourceApi'], ['auth', 'AuthApi']] as const) {
+      const [, stage] = stageOf(name);
+      expect(stage.Properties.DefaultRouteSettings).toEqual({
+        ThrottlingRateLimit: DEFAULT_ROUTE_THROTTLE.rateLimit, ThrottlingBurstLimit: DEFAULT_ROUTE_THROTTLE.burstLimit,
+      });
+      for (const key of fallbackRouteKeys(api, ROUTES)) expect(stage.Properties.RouteSettings[key], key).toBeUndefined();
+      // An unknown path or method never has more room than the pages people use.
+      expect(DEFAULT_ROUTE_THROTTLE.rateLimit).toBeLessThan(THROTTLES.page.rateLimit);
+    }
+  });
+
+  it('puts each limit where it belongs: reads, device writes, token, login and mail pages apart', () => {
+    const keysOf = (throttle: ThrottleClass) => ROUTES.filter((r) => r.throttle === throttle).map((r) => `${r.method} ${r.path}`).sort();
+    expect(keysOf('resource-read')).toEqual(['GET /api/devices', 'GET /api/devices/{device_id}', 'GET /api/user',
+      'GET /devices', 'GET /devices/{device_id}', 'GET /user']);
+    expect(keysOf('device-write')).toEqual(['PUT /api/devices/{device_id}', 'PUT /devices/{device_id}']);
+    expect(keysOf('login')).toEqual(['POST /login']);
+    // The token class is exactly the routes whose function may sign (kms:Sign), and half the KMS RSA quota (500/s) at most.
+    const may = (routeKey: string, action: string) => statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes(action));
+    const deployedKeys = ROUTES.map((r) => `${r.method} ${r.path}`);
+    expect(keysOf('token')).toEqual(deployedKeys.filter((key) => may(key, 'kms:Sign')).sort());
+    expect(keysOf('token')).toEqual(['POST /oauth/token']);
+    expect(throttleOf('POST /oauth/token')!.ThrottlingRateLimit).toBeLessThanOrEqual(250);
+    expect(throttleOf('POST /oauth/token')!.ThrottlingBurstLimit).toBeLessThanOrEqual(250);
+    // The mail class is exactly the routes whose function may send e-mail, and together they stay under SES's 14/s.
+    const mailKeys = deployedKeys.filter((key) => may(key, 'ses:SendEmail')).sort();
+    expect(keysOf('mail')).toEqual(mailKeys);
+    expect(mailKeys.reduce((sum, key) => sum + throttleOf(key)!.ThrottlingRateLimit, 0)).toBeLessThan(14);
+    // Login, mail and token are each far below the resource reads the apps poll with.
+    for (const key of ['POST /login', 'POST /signup', 'POST /oauth/token']) {
+      expect(throttleOf(key)!.ThrottlingRateLimit, key).toBeLessThan(throttleOf('GET /devices')!.ThrottlingRateLimit);
+    }
+    expect(classOf('GET /devices')).toBe('resource-read');
+  });
+
+  it('creates each stage after every route of its API (route settings may only name existing routes)', () => {
+    for (const name of ['ResourceApi', 'AuthApi'] as const) {
+      const [, stage] = stageOf(name);
+      const routes = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => r.Properties.ApiId.Ref.startsWith(`Apis${name}`));
+      expect(routes.length).toBeGreaterThan(5);
+      for (const [id] of routes) expect(stage.DependsOn ?? [], id).toContain(id);
     }
   });
 

@@ -1,0 +1,425 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DEPLOYED_ROUTES, THROTTLES, type FunctionName } from '#shared/routes';
+
+// The scale and cost model of docs/operations.md: monthly cost and binding quotas as functions of the
+// monthly active users, computed from the benchmark's measured figures (requests per call, floors,
+// warm latency, CPU, cold start) and stated usage and price inputs. `npm run cost` prints the tables;
+// `npm run cost -- --write` puts them into docs/operations.md (test/unit/cost-model.test.ts checks that
+// the page holds exactly what the model computes); `--results bench-results.json` uses a fresh run.
+
+/** One benchmark scenario, as the model needs it. */
+export interface Measured {
+  /** The scenario's name, e.g. `post-token (refresh)`. */
+  scenario: string;
+  fn: FunctionName;
+  /** Warm median latency of a call, milliseconds (DynamoDB Local on the bench machine). */
+  p50Ms: number;
+  /** CPU of a call (for scenarios with a bare comparison: the handler's CPU beyond its requests). */
+  cpuMs: number;
+  /** Median cold start of the function, milliseconds (its first scenario's). */
+  coldMs: number;
+  /** DynamoDB requests per call, measured. */
+  requestsPerCall: number;
+  /** The floor the function met, e.g. `BatchGetItem(refreshToken, client) + TransactWriteItems(…) + RS256 signature`. */
+  floor: string;
+}
+
+/** Prices in us-east-1 (arm64 Lambda, HTTP API, DynamoDB on demand, Standard table class), in USD. */
+export const PRICES = {
+  checked: '2026-11-23',
+  /** HTTP API: per million requests, the first 300 million a month, and beyond. */
+  apiGatewayPerMillion: 1.0, apiGatewayPerMillionAbove300M: 0.9,
+  lambdaRequestsPerMillion: 0.2,
+  /** arm64, first 7.5 billion GB-seconds a month. */
+  lambdaArmPerGbSecond: 0.0000133334,
+  dynamoDbPerMillionReadUnits: 0.125, dynamoDbPerMillionWriteUnits: 0.625,
+  dynamoDbStoragePerGbMonth: 0.25, dynamoDbPitrPerGbMonth: 0.2,
+  kmsKeyPerMonth: 1.0,
+  /** Requests involving RSA 2048 keys (Sign), per 10,000. */
+  kmsRsa2048Per10k: 0.03,
+  /** Standard class; Lambda's own logs are tiered from the same price after 10 TB a month. */
+  logsIngestionPerGb: 0.5, logsStoragePerGbMonth: 0.03,
+  sesPer1000Emails: 0.1,
+  /** Cognito user pools, per monthly active user (Lite is tiered; the first 10,000 are free in Lite and Essentials). */
+  cognitoLiteTiers: [[10_000, 0], [100_000, 0.0055], [1_000_000, 0.0046], [10_000_000, 0.00325], [Infinity, 0.0025]] as const,
+  cognitoEssentialsPerMau: 0.015, cognitoEssentialsFree: 10_000,
+  cognitoPlusPerMau: 0.02,
+};
+
+/** How a monthly active user uses the service. */
+export const USAGE = {
+  daysPerMonth: 30,
+  /** The app polls `GET /devices` this often while it is open… */
+  pollSeconds: 60,
+  /** …for this many hours a day, over this many openings. */
+  appHoursPerDay: 2,
+  /** Openings a day, each with one `GET /user` and one `GET /devices/{id}`. */
+  appOpensPerDay: 4,
+  /** Refreshes: the access token lives 3600 s, and the openings are hours apart, so one per opening. */
+  refreshesPerDay: 4,
+  deviceWritesPerDay: 4,
+  /** Web sign-ins (login page, then the account page) per user and month. */
+  webSignInsPerMonth: 1,
+  /** New authorizations of an application (authorize, consent, code exchange) per user and month. */
+  authorizationsPerMonth: 0.1,
+  /** Shares of the monthly active users who sign up, ask for a new confirmation, reset their password. */
+  signUpShare: 0.03, resendShare: 0.005, resetShare: 0.02,
+  /** The busiest hour carries this multiple of the month's average rate. */
+  peakFactor: 3,
+};
+
+/** How a benchmark figure becomes an AWS figure. */
+export const RUNTIME = {
+  memoryMb: 512,
+  /** Lambda gives a full vCPU at 1,769 MB: CPU-bound work (scrypt) is this much slower at memoryMb. */
+  fullCpuMb: 1769,
+  /** Added per DynamoDB request: an in-region round trip is slower than DynamoDB Local on loopback. */
+  dynamoDbExtraMs: 3,
+  /** A KMS Sign request from Lambda (the benchmark signed with a local key, counted in p50). */
+  kmsSignMs: 10,
+  /** An SES SendEmail request. */
+  sesSendMs: 30,
+  /** Share of calls that start a new container (INIT is billed since August 2025). */
+  coldStartShare: 0.01,
+  /** Log bytes per call: our request line, Lambda's platform records (JSON format), the stage's access log line. */
+  logBytesPerCall: 350 + 450 + 280,
+  /** Stored bytes per user: profile, e-mail item, 3 devices, a consent, a family and its token, index entries, overheads. */
+  storageBytesPerUser: 600 + 200 + 3 * 350 + 300 + 350 + 250 + 5 * 200,
+  /** A rotated refresh token is kept 30 days (reuse detection). */
+  rotatedTokenBytes: 250,
+};
+
+/** Account quotas that bind as users grow (defaults of a new account, us-east-1). */
+export const QUOTAS = {
+  apiGatewayAccountRps: 10_000,
+  lambdaConcurrency: 1_000,
+  kmsRsaOpsPerSecond: 500,
+  dynamoDbPartitionReadUnits: 3_000, dynamoDbPartitionWriteUnits: 1_000,
+  sesSendRate: 14, sesPerDay: 50_000,
+};
+
+// --- Reading the benchmark ---------------------------------------------------------------------
+
+/** The scenarios of the printed table in bench/RESULTS.md (the fenced output of one full run). */
+export function parseResultsMarkdown(text: string): Measured[] {
+  const lines = text.split('\n');
+  const header = lines.findIndex((line) => line.startsWith('function ') && line.includes('DDB req/call'));
+  if (header < 0) throw new Error('bench/RESULTS.md: no printed results table');
+  const measured: Measured[] = [];
+  const coldOf = new Map<string, number>();
+  for (const line of lines.slice(header + 2)) {
+    if (line.trim() === '') break;
+    const name = /^(\S+(?: \([^)]*\))?)\s{2,}/.exec(line)?.[1];
+    const warm = /(\d+\.\d+) \/ (\d+\.\d+)/.exec(line);
+    const tail = /\s\+?(\d+\.\d+)\s+(\d+\.\d)(?: PASS| FAIL)?\s+(\d+): (.+)$/.exec(line);
+    if (!name || !warm || !tail) throw new Error(`bench/RESULTS.md: cannot read the row ${JSON.stringify(line)}`);
+    const fn = name.replace(/ \(.*\)$/, '') as FunctionName;
+    const cold = /^\S+(?: \([^)]*\))?\s+\d+\.\d\s+\d+\.\d{3} (?:PASS|FAIL)\s+(\d+\.\d)\s/.exec(line);
+    if (cold) coldOf.set(fn, Number(cold[1]));
+    measured.push({
+      scenario: name, fn, p50Ms: Number(warm[1]), cpuMs: Number(tail[1]), coldMs: coldOf.get(fn) ?? NaN,
+      requestsPerCall: Number(tail[2]), floor: tail[4]!.trim(),
+    });
+  }
+  return measured;
+}
+
+/** The same figures from a run's `bench-results.json` (schemaVersion 2, bench/RESULTS.md). */
+export function measuredFromJson(json: any): Measured[] {
+  if (json.schemaVersion !== 2) throw new Error(`bench-results.json: schemaVersion ${json.schemaVersion}, expected 2`);
+  return json.functions.flatMap((f: any) => f.scenarios.filter((s: any) => s.warm && s.dynamodb.floor).map((s: any) => ({
+    scenario: s.name, fn: f.name, p50Ms: s.warm.p50Ms, cpuMs: s.warm.overheadCpuMsPerCall ?? s.warm.cpuMsPerCall,
+    coldMs: f.coldStart.medianMs, requestsPerCall: s.dynamodb.requestsPerCall, floor: s.dynamodb.floor,
+  })));
+}
+
+/** One step of a floor label. */
+export type FloorStep =
+  | { op: 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchGetItem' | 'TransactWriteItems'; of: string[] }
+  | { op: 'Query'; of: string[]; count: number; index: boolean }
+  | { op: 'scrypt' | 'sign' }
+  | { op: 'wait'; ms: number };
+
+/** `BatchGetItem(session, user) + Query(gsi1: client ×2) + scrypt` → steps (`none` → none). */
+export function parseFloor(label: string): FloorStep[] {
+  if (label === 'none') return [];
+  return label.split(' + ').map((part): FloorStep => {
+    if (part === 'scrypt') return { op: 'scrypt' };
+    if (part === 'RS256 signature') return { op: 'sign' };
+    const wait = /^wait (\d+) ms$/.exec(part);
+    if (wait) return { op: 'wait', ms: Number(wait[1]) };
+    const query = /^Query\((gsi1: )?(\w+) ×(\d+)\)$/.exec(part);
+    if (query) return { op: 'Query', of: [query[2]!], count: Number(query[3]), index: Boolean(query[1]) };
+    const request = /^(GetItem|PutItem|UpdateItem|DeleteItem|BatchGetItem|TransactWriteItems)\(([\w, ]+)\)$/.exec(part);
+    if (request) return { op: request[1] as 'GetItem', of: request[2]!.split(', ') };
+    throw new Error(`unknown floor step ${JSON.stringify(part)}`);
+  });
+}
+
+// --- Per call ----------------------------------------------------------------------------------
+
+/** Item kinds read with strong consistency by a GetItem (BatchGetItem always is: shared/data/batch-read.ts). */
+const CONSISTENT_GETS = new Set(['link', 'family', 'refreshToken']);
+/** Item kinds with a gsi1 entry: a write of one also writes the index (shared/data/keys.ts). */
+const INDEXED = new Set(['device', 'client', 'consent', 'session', 'family']);
+
+/**
+ * Request units of one call, on items under 4 KB (reads) and 1 KB (writes): a strongly consistent
+ * read 1 RRU, an eventually consistent one (GetItem of the other kinds, Query, any gsi1 Query) 0.5 and
+ * at least that for an empty result; a write 1 WRU, 2 in a transaction; plus 1 WRU per index entry written.
+ */
+export function requestUnits(steps: readonly FloorStep[]): { rru: number; wru: number; requests: number } {
+  let rru = 0, wru = 0, requests = 0;
+  for (const step of steps) {
+    switch (step.op) {
+      case 'GetItem': rru += CONSISTENT_GETS.has(step.of[0]!) ? 1 : 0.5; requests++; break;
+      case 'BatchGetItem': rru += step.of.length; requests++; break;
+      case 'Query': rru += 0.5; requests++; break;
+      case 'PutItem': case 'UpdateItem': case 'DeleteItem':
+        wru += 1 + (INDEXED.has(step.of[0]!) ? 1 : 0); requests++; break;
+      case 'TransactWriteItems':
+        wru += step.of.reduce((sum, kind) => sum + 2 + (INDEXED.has(kind) ? 1 : 0), 0); requests++; break;
+      default: break;
+    }
+  }
+  return { rru, wru, requests };
+}
+
+/** What one call of a scenario costs AWS: billed Lambda milliseconds, request units, KMS signatures, e-mails. */
+export function perCall(m: Measured) {
+  const steps = parseFloor(m.floor);
+  const units = requestUnits(steps);
+  if (units.requests !== Math.round(m.requestsPerCall)) {
+    throw new Error(`${m.scenario}: measured ${m.requestsPerCall} DynamoDB requests per call, its floor ${m.floor} has ${units.requests}`);
+  }
+  const signs = steps.filter((s) => s.op === 'sign').length;
+  const mails = MAIL_FUNCTIONS.has(m.fn) ? 1 : 0;
+  const slowdown = RUNTIME.fullCpuMb / RUNTIME.memoryMb;
+  const warmMs = m.p50Ms + m.cpuMs * (slowdown - 1) + units.requests * RUNTIME.dynamoDbExtraMs + signs * RUNTIME.kmsSignMs + mails * RUNTIME.sesSendMs;
+  return {
+    /** Wall time of a warm call in Lambda (also what concurrency is made of). */
+    awsMs: warmMs,
+    /** Billed: whole milliseconds, plus the INIT of the calls that start a container. */
+    billedMs: Math.ceil(warmMs) + RUNTIME.coldStartShare * (Number.isFinite(m.coldMs) ? m.coldMs : 0),
+    ...units, signs, mails,
+  };
+}
+
+/** The functions that send one e-mail per call (their roles alone may call ses:SendEmail). */
+const MAIL_FUNCTIONS = new Set<FunctionName>(['post-signup', 'post-resend-confirmation', 'post-password-reset']);
+
+/** Calls of each scenario per monthly active user and month. */
+export function callsPerUserMonth(usage = USAGE): Record<string, number> {
+  const days = usage.daysPerMonth;
+  return {
+    'list-devices': (usage.appHoursPerDay * 3600 / usage.pollSeconds) * days,
+    'get-user': usage.appOpensPerDay * days,
+    'get-device': usage.appOpensPerDay * days,
+    'update-device': usage.deviceWritesPerDay * days,
+    'post-token (refresh)': usage.refreshesPerDay * days,
+    'get-authorize': usage.authorizationsPerMonth,
+    'post-authorize': usage.authorizationsPerMonth,
+    'post-token (code)': usage.authorizationsPerMonth,
+    'get-login': usage.webSignInsPerMonth,
+    'post-login': usage.webSignInsPerMonth,
+    'get-account': usage.webSignInsPerMonth,
+    'get-signup': usage.signUpShare,
+    'post-signup': usage.signUpShare,
+    'get-confirm-email': usage.signUpShare,
+    'post-confirm-email': usage.signUpShare,
+    'post-resend-confirmation': usage.resendShare,
+    'get-password-reset': usage.resetShare,
+    'post-password-reset': usage.resetShare,
+    'get-new-password': usage.resetShare,
+    'post-new-password': usage.resetShare,
+  };
+}
+
+const SECONDS_PER_MONTH = USAGE.daysPerMonth * 86_400;
+const apiOf = (fn: FunctionName) => DEPLOYED_ROUTES.find((r) => r.fn === fn)!.api;
+
+// --- Per month ---------------------------------------------------------------------------------
+
+export interface MonthlyCost {
+  mau: number;
+  requests: number;
+  lines: Record<'apiGateway' | 'lambda' | 'dynamoDb' | 'kms' | 'logs' | 'ses', number>;
+  resourceApi: number;
+  authServer: number;
+  total: number;
+}
+
+/** The monthly bill at `mau` monthly active users. */
+export function monthlyCost(mau: number, measured: readonly Measured[], usage = USAGE, prices = PRICES): MonthlyCost {
+  const calls = callsPerUserMonth(usage);
+  const byApi = { resource: 0, auth: 0 };
+  let requests = 0;
+  const variable: { api: 'resource' | 'auth'; requests: number; lambda: number; dynamoDb: number; kms: number; logs: number; ses: number }[] = [];
+  for (const m of measured) {
+    const n = (calls[m.scenario] ?? 0) * mau;
+    if (n === 0) continue;
+    const c = perCall(m);
+    requests += n;
+    variable.push({
+      api: apiOf(m.fn), requests: n,
+      lambda: n * (prices.lambdaRequestsPerMillion / 1e6 + c.billedMs / 1000 * RUNTIME.memoryMb / 1024 * prices.lambdaArmPerGbSecond),
+      dynamoDb: n * (c.rru * prices.dynamoDbPerMillionReadUnits + c.wru * prices.dynamoDbPerMillionWriteUnits) / 1e6,
+      kms: n * c.signs * prices.kmsRsa2048Per10k / 1e4,
+      logs: n * RUNTIME.logBytesPerCall / 1e9 * (prices.logsIngestionPerGb + prices.logsStoragePerGbMonth),
+      ses: n * c.mails * prices.sesPer1000Emails / 1e3,
+    });
+  }
+  // API Gateway's tiers apply to the month's total; each API pays its share at the blended price.
+  const apiGateway = Math.min(requests, 300e6) * prices.apiGatewayPerMillion / 1e6
+    + Math.max(requests - 300e6, 0) * prices.apiGatewayPerMillionAbove300M / 1e6;
+  const storageGb = mau * (RUNTIME.storageBytesPerUser + usage.refreshesPerDay * usage.daysPerMonth * RUNTIME.rotatedTokenBytes) / 1e9;
+  const storage = storageGb * (prices.dynamoDbStoragePerGbMonth + prices.dynamoDbPitrPerGbMonth);
+  const lines = { apiGateway, lambda: 0, dynamoDb: storage, kms: prices.kmsKeyPerMonth, logs: 0, ses: 0 };
+  for (const v of variable) {
+    const share = v.lambda + v.dynamoDb + v.kms + v.logs + v.ses + apiGateway * v.requests / requests;
+    byApi[v.api] += share;
+    lines.lambda += v.lambda; lines.dynamoDb += v.dynamoDb; lines.kms += v.kms; lines.logs += v.logs; lines.ses += v.ses;
+  }
+  // Storage belongs to both; the key to the authorization server.
+  byApi.resource += storage / 2; byApi.auth += storage / 2 + prices.kmsKeyPerMonth;
+  const total = Object.values(lines).reduce((a, b) => a + b, 0);
+  return { mau, requests, lines, resourceApi: byApi.resource, authServer: byApi.auth, total };
+}
+
+/** What Amazon Cognito user pools charge for `mau` monthly active users, per feature plan. */
+export function cognitoCost(mau: number, prices = PRICES) {
+  let lite = 0, below = 0;
+  for (const [upTo, price] of prices.cognitoLiteTiers) {
+    lite += Math.max(Math.min(mau, upTo) - below, 0) * price;
+    below = upTo;
+  }
+  return {
+    lite,
+    essentials: Math.max(mau - prices.cognitoEssentialsFree, 0) * prices.cognitoEssentialsPerMau,
+    plus: mau * prices.cognitoPlusPerMau,
+  };
+}
+
+// --- Scale -------------------------------------------------------------------------------------
+
+/** Peak requests per second of each scenario at `mau` (the busiest hour). */
+export function peakRps(mau: number, usage = USAGE): Record<string, number> {
+  return Object.fromEntries(Object.entries(callsPerUserMonth(usage)).map(([scenario, n]) => [scenario, mau * n / SECONDS_PER_MONTH * usage.peakFactor]));
+}
+
+export interface Binding { limit: string; quota: string; bindsAtMau: number; then: string }
+
+const n = (value: number) => value.toLocaleString('en-US');
+
+/** The limits that bind as users grow, each with the monthly active users at which it does, in that order. */
+export function bindingLimits(measured: readonly Measured[], usage = USAGE): Binding[] {
+  const perUser = peakRps(1, usage);
+  const of = (scenario: string) => perUser[scenario] ?? 0;
+  const total = Object.values(perUser).reduce((a, b) => a + b, 0);
+  const tokens = of('post-token (refresh)') + of('post-token (code)');
+  const concurrency = measured.reduce((sum, m) => sum + of(m.scenario) * perCall(m).awsMs / 1000, 0);
+  const mailsPerDay = (usage.signUpShare + usage.resendShare + usage.resetShare) / usage.daysPerMonth;
+  const list: Binding[] = [
+    { limit: 'Route throttle `resource-read` (`GET /devices`)', quota: `${n(THROTTLES['resource-read'].rateLimit)}/s per route key`,
+      bindsAtMau: THROTTLES['resource-read'].rateLimit / of('list-devices'),
+      then: 'raise `THROTTLES[\'resource-read\']` in `shared/routes.ts` (the account limit is next)' },
+    { limit: 'Route throttle `token` (`POST /oauth/token`)', quota: `${THROTTLES.token.rateLimit}/s`,
+      bindsAtMau: THROTTLES.token.rateLimit / tokens,
+      then: 'raise it together with the KMS quota (it is half of it by design)' },
+    { limit: 'Route throttle `device-write`', quota: `${THROTTLES['device-write'].rateLimit}/s per route key`,
+      bindsAtMau: THROTTLES['device-write'].rateLimit / of('update-device'), then: 'raise it' },
+    { limit: 'Route throttle `login` (`POST /login`)', quota: `${THROTTLES.login.rateLimit}/s`,
+      bindsAtMau: THROTTLES.login.rateLimit / of('post-login'), then: 'raise it; the per-account throttle still holds' },
+    { limit: 'API Gateway account rate (all APIs of the account and region)', quota: `${n(QUOTAS.apiGatewayAccountRps)}/s`,
+      bindsAtMau: QUOTAS.apiGatewayAccountRps / total,
+      then: `ask AWS Support to raise it; better, poll less (a longer interval, or push over WebSocket or IoT Core): polls are ${Math.round(of('list-devices') / total * 100)} % of all requests` },
+    { limit: 'KMS RSA operations (Sign)', quota: `${QUOTAS.kmsRsaOpsPerSecond}/s (adjustable, Service Quotas L-2AC98190)`,
+      bindsAtMau: QUOTAS.kmsRsaOpsPerSecond / tokens,
+      then: 'request a higher quota in Service Quotas (more keys do not help: the quota is shared by every RSA key of the account and region)' },
+    { limit: 'Lambda concurrency (all functions of the account and region)', quota: `${n(QUOTAS.lambdaConcurrency)}`,
+      bindsAtMau: QUOTAS.lambdaConcurrency / concurrency,
+      then: 'ask for a higher concurrency quota (free); reserve concurrency for the token endpoint so polls cannot starve it' },
+    { limit: 'DynamoDB partition of the most popular client item (every token request reads it, strongly consistent)',
+      quota: `${n(QUOTAS.dynamoDbPartitionReadUnits)} RRU/s for one item`,
+      bindsAtMau: QUOTAS.dynamoDbPartitionReadUnits / tokens,
+      then: 'no quota to raise (one item never splits): cache client records in the token function for a few seconds, or read them eventually consistent (0.5 RRU: twice the room)' },
+    { limit: 'DynamoDB gsi1 key `FAMILIES#<client>` of the most popular client (each refresh rewrites the family\'s index entry)',
+      quota: `${n(QUOTAS.dynamoDbPartitionWriteUnits)} WRU/s per partition`,
+      bindsAtMau: QUOTAS.dynamoDbPartitionWriteUnits / tokens,
+      then: 'DynamoDB may split the key by sort key (one entry per family); if gsi1 throttles (KeyRangeThroughputExceeded), shard the key (`FAMILIES#<client>#<n>`) or stop projecting `activeTokenHash`' },
+    { limit: 'SES sending quota (messages per 24 h)', quota: `${n(QUOTAS.sesPerDay)}/day (a new production account; 200 in the sandbox)`,
+      bindsAtMau: QUOTAS.sesPerDay / mailsPerDay, then: 'request a higher sending quota in the SES console' },
+  ];
+  return list.sort((a, b) => a.bindsAtMau - b.bindsAtMau);
+}
+
+// --- Output ------------------------------------------------------------------------------------
+
+const usd = (n: number) => (n >= 100 ? `$${Math.round(n).toLocaleString('en-US')}` : `$${n.toFixed(2)}`);
+const users = (n: number) => (n >= 1e6 ? `${+(n / 1e6).toFixed(1)} M` : n >= 1e3 ? `${Math.round(n / 1e3)} k` : String(Math.round(n)));
+
+/** The Markdown tables of docs/operations.md, from the model. */
+export function renderTables(measured: readonly Measured[]): string {
+  const sizes = [1_000, 100_000, 1_000_000];
+  const costs = sizes.map((mau) => monthlyCost(mau, measured));
+  const cognito = sizes.map((mau) => cognitoCost(mau));
+  const row = (label: string, values: string[]) => `| ${label} | ${values.join(' | ')} |`;
+  const out = [
+    `Monthly cost (USD, us-east-1, prices checked ${PRICES.checked}):`,
+    '',
+    row('', sizes.map((n) => `${users(n)} MAU`)),
+    row('---', sizes.map(() => '---:')),
+    row('Requests a month', costs.map((c) => `${n(+(c.requests / 1e6).toFixed(1))} M`)),
+    row('API Gateway (HTTP API)', costs.map((c) => usd(c.lines.apiGateway))),
+    row('Lambda (requests and duration, arm64, 512 MB)', costs.map((c) => usd(c.lines.lambda))),
+    row('DynamoDB (request units, storage, PITR)', costs.map((c) => usd(c.lines.dynamoDb))),
+    row('KMS (key and Sign requests)', costs.map((c) => usd(c.lines.kms))),
+    row('CloudWatch Logs (ingestion, 30 days kept)', costs.map((c) => usd(c.lines.logs))),
+    row('SES (e-mails)', costs.map((c) => usd(c.lines.ses))),
+    row('**Total**', costs.map((c) => `**${usd(c.total)}**`)),
+    row('of which the resource API', costs.map((c) => usd(c.resourceApi))),
+    row('of which the authorization server', costs.map((c) => usd(c.authServer))),
+    row('Per user and month', costs.map((c) => `$${(c.total / c.mau).toFixed(4)}`)),
+    row('Cognito Lite, same MAU (auth only)', cognito.map((c) => usd(c.lite))),
+    row('Cognito Essentials, same MAU (auth only)', cognito.map((c) => usd(c.essentials))),
+    row('Cognito Plus, same MAU (auth only)', cognito.map((c) => usd(c.plus))),
+    row('Resource API + Cognito Lite', costs.map((c, i) => usd(c.resourceApi + cognito[i]!.lite))),
+    row('Resource API + Cognito Essentials', costs.map((c, i) => usd(c.resourceApi + cognito[i]!.essentials))),
+    '',
+    'Limits in the order they bind (busiest hour):',
+    '',
+    '| Limit | Quota | Binds at | Then |',
+    '|---|---|---:|---|',
+    ...bindingLimits(measured).map((b) => `| ${b.limit} | ${b.quota} | ${users(b.bindsAtMau)} MAU | ${b.then} |`),
+  ];
+  return out.join('\n');
+}
+
+export const RESULTS_MD = 'bench/RESULTS.md';
+export const OPERATIONS_MD = 'docs/operations.md';
+export const BEGIN = '<!-- cost-model:begin (npm run cost -- --write) -->';
+export const END = '<!-- cost-model:end -->';
+
+/** `page` with the block between BEGIN and END replaced by `tables`. */
+export function withTables(page: string, tables: string): string {
+  const start = page.indexOf(BEGIN), end = page.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${OPERATIONS_MD}: no ${BEGIN} … ${END} block`);
+  return `${page.slice(0, start + BEGIN.length)}\n${tables}\n${page.slice(end)}`;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = process.argv.slice(2);
+  const json = args.indexOf('--results');
+  const measured = json >= 0
+    ? measuredFromJson(JSON.parse(readFileSync(resolve(args[json + 1]!), 'utf8')))
+    : parseResultsMarkdown(readFileSync(RESULTS_MD, 'utf8'));
+  const tables = renderTables(measured);
+  if (args.includes('--write')) {
+    writeFileSync(OPERATIONS_MD, withTables(readFileSync(OPERATIONS_MD, 'utf8'), tables));
+    console.log(`${OPERATIONS_MD} updated`);
+  } else {
+    console.log(tables);
+  }
+}
