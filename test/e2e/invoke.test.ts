@@ -100,7 +100,10 @@ describe('npm run invoke', () => {
     'get-account': (r) => expect(html(r)).toContain(alice().email),
     'post-revoke-app': (r) => expect(r.headers.location).toBe('/account'),
     'get-outbox': (r) => expect(html(r)).toContain('Reset your password'),
-    'get-developer': (r) => expect(html(r)).toContain(facts.demoClient.clientId),
+    'get-developer': (r) => {
+      expect(html(r)).toContain(facts.demoClient.clientId);
+      expect(html(r)).toContain(`<a href="${facts.apiUrl}/docs">API reference</a>`);
+    },
     'post-register-app': (r) => {
       expect(r.headers.location).toMatch(/^\/developer\/apps\/[0-9a-f-]{36}\/secret$/);
       expect(html(r)).not.toContain('client-secret');
