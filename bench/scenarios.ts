@@ -17,6 +17,7 @@ import { createUserRepo } from '#shared/data/user-repo';
 import {
   clientKey, codeKey, deviceKey, devicesOfUserKey, familiesOfClientIndexKey, familyKey, refreshTokenKey, sessionKey, userKey,
 } from '#shared/data/keys';
+import { rendererScript } from '#shared/docs/api-reference';
 import { REUSE_DETECTION_SECONDS, REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
@@ -619,6 +620,17 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     {
       name: 'get-openapi', fn: 'get-openapi', expectStatus: 200, floor: [], minReason: 'static document',
       events: async (n) => repeat(n, () => makeEvent({ routeKey: 'GET /openapi.json', path: '/openapi.json' })),
+    },
+    {
+      name: 'get-api-reference', fn: 'get-api-reference', expectStatus: 200, floor: [], minReason: 'static page (hashes the renderer file at load)',
+      events: async (n) => repeat(n, () => makeEvent({ routeKey: 'GET /docs', path: '/docs' })),
+    },
+    {
+      // Its package also holds the renderer file (1.1 MB, read at load), which the bundle figure does not count.
+      name: 'get-api-reference-script', fn: 'get-api-reference-script', expectStatus: 200, floor: [], minReason: 'static file',
+      events: async (n) => repeat(n, () => makeEvent({
+        routeKey: 'GET /docs/reference.js', path: '/docs/reference.js', query: { v: rendererScript().version },
+      })),
     },
     {
       name: 'get-discovery', fn: 'get-discovery', expectStatus: 200, floor: [], minReason: 'static document',

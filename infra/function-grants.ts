@@ -43,6 +43,8 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-device': { table: [devices.getOwnedDevice] },
   'update-device': { table: [devices.updateOwnedDevice] },
   'get-openapi': {},
+  'get-api-reference': {},
+  'get-api-reference-script': {},
   'get-discovery': {},
   'get-authorize': { table: [...pageReads, ...issueCode] },
   'post-authorize': { table: [...pageReads, ...issueCode] },

@@ -8,6 +8,7 @@ import { createDocumentClient } from '#shared/data/dynamodb';
 import { clientKey, linkKey, secretRevealKey } from '#shared/data/keys';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
+import { rendererScript } from '#shared/docs/api-reference';
 import type { Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import { ROUTES, type FunctionName, type HttpMethod } from '#shared/routes';
@@ -56,6 +57,10 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   'get-device': (kit) => kit.api('get-device', 'GET /devices/{device_id}: the demo user’s first device'),
   'update-device': (kit) => kit.api('update-device', 'PUT /devices/{device_id} {"active": true}: away mode on for the demo user’s first device', { active: true }),
   'get-openapi': (kit) => kit.page('get-openapi', 'GET /openapi.json'),
+  'get-api-reference': (kit) => kit.page('get-api-reference', 'GET /docs: the API reference page'),
+  'get-api-reference-script': (kit) => kit.page('get-api-reference-script', 'GET /docs/reference.js?v=…: the renderer script, as the page asks for it', {
+    query: { v: rendererScript().version },
+  }),
   'get-discovery': (kit) => kit.page('get-discovery', 'GET /.well-known/openid-configuration'),
   'get-jwks': (kit) => kit.page('get-jwks', 'GET /.well-known/jwks.json'),
   'get-authorize': async (kit) => kit.page('get-authorize', 'GET /oauth/authorize for the demo application, signed in: the consent page', {

@@ -105,6 +105,7 @@ writeFileSync(join(stateDir, 'service.json'), `${JSON.stringify(facts, null, 2)}
 console.log(`
 Device and User Service is running (data ${facts.persistence}).
   Resource API          ${service.apiUrl}   (also under ${service.apiUrl}/api)
+  API reference         ${service.apiUrl}/docs
   Authorization server  ${service.authUrl}   (discovery: ${service.authUrl}/.well-known/openid-configuration)
   DynamoDB Local        ${service.dynamodbEndpoint}, table ${service.tableName}
   Example app           ${exampleApp.url} — sign in as ${facts.users[0]!.email} / ${facts.users[0]!.password}

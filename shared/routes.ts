@@ -1,3 +1,4 @@
+import { RENDERER_FILE } from '#shared/docs/api-reference';
 import type { Scope } from '#shared/domain/scopes';
 
 // The one route table. The CDK stack, the local gateway and the 405 fallback are all derived
@@ -11,6 +12,11 @@ export interface FunctionDef {
   entry: string;
   /** Runs only in the local service, never deployed (developer tools such as the outbox). */
   localOnly?: boolean;
+  /**
+   * Files of node_modules the handler reads at run time (not bundled code), copied into its
+   * Lambda package at the same path, so that it resolves them as it does locally.
+   */
+  assets?: readonly string[];
 }
 
 /** One Lambda function each. */
@@ -20,6 +26,8 @@ export const FUNCTIONS = {
   'get-device': { entry: 'functions/devices/get-device.ts' },
   'update-device': { entry: 'functions/devices/update-device.ts' },
   'get-openapi': { entry: 'functions/docs/get-openapi.ts' },
+  'get-api-reference': { entry: 'functions/docs/get-api-reference.ts', assets: [RENDERER_FILE] },
+  'get-api-reference-script': { entry: 'functions/docs/get-api-reference-script.ts', assets: [RENDERER_FILE] },
   'get-discovery': { entry: 'functions/auth/get-discovery.ts' },
   'get-authorize': { entry: 'functions/auth/get-authorize.ts' },
   'post-authorize': { entry: 'functions/auth/post-authorize.ts' },
@@ -80,6 +88,8 @@ export const ROUTES: readonly Route[] = [
   ...resource('GET', '/devices/{device_id}', 'get-device', 'read_device'),
   ...resource('PUT', '/devices/{device_id}', 'update-device', 'write_device'),
   { api: 'resource', method: 'GET', path: '/openapi.json', fn: 'get-openapi', throttle: 'metadata' },
+  { api: 'resource', method: 'GET', path: '/docs', fn: 'get-api-reference', throttle: 'metadata' },
+  { api: 'resource', method: 'GET', path: '/docs/reference.js', fn: 'get-api-reference-script', throttle: 'metadata' },
   auth('GET', '/.well-known/openid-configuration', 'get-discovery', 'metadata'),
   auth('GET', '/.well-known/oauth-authorization-server', 'get-discovery', 'metadata'),
   auth('GET', '/.well-known/jwks.json', 'get-jwks', 'metadata'),

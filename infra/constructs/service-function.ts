@@ -1,9 +1,9 @@
-import { resolve } from 'node:path';
+import { posix, resolve } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BUNDLING } from '#infra/bundling';
@@ -15,9 +15,26 @@ export interface ServiceFunctionProps {
   entry: string;
   environment: Record<string, string>;
   memorySize?: number;
+  /** Files of node_modules the handler reads at run time, copied into its package (FunctionDef.assets). */
+  assets?: readonly string[];
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');
+
+/**
+ * After esbuild, copies each asset from the project's node_modules into the package at the same
+ * path (node_modules/<package>/<file>), where the handler's `require.resolve` finds it in Lambda.
+ */
+function copyAssets(assets: readonly string[]): ICommandHooks {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => assets.map((asset) => {
+      const target = `${outputDir}/node_modules/${asset}`;
+      return `mkdir -p "${posix.dirname(target)}" && cp "${inputDir}/node_modules/${asset}" "${target}"`;
+    }),
+  };
+}
 
 /**
  * A function with every default of the service: Node 24 on arm64, ESM bundle, its own log group,
@@ -42,7 +59,7 @@ export class ServiceFunction extends NodejsFunction {
       memorySize: props.memorySize ?? 512,
       timeout: Duration.seconds(10),
       environment: props.environment,
-      bundling: BUNDLING,
+      bundling: props.assets?.length ? { ...BUNDLING, commandHooks: copyAssets(props.assets) } : BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
     });

@@ -48,7 +48,7 @@ export class ServiceFunctions extends Construct {
     const { props } = this;
     const def: FunctionDef = FUNCTIONS[fn];
     const needs = FUNCTION_NEEDS[fn];
-    fnc = new ServiceFunction(this, id, { entry: def.entry, environment: this.environment });
+    fnc = new ServiceFunction(this, id, { entry: def.entry, environment: this.environment, assets: def.assets });
     const table = tableGrantOf(fn);
     if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);
     if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);

@@ -1,3 +1,4 @@
+import { ENV, requireEnv } from '#shared/config';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import type { Consent } from '#shared/domain/grant';
@@ -139,7 +140,9 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
 }
 
 export function developerPage(viewer: Viewer, apps: Client[], values: Record<string, string> = {}, errors: Record<string, string> = {}, status?: number): HttpResult {
+  const api = requireEnv(ENV.audience);
   return render(viewer, 'Developer console', html`<div class="card"><h1>Developer console</h1>
+    <p>Applications call the API at <code>${api}</code>: its operations, scopes and errors are in the <a href="${api}/docs">API reference</a>.</p>
     <h2>Your applications</h2>
     ${apps.length === 0 ? html`<p class="muted">You have not registered an application yet.</p>` : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Client ID</th></tr></thead><tbody>
       ${apps.map((app) => html`<tr><td><a href="/developer/apps/${encodeURIComponent(app.clientId)}">${app.name}</a></td><td><code>${app.clientId}</code></td></tr>`)}</tbody></table>`}

@@ -22,6 +22,8 @@ const EXPECTED: Record<FunctionName, number> = {
   'get-device': 200,
   'update-device': 204,
   'get-openapi': 200,
+  'get-api-reference': 200,
+  'get-api-reference-script': 200,
   'get-discovery': 200,
   'get-authorize': 200, // the consent page: the demo user has not authorized the demo application
   'post-authorize': 303,
@@ -86,6 +88,8 @@ describe('npm run invoke', () => {
     },
     'post-logout': (r) => expect(r.headers.location).toBe('/login'),
     'get-home': (r) => expect(r.headers.location).toBe('/account'),
+    'get-api-reference': (r) => expect(html(r)).toContain('<redoc spec-url="openapi.json"'),
+    'get-api-reference-script': (r) => expect(r.headers['cache-control']).toContain('immutable'),
     'post-signup': async () => expect(await mailTo('sample.signup@example.com')).toHaveLength(1),
     'get-confirm-email': (r) => expect(html(r)).toContain('action="/confirm-email"'),
     'post-confirm-email': (r) => expect(r.headers.location).toBe('/confirm-email?done=confirmed'),
@@ -96,7 +100,10 @@ describe('npm run invoke', () => {
     'get-account': (r) => expect(html(r)).toContain(alice().email),
     'post-revoke-app': (r) => expect(r.headers.location).toBe('/account'),
     'get-outbox': (r) => expect(html(r)).toContain('Reset your password'),
-    'get-developer': (r) => expect(html(r)).toContain(facts.demoClient.clientId),
+    'get-developer': (r) => {
+      expect(html(r)).toContain(facts.demoClient.clientId);
+      expect(html(r)).toContain(`<a href="${facts.apiUrl}/docs">API reference</a>`);
+    },
     'post-register-app': (r) => {
       expect(r.headers.location).toMatch(/^\/developer\/apps\/[0-9a-f-]{36}\/secret$/);
       expect(html(r)).not.toContain('client-secret');
