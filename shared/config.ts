@@ -21,7 +21,8 @@ export type EnvName =
   | (typeof ENV)[keyof typeof ENV]
   | (typeof MAIL_ENV)[keyof typeof MAIL_ENV]
   | (typeof AWS_ENV)[keyof typeof AWS_ENV]
-  | (typeof LOG_ENV)[keyof typeof LOG_ENV];
+  | (typeof LOG_ENV)[keyof typeof LOG_ENV]
+  | (typeof METRICS_ENV)[keyof typeof METRICS_ENV];
 
 /** Reads a required variable, failing fast with its name. */
 export function requireEnv(name: EnvName): string {
@@ -42,6 +43,8 @@ export function optionalEnv(name: EnvName): string | undefined {
 export const MAIL_ENV = {
   /** Verified SES sender address (AWS). */
   sender: 'MAIL_FROM',
+  /** SES configuration set every message is sent with (AWS): its event destination counts bounces and complaints. */
+  configurationSet: 'MAIL_CONFIGURATION_SET',
   /** Folder of the local outbox; when set, mail is written there instead of sent through SES. */
   outboxDir: 'OUTBOX_DIR',
 } as const;
@@ -64,4 +67,10 @@ export const LOG_ENV = {
   sampleRate: 'POWERTOOLS_LOGGER_SAMPLE_RATE',
   /** The X-Ray trace header of the current invocation: Lambda sets it anew for every request. */
   traceHeader: '_X_AMZN_TRACE_ID',
+} as const;
+
+/** The business metrics' settings (shared/metrics.ts), named as Powertools' metrics utility names them. */
+export const METRICS_ENV = {
+  /** CloudWatch namespace of the Embedded Metric Format lines; the stack sets one per stack. */
+  namespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -15,6 +15,8 @@ export interface ServiceFunctionProps {
   entry: string;
   environment: Record<string, string>;
   memorySize?: number;
+  /** AWS X-Ray active tracing (off unless asked: each trace is billed). */
+  tracing?: boolean;
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -45,7 +47,14 @@ export class ServiceFunction extends NodejsFunction {
       bundling: BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
+      ...(props.tracing ? { tracing: Tracing.ACTIVE } : {}),
     });
+    if (props.tracing) {
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray has no resource-level permissions: xray:PutTraceSegments and xray:PutTelemetryRecords need Resource "*" (Lambda active tracing).',
+      });
+    }
   }
 
   /** Grants exactly these DynamoDB actions on the table, and Query on GSI1 when asked. */
