@@ -7,29 +7,29 @@ import { DataTable } from '#infra/constructs/data-table';
 import { RouteTableApi } from '#infra/constructs/route-table-api';
 import { ServiceFunctions } from '#infra/constructs/service-functions';
 import { SigningKey } from '#infra/constructs/signing-key';
+import { AccountMail } from '#infra/constructs/account-mail';
+import { Monitoring } from '#infra/constructs/monitoring';
+import {
+  ALARM_EMAIL_CONTEXT, alarmEmail, EMAIL_ADDRESS, StackConfigurationError, TRACING_CONTEXT, tracingEnabled,
+} from '#infra/context-values';
 
 /** The CDK context value naming the sender of account e-mail: `cdk deploy -c mailFrom=<address>`. */
 export const MAIL_FROM_CONTEXT = 'mailFrom';
 
-// A plain address (no display name): the stack grants ses:SendEmail on it and on its domain.
-const ADDRESS = /^(?!\.)(?!.*\.\.)[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}(?<!\.)@(?=.{4,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
-
-/** A missing or malformed deployment setting: the app prints its message alone and stops. */
-export class StackConfigurationError extends Error {
-  override name = 'StackConfigurationError';
-}
+export { StackConfigurationError };
 
 /**
  * The sender of account e-mail, from the context value `mailFrom`. There is no default: a deployed
  * stack must not send as a placeholder, so a missing or malformed value stops synthesis.
  */
 export function mailSender(value: unknown): string {
+  // A plain address (no display name): the stack grants ses:SendEmail on it and on its domain.
   const example = `npx cdk deploy -c ${MAIL_FROM_CONTEXT}=no-reply@your-domain.example`;
   if (value === undefined || value === null || value === '') {
     throw new StackConfigurationError(`The CDK context value '${MAIL_FROM_CONTEXT}' is required: the sender of account e-mail, an address verified `
       + `in Amazon SES or an address at a domain verified there. Pass it on the command line: ${example}`);
   }
-  if (typeof value !== 'string' || !ADDRESS.test(value)) {
+  if (typeof value !== 'string' || !EMAIL_ADDRESS.test(value)) {
     throw new StackConfigurationError(`The CDK context value '${MAIL_FROM_CONTEXT}' must be a plain e-mail address (name@domain, no display name), `
       + `verified in Amazon SES or at a domain verified there; got ${JSON.stringify(value)}. For example: ${example}`);
   }
@@ -44,8 +44,12 @@ export class DeviceUserServiceStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     const mailFrom = mailSender(this.node.tryGetContext(MAIL_FROM_CONTEXT));
+    const alarmSubscriber = alarmEmail(this.node.tryGetContext(ALARM_EMAIL_CONTEXT));
+    const tracing = tracingEnabled(this.node.tryGetContext(TRACING_CONTEXT));
     const { table } = new DataTable(this, 'Data');
     const signingKey = new SigningKey(this, 'TokenSigning');
+    const mail = new AccountMail(this, 'AccountMail');
+    const metricsNamespace = `DeviceUserService/${this.stackName}`;
 
     // The APIs, their functions and stages share the scope 'Apis', the functions as its default child
     // (an id CDK leaves out of logical ids): every logical id stays what it was when one construct
@@ -62,7 +66,7 @@ export class DeviceUserServiceStack extends Stack {
       openRoutesReason: 'Every resource route has the JWT authorizer; only the OpenAPI document and the 405/404 fallbacks, which read no data, are open.',
     });
     const functions = new ServiceFunctions(apis, 'Default', {
-      table, signingKey, mailFrom, issuer: authApi.apiEndpoint, audience: resourceApi.apiEndpoint,
+      table, signingKey, mailFrom, mail, metricsNamespace, tracing, issuer: authApi.apiEndpoint, audience: resourceApi.apiEndpoint,
     });
     const accessToken = new HttpJwtAuthorizer('AccessToken', authApi.apiEndpoint, {
       jwtAudience: [resourceApi.apiEndpoint],
@@ -72,10 +76,15 @@ export class DeviceUserServiceStack extends Stack {
       httpApi.addRouteTable(functions, accessToken);
       new ApiStage(apis, `${pascal(httpApi.api)}Stage`, { httpApi });
     }
+    const monitoring = new Monitoring(this, 'Monitoring', {
+      apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: resourceApi.apiEndpoint, description: 'Resource API base URL ({base_url})' });
     new CfnOutput(this, 'AuthUrl', { value: authApi.apiEndpoint, description: 'Authorization server base URL ({auth_url})' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (for the operator CLI)' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.topic.topicArn, description: 'SNS topic every alarm notifies (subscribe to it)' });
+    new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard of the service' });
     new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'KMS key that signs access tokens' });
   }
 }

@@ -6,13 +6,23 @@ import { createOutboxMailer } from '#shared/email/outbox-mailer';
 // KMS and SES have no local engine. These stand-ins speak their wire protocols on loopback, so the
 // service's real SDK clients (with their middleware, timeouts and retries) run unchanged against them:
 // KMS's JSON 1.1 protocol for Sign and GetPublicKey, with real RSA signatures from a key file, and
-// SES's query protocol for SendEmail, delivering into the local outbox folder.
+// SES's query protocol for SendEmail, delivering into the local outbox folder and recording each
+// request's sender and configuration set (SES refuses a configuration set it does not have).
 
 export interface AwsStandInsOptions {
   /** PEM file of the RSA private key that "KMS" signs with (the local signing key). */
   signingKeyFile: string;
   /** The outbox folder SendEmail delivers to. */
   outboxDir: string;
+  /** The SES configuration sets that exist; SendEmail naming another fails with ConfigurationSetDoesNotExist. */
+  configurationSets?: readonly string[];
+}
+
+/** What one accepted SendEmail asked for, beside the message the outbox holds. */
+export interface SentEmail {
+  source: string;
+  to: string;
+  configurationSet?: string;
 }
 
 export interface AwsStandIns {
@@ -21,6 +31,8 @@ export interface AwsStandIns {
   keyArn: string;
   /** Makes the next `count` requests of this KMS or SES operation fail with `errorName` (e.g. ThrottlingException). */
   failNext(operation: 'Sign' | 'GetPublicKey' | 'SendEmail', errorName: string, count?: number): void;
+  /** Every SendEmail accepted so far, oldest first. */
+  sentEmails(): SentEmail[];
   stop(): Promise<void>;
 }
 
@@ -29,6 +41,7 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
   const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${randomUUID()}`;
   const outbox = createOutboxMailer(options.outboxDir);
   const failures = new Map<string, { errorName: string; count: number }>();
+  const sent: SentEmail[] = [];
 
   const failure = (operation: string) => {
     const planned = failures.get(operation);
@@ -72,8 +85,14 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
     if (action !== 'SendEmail') {
       return reply(400, `<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>${escapeXml(action)} is not emulated</Message></Error></ErrorResponse>`);
     }
+    const configurationSet = form.get('ConfigurationSetName') ?? undefined;
+    if (configurationSet !== undefined && !(options.configurationSets ?? []).includes(configurationSet)) {
+      return reply(400, `<ErrorResponse><Error><Type>Sender</Type><Code>ConfigurationSetDoesNotExist</Code><Message>Configuration set &lt;${escapeXml(configurationSet)}&gt; does not exist.</Message></Error></ErrorResponse>`);
+    }
+    const to = form.get('Destination.ToAddresses.member.1') ?? '';
+    sent.push({ source: form.get('Source') ?? '', to, ...(configurationSet === undefined ? {} : { configurationSet }) });
     await outbox.send({
-      to: form.get('Destination.ToAddresses.member.1') ?? '',
+      to,
       subject: form.get('Message.Subject.Data') ?? '',
       text: form.get('Message.Body.Text.Data') ?? '',
     });
@@ -101,6 +120,7 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
     failNext(operation, errorName, count = 1) {
       failures.set(operation, { errorName, count });
     },
+    sentEmails: () => sent.map((email) => ({ ...email })),
     stop: () => new Promise((resolveClose) => {
       server.close(() => resolveClose());
       server.closeAllConnections();

@@ -89,12 +89,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     useServiceEnvironment(service);
     if (options.awsStandIns) {
       createLocalSigner(signingKeyFile);
-      service.aws = await startAwsStandIns({ signingKeyFile, outboxDir });
+      service.aws = await startAwsStandIns({ signingKeyFile, outboxDir, configurationSets: [LOCAL_CONFIGURATION_SET] });
       stops.push(service.aws.stop);
       // The SDK reads service-specific endpoints from AWS_ENDPOINT_URL_<SERVICE>.
       Object.assign(process.env, {
         [ENV.signingKeyId]: service.aws.keyArn,
         [MAIL_ENV.sender]: 'no-reply@localhost',
+        [MAIL_ENV.configurationSet]: LOCAL_CONFIGURATION_SET,
         AWS_ENDPOINT_URL_KMS: service.aws.url,
         AWS_ENDPOINT_URL_SES: service.aws.url,
         [AWS_ENV.region]: 'us-east-1',
@@ -111,6 +112,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
 }
 
 export { DEMO_USERS };
+
+/** The SES configuration set the stand-in has, and the mail functions name with `awsStandIns`. */
+export const LOCAL_CONFIGURATION_SET = 'local-account-mail';
 
 /** Where the local service's handlers find their table, hosts, signing key and outbox. */
 export type ServiceEnvironment = Pick<LocalService, 'apiUrl' | 'authUrl' | 'tableName' | 'dynamodbEndpoint' | 'signingKeyFile' | 'outboxDir'>;

@@ -22,7 +22,8 @@ export type EnvName =
   | (typeof MAIL_ENV)[keyof typeof MAIL_ENV]
   | (typeof AWS_ENV)[keyof typeof AWS_ENV]
   | (typeof LOG_ENV)[keyof typeof LOG_ENV]
-  | (typeof LOCAL_ENV)[keyof typeof LOCAL_ENV];
+  | (typeof LOCAL_ENV)[keyof typeof LOCAL_ENV]
+  | (typeof METRICS_ENV)[keyof typeof METRICS_ENV];
 
 /** A setting with a value that cannot work; its message is one line naming the variable. */
 export class ConfigError extends Error {
@@ -61,6 +62,8 @@ export function portEnv(name: EnvName, fallback: number): number {
 export const MAIL_ENV = {
   /** Verified SES sender address (AWS). */
   sender: 'MAIL_FROM',
+  /** SES configuration set every message is sent with (AWS): its event destination counts bounces and complaints. */
+  configurationSet: 'MAIL_CONFIGURATION_SET',
   /** Folder of the local outbox; when set, mail is written there instead of sent through SES. */
   outboxDir: 'OUTBOX_DIR',
 } as const;
@@ -95,4 +98,10 @@ export const LOCAL_ENV = {
   dataDir: 'DATA_DIR',
   /** Folder of the local service's state (signing key, outbox, service.json); default `.local`. */
   stateDir: 'STATE_DIR',
+} as const;
+
+/** The business metrics' settings (shared/metrics.ts), named as Powertools' metrics utility names them. */
+export const METRICS_ENV = {
+  /** CloudWatch namespace of the Embedded Metric Format lines; the stack sets one per stack. */
+  namespace: 'POWERTOOLS_METRICS_NAMESPACE',
 } as const;

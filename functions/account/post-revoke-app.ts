@@ -5,6 +5,7 @@ import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
+import { countMetric, METRIC } from '#shared/metrics';
 
 /**
  * POST /account/apps/{client_id}/revoke — ends the application's refresh tokens for this user
@@ -19,5 +20,6 @@ export const handler = pageHandler(async (event) => {
   if (!isPlausibleClientId(clientId)) return redirect('/account', 303);
   const { families } = await grants.grantsOf(clientId, signedIn.user.id);
   await grants.revokeFamiliesThen(families, grants.deleteConsentItem(signedIn.user.id, clientId), 'No such application.');
+  countMetric(METRIC.grantsRevoked, families.length);
   return redirect('/account', 303);
 });

@@ -10,6 +10,7 @@ import { parseForm } from '#shared/http/form';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
+import { countMetric, METRIC } from '#shared/metrics';
 
 // Verified against when the account does not exist, so both cases take the same time: the hash of a
 // random password nobody knows, with the same parameters as real hashes (precomputed: no scrypt at load).
@@ -36,6 +37,7 @@ export const handler = pageHandler(async (event) => {
   const [failures, userId] = await batch.read([throttle.failuresRead(account, address, now), users.userIdOfEmailRead(account)] as const);
   const seconds = retryAfterSeconds(failures, now);
   if (seconds > 0) {
+    countMetric(METRIC.loginThrottled);
     const result = again(`Too many failed attempts. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, 429);
     result.headers['retry-after'] = String(seconds);
     return result;
@@ -44,6 +46,7 @@ export const handler = pageHandler(async (event) => {
   const valid = await verifyPassword(form.password ?? '', record?.passwordHash ?? DECOY_HASH);
   if (!record || !valid) {
     await throttle.recordFailure(account, address, now);
+    countMetric(METRIC.loginFailures);
     return again('Incorrect e-mail address or password.', 401);
   }
   if (failures.some((r) => r.kind === 'account')) await throttle.clearAccount(account);

@@ -6,6 +6,7 @@ import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
+import { countMetric, METRIC } from '#shared/metrics';
 
 /**
  * POST /developer/apps/{client_id}/delete — deletes the application and everything its users
@@ -27,5 +28,6 @@ export const handler = pageHandler(async (event) => {
   await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.', {
     deleting: consentUserIds.map((userId) => grants.deleteConsentItem(userId, app.clientId)),
   });
+  countMetric(METRIC.grantsRevoked, families.length);
   return redirect('/developer', 303);
 });

@@ -1,8 +1,8 @@
 import { posix, resolve } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -17,6 +17,8 @@ export interface ServiceFunctionProps {
   memorySize?: number;
   /** Files of node_modules the handler reads at run time, copied into its package (FunctionDef.assets). */
   assets?: readonly string[];
+  /** AWS X-Ray active tracing (off unless asked: each trace is billed). */
+  tracing?: boolean;
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -62,7 +64,14 @@ export class ServiceFunction extends NodejsFunction {
       bundling: props.assets?.length ? { ...BUNDLING, commandHooks: copyAssets(props.assets) } : BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
+      ...(props.tracing ? { tracing: Tracing.ACTIVE } : {}),
     });
+    if (props.tracing) {
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray has no resource-level permissions: xray:PutTraceSegments and xray:PutTelemetryRecords need Resource "*" (Lambda active tracing).',
+      });
+    }
   }
 
   /** Grants exactly these DynamoDB actions on the table, and Query on GSI1 when asked. */

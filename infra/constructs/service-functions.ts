@@ -4,9 +4,10 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import { ServiceFunction } from '#infra/constructs/service-function';
+import type { AccountMail } from '#infra/constructs/account-mail';
 import type { SigningKey } from '#infra/constructs/signing-key';
 import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
-import { ENV, MAIL_ENV } from '#shared/config';
+import { ENV, MAIL_ENV, METRICS_ENV } from '#shared/config';
 import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#shared/routes';
 
 export interface ServiceFunctionsProps {
@@ -14,6 +15,12 @@ export interface ServiceFunctionsProps {
   signingKey: SigningKey;
   /** Verified SES sender of account e-mail (confirmation, password reset). */
   mailFrom: string;
+  /** The SES configuration set account e-mail is sent with. */
+  mail: AccountMail;
+  /** CloudWatch namespace of the business metrics (shared/metrics.ts). */
+  metricsNamespace: string;
+  /** AWS X-Ray active tracing on every function. */
+  tracing?: boolean;
   /** The auth API's URL: the access tokens' issuer. */
   issuer: string;
   /** The resource API's URL: the access tokens' audience. */
@@ -23,7 +30,8 @@ export interface ServiceFunctionsProps {
 /**
  * The service's Lambda functions: one per function of the route table and API that serves it,
  * each with the environment of `shared/config.ts` and a role granted exactly what its handler uses
- * (FUNCTION_NEEDS): its table actions, the signing key, and `ses:SendEmail` as the sender.
+ * (FUNCTION_NEEDS): its table actions, the signing key, and `ses:SendEmail` as the sender with the
+ * configuration set.
  */
 export class ServiceFunctions extends Construct {
   private readonly functions = new Map<string, ServiceFunction>();
@@ -37,6 +45,8 @@ export class ServiceFunctions extends Construct {
       [ENV.audience]: props.audience,
       [ENV.signingKeyId]: props.signingKey.key.keyId,
       [MAIL_ENV.sender]: props.mailFrom,
+      [MAIL_ENV.configurationSet]: props.mail.configurationSetName,
+      [METRICS_ENV.namespace]: props.metricsNamespace,
     };
   }
 
@@ -48,21 +58,30 @@ export class ServiceFunctions extends Construct {
     const { props } = this;
     const def: FunctionDef = FUNCTIONS[fn];
     const needs = FUNCTION_NEEDS[fn];
-    fnc = new ServiceFunction(this, id, { entry: def.entry, environment: this.environment, assets: def.assets });
+    fnc = new ServiceFunction(this, id, { entry: def.entry, environment: this.environment, assets: def.assets, tracing: props.tracing });
     const table = tableGrantOf(fn);
     if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);
     if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);
     if (needs.signingKey === 'verify') props.signingKey.grantVerify(fnc);
     if (needs.sendsMail) {
-      // The sender may be verified in SES as an address or as its domain.
+      // The sender may be verified in SES as an address or as its domain; SendEmail naming a
+      // configuration set is checked against that set too.
       const { region, account, partition } = Stack.of(this);
       const domain = props.mailFrom.split('@').pop();
       fnc.addToRolePolicy(new PolicyStatement({
         actions: ['ses:SendEmail'],
-        resources: [props.mailFrom, domain].map((identity) => `arn:${partition}:ses:${region}:${account}:identity/${identity}`),
+        resources: [
+          ...[props.mailFrom, domain].map((identity) => `arn:${partition}:ses:${region}:${account}:identity/${identity}`),
+          props.mail.configurationSetArn,
+        ],
       }));
     }
     this.functions.set(id, fnc);
     return fnc;
+  }
+
+  /** Every function created so far. */
+  all(): ServiceFunction[] {
+    return [...this.functions.values()];
   }
 }

@@ -5,6 +5,7 @@ import { mailerFromEnv } from '#shared/email/mailer-from-env';
 import { formatTimestamp } from '#shared/domain/time';
 import { normalizeEmail, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
+import { countMetric, METRIC } from '#shared/metrics';
 
 const mailer = mailerFromEnv();
 
@@ -39,6 +40,7 @@ export async function signUp(form: Record<string, string>, now = new Date()): Pr
     });
     return;
   }
+  countMetric(METRIC.signUps);
   await mailConfirmation(user, link.token);
 }
 

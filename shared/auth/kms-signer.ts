@@ -2,6 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
 import { SigningUnavailableError, toPublicJwk, type PublicJwk, type TokenSigner } from '#shared/auth/signer';
+import { countMetric, METRIC } from '#shared/metrics';
 
 /** The part of the KMS client the signer uses, so tests can pass a stand-in that signs for real. */
 export type KmsSend = Pick<KMSClient, 'send'>;
@@ -48,7 +49,9 @@ export function createKmsSigner(kms: KmsSend, keyId: string): TokenSigner {
     },
   };
 
+  /** Every failure counts in KmsErrors (KMS publishes no error metric of a key): the KMS alarm watches it. */
   function classify(error: unknown, action: string): Error {
+    countMetric(METRIC.kmsErrors);
     if (isTransientKmsError(error)) return new SigningUnavailableError(error);
     return new Error(`${action} failed for key ${kid}`, { cause: error });
   }

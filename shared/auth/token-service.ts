@@ -8,6 +8,7 @@ import { parseScopeString } from '#shared/domain/scopes';
 import type { RefreshToken } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
+import { countMetric, METRIC } from '#shared/metrics';
 
 /** How long a retry of an already rotated refresh token still gets the same successor back. */
 export const REFRESH_GRACE_SECONDS = 30;
@@ -54,6 +55,7 @@ export function createTokenService(deps: TokenServiceDeps) {
   }
 
   function respond(accessToken: string, scopes: string[], refreshToken: string): TokenResponse {
+    countMetric(METRIC.tokensIssued);
     return {
       access_token: accessToken,
       token_type: 'Bearer',
@@ -78,7 +80,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!code || code.clientId !== credentials.clientId) throw invalid();
       if (code.usedAt) {
         // RFC 6749 §4.1.2: a replayed code revokes what it produced (during the code's 10 minutes).
-        if (code.familyId) await deps.grants.revokeFamily(code.familyId, code.refreshTokenHash, now());
+        if (code.familyId) await revokeFamily(deps.grants, code.familyId, code.refreshTokenHash, now());
         throw invalid();
       }
       if (form.redirectUri !== code.redirectUri) {
@@ -104,7 +106,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         if (error instanceof GrantWriteError) {
           // Another exchange of the same code won: this one is a replay.
           const { code: winner } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
-          if (winner?.familyId) await deps.grants.revokeFamily(winner.familyId, winner.refreshTokenHash, now());
+          if (winner?.familyId) await revokeFamily(deps.grants, winner.familyId, winner.refreshTokenHash, now());
           throw invalid();
         }
         throw error;
@@ -138,7 +140,8 @@ export function createTokenService(deps: TokenServiceDeps) {
           const successor = await graceSuccessor(token, form.refreshToken);
           if (!successor) {
             // Reuse. The successor is the family's current token unless it was rotated too.
-            await deps.grants.revokeFamily(token.familyId, token.successorHash, now());
+            countMetric(METRIC.refreshTokenReuse);
+            await revokeFamily(deps.grants, token.familyId, token.successorHash, now());
             throw invalid();
           }
           return respond(await signOnce(), scopes, successor);
@@ -187,7 +190,13 @@ export async function revokeToken(grants: GrantRepo, credentials: ClientCredenti
   authenticateClient(client, credentials, now);
   if (!refresh || refresh.clientId !== credentials.clientId) return;
   if (refresh.expiresAt !== undefined && refresh.expiresAt <= epochSeconds(now)) return;
-  await grants.revokeFamily(refresh.familyId, refresh.status === 'active' ? refresh.tokenHash : refresh.successorHash, now);
+  await revokeFamily(grants, refresh.familyId, refresh.status === 'active' ? refresh.tokenHash : refresh.successorHash, now);
+}
+
+/** Revokes a family, counted in the GrantsRevoked metric. */
+async function revokeFamily(grants: Pick<GrantRepo, 'revokeFamily'>, familyId: string, currentHint: string | undefined, now: Date) {
+  await grants.revokeFamily(familyId, currentHint, now);
+  countMetric(METRIC.grantsRevoked);
 }
 
 function narrowScopes(granted: string[], requested: string | undefined): string[] {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
+import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
+import { LOCAL_CONFIGURATION_SET, type LocalService } from '#local/service';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { DEMO_CLIENT } from '#local/seed';
@@ -80,5 +81,23 @@ describe('the service on KMS and SES (stand-ins)', () => {
 
     const subjects = (await readOutbox(service.outboxDir)).filter((m) => m.to === email).map((m) => m.subject);
     expect(subjects).toHaveLength(3);
+    // Each with the configuration set that counts bounces and complaints and suppresses their addresses.
+    expect(service.aws!.sentEmails().filter((m) => m.to === email)).toEqual(Array(3).fill({
+      source: 'no-reply@localhost', to: email, configurationSet: LOCAL_CONFIGURATION_SET,
+    }));
+  });
+
+  it('refuses, as SES does, a SendEmail naming a configuration set it does not have', async () => {
+    const ses = new SESClient({ endpoint: service.aws!.url, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const send = (ConfigurationSetName?: string) => ses.send(new SendEmailCommand({
+      Source: 'no-reply@localhost', Destination: { ToAddresses: ['nobody@example.com'] },
+      Message: { Subject: { Data: 'x' }, Body: { Text: { Data: 'y' } } }, ...(ConfigurationSetName ? { ConfigurationSetName } : {}),
+    }));
+    try {
+      await expect(send('no-such-set')).rejects.toMatchObject({ name: 'ConfigurationSetDoesNotExistException' });
+      await expect(send(LOCAL_CONFIGURATION_SET)).resolves.toMatchObject({ MessageId: expect.any(String) });
+    } finally {
+      ses.destroy();
+    }
   });
 });

@@ -49,7 +49,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
   });
   let invoked: Set<string>;
 
-  /** The deployed ARN a recorded call names: locally every test file has a table of its own, the stand-ins their own key and sender. */
+  /** The deployed ARN a recorded call names: locally every test file has a table of its own, the stand-ins their own key, sender and configuration set. */
   function arnOf(call: AwsCall): string {
     switch (call.resource.type) {
       case 'table': return form.tableArn;
@@ -58,6 +58,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
         return `${form.tableArn}/index/${call.resource.index}`;
       case 'key': return form.signingKeyArn;
       case 'identity': return `arn:aws:ses:${form.tableArn.split(':')[3]}:${ACCOUNT}:identity/${form.mailFrom}`;
+      case 'configuration-set': return form.configurationSetArn;
     }
   }
 

@@ -8,19 +8,22 @@ import { setClientHook } from '#shared/aws/client-config';
  * action named after the operation on the table (or index) it names, and a transaction checks each
  * of its parts as the underlying PutItem, UpdateItem, DeleteItem, ConditionCheckItem or GetItem
  * ("Using IAM with DynamoDB transactions", DynamoDB Developer Guide); KMS checks the key; SES's
- * SendEmail checks the sending identity (the `Source` address).
+ * SendEmail checks the sending identity (the `Source` address) and, when the request names one, the
+ * configuration set too (Service Authorization Reference, "Actions, resources, and condition keys
+ * for Amazon SES": SendEmail's resource types are `identity`, required, and `configuration-set`).
  */
 export interface AwsCall {
   /** The function and the route through which it was invoked. */
   by: Invocation;
   /** IAM action, e.g. `dynamodb:BatchGetItem`. */
   action: string;
-  /** What the request names: a table, an index of a table, a KMS key, an SES identity. */
+  /** What the request names: a table, an index of a table, a KMS key, an SES identity or configuration set. */
   resource:
     | { type: 'table'; table: string }
     | { type: 'index'; table: string; index: string }
     | { type: 'key'; keyId: string }
-    | { type: 'identity'; identity: string };
+    | { type: 'identity'; identity: string }
+    | { type: 'configuration-set'; name: string };
   /** The SDK command that needed it, and the test that sent it (the scenario). */
   command: string;
   test: string;
@@ -61,7 +64,14 @@ export function authorizationsOf(clientName: string, commandName: string, input:
     }
   }
   if (clientName === 'KMSClient') return [{ action: `kms:${operation}`, resource: { type: 'key', keyId: String(input.KeyId) }, command: operation }];
-  if (clientName === 'SESClient') return [{ action: `ses:${operation}`, resource: { type: 'identity', identity: String(input.Source) }, command: operation }];
+  if (clientName === 'SESClient') {
+    return [
+      { action: `ses:${operation}`, resource: { type: 'identity', identity: String(input.Source) }, command: operation },
+      ...(input.ConfigurationSetName === undefined ? [] : [{
+        action: `ses:${operation}`, resource: { type: 'configuration-set' as const, name: String(input.ConfigurationSetName) }, command: operation,
+      }]),
+    ];
+  }
   throw new Error(`No IAM mapping for ${clientName} ${commandName}: add one before the service uses it`);
 }
 

@@ -43,6 +43,8 @@ export interface DeployedForm {
   signingKeyArn: string;
   keyPolicy: PolicyDocument;
   mailFrom: string;
+  /** The SES configuration set the mail functions send with. */
+  configurationSetArn: string;
 }
 
 export function readDeployedForm(template: Record<string, any>): DeployedForm {
@@ -85,6 +87,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
 
   const [tableId, table] = only('AWS::DynamoDB::GlobalTable');
   const [keyId, key] = only('AWS::KMS::Key');
+  const [configurationSetId] = only('AWS::SES::ConfigurationSet');
   return {
     functions: [...functions.values()],
     functionOfRoute,
@@ -93,6 +96,8 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     signingKeyArn: resolve({ 'Fn::GetAtt': [keyId, 'Arn'] }),
     keyPolicy: resolve(key.Properties.KeyPolicy),
     mailFrom: MAIL_FROM,
+    // Unnamed in the template, its name is CloudFormation's; a Ref to it resolves to the logical id here.
+    configurationSetArn: `arn:aws:ses:${REGION}:${ACCOUNT}:configuration-set/${ref(configurationSetId, resources)}`,
   };
 }
 

@@ -26,6 +26,16 @@ describe('SES mailer', () => {
       Message: { Subject: { Data: message.subject, Charset: 'UTF-8' }, Body: { Text: { Data: message.text, Charset: 'UTF-8' } } },
     });
   });
+
+  it('names the configuration set when it has one, so SES counts bounces and complaints and suppresses their addresses', async () => {
+    const sent: SendEmailCommand[] = [];
+    const ses = { send: async (command: SendEmailCommand) => { sent.push(command); return {}; } };
+
+    await createSesMailer(ses as never, 'no-reply@service.example', 'account-mail').send(message);
+
+    expect(sent[0]!.input.ConfigurationSetName).toBe('account-mail');
+    expect(sent[0]!.input.Source).toBe('no-reply@service.example');
+  });
 });
 
 describe('outbox mailer', () => {
