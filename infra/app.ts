@@ -1,12 +1,12 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
+import { createServiceStack, StackConfigurationError } from '#infra/stack';
 
-// `npx cdk synth` / `npx cdk deploy -c mailFrom=<SES-verified sender>`: one stack, checked by
-// cdk-nag's AwsSolutions pack.
+// `npx cdk synth` / `npx cdk deploy -c mailFrom=<SES-verified sender> [-c stage=<stage>] [-c domain=…]`:
+// one stack per stage (infra/settings.ts), checked by cdk-nag's AwsSolutions pack.
 const app = new App();
 try {
-  new DeviceUserServiceStack(app, 'DeviceUserService', {
+  createServiceStack(app, {
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
 } catch (error) {

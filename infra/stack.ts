@@ -1,8 +1,9 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, type App, type StackProps } from 'aws-cdk-lib';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { Construct } from 'constructs';
 import { ApiStage } from '#infra/constructs/api-stage';
 import { pascal } from '#infra/constructs/construct-ids';
+import { CustomDomains } from '#infra/constructs/custom-domains';
 import { DataTable } from '#infra/constructs/data-table';
 import { RouteTableApi } from '#infra/constructs/route-table-api';
 import { ServiceFunctions } from '#infra/constructs/service-functions';
@@ -10,13 +11,15 @@ import { SigningKey } from '#infra/constructs/signing-key';
 import { AccountMail } from '#infra/constructs/account-mail';
 import { Monitoring } from '#infra/constructs/monitoring';
 import {
-  ALARM_EMAIL_CONTEXT, alarmEmail, EMAIL_ADDRESS, StackConfigurationError, TRACING_CONTEXT, tracingEnabled,
-} from '#infra/context-values';
+  ALARM_EMAIL_CONTEXT, alarmEmail, customDomainSettings, EMAIL_ADDRESS, serviceStage, StackConfigurationError, STAGE_CONTEXT,
+  TRACING_CONTEXT, tracingEnabled,
+} from '#infra/settings';
+
+export { StackConfigurationError } from '#infra/settings';
 
 /** The CDK context value naming the sender of account e-mail: `cdk deploy -c mailFrom=<address>`. */
 export const MAIL_FROM_CONTEXT = 'mailFrom';
 
-export { StackConfigurationError };
 
 /**
  * The sender of account e-mail, from the context value `mailFrom`. There is no default: a deployed
@@ -37,17 +40,34 @@ export function mailSender(value: unknown): string {
 }
 
 /**
+ * The service's stack for the stage named by the context value `stage`: `DeviceUserService-<stage>`,
+ * or `DeviceUserService` (the stack deployed before stages existed) without one.
+ */
+export function createServiceStack(app: App, props?: StackProps): DeviceUserServiceStack {
+  return new DeviceUserServiceStack(app, serviceStage(app.node.tryGetContext(STAGE_CONTEXT)).stackName, props);
+}
+
+/**
  * The whole service: table, signing key, both HTTP APIs built from the route table (the resource
- * API behind a JWT authorizer that trusts the auth API as issuer), their functions and stages.
+ * API behind a JWT authorizer that trusts the auth API as issuer), their functions and stages, and
+ * optionally the APIs' custom domains (context values in `infra/settings.ts`). A stage that keeps
+ * its data (see `serviceStage`) retains the table and the key, and protects the table and the stack
+ * against deletion; a `dev…` stage can be destroyed whole.
  */
 export class DeviceUserServiceStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
-    super(scope, id, props);
+    const stage = serviceStage(scope.node.tryGetContext(STAGE_CONTEXT));
+    super(scope, id, {
+      terminationProtection: stage.keepsData,
+      ...(stage.name ? { tags: { Stage: stage.name } } : {}),
+      ...props,
+    });
     const mailFrom = mailSender(this.node.tryGetContext(MAIL_FROM_CONTEXT));
     const alarmSubscriber = alarmEmail(this.node.tryGetContext(ALARM_EMAIL_CONTEXT));
     const tracing = tracingEnabled(this.node.tryGetContext(TRACING_CONTEXT));
-    const { table } = new DataTable(this, 'Data');
-    const signingKey = new SigningKey(this, 'TokenSigning');
+    const domains = customDomainSettings((name) => this.node.tryGetContext(name), this.region);
+    const { table } = new DataTable(this, 'Data', { keep: stage.keepsData });
+    const signingKey = new SigningKey(this, 'TokenSigning', { keep: stage.keepsData });
     const mail = new AccountMail(this, 'AccountMail');
     const metricsNamespace = `DeviceUserService/${this.stackName}`;
 
@@ -55,33 +75,40 @@ export class DeviceUserServiceStack extends Stack {
     // (an id CDK leaves out of logical ids): every logical id stays what it was when one construct
     // built them all, so an update replaces no deployed API, route, function or log group.
     const apis = new Construct(this, 'Apis');
+    const apiName = (api: string) => (stage.name ? `${this.stackName}-${api}` : undefined);
     const authApi = new RouteTableApi(apis, 'AuthApi', {
       api: 'auth',
+      apiName: apiName('auth'),
       description: 'Device and User Service: authorization server',
       openRoutesReason: 'The authorization server is public by nature: its endpoints authenticate clients and users themselves.',
     });
     const resourceApi = new RouteTableApi(apis, 'ResourceApi', {
       api: 'resource',
+      apiName: apiName('resource'),
       description: 'Device and User Service: resource API',
       openRoutesReason: 'Every resource route has the JWT authorizer; only the OpenAPI document and the 405/404 fallbacks, which read no data, are open.',
     });
-    const functions = new ServiceFunctions(apis, 'Default', {
-      table, signingKey, mailFrom, mail, metricsNamespace, tracing, issuer: authApi.apiEndpoint, audience: resourceApi.apiEndpoint,
-    });
-    const accessToken = new HttpJwtAuthorizer('AccessToken', authApi.apiEndpoint, {
-      jwtAudience: [resourceApi.apiEndpoint],
+    // The issuer and the audience are the custom domains' URLs when there are any, else the
+    // execute-api URLs (which change if an API is ever recreated: see the README's deploy section).
+    const customDomains = domains && new CustomDomains(this, 'CustomDomains', domains);
+    const issuer = customDomains?.authUrl ?? authApi.apiEndpoint;
+    const audience = customDomains?.apiUrl ?? resourceApi.apiEndpoint;
+    const functions = new ServiceFunctions(apis, 'Default', { table, signingKey, mailFrom, mail, metricsNamespace, tracing, issuer, audience });
+    const accessToken = new HttpJwtAuthorizer('AccessToken', issuer, {
+      jwtAudience: [audience],
       identitySource: ['$request.header.Authorization'],
     });
     for (const httpApi of [resourceApi, authApi]) {
       httpApi.addRouteTable(functions, accessToken);
-      new ApiStage(apis, `${pascal(httpApi.api)}Stage`, { httpApi });
+      const apiStage = new ApiStage(apis, `${pascal(httpApi.api)}Stage`, { httpApi });
+      customDomains?.map(httpApi.api, httpApi, apiStage);
     }
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: resourceApi.apiEndpoint, description: 'Resource API base URL ({base_url})' });
-    new CfnOutput(this, 'AuthUrl', { value: authApi.apiEndpoint, description: 'Authorization server base URL ({auth_url})' });
+    new CfnOutput(this, 'ApiUrl', { value: audience, description: 'Resource API base URL ({base_url})' });
+    new CfnOutput(this, 'AuthUrl', { value: issuer, description: 'Authorization server base URL ({auth_url})' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (for the operator CLI)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.topic.topicArn, description: 'SNS topic every alarm notifies (subscribe to it)' });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard of the service' });

@@ -3,11 +3,16 @@ import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
-/** The service's one table: on-demand, TTL, point-in-time recovery, deletion protection, retained. */
+export interface DataTableProps {
+  /** Retained, with deletion protection (a stage that keeps its data); else destroyed with the stack. */
+  keep: boolean;
+}
+
+/** The service's one table: on-demand, TTL, point-in-time recovery; deletion protection and retained when kept. */
 export class DataTable extends Construct {
   readonly table: TableV2;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: DataTableProps) {
     super(scope, id);
     const { partitionKey, sortKey, gsi1, ttlAttribute } = TABLE_SCHEMA;
     this.table = new TableV2(this, 'Table', {
@@ -16,8 +21,8 @@ export class DataTable extends Construct {
       billing: Billing.onDemand(),
       timeToLiveAttribute: ttlAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      deletionProtection: props.keep,
+      removalPolicy: props.keep ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       globalSecondaryIndexes: [{
         indexName: gsi1.name,
         partitionKey: { name: gsi1.partitionKey, type: AttributeType.STRING },

@@ -13,6 +13,8 @@ import {
 export interface RouteTableApiProps {
   /** Which API of the route table this is. */
   api: ApiName;
+  /** The API's name in API Gateway; its construct id when not given. */
+  apiName?: string;
   description: string;
   /** Why its routes without an authorizer may be open (cdk-nag AwsSolutions-APIG4). */
   openRoutesReason: string;
@@ -31,6 +33,7 @@ export class RouteTableApi extends HttpApi {
   constructor(scope: Construct, id: string, props: RouteTableApiProps) {
     super(scope, id, {
       createDefaultStage: false,
+      ...(props.apiName ? { apiName: props.apiName } : {}),
       description: props.description,
       corsPreflight: corsPreflight(API_CORS[props.api]),
     });
