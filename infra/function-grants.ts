@@ -43,6 +43,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-device': { table: [devices.getOwnedDevice] },
   'update-device': { table: [devices.updateOwnedDevice] },
   'get-openapi': {},
+  'get-avatar': {},
   'get-discovery': {},
   'get-authorize': { table: [...pageReads, ...issueCode] },
   'post-authorize': { table: [...pageReads, ...issueCode] },

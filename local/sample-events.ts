@@ -56,6 +56,9 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   'get-device': (kit) => kit.api('get-device', 'GET /devices/{device_id}: the demo user’s first device'),
   'update-device': (kit) => kit.api('update-device', 'PUT /devices/{device_id} {"active": true}: away mode on for the demo user’s first device', { active: true }),
   'get-openapi': (kit) => kit.page('get-openapi', 'GET /openapi.json'),
+  'get-avatar': (kit) => kit.page('get-avatar', 'GET /avatars/{file}: the confirmed demo user’s avatar_url, a generated PNG', {
+    pathParameters: { file: `${kit.confirmed.id}.png` },
+  }),
   'get-discovery': (kit) => kit.page('get-discovery', 'GET /.well-known/openid-configuration'),
   'get-jwks': (kit) => kit.page('get-jwks', 'GET /.well-known/jwks.json'),
   'get-authorize': async (kit) => kit.page('get-authorize', 'GET /oauth/authorize for the demo application, signed in: the consent page', {
