@@ -3,25 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import axe from 'axe-core';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '#local/chromium';
 
-/** Debian's Chromium; no browser is ever downloaded. */
-export const CHROMIUM_PATH = '/usr/bin/chromium';
-
-/**
- * The flags of DESIGN.md: headless, no sandbox (containers), no GPU, no QUIC, and no network
- * beyond loopback (every other host name fails to resolve), so a test can only reach what it started.
- */
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-];
+export { CHROMIUM_ARGS, CHROMIUM_PATH };
 
 export interface TestBrowser {
   context: BrowserContext;
