@@ -454,7 +454,7 @@ function deviceRow(device: Device, csrf: string): Html {
   const want = !device.active;
   return html`<tr>
     <td>${device.name}<br><span class="muted">${device.place}</span></td>
-    <td><span class="${device.connected ? 'dot on' : 'dot'}"></span>${device.connected ? 'Connected' : 'Offline'}</td>
+    <td class="state"><span class="${device.connected ? 'dot on' : 'dot'}"></span>${device.connected ? 'Connected' : 'Offline'}</td>
     <td><form method="post" action="/devices/${device.id}/toggle" class="toggle">
       <input type="hidden" name="csrf" value="${csrf}">
       <input type="hidden" name="name" value="${device.name}">
@@ -486,7 +486,7 @@ table{width:100%;border-collapse:collapse}caption{text-align:left;color:#5b6477;
 th,td{text-align:left;padding:.5rem .35rem;border-bottom:1px solid #d5dbe5;vertical-align:top}
 form.toggle{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem .75rem;margin:0}form.toggle strong{min-width:2rem}
 form.toggle button{padding:.2rem .7rem;background:#fff;color:#166534}
-.dot{display:inline-block;width:.6rem;height:.6rem;margin-right:.4rem;border-radius:50%;background:#9aa3b2}.dot.on{background:#16a34a}
+td.state{white-space:nowrap}.dot{display:inline-block;width:.6rem;height:.6rem;margin-right:.4rem;border-radius:50%;background:#9aa3b2}.dot.on{background:#16a34a}
 .muted{color:#5b6477}.notice{margin:0 0 1rem;padding:.6rem .8rem;background:#ecfdf3;border:1px solid #a7d7b8;border-radius:.35rem}
 .error{padding:.6rem .8rem;color:#a4262c;background:#fdecee;border:1px solid #f1b7bc;border-radius:.35rem}
 @media (min-width:40rem){header{padding:.75rem 1.5rem}main{margin:2rem auto;padding:1.5rem;border:1px solid #d5dbe5;border-radius:.5rem}th,td{padding:.5rem}}`;
