@@ -45,6 +45,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-openapi': {},
   'get-api-reference': {},
   'get-api-reference-script': {},
+  'get-avatar': {},
   'get-discovery': {},
   'get-authorize': { table: [...pageReads, ...issueCode] },
   'post-authorize': { table: [...pageReads, ...issueCode] },

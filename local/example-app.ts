@@ -76,6 +76,8 @@ interface Device {
 interface User {
   firstname: string;
   lastname: string;
+  /** A path on the resource API (`/avatars/<id>.png`): resolved against its URL, like a link. */
+  avatar_url: string;
 }
 
 interface ServerMetadata {
@@ -105,6 +107,8 @@ class TokenEndpointError extends Error {
 /** Starts the example application on 127.0.0.1. */
 export async function startExampleApp(options: ExampleAppOptions): Promise<ExampleApp> {
   const sessions = new Map<string, Session>();
+  // Images: the user's avatar, from the resource API.
+  const securityHeaders = securityHeadersFor(new URL(options.apiUrl).origin);
   let redirectUri = options.redirectUri ?? '';
   let metadata: Promise<ServerMetadata> | undefined;
 
@@ -204,12 +208,13 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
     return {
       title: 'Your devices · Home Dashboard',
       session,
-      body: html`<h1>Hello ${user.firstname} ${user.lastname}</h1>
+      body: html`<div class="hello"><img class="avatar" src="${new URL(user.avatar_url, options.apiUrl).href}" alt="" width="48" height="48">
+          <h1>Hello ${user.firstname} ${user.lastname}</h1></div>
         ${devices.length === 0
           ? html`<p>You have no devices yet.</p>`
           : html`<table>
           <caption>Your devices. Away mode on means nobody is at home.</caption>
-          <thead><tr><th scope="col">Device</th><th scope="col">Place</th><th scope="col">Connection</th><th scope="col">Away mode</th></tr></thead>
+          <thead><tr><th scope="col">Device</th><th scope="col">Connection</th><th scope="col">Away mode</th></tr></thead>
           <tbody>${devices.map((device) => deviceRow(device, session.csrf))}</tbody>
         </table>`}`,
     };
@@ -353,11 +358,11 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
     const cookie = `${SESSION_COOKIE}=${session.id}; Path=/; HttpOnly; SameSite=Lax`;
     if (typeof result === 'string') {
       // 303: after a POST the browser follows with GET.
-      res.writeHead(method === 'POST' ? 303 : 302, { location: result, 'set-cookie': cookie, ...SECURITY_HEADERS });
+      res.writeHead(method === 'POST' ? 303 : 302, { location: result, 'set-cookie': cookie, ...securityHeaders });
       res.end();
       return;
     }
-    res.writeHead(result.status ?? 200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': cookie, ...SECURITY_HEADERS });
+    res.writeHead(result.status ?? 200, { 'content-type': 'text/html; charset=utf-8', 'set-cookie': cookie, ...securityHeaders });
     res.end(render(result));
   }
 
@@ -366,7 +371,7 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
       // Our own messages name no token; a network failure's message names none either.
       console.error(`example app: ${req.method} ${req.url?.split('?')[0]} failed: ${error instanceof Error ? error.message : 'error'}`);
       if (res.headersSent) return res.destroy();
-      res.writeHead(502, { 'content-type': 'text/html; charset=utf-8', ...SECURITY_HEADERS });
+      res.writeHead(502, { 'content-type': 'text/html; charset=utf-8', ...securityHeaders });
       res.end(render({
         title: 'Something went wrong',
         body: html`<h1>Something went wrong</h1><p class="error" role="alert">The Device and User Service could not be reached
@@ -448,15 +453,14 @@ function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
 function deviceRow(device: Device, csrf: string): Html {
   const want = !device.active;
   return html`<tr>
-    <td>${device.name}</td>
-    <td>${device.place}</td>
-    <td><span class="${device.connected ? 'dot on' : 'dot'}"></span>${device.connected ? 'Connected' : 'Offline'}</td>
+    <td>${device.name}<br><span class="muted">${device.place}</span></td>
+    <td class="state"><span class="${device.connected ? 'dot on' : 'dot'}"></span>${device.connected ? 'Connected' : 'Offline'}</td>
     <td><form method="post" action="/devices/${device.id}/toggle" class="toggle">
       <input type="hidden" name="csrf" value="${csrf}">
       <input type="hidden" name="name" value="${device.name}">
       <input type="hidden" name="active" value="${String(want)}">
       <strong>${device.active ? 'On' : 'Off'}</strong>
-      <button type="submit" aria-label="${`Turn away mode ${want ? 'on' : 'off'} for ${device.name}`}">Turn ${want ? 'on' : 'off'}</button>
+      <button type="submit" aria-label="${`Turn ${want ? 'on' : 'off'} away mode for ${device.name}`}">Turn ${want ? 'on' : 'off'}</button>
     </form></td>
   </tr>`;
 }
@@ -468,27 +472,31 @@ interface Page {
   session?: Session;
 }
 
-const STYLE = `body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1d2433;background:#f5f7fa}
-header{display:flex;align-items:center;gap:1rem;padding:.75rem 1.5rem;background:#14532d;color:#fff}
-header strong{margin-right:auto}header form{margin:0}
-main{max-width:46rem;margin:2rem auto;padding:1.5rem;background:#fff;border:1px solid #d5dbe5;border-radius:.5rem}
-h1{font-size:1.4rem;margin:0 0 1rem}a{color:#166534}
-.button,button{display:inline-block;padding:.45rem 1rem;border:1px solid #166534;border-radius:.35rem;background:#166534;color:#fff;font:inherit;text-decoration:none;cursor:pointer}
+// Mobile first: one column edge to edge on a phone, a card from 40rem.
+const STYLE = `*,*::before,*::after{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1d2433;background:#f5f7fa;overflow-wrap:break-word}
+header{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1rem;padding:.5rem 1rem;background:#14532d;color:#fff}
+header strong{margin-right:auto}header form{margin:0}header span{font-size:.875rem}
+main{max-width:46rem;margin:0 auto;padding:1rem;background:#fff}
+h1{font-size:1.375rem;line-height:1.25;margin:0 0 1rem}a{color:#166534}
+.hello{display:flex;align-items:center;gap:.75rem;margin-bottom:1rem}.hello h1{margin:0}.avatar{flex:none;border-radius:50%;border:1px solid #d5dbe5}
+.button,button{display:inline-block;min-height:2.5rem;padding:.45rem 1rem;border:1px solid #166534;border-radius:.35rem;background:#166534;color:#fff;font:inherit;text-decoration:none;cursor:pointer}
 header button{background:transparent;border-color:#fff}
 table{width:100%;border-collapse:collapse}caption{text-align:left;color:#5b6477;padding-bottom:.5rem}
-th,td{text-align:left;padding:.5rem;border-bottom:1px solid #d5dbe5}
-form.toggle{display:flex;align-items:center;gap:.75rem;margin:0}form.toggle strong{min-width:2rem}
+th,td{text-align:left;padding:.5rem .35rem;border-bottom:1px solid #d5dbe5;vertical-align:top}
+form.toggle{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem .75rem;margin:0}form.toggle strong{min-width:2rem}
 form.toggle button{padding:.2rem .7rem;background:#fff;color:#166534}
-.dot{display:inline-block;width:.6rem;height:.6rem;margin-right:.4rem;border-radius:50%;background:#9aa3b2}.dot.on{background:#16a34a}
+td.state{white-space:nowrap}.dot{display:inline-block;width:.6rem;height:.6rem;margin-right:.4rem;border-radius:50%;background:#9aa3b2}.dot.on{background:#16a34a}
 .muted{color:#5b6477}.notice{margin:0 0 1rem;padding:.6rem .8rem;background:#ecfdf3;border:1px solid #a7d7b8;border-radius:.35rem}
-.error{padding:.6rem .8rem;color:#a4262c;background:#fdecee;border:1px solid #f1b7bc;border-radius:.35rem}`;
+.error{padding:.6rem .8rem;color:#a4262c;background:#fdecee;border:1px solid #f1b7bc;border-radius:.35rem}
+@media (min-width:40rem){header{padding:.75rem 1.5rem}main{margin:2rem auto;padding:1.5rem;border:1px solid #d5dbe5;border-radius:.5rem}th,td{padding:.5rem}}`;
 
-const SECURITY_HEADERS = {
+const securityHeadersFor = (imageOrigin: string) => ({
   'cache-control': 'no-store',
-  'content-security-policy': `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'content-security-policy': `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; img-src ${imageOrigin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
-};
+});
 
 function render(page: Page): string {
   const connected = page.session?.tokens;

@@ -61,6 +61,9 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   'get-api-reference-script': (kit) => kit.page('get-api-reference-script', 'GET /docs/reference.js?v=…: the renderer script, as the page asks for it', {
     query: { v: rendererScript().version },
   }),
+  'get-avatar': (kit) => kit.page('get-avatar', 'GET /avatars/{file}: the confirmed demo user’s avatar_url, a generated PNG', {
+    pathParameters: { file: `${kit.confirmed.id}.png` },
+  }),
   'get-discovery': (kit) => kit.page('get-discovery', 'GET /.well-known/openid-configuration'),
   'get-jwks': (kit) => kit.page('get-jwks', 'GET /.well-known/jwks.json'),
   'get-authorize': async (kit) => kit.page('get-authorize', 'GET /oauth/authorize for the demo application, signed in: the consent page', {

@@ -22,6 +22,7 @@ export interface FunctionDef {
 /** One Lambda function each. */
 export const FUNCTIONS = {
   'get-user': { entry: 'functions/user/get-user.ts' },
+  'get-avatar': { entry: 'functions/user/get-avatar.ts' },
   'list-devices': { entry: 'functions/devices/list-devices.ts' },
   'get-device': { entry: 'functions/devices/get-device.ts' },
   'update-device': { entry: 'functions/devices/update-device.ts' },
@@ -88,6 +89,7 @@ export const ROUTES: readonly Route[] = [
   ...resource('GET', '/devices/{device_id}', 'get-device', 'read_device'),
   ...resource('PUT', '/devices/{device_id}', 'update-device', 'write_device'),
   { api: 'resource', method: 'GET', path: '/openapi.json', fn: 'get-openapi', throttle: 'metadata' },
+  { api: 'resource', method: 'GET', path: '/avatars/{file}', fn: 'get-avatar', throttle: 'metadata' },
   { api: 'resource', method: 'GET', path: '/docs', fn: 'get-api-reference', throttle: 'metadata' },
   { api: 'resource', method: 'GET', path: '/docs/reference.js', fn: 'get-api-reference-script', throttle: 'metadata' },
   auth('GET', '/.well-known/openid-configuration', 'get-discovery', 'metadata'),

@@ -26,7 +26,7 @@ const USER_PROPERTIES: Record<(typeof USER_FIELDS)[number], object> = {
   id: { type: 'string', format: 'uuid' },
   firstname: { type: 'string' },
   lastname: { type: 'string' },
-  avatar_url: { type: 'string', description: 'Relative path of the avatar image' },
+  avatar_url: { type: 'string', description: 'Path of the avatar image (/avatars/<id>.png) on this API; resolve it against the server URL; no token needed' },
   gender: { type: 'integer', enum: [0, 1, 2], description: '0 = undefined, 1 = male, 2 = female' },
   email: { type: 'string', format: 'email' },
   email_confirmed: { type: 'boolean' },

@@ -194,13 +194,13 @@ describe('OAuth in a real browser', () => {
       expect(cookies.find((c) => c.name === 'home_dashboard_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
       expect(await page.evaluate('document.cookie')).toBe(''); // scripts see no cookie at all
 
-      await page.getByRole('button', { name: `Turn away mode on for ${device.name}` }).click();
+      await page.getByRole('button', { name: `Turn on away mode for ${device.name}` }).click();
       await page.getByRole('status').filter({ hasText: `Away mode is now on for ${device.name}.` }).waitFor();
       await page.screenshot({ path: join(ARTIFACTS, 'example-app-devices.png'), fullPage: true });
       expect(await accessibilityViolations(page)).toEqual([]);
 
       expect(await page.getByRole('row').filter({ hasText: device.name }).locator('strong').innerText()).toBe('On');
-      await page.getByRole('button', { name: `Turn away mode off for ${device.name}` }).waitFor();
+      await page.getByRole('button', { name: `Turn off away mode for ${device.name}` }).waitFor();
       const token = await tokenFor(service, alice.user.id, ['read_device']);
       const stored = await getJson(`${service.apiUrl}/devices/${device.id}`, token);
       expect(stored.body).toMatchObject([{ id: device.id, active: true }]);
@@ -230,6 +230,88 @@ describe('OAuth in a real browser', () => {
       await page.getByRole('heading', { name: 'Your devices were not connected' }).waitFor();
       expect(await page.getByRole('alert').innerText()).toBe('You chose not to give Home Dashboard access to your devices. Nothing was shared.');
       expect(page.url()).toContain(`${app.url}/callback?error=access_denied`);
+    });
+  });
+
+  describe('layout on a phone and a desktop', () => {
+    const PHONE = { width: 390, height: 844 };
+    const DESKTOP = { width: 1280, height: 800 };
+    /** What a 390 px phone shows of a page below its browser's bars. */
+    const PHONE_FOLD = 664;
+
+    afterAll(async () => {
+      await page?.setViewportSize({ width: 1000, height: 700 });
+    });
+
+    /** At 390 px and 1280 px: no horizontal scroll, and no WCAG 2 A/AA violation found by axe. */
+    async function checkLayout(label: string) {
+      for (const viewport of [PHONE, DESKTOP]) {
+        await page.setViewportSize(viewport);
+        const { scrollWidth, innerWidth } = (await page.evaluate(
+          '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
+        // Soft: one run reports every page that fails, not only the first.
+        expect.soft(scrollWidth, `${label} at ${viewport.width} px scrolls sideways`).toBeLessThanOrEqual(innerWidth);
+        expect.soft(await accessibilityViolations(page), `${label} at ${viewport.width} px`).toEqual([]);
+      }
+    }
+
+    /** Whether the element's bottom edge is within the first `height` pixels of a 390 px wide page. */
+    async function aboveFoldOnPhone(button: ReturnType<Page['getByRole']>, height: number) {
+      await page.setViewportSize({ width: PHONE.width, height });
+      const box = await button.boundingBox();
+      return box !== null && box.y + box.height <= height;
+    }
+
+    it('fits every page of the service at 390 px and 1280 px, axe clean, with the sign-in button above the fold', async () => {
+      await page.goto(`${service.authUrl}/login`);
+      await checkLayout('login');
+      expect.soft(await aboveFoldOnPhone(page.getByRole('button', { name: 'Sign in' }), PHONE_FOLD)).toBe(true);
+      expect.soft((await page.getByRole('banner').boundingBox())?.height, 'header height at 390 px').toBeLessThanOrEqual(110);
+
+      await page.goto(`${service.authUrl}/signup`);
+      await checkLayout('sign-up');
+      expect.soft(await aboveFoldOnPhone(page.getByRole('button', { name: 'Create account' }), PHONE.height)).toBe(true);
+
+      const missing = await page.goto(`${service.authUrl}/no-such-page`);
+      expect(missing?.status()).toBe(404);
+      await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+      await checkLayout('404 page');
+
+      const refused = await page.goto(authorizeUrl(service, { ...appClient, clientId: 'no-such-client' }, { state: 's', scope: 'read_user' }));
+      expect(refused?.status()).toBe(400);
+      expect(await page.getByRole('alert').innerText()).toBe('This application is not registered, so it cannot ask for access.');
+      expect(await page.getByRole('link', { name: 'Go to the home page' }).getAttribute('href')).toBe('/');
+      await checkLayout('error page');
+
+      const client = await registerClient('Layout Test Client');
+      await page.goto(authorizeUrl(service, client, { state: 'layout', scope: ALL }));
+      await signIn(page, bob);
+      await page.getByRole('heading', { name: `Allow ${client.name} to access your account?` }).waitFor();
+      await checkLayout('consent');
+      expect.soft(await aboveFoldOnPhone(page.getByRole('button', { name: 'Allow' }), PHONE.height)).toBe(true);
+      expect.soft((await page.getByRole('banner').boundingBox())?.height, 'signed-in header height at 390 px').toBeLessThanOrEqual(110);
+
+      await page.goto(`${service.authUrl}/account`);
+      await page.getByRole('heading', { name: 'Your account' }).waitFor();
+      await checkLayout('account');
+      await page.goto(`${service.authUrl}/developer`);
+      await page.getByRole('heading', { name: 'Developer console' }).waitFor();
+      await checkLayout('developer console');
+      await page.goto(`${service.authUrl}/developer/apps/${encodeURIComponent(client.clientId)}`);
+      await page.getByRole('heading', { name: client.name }).waitFor();
+      await checkLayout('app page');
+    });
+
+    it('fits the example application at 390 px and 1280 px, axe clean, with the user\'s avatar', async () => {
+      await createGrantRepo({ doc, table: service.tableName }).deleteConsent(alice.user.id, appClient.clientId);
+      await page.goto(app.url);
+      await checkLayout('example app start');
+      await connectExampleApp(page, app, alice);
+      await page.getByRole('heading', { name: `Hello ${alice.user.firstname} ${alice.user.lastname}` }).waitFor();
+      // The avatar_url, resolved against the resource API, is a 120 px image the browser could load.
+      const loaded = "(() => { const img = document.querySelector('img.avatar'); return img.complete && img.naturalWidth })()";
+      await expect.poll(() => page.evaluate(loaded)).toBe(120);
+      await checkLayout('example app devices');
     });
   });
 
@@ -324,9 +406,10 @@ async function startExpiringProxy(target: string): Promise<ExpiringProxy> {
     expireSeenTokens: () => proxy.tokensSeen.forEach((token) => expired.add(token)),
   };
   const server: Server = createServer(async (req, res) => {
+    // Requests without a token (the avatar images) pass: only the authorizer's routes see tokens.
     const authorization = req.headers.authorization ?? '';
-    proxy.tokensSeen.add(authorization);
-    if (expired.has(authorization)) {
+    if (authorization) proxy.tokensSeen.add(authorization);
+    if (authorization && expired.has(authorization)) {
       proxy.refused++;
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token", error_description="the token has expired"' });
       res.end('{"message":"Unauthorized"}');

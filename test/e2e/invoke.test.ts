@@ -24,6 +24,7 @@ const EXPECTED: Record<FunctionName, number> = {
   'get-openapi': 200,
   'get-api-reference': 200,
   'get-api-reference-script': 200,
+  'get-avatar': 200,
   'get-discovery': 200,
   'get-authorize': 200, // the consent page: the demo user has not authorized the demo application
   'post-authorize': 303,
@@ -72,6 +73,11 @@ describe('npm run invoke', () => {
     'get-user': (r) => expect(JSON.parse(r.body!)).toMatchObject({ id: alice().id, email: alice().email }),
     'list-devices': (r) => expect(JSON.parse(r.body!)).toHaveLength(alice().devices.length),
     'get-device': (r) => expect(JSON.parse(r.body!)[0].id).toBe(alice().devices[0]),
+    'get-avatar': (r) => {
+      expect(r.headers['content-type']).toBe('image/png');
+      expect(r.isBase64Encoded).toBe(true);
+      expect(Buffer.from(r.body!, 'base64').subarray(0, 8)).toEqual(Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'));
+    },
     'get-authorize': (r) => expect(html(r)).toContain('name="decision"'),
     'post-authorize': (r) => {
       const location = new URL(r.headers.location!);

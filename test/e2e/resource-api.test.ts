@@ -540,6 +540,92 @@ describe('resource API', () => {
     );
   });
 
+  describe('GET /avatars/{file}', () => {
+    const png = async (path: string) => {
+      const response = await fetch(`${service.apiUrl}${path}`);
+      return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+    };
+
+    it("answers a user's avatar_url with a generated PNG, without a token and without touching storage", async () => {
+      // Act
+      const profile = (await call('GET', '/user', { token: aliceToken })).json as User;
+      requests.reset();
+      const first = await png(profile.avatar_url);
+      const again = await png(profile.avatar_url);
+      const other = await png(`/avatars/${BOB.user.id}.png`);
+
+      // Assess
+      expect(profile.avatar_url).toBe(`/avatars/${ALICE.user.id}.png`);
+      expect(first.status).toBe(200);
+      expect(first.headers.get('content-type')).toBe('image/png');
+      expect(first.headers.get('cache-control')).toBe('public, max-age=86400');
+      expect(first.bytes.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+      expect([first.bytes.readUInt32BE(16), first.bytes.readUInt32BE(20)]).toEqual([120, 120]); // IHDR width, height
+      expect(again.bytes).toEqual(first.bytes); // the same image for the same id
+      expect(other.bytes).not.toEqual(first.bytes);
+      expect(requests.total).toBe(0);
+    });
+
+    it.each(['/avatars/nope', '/avatars/x.svg', '/avatars/..png', '/api/avatars/x.png'])('answers %s with a JSON 404', async (path) => {
+      expectEnvelope(await call('GET', path), 404, 'not_found');
+    });
+  });
+
+  describe('unmatched requests on each host, by Accept', () => {
+    const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+    const request = async (base: string, method: string, path: string, accept?: string) => {
+      const response = await fetch(`${base}${path}`, { method, headers: accept ? { accept } : {} });
+      return { status: response.status, headers: response.headers, text: await response.text() };
+    };
+
+    it.each([
+      ['a browser', 'HTML', BROWSER_ACCEPT],
+      ['an API client asking for JSON', 'JSON', 'application/json'],
+      ['curl (*/*)', 'JSON', '*/*'],
+      ['a client without Accept', 'JSON', undefined],
+      ['a client preferring JSON', 'JSON', 'application/json, text/html;q=0.5'],
+    ])('the auth host answers an unknown path to %s with the %s 404', async (_, kind, accept) => {
+      // Act
+      const reply = await request(service.authUrl, 'GET', '/no-such-page', accept);
+
+      // Assess
+      expect(reply.status).toBe(404);
+      expect(reply.headers.get('vary')).toBe('accept');
+      if (kind === 'HTML') {
+        expect(reply.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(reply.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-/);
+        expect(reply.text).toContain('<p class="status">Error 404</p><h1>Page not found</h1>');
+        expect(reply.text).toContain('<a class="button" href="/">Go to the home page</a>');
+      } else {
+        expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+        expect(JSON.parse(reply.text)).toEqual({ error: 'not_found', error_description: expect.any(String) });
+      }
+    });
+
+    it('the auth host answers another method on a page with a 405 and Allow, as a page to a browser and JSON to others', async () => {
+      // Act
+      const page = await request(service.authUrl, 'DELETE', '/login', BROWSER_ACCEPT);
+      const api = await request(service.authUrl, 'DELETE', '/login', 'application/json');
+
+      // Assess
+      expect([page.status, api.status]).toEqual([405, 405]);
+      expect([page.headers.get('allow'), api.headers.get('allow')]).toEqual(['GET, POST', 'GET, POST']);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('<h1>Not available this way</h1>');
+      expect(JSON.parse(api.text)).toEqual({ error: 'method_not_allowed', error_description: expect.any(String) });
+    });
+
+    it.each([['GET', '/nope'], ['DELETE', '/user']])('the resource API answers %s %s with JSON even to a browser', async (method, path) => {
+      // Act
+      const reply = await request(service.apiUrl, method, path, BROWSER_ACCEPT);
+
+      // Assess
+      expect(reply.status).toBe(method === 'GET' ? 404 : 405);
+      expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(reply.headers.get('vary')).toBeNull();
+    });
+  });
+
   describe('the /api prefix', () => {
     it.each([
       ['/user'],

@@ -112,8 +112,8 @@ describe('a stalled DynamoDB', () => {
     expect(reply.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
     expect(reply.headers.get('content-type')).toMatch(/^text\/html/);
     expect(reply.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-    expect(textOf(reply.text)).toContain('Something went wrong');
-    expect(textOf(reply.text)).toContain('temporarily unavailable');
+    expect(textOf(reply.text)).toContain('Error 503 Temporarily unavailable');
+    expect(textOf(reply.text)).toContain('The service is temporarily unavailable');
     expect(reply.setCookies.filter((c) => c.startsWith('session='))).toEqual([]);
     expect(reply.ms).toBeGreaterThanOrEqual(AWS_CALL_LIMITS.requestTimeoutMs);
     expect(reply.ms).toBeLessThan(BUDGET_MS);

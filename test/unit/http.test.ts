@@ -571,15 +571,15 @@ describe('pageHandler', () => {
     expect(result.headers['retry-after']).toBe(api.headers['retry-after']);
     expect(result.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(result.headers['content-security-policy']).toContain("frame-ancestors 'none'");
-    expect(result.body).toContain('<h1>Something went wrong</h1>');
+    expect(result.body).toContain('<p class="status">Error 503</p><h1>Temporarily unavailable</h1>');
     expect(result.body).toContain('The service is temporarily unavailable; retry later.');
     expect(result.body).not.toContain('requestTimeout');
   });
 
   it.each([
-    ['an AppError, with its headers', new AppError(409, 'conflict', 'Already done.', { 'x-extra': 'kept' }), 409, { 'x-extra': 'kept' }],
-    ['an unknown error', new Error('db-host-7f3a unreachable'), 500, {}],
-  ])('answers %s with the error page of its status', async (_, error, status, headers) => {
+    ['an AppError, with its headers', new AppError(409, 'conflict', 'Already done.', { 'x-extra': 'kept' }), 409, { 'x-extra': 'kept' }, 'Something went wrong'],
+    ['an unknown error', new Error('db-host-7f3a unreachable'), 500, {}, 'Something went wrong on our side'],
+  ])('answers %s with the error page of its status', async (_, error, status, headers, title) => {
     // Act
     const result = await throwingPage(error)(makeEvent(), context);
 
@@ -587,7 +587,8 @@ describe('pageHandler', () => {
     expect(result.statusCode).toBe(status);
     expect(result.headers).toMatchObject(headers);
     expect(result.headers['retry-after']).toBeUndefined();
-    expect(result.body).toContain('<h1>Something went wrong</h1>');
+    expect(result.body).toContain(`<p class="status">Error ${status}</p><h1>${title}</h1>`);
+    expect(result.body).toContain('<a class="button" href="/">Go to the home page</a>');
     expect(result.body).not.toContain('db-host-7f3a');
   });
 });
