@@ -4,6 +4,7 @@ import type { Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
 import { isScope, parseScopeString } from '#shared/domain/scopes';
 import { epochSeconds } from '#shared/domain/time';
+import { withoutEmpty } from '#shared/http/form';
 
 /** Lifetime of an authorization code (SPEC.md §8). */
 export const CODE_TTL_SECONDS = 600;
@@ -32,11 +33,13 @@ const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
  * `repeated` names the parameters the request carried more than once (see repeatedParams).
  */
 export function checkAuthorizationRequest(
-  params: Record<string, string | undefined>,
+  sent: Record<string, string | undefined>,
   client: Client | undefined,
   issuer: string,
   repeated: readonly string[] = [],
 ): AuthorizeCheck {
+  // RFC 6749 §3.1: a parameter sent without a value is treated as omitted.
+  const params: Record<string, string | undefined> = withoutEmpty(sent);
   const { redirect_uri: redirectUri } = params;
   // A repeated state arrives joined with commas: not the value the client sent, so it is not echoed.
   const state = repeated.includes('state') ? undefined : params.state;

@@ -37,9 +37,9 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
     }
     return { clientId, clientSecret, basic: true };
   }
-  if (!form.client_id || !form.client_secret) {
-    throw new BadRequestError('Missing client_id or client_secret.');
-  }
+  if (!form.client_id) throw new BadRequestError('Missing client_id or client_secret.');
+  // A client_id without a secret (or with an empty one, which the form drops) authenticates nobody.
+  if (!form.client_secret) throw new InvalidClientError(false);
   return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
 }
 
@@ -56,7 +56,9 @@ export function authenticateClient(client: Client | undefined, credentials: Clie
   const previousValid = client !== undefined && previousSecretValidUntil(client, now) !== undefined;
   const current = safeEqual(presented, client?.secretHash ?? NO_SECRET);
   const previous = safeEqual(presented, (previousValid && client?.previousSecretHash) || NO_SECRET);
-  if (!client || !(current || (previous && previousValid))) throw new InvalidClientError(credentials.basic);
+  // An empty secret (`Basic base64("id:")`) is no secret: it never matches, whatever is stored.
+  const presentedSome = credentials.clientSecret !== '';
+  if (!client || !presentedSome || !(current || (previous && previousValid))) throw new InvalidClientError(credentials.basic);
   return client;
 }
 

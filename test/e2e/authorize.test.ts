@@ -197,6 +197,34 @@ describe('authorization endpoint', () => {
       expectErrorRedirect(reply, 'invalid_request', params.state);
     });
 
+    // RFC 6749 §3.1: a parameter sent without a value is treated as omitted.
+    it.each([
+      ['code_challenge= alone', { code_challenge: '' }],
+      ['code_challenge_method= alone', { code_challenge_method: '' }],
+      ['both PKCE parameters empty', { code_challenge: '', code_challenge_method: '' }],
+    ])('treats %s as no PKCE: the request goes on to the login', async (_, pkce) => {
+      // Act
+      const reply = await browser().get(authorizePath(authorizationParams(pkce)));
+
+      // Assess
+      expect(reply.status).toBe(302);
+      expect(reply.location).toMatch(/^\/login\?return_to=/);
+    });
+
+    it.each([
+      ['a challenge with code_challenge_method=', { code_challenge: challenge, code_challenge_method: '' }],
+      ['S256 with code_challenge=', { code_challenge: '', code_challenge_method: 'S256' }],
+    ])('invalid_request for %s (one PKCE parameter without the other)', async (_, pkce) => {
+      // Prepare
+      const params = authorizationParams(pkce);
+
+      // Act
+      const reply = await browser().get(authorizePath(params));
+
+      // Assess
+      expectErrorRedirect(reply, 'invalid_request', params.state);
+    });
+
     it.each(['scope', 'response_type', 'code_challenge', 'code_challenge_method'])('invalid_request for a repeated %s', async (name) => {
       // Prepare
       const params = authorizationParams({ code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
@@ -214,9 +215,7 @@ describe('token endpoint', () => {
       ['code', 'authorization_code'],
       ['redirect_uri', 'authorization_code'],
       ['client_id', 'authorization_code'],
-      ['client_secret', 'authorization_code'],
       ['client_id', 'refresh_token'],
-      ['client_secret', 'refresh_token'],
       ['refresh_token', 'refresh_token'],
     ])('answers 400 invalid_request without %s (%s grant)', async (missing, grant) => {
       // Prepare
@@ -231,6 +230,22 @@ describe('token endpoint', () => {
       // Assess
       expectTokenError(reply, 400, 'invalid_request');
       expect(reply.body.error_description).toContain(missing === 'client_id' || missing === 'client_secret' ? 'client' : missing);
+    });
+
+    it.each(['authorization_code', 'refresh_token'])('answers 401 invalid_client for a client_id without client_secret (%s grant)', async (grant) => {
+      // Prepare
+      const form = grant === 'authorization_code'
+        ? await codeForm()
+        : { grant_type: 'refresh_token', refresh_token: (await issued()).refresh_token, ...POST_CREDENTIALS };
+      const { client_secret: _, ...incomplete } = form;
+
+      // Act
+      const reply = await token(incomplete);
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+      expect(reply.headers.get('www-authenticate')).toBeNull();
+      expect((await token(form)).status).toBe(200);
     });
 
     it('answers 400 invalid_request for an empty body', async () => {
@@ -349,6 +364,69 @@ describe('token endpoint', () => {
 
       // Assess
       expectTokenError(reply, 400, 'invalid_grant');
+    });
+  });
+
+  describe('a parameter sent with an empty value is treated as omitted (RFC 6749 §3.1)', () => {
+    it('code_challenge= in the authorization request: a code without PKCE, exchanged with code_verifier= or without', async () => {
+      // Prepare
+      const first = await codeForm({ code_verifier: '' });
+      const { code, redirectUri } = await obtainCode(browser, { code_challenge: '', code_challenge_method: '' });
+
+      // Act
+      const withEmptyVerifier = await token(first);
+      const withEmptyChallenge = await token({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: '', ...POST_CREDENTIALS });
+
+      // Assess
+      expect(withEmptyVerifier.status).toBe(200);
+      expect(withEmptyChallenge.status).toBe(200);
+    });
+
+    it('code_verifier= for a code issued with a challenge is no verifier: invalid_grant, and the code stays unspent', async () => {
+      // Prepare
+      const verifier = `verifier-${'v'.repeat(40)}`;
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const { code, redirectUri } = await obtainCode(browser, { code_challenge: challenge, code_challenge_method: 'S256' });
+      const form = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, ...POST_CREDENTIALS };
+
+      // Act
+      const empty = await token({ ...form, code_verifier: '' });
+      const right = await token({ ...form, code_verifier: verifier });
+
+      // Assess
+      expectTokenError(empty, 400, 'invalid_grant');
+      expect(right.status).toBe(200);
+    });
+
+    it('client_secret= is no secret: 401 invalid_client (never a match), and nothing is spent or revoked', async () => {
+      // Prepare
+      const form = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+
+      // Act
+      const exchange = await token({ ...form, client_secret: '' });
+      const refresh = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: DEMO_CLIENT.clientId, client_secret: '' });
+      const revocation = await post('/oauth/revoke', { token: refreshToken, client_id: DEMO_CLIENT.clientId, client_secret: '' });
+      const basicEmpty = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: { id: DEMO_CLIENT.clientId, secret: '' } });
+
+      // Assess
+      for (const reply of [exchange, refresh, revocation]) expectTokenError(reply, 401, 'invalid_client');
+      expectTokenError(basicEmpty, 401, 'invalid_client');
+      expect(basicEmpty.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+      expect((await token(form)).status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS })).status).toBe(200);
+    });
+
+    it('scope= on refresh asks for the granted scopes, not for none', async () => {
+      // Prepare
+      const { refresh_token: refreshToken } = await issued('read_device write_device');
+
+      // Act
+      const reply = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, scope: '', ...POST_CREDENTIALS });
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(reply.body.scope).toBe('read_device write_device');
     });
   });
 
