@@ -15,6 +15,8 @@ interface TokenReply {
 interface TokenRequestOptions {
   /** Client credentials sent with HTTP Basic (client_secret_basic). */
   basic?: { id: string; secret: string };
+  /** A raw Authorization header (instead of `basic`). */
+  authorization?: string;
   contentType?: string;
   /** A raw body instead of the form-encoded fields. */
   rawBody?: string;
@@ -40,6 +42,7 @@ describe('token endpoint', () => {
   async function post(path: string, fields: Record<string, string>, options: TokenRequestOptions = {}): Promise<TokenReply> {
     const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/x-www-form-urlencoded' };
     if (options.basic) headers.authorization = basicHeader(options.basic);
+    if (options.authorization !== undefined) headers.authorization = options.authorization;
     const response = await fetch(`${service.authUrl}${path}`, {
       method: 'POST', headers, body: options.rawBody ?? new URLSearchParams(fields).toString(), redirect: 'manual',
     });
@@ -214,8 +217,6 @@ describe('token endpoint', () => {
       ['grant_type', 'authorization_code'],
       ['code', 'authorization_code'],
       ['redirect_uri', 'authorization_code'],
-      ['client_id', 'authorization_code'],
-      ['client_id', 'refresh_token'],
       ['refresh_token', 'refresh_token'],
     ])('answers 400 invalid_request without %s (%s grant)', async (missing, grant) => {
       // Prepare
@@ -229,7 +230,7 @@ describe('token endpoint', () => {
 
       // Assess
       expectTokenError(reply, 400, 'invalid_request');
-      expect(reply.body.error_description).toContain(missing === 'client_id' || missing === 'client_secret' ? 'client' : missing);
+      expect(reply.body.error_description).toContain(missing);
     });
 
     it.each(['authorization_code', 'refresh_token'])('answers 401 invalid_client for a client_id without client_secret (%s grant)', async (grant) => {
@@ -364,6 +365,78 @@ describe('token endpoint', () => {
 
       // Assess
       expectTokenError(reply, 400, 'invalid_grant');
+    });
+  });
+
+  describe('client authentication failures: 401 invalid_client, with a Basic challenge when the client tried the header (RFC 6749 §5.2)', () => {
+    /** A code exchange, a refresh and a revocation that would succeed with the client's credentials. */
+    async function requests() {
+      const { client_id: _, client_secret: __, ...exchange } = await codeForm();
+      const refreshToken = (await issued()).refresh_token;
+      return {
+        exchange,
+        refresh: { grant_type: 'refresh_token', refresh_token: refreshToken },
+        revocation: { token: refreshToken },
+        /** Whether the code and the refresh token are still unspent and unrevoked. */
+        async untouched() {
+          expect((await token({ ...exchange, ...POST_CREDENTIALS })).status).toBe(200);
+          expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS })).status).toBe(200);
+        },
+      };
+    }
+
+    it.each([
+      ['no credentials at all', {}],
+      ['a client_id only', { client_id: DEMO_CLIENT.clientId }],
+      ['a client_secret only', { client_secret: DEMO_CLIENT.clientSecret }],
+    ])('%s: 401 invalid_client at both endpoints, without a challenge, and nothing changes', async (_, credentials) => {
+      // Prepare
+      const sent = await requests();
+
+      // Act
+      const replies = [
+        await token({ ...sent.exchange, ...credentials }),
+        await token({ ...sent.refresh, ...credentials }),
+        await post('/oauth/revoke', { ...sent.revocation, ...credentials }),
+      ];
+
+      // Assess
+      for (const reply of replies) {
+        expectTokenError(reply, 401, 'invalid_client');
+        expect(reply.headers.get('www-authenticate')).toBeNull();
+      }
+      await sent.untouched();
+    });
+
+    const basic = (value: string) => `Basic ${Buffer.from(value).toString('base64')}`;
+    it.each([
+      ['a wrong secret', basic(`${DEMO_CLIENT.clientId}:wrong`)],
+      ['an unknown client', basic(`no-such-client:${DEMO_CLIENT.clientSecret}`)],
+      ['an empty secret', basic(`${DEMO_CLIENT.clientId}:`)],
+      ['no colon', basic(DEMO_CLIENT.clientId)],
+      ['an empty client id', basic(`:${DEMO_CLIENT.clientSecret}`)],
+      ['no credentials after the scheme', 'Basic'],
+      ['credentials that are not base64', 'Basic !!!'],
+      ['a client id too long to be one', basic(`${'c'.repeat(5000)}:${DEMO_CLIENT.clientSecret}`)],
+      ['another scheme', `Bearer ${DEMO_CLIENT.clientSecret}`],
+      ['a scheme alone', 'Digest'],
+    ])('HTTP Basic with %s: 401 invalid_client with WWW-Authenticate: Basic realm at both endpoints, and nothing changes', async (_, authorization) => {
+      // Prepare
+      const sent = await requests();
+
+      // Act
+      const replies = [
+        await token(sent.exchange, { authorization }),
+        await token(sent.refresh, { authorization }),
+        await post('/oauth/revoke', sent.revocation, { authorization }),
+      ];
+
+      // Assess
+      for (const reply of replies) {
+        expectTokenError(reply, 401, 'invalid_client');
+        expect(reply.headers.get('www-authenticate')).toMatch(/^Basic realm="[^"]+"$/);
+      }
+      await sent.untouched();
     });
   });
 
@@ -531,6 +604,18 @@ describe('token endpoint', () => {
 
       // Act
       const reply = await revoke({ token: refreshToken, client_id: DEMO_CLIENT.clientId, client_secret: 'wrong' });
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS })).status).toBe(200);
+    });
+
+    it('answers 401 invalid_client without client credentials (RFC 6749 §5.2: no client authentication included), and keeps the token', async () => {
+      // Prepare
+      const { refresh_token: refreshToken } = await issued();
+
+      // Act
+      const reply = await revoke({ token: refreshToken });
 
       // Assess
       expectTokenError(reply, 401, 'invalid_client');
