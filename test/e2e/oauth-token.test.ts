@@ -440,6 +440,72 @@ describe('token endpoint', () => {
     });
   });
 
+  describe('HTTP Basic (RFC 6749 §2.3.1)', () => {
+    const encoded = Buffer.from(`${DEMO_CLIENT.clientId}:${DEMO_CLIENT.clientSecret}`).toString('base64');
+
+    it.each(['basic', 'BASIC', 'bAsIc', 'Basic '])('matches the scheme %j case-insensitively, at both endpoints', async (scheme) => {
+      // Prepare
+      const { client_id: _, client_secret: __, ...exchange } = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+      const authorization = `${scheme} ${encoded}`;
+
+      // Act
+      const exchanged = await token(exchange, { authorization });
+      const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization });
+      const revoked = await post('/oauth/revoke', { token: (refreshed.body as { refresh_token: string }).refresh_token }, { authorization });
+
+      // Assess
+      expect(exchanged.status).toBe(200);
+      expect(refreshed.status).toBe(200);
+      expect(revoked.status).toBe(200);
+    });
+
+    it.each([
+      ['another client', 'another-client'],
+      ['the same id in another case', DEMO_CLIENT.clientId.toUpperCase()],
+    ])('answers 400 invalid_request for a body client_id of %s than the Basic one, at both endpoints, and nothing changes', async (_, bodyId) => {
+      // Prepare
+      const { client_id: __, client_secret: ___, ...exchange } = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+      expect(bodyId).not.toBe(DEMO_CLIENT.clientId);
+
+      // Act
+      const replies = [
+        await token({ ...exchange, client_id: bodyId }, { basic: DEMO_BASIC }),
+        await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: bodyId }, { basic: DEMO_BASIC }),
+        await post('/oauth/revoke', { token: refreshToken, client_id: bodyId }, { basic: DEMO_BASIC }),
+      ];
+
+      // Assess
+      for (const reply of replies) expectTokenError(reply, 400, 'invalid_request');
+      expect((await token(exchange, { basic: DEMO_BASIC })).status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: DEMO_BASIC })).status).toBe(200);
+    });
+
+    it.each([
+      ['right', DEMO_CLIENT.clientSecret],
+      ['wrong', 'wrong-secret'],
+    ])('refuses two authentication methods at once (Basic and a %s client_secret in the body) with 400 invalid_request, at both endpoints', async (_, secret) => {
+      // Prepare
+      const { client_id: __, client_secret: ___, ...exchange } = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+      const both = { client_id: DEMO_CLIENT.clientId, client_secret: secret };
+
+      // Act
+      const replies = [
+        await token({ ...exchange, ...both }, { basic: DEMO_BASIC }),
+        await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...both }, { basic: DEMO_BASIC }),
+        await post('/oauth/revoke', { token: refreshToken, ...both }, { basic: DEMO_BASIC }),
+        await token({ ...exchange, ...both }, { authorization: 'Basic' }),
+      ];
+
+      // Assess
+      for (const reply of replies) expectTokenError(reply, 400, 'invalid_request');
+      expect((await token(exchange, { basic: DEMO_BASIC })).status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: DEMO_BASIC })).status).toBe(200);
+    });
+  });
+
   describe('a parameter sent with an empty value is treated as omitted (RFC 6749 §3.1)', () => {
     it('code_challenge= in the authorization request: a code without PKCE, exchanged with code_verifier= or without', async () => {
       // Prepare
