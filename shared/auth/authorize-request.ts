@@ -13,7 +13,8 @@ export const CODE_TTL_SECONDS = 600;
 export interface AuthorizationRequest {
   clientId: string;
   redirectUri: string;
-  state: string;
+  /** Required unless PKCE is used (RFC 9700 §2.1): then the verifier is the CSRF defence. */
+  state?: string;
   scopes: string[];
   codeChallenge?: string;
 }
@@ -54,7 +55,6 @@ export function checkAuthorizationRequest(
   if (repeated.length > 0) return fail('invalid_request', `Parameter '${repeated[0]}' is repeated.`);
   if (!params.response_type) return fail('invalid_request', 'response_type is required.');
   if (params.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code.');
-  if (!state) return fail('invalid_request', 'state is required.');
   const scopes = parseScopeString(params.scope ?? '');
   if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
@@ -64,10 +64,14 @@ export function checkAuthorizationRequest(
     if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256.');
     if (!challenge || !CODE_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 value.');
   }
+  // RFC 9700 §2.1: PKCE (S256) protects the code flow against CSRF, so state may be left out with it.
+  if (!state && !challenge) return fail('invalid_request', 'state is required (or PKCE with code_challenge_method S256).');
   return {
     outcome: 'valid',
     client,
-    request: { clientId: client.clientId, redirectUri, state, scopes: [...new Set(scopes)], ...(challenge ? { codeChallenge: challenge } : {}) },
+    request: {
+      clientId: client.clientId, redirectUri, ...(state ? { state } : {}), scopes: [...new Set(scopes)], ...(challenge ? { codeChallenge: challenge } : {}),
+    },
   };
 }
 

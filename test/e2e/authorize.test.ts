@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import type { LocalService } from '#local/service';
@@ -152,9 +152,14 @@ describe('authorization endpoint', () => {
       expectErrorRedirect(reply, 'unsupported_response_type', params.state);
     });
 
-    it('invalid_request without a state', async () => {
+    it.each([
+      ['without PKCE', {}],
+      ['with an empty state, without PKCE', { state: '' }],
+      ['with an invalid PKCE challenge', { code_challenge: 'too-short', code_challenge_method: 'S256' }],
+      ['with code_challenge_method plain', { code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'plain' }],
+    ])('invalid_request without a state %s', async (_, extra) => {
       // Act
-      const reply = await browser().get(authorizePath(authorizationParams({ state: undefined })));
+      const reply = await browser().get(authorizePath(authorizationParams({ state: undefined, ...extra })));
 
       // Assess
       expectErrorRedirect(reply, 'invalid_request', undefined);
@@ -265,6 +270,53 @@ describe('authorization endpoint', () => {
 
       // Assess
       expectErrorRedirect(reply, 'invalid_scope', 'a b&c=d/é?#%20');
+    });
+  });
+
+  describe('without state, when PKCE (S256) is used (RFC 9700 §2.1: PKCE is the CSRF defence)', () => {
+    const verifier = 'v'.repeat(43);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+
+    it.each([
+      ['omitted', undefined],
+      ['empty', ''],
+    ])('with state %s: consent, then a code and the issuer, and no state in the redirect', async (_, state) => {
+      // Prepare
+      const { browser: b, account } = await signedIn();
+      const params = authorizationParams({ state, code_challenge: challenge, code_challenge_method: 'S256' });
+
+      // Act
+      const callback = await authorize(b, params, { account });
+
+      // Assess
+      expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
+      expect(callback.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(callback.searchParams.get('iss')).toBe(service.authUrl);
+      expect(callback.searchParams.has('state')).toBe(false);
+    });
+
+    it('redirects an error back without a state too', async () => {
+      // Act
+      const reply = await browser().get(authorizePath(authorizationParams({
+        state: undefined, code_challenge: challenge, code_challenge_method: 'S256', scope: 'admin',
+      })));
+
+      // Assess
+      expectErrorRedirect(reply, 'invalid_scope', undefined);
+    });
+
+    it('the user denying answers access_denied without a state', async () => {
+      // Prepare
+      const { browser: b, account } = await signedIn();
+
+      // Act
+      const callback = await authorize(b, authorizationParams({ state: undefined, code_challenge: challenge, code_challenge_method: 'S256' }), {
+        account, decision: 'deny',
+      });
+
+      // Assess
+      expect(callback.searchParams.get('error')).toBe('access_denied');
+      expect(callback.searchParams.has('state')).toBe(false);
     });
   });
 
