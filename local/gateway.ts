@@ -62,7 +62,7 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
 
   async function serve(req: IncomingMessage, res: ServerResponse) {
     const requestId = randomUUID();
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestTarget(req.url ?? '/');
     const method = req.method ?? 'GET';
     // API Gateway adds CORS headers only to a request that names its Origin.
     const cors = corsSettings && req.headers.origin ? corsHeaders(corsSettings) : {};
@@ -118,6 +118,24 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
       resolveStart({ server, url: `http://localhost:${port}` });
     });
   });
+}
+
+/**
+ * The path and query of a request as API Gateway passes them on (rawPath, rawQueryString): the path
+ * as sent, never resolved as a URL (which would read `//evil.example` as a host, and fail on `//`).
+ */
+function requestTarget(target: string): { pathname: string; search: string; searchParams: URLSearchParams } {
+  let rest = target;
+  if (!rest.startsWith('/')) {
+    // The absolute form (`GET http://host/path`) that proxies send; its path and query as sent.
+    const match = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(rest);
+    rest = match ? rest.slice(match[0].length) : rest;
+    if (!rest.startsWith('/')) rest = `/${rest}`;
+  }
+  const q = rest.indexOf('?');
+  const pathname = q < 0 ? rest : rest.slice(0, q);
+  const search = q < 0 ? '' : rest.slice(q);
+  return { pathname, search, searchParams: new URLSearchParams(search) };
 }
 
 function compileRoutes(api: ApiName): CompiledRoute[] {
@@ -194,7 +212,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 }
 
 function toEvent(
-  req: IncomingMessage, url: URL, method: string, route: CompiledRoute, pathParameters: Record<string, string>,
+  req: IncomingMessage, url: ReturnType<typeof requestTarget>, method: string, route: CompiledRoute, pathParameters: Record<string, string>,
   body: Buffer, requestId: string, authorizer: Record<string, unknown> | undefined,
 ): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};

@@ -11,7 +11,7 @@ import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
  * self-contained and expire within the hour, so they are accepted with 200 like unknown tokens.
  */
 export const handler = publicHandler(async (event) => {
-  const form = parseForm(event);
+  const form = parseForm(event, { emptyAsOmitted: true });
   const { token } = requireParams(form, ['token']);
   await revokeToken(grants, readClientCredentials(event.headers.authorization, form), token);
   return ok({});

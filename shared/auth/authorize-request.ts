@@ -4,6 +4,7 @@ import type { Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
 import { isScope, parseScopeString } from '#shared/domain/scopes';
 import { epochSeconds } from '#shared/domain/time';
+import { withoutEmpty } from '#shared/http/form';
 
 /** Lifetime of an authorization code (SPEC.md §8). */
 export const CODE_TTL_SECONDS = 600;
@@ -12,7 +13,8 @@ export const CODE_TTL_SECONDS = 600;
 export interface AuthorizationRequest {
   clientId: string;
   redirectUri: string;
-  state: string;
+  /** Required unless PKCE is used (RFC 9700 §2.1): then the verifier is the CSRF defence. */
+  state?: string;
   scopes: string[];
   codeChallenge?: string;
 }
@@ -32,11 +34,13 @@ const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
  * `repeated` names the parameters the request carried more than once (see repeatedParams).
  */
 export function checkAuthorizationRequest(
-  params: Record<string, string | undefined>,
+  sent: Record<string, string | undefined>,
   client: Client | undefined,
   issuer: string,
   repeated: readonly string[] = [],
 ): AuthorizeCheck {
+  // RFC 6749 §3.1: a parameter sent without a value is treated as omitted.
+  const params: Record<string, string | undefined> = withoutEmpty(sent);
   const { redirect_uri: redirectUri } = params;
   // A repeated state arrives joined with commas: not the value the client sent, so it is not echoed.
   const state = repeated.includes('state') ? undefined : params.state;
@@ -51,7 +55,6 @@ export function checkAuthorizationRequest(
   if (repeated.length > 0) return fail('invalid_request', `Parameter '${repeated[0]}' is repeated.`);
   if (!params.response_type) return fail('invalid_request', 'response_type is required.');
   if (params.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code.');
-  if (!state) return fail('invalid_request', 'state is required.');
   const scopes = parseScopeString(params.scope ?? '');
   if (scopes.length === 0) return fail('invalid_scope', 'scope is required.');
   const unknown = scopes.filter((s) => !isScope(s));
@@ -61,10 +64,14 @@ export function checkAuthorizationRequest(
     if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256.');
     if (!challenge || !CODE_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 value.');
   }
+  // RFC 9700 §2.1: PKCE (S256) protects the code flow against CSRF, so state may be left out with it.
+  if (!state && !challenge) return fail('invalid_request', 'state is required (or PKCE with code_challenge_method S256).');
   return {
     outcome: 'valid',
     client,
-    request: { clientId: client.clientId, redirectUri, state, scopes: [...new Set(scopes)], ...(challenge ? { codeChallenge: challenge } : {}) },
+    request: {
+      clientId: client.clientId, redirectUri, ...(state ? { state } : {}), scopes: [...new Set(scopes)], ...(challenge ? { codeChallenge: challenge } : {}),
+    },
   };
 }
 

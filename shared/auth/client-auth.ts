@@ -11,7 +11,9 @@ export interface ClientCredentials {
 
 /**
  * Reads the client's credentials from HTTP Basic or the form body (exactly one of the two,
- * RFC 6749 §2.3.1). Throws invalid_request when they are missing or sent both ways.
+ * RFC 6749 §2.3.1). No credentials, or incomplete ones, authenticate nobody: 401 invalid_client
+ * (§5.2, "no client authentication included"), with a Basic challenge when the client tried the
+ * Authorization header, whatever its scheme. Credentials sent both ways are invalid_request.
  */
 export function readClientCredentials(authorization: string | undefined, form: Record<string, string>): ClientCredentials {
   const credentials = presentedCredentials(authorization, form);
@@ -21,12 +23,14 @@ export function readClientCredentials(authorization: string | undefined, form: R
 }
 
 function presentedCredentials(authorization: string | undefined, form: Record<string, string>): ClientCredentials {
-  const fromBody = form.client_id !== undefined || form.client_secret !== undefined;
-  if (authorization && /^basic /i.test(authorization)) {
-    if (fromBody && form.client_secret !== undefined) {
+  if (authorization !== undefined && authorization.trim() !== '') {
+    if (form.client_secret !== undefined) {
       throw new BadRequestError('Send the client credentials either with HTTP Basic or in the body, not both.');
     }
-    const decoded = Buffer.from(authorization.slice(6).trim(), 'base64').toString('utf8');
+    const [, scheme = '', value = ''] = /^\s*(\S+)\s*(.*)$/.exec(authorization) ?? [];
+    // The scheme is case-insensitive (RFC 9110 §11.1); Basic is the only one these endpoints take.
+    if (!/^basic$/i.test(scheme)) throw new InvalidClientError(true);
+    const decoded = Buffer.from(value.trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) throw new InvalidClientError(true);
     // RFC 6749 §2.3.1: both parts are form-urlencoded before Basic encoding.
@@ -37,9 +41,8 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
     }
     return { clientId, clientSecret, basic: true };
   }
-  if (!form.client_id || !form.client_secret) {
-    throw new BadRequestError('Missing client_id or client_secret.');
-  }
+  // A client_id without a secret (or with an empty one, which the form drops) authenticates nobody.
+  if (!form.client_id || !form.client_secret) throw new InvalidClientError(false);
   return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
 }
 
@@ -56,7 +59,9 @@ export function authenticateClient(client: Client | undefined, credentials: Clie
   const previousValid = client !== undefined && previousSecretValidUntil(client, now) !== undefined;
   const current = safeEqual(presented, client?.secretHash ?? NO_SECRET);
   const previous = safeEqual(presented, (previousValid && client?.previousSecretHash) || NO_SECRET);
-  if (!client || !(current || (previous && previousValid))) throw new InvalidClientError(credentials.basic);
+  // An empty secret (`Basic base64("id:")`) is no secret: it never matches, whatever is stored.
+  const presentedSome = credentials.clientSecret !== '';
+  if (!client || !presentedSome || !(current || (previous && previousValid))) throw new InvalidClientError(credentials.basic);
   return client;
 }
 

@@ -12,7 +12,7 @@ import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
  */
 export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refresh'>) {
   return publicHandler(async (event) => {
-    const form = parseForm(event);
+    const form = parseForm(event, { emptyAsOmitted: true });
     const { grant_type: grantType } = requireParams(form, ['grant_type']);
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
       // SPEC.md §7 names invalid_grant for a grant_type other than the two.

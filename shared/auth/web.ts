@@ -7,6 +7,8 @@ import { readCookie, secureCookies, SESSION_COOKIE } from '#shared/http/cookies'
 import { csrfToken } from '#shared/http/csrf';
 import { redirect, type HttpResult } from '#shared/http/responses';
 
+export { safeReturnTo } from '#shared/http/return-to';
+
 /** Whether this deployment's cookies carry Secure (all but plain-http localhost). */
 export const secure = secureCookies(issuer);
 
@@ -42,19 +44,6 @@ export async function signedInUser(event: APIGatewayProxyEventV2): Promise<Signe
 /** Sends the browser to the login page, to come back to `returnTo` afterwards. */
 export function loginRedirect(returnTo: string, status: 302 | 303 = 302): HttpResult {
   return redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
-}
-
-/**
- * A local path to return to after login. Only printable ASCII is accepted (browsers drop tabs and
- * newlines, which would turn `/\t/evil.example` into `//evil.example`), and the value must resolve
- * to this host; anything else becomes the account page.
- */
-export function safeReturnTo(value: string | undefined): string {
-  const fallback = '/account';
-  if (!value || !/^\/[\x21-\x7e]*$/.test(value) || /^\/[/\\]/.test(value)) return fallback;
-  const base = 'http://self.invalid';
-  const url = new URL(value, base);
-  return url.origin === base ? `${url.pathname}${url.search}` : fallback;
 }
 
 /** The origin a return path will finally redirect to, for CSP form-action (an authorize request's redirect_uri). */

@@ -1,10 +1,19 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
-/** The value of a request cookie. */
+/**
+ * The value of a request cookie. One whose value is not valid percent-encoding (`%E0%A4%A`) was not
+ * set by us: it is ignored as absent, as if the browser had not sent it.
+ */
 export function readCookie(event: APIGatewayProxyEventV2, name: string): string | undefined {
   for (const cookie of event.cookies ?? []) {
     const eq = cookie.indexOf('=');
-    if (eq > 0 && cookie.slice(0, eq).trim() === name) return decodeURIComponent(cookie.slice(eq + 1).trim());
+    if (eq > 0 && cookie.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(cookie.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
   }
   return undefined;
 }

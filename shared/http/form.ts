@@ -3,11 +3,20 @@ import { BadRequestError, PayloadTooLargeError } from '#shared/errors';
 
 export const MAX_FORM_BYTES = 16 * 1024;
 
+export interface FormOptions {
+  /**
+   * Leave out parameters sent with an empty value, as OAuth requires ("Parameters sent without a
+   * value MUST be treated as if they were omitted from the request", RFC 6749 §3.1). HTML forms keep
+   * them: a browser sends every field, and an empty one is a value the page shows back.
+   */
+  emptyAsOmitted?: boolean;
+}
+
 /**
  * Parses an application/x-www-form-urlencoded body. A parameter sent twice is refused
  * (RFC 6749 §3.1, §3.2), as is any other media type.
  */
-export function parseForm(event: APIGatewayProxyEventV2): Record<string, string> {
+export function parseForm(event: APIGatewayProxyEventV2, options: FormOptions = {}): Record<string, string> {
   const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : event.body ?? '';
   if (Buffer.byteLength(raw) > MAX_FORM_BYTES) throw new PayloadTooLargeError(MAX_FORM_BYTES);
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(event.headers['content-type'] ?? '')) {
@@ -18,7 +27,7 @@ export function parseForm(event: APIGatewayProxyEventV2): Record<string, string>
     if (Object.hasOwn(form, name)) throw new BadRequestError(`Parameter '${name}' is repeated.`);
     form[name] = value;
   }
-  return form;
+  return options.emptyAsOmitted ? withoutEmpty(form) : form;
 }
 
 /** Throws invalid_request naming the first missing parameter. */
@@ -27,4 +36,9 @@ export function requireParams<K extends string>(form: Record<string, string>, na
     if (!form[name]) throw new BadRequestError(`Missing parameter '${name}'.`);
   }
   return form as Record<K, string>;
+}
+
+/** The parameters that have a value (RFC 6749 §3.1: one sent without a value is treated as omitted). */
+export function withoutEmpty<T extends string | undefined>(params: Record<string, T>): Record<string, Exclude<T, undefined>> {
+  return Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined && value !== '')) as Record<string, Exclude<T, undefined>>;
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import type { LocalService } from '#local/service';
@@ -7,6 +7,7 @@ import {
   ALICE, authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn,
   textOf, type Account, type Reply,
 } from '../support/oauth-client';
+import { OFF_SITE_RETURN_TOS } from '../support/return-to-attacks';
 import { startTestService } from '../support/service';
 
 const REDIRECT_URI = DEMO_CLIENT.redirectUris[0];
@@ -151,9 +152,14 @@ describe('authorization endpoint', () => {
       expectErrorRedirect(reply, 'unsupported_response_type', params.state);
     });
 
-    it('invalid_request without a state', async () => {
+    it.each([
+      ['without PKCE', {}],
+      ['with an empty state, without PKCE', { state: '' }],
+      ['with an invalid PKCE challenge', { code_challenge: 'too-short', code_challenge_method: 'S256' }],
+      ['with code_challenge_method plain', { code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'plain' }],
+    ])('invalid_request without a state %s', async (_, extra) => {
       // Act
-      const reply = await browser().get(authorizePath(authorizationParams({ state: undefined })));
+      const reply = await browser().get(authorizePath(authorizationParams({ state: undefined, ...extra })));
 
       // Assess
       expectErrorRedirect(reply, 'invalid_request', undefined);
@@ -186,6 +192,34 @@ describe('authorization endpoint', () => {
       ['a challenge with characters outside base64url', { code_challenge: `${challenge.slice(1)}+`, code_challenge_method: 'S256' }],
       ['a hexadecimal challenge', { code_challenge: 'a'.repeat(64), code_challenge_method: 'S256' }],
     ])('invalid_request for %s', async (_, pkce) => {
+      // Prepare
+      const params = authorizationParams(pkce);
+
+      // Act
+      const reply = await browser().get(authorizePath(params));
+
+      // Assess
+      expectErrorRedirect(reply, 'invalid_request', params.state);
+    });
+
+    // RFC 6749 §3.1: a parameter sent without a value is treated as omitted.
+    it.each([
+      ['code_challenge= alone', { code_challenge: '' }],
+      ['code_challenge_method= alone', { code_challenge_method: '' }],
+      ['both PKCE parameters empty', { code_challenge: '', code_challenge_method: '' }],
+    ])('treats %s as no PKCE: the request goes on to the login', async (_, pkce) => {
+      // Act
+      const reply = await browser().get(authorizePath(authorizationParams(pkce)));
+
+      // Assess
+      expect(reply.status).toBe(302);
+      expect(reply.location).toMatch(/^\/login\?return_to=/);
+    });
+
+    it.each([
+      ['a challenge with code_challenge_method=', { code_challenge: challenge, code_challenge_method: '' }],
+      ['S256 with code_challenge=', { code_challenge: '', code_challenge_method: 'S256' }],
+    ])('invalid_request for %s (one PKCE parameter without the other)', async (_, pkce) => {
       // Prepare
       const params = authorizationParams(pkce);
 
@@ -236,6 +270,53 @@ describe('authorization endpoint', () => {
 
       // Assess
       expectErrorRedirect(reply, 'invalid_scope', 'a b&c=d/é?#%20');
+    });
+  });
+
+  describe('without state, when PKCE (S256) is used (RFC 9700 §2.1: PKCE is the CSRF defence)', () => {
+    const verifier = 'v'.repeat(43);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+
+    it.each([
+      ['omitted', undefined],
+      ['empty', ''],
+    ])('with state %s: consent, then a code and the issuer, and no state in the redirect', async (_, state) => {
+      // Prepare
+      const { browser: b, account } = await signedIn();
+      const params = authorizationParams({ state, code_challenge: challenge, code_challenge_method: 'S256' });
+
+      // Act
+      const callback = await authorize(b, params, { account });
+
+      // Assess
+      expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
+      expect(callback.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(callback.searchParams.get('iss')).toBe(service.authUrl);
+      expect(callback.searchParams.has('state')).toBe(false);
+    });
+
+    it('redirects an error back without a state too', async () => {
+      // Act
+      const reply = await browser().get(authorizePath(authorizationParams({
+        state: undefined, code_challenge: challenge, code_challenge_method: 'S256', scope: 'admin',
+      })));
+
+      // Assess
+      expectErrorRedirect(reply, 'invalid_scope', undefined);
+    });
+
+    it('the user denying answers access_denied without a state', async () => {
+      // Prepare
+      const { browser: b, account } = await signedIn();
+
+      // Act
+      const callback = await authorize(b, authorizationParams({ state: undefined, code_challenge: challenge, code_challenge_method: 'S256' }), {
+        account, decision: 'deny',
+      });
+
+      // Assess
+      expect(callback.searchParams.get('error')).toBe('access_denied');
+      expect(callback.searchParams.has('state')).toBe(false);
     });
   });
 
@@ -471,36 +552,47 @@ describe('authorization endpoint', () => {
       expect([...wrongPassword.setCookies, ...unknownEmail.setCookies].some((c) => c.startsWith('session='))).toBe(false);
     });
 
-    it.each(['//evil.example/', '/\\evil.example/', 'https://evil.example/', 'javascript:alert(1)'])(
-      'never sends the browser off-site after login: return_to %j becomes /account',
-      async (returnTo) => {
-        // Prepare
-        const account = await createAccount(service);
+    it(`never sends the browser off-site after login: each of ${OFF_SITE_RETURN_TOS.length} attack return_to values becomes /account`, async () => {
+      // Prepare: one account; a browser signed in for GET /login's own redirect
+      const account = await createAccount(service);
+      const signedInBrowser = browser();
+      expect((await signIn(signedInBrowser, account)).status).toBe(303);
+      expect(OFF_SITE_RETURN_TOS.length).toBeGreaterThanOrEqual(15);
 
-        // Act
-        const login = await signIn(browser(), account, returnTo);
-
-        // Assess
-        expect(login.status).toBe(303);
-        expect(login.location).toBe('/account');
-      },
-    );
-
-    // Browsers drop tabs and newlines from URLs, so `/\t/evil.example/` would become `//evil.example/`.
-    it.each(['/\t/evil.example/', '/\n/evil.example/', '/\\evil.example/', '/\u000b/evil.example/'])(
-      'never sends the browser off-site after login (return_to %j)',
-      async (returnTo) => {
-        // Prepare
-        const account = await createAccount(service);
-
-        // Act
-        const login = await signIn(browser(), account, returnTo);
+      for (const attack of OFF_SITE_RETURN_TOS) {
+        // Act: the login form posted with the value (as a page of another site would), and GET /login
+        // with it, signed out (the form's hidden field) and signed in (the redirect)
+        const b = browser();
+        const form = await b.get(`/login?return_to=${encodeURIComponent(attack)}`);
+        const posted = await b.postForm('/login', {
+          ...formFields(form.text, '/login'), return_to: attack, email: account.user.email, password: account.password,
+        });
+        const already = await signedInBrowser.get(`/login?return_to=${encodeURIComponent(attack)}`);
 
         // Assess
-        expect(login.status).toBe(303);
-        expect(login.location).toBe('/account');
-      },
-    );
+        const label = JSON.stringify(attack);
+        expect(form.status, label).toBe(200);
+        expect(formFields(form.text, '/login').return_to, label).toBe('/account');
+        expect(posted.status, label).toBe(303);
+        expect(posted.location, label).toBe('/account');
+        expect(already.status, label).toBe(302);
+        expect(already.location, label).toBe('/account');
+      }
+    });
+
+    it('keeps a local return_to after login, normalised', async () => {
+      // Prepare
+      const account = await createAccount(service);
+      const params = authorizationParams();
+
+      // Act
+      const toAuthorize = await signIn(browser(), account, authorizePath(params));
+      const toDeveloper = await signIn(browser(), account, '/developer/./x/../');
+
+      // Assess
+      expect(toAuthorize).toMatchObject({ status: 303, location: authorizePath(params) });
+      expect(toDeveloper).toMatchObject({ status: 303, location: '/developer/' });
+    });
 
     describe('throttling', () => {
       afterEach(() => {

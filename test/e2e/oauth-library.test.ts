@@ -28,16 +28,16 @@ describe('code flow with oauth4webapi', () => {
   afterAll(() => service?.stop());
 
   /** Builds the authorization URL with PKCE and state as the library's users do, and drives the browser through it. */
-  async function runAuthorization(options: { scope?: string; decision?: 'allow' | 'deny' } = {}) {
+  async function runAuthorization(options: { scope?: string; decision?: 'allow' | 'deny'; withoutState?: boolean } = {}) {
     const codeVerifier = oauth.generateRandomCodeVerifier();
-    const state = oauth.generateRandomState();
+    const state = options.withoutState ? undefined : oauth.generateRandomState();
     const url = new URL(as.authorization_endpoint!);
     url.search = new URLSearchParams({
       client_id: client.client_id,
       redirect_uri: REDIRECT_URI,
       response_type: 'code',
       scope: options.scope ?? 'read_device write_device',
-      state,
+      ...(state ? { state } : {}),
       code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
       code_challenge_method: 'S256',
     }).toString();
@@ -103,6 +103,22 @@ describe('code flow with oauth4webapi', () => {
     expect(refreshed.refresh_token).toEqual(expect.any(String));
     expect(refreshed.refresh_token).not.toBe(first.refresh_token);
     expect(refreshed.access_token).not.toBe(first.access_token);
+  });
+
+  it('completes the flow without state when PKCE is used, as the library documents it (RFC 9700 §2.1)', async () => {
+    // Prepare
+    const { callback, codeVerifier } = await runAuthorization({ withoutState: true });
+
+    // Act
+    const params = oauth.validateAuthResponse(as, client, callback, oauth.expectNoState);
+    const response = await oauth.authorizationCodeGrantRequest(
+      as, client, oauth.ClientSecretBasic(DEMO_CLIENT.clientSecret), params, REDIRECT_URI, codeVerifier, LOCAL_HTTP,
+    );
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
+
+    // Assess
+    expect(callback.searchParams.has('state')).toBe(false);
+    expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'read_device write_device' });
   });
 
   it('reports a refused refresh token as invalid_grant through the library', async () => {

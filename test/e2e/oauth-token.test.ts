@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
@@ -14,6 +15,8 @@ interface TokenReply {
 interface TokenRequestOptions {
   /** Client credentials sent with HTTP Basic (client_secret_basic). */
   basic?: { id: string; secret: string };
+  /** A raw Authorization header (instead of `basic`). */
+  authorization?: string;
   contentType?: string;
   /** A raw body instead of the form-encoded fields. */
   rawBody?: string;
@@ -39,6 +42,7 @@ describe('token endpoint', () => {
   async function post(path: string, fields: Record<string, string>, options: TokenRequestOptions = {}): Promise<TokenReply> {
     const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/x-www-form-urlencoded' };
     if (options.basic) headers.authorization = basicHeader(options.basic);
+    if (options.authorization !== undefined) headers.authorization = options.authorization;
     const response = await fetch(`${service.authUrl}${path}`, {
       method: 'POST', headers, body: options.rawBody ?? new URLSearchParams(fields).toString(), redirect: 'manual',
     });
@@ -213,10 +217,6 @@ describe('token endpoint', () => {
       ['grant_type', 'authorization_code'],
       ['code', 'authorization_code'],
       ['redirect_uri', 'authorization_code'],
-      ['client_id', 'authorization_code'],
-      ['client_secret', 'authorization_code'],
-      ['client_id', 'refresh_token'],
-      ['client_secret', 'refresh_token'],
       ['refresh_token', 'refresh_token'],
     ])('answers 400 invalid_request without %s (%s grant)', async (missing, grant) => {
       // Prepare
@@ -230,7 +230,23 @@ describe('token endpoint', () => {
 
       // Assess
       expectTokenError(reply, 400, 'invalid_request');
-      expect(reply.body.error_description).toContain(missing === 'client_id' || missing === 'client_secret' ? 'client' : missing);
+      expect(reply.body.error_description).toContain(missing);
+    });
+
+    it.each(['authorization_code', 'refresh_token'])('answers 401 invalid_client for a client_id without client_secret (%s grant)', async (grant) => {
+      // Prepare
+      const form = grant === 'authorization_code'
+        ? await codeForm()
+        : { grant_type: 'refresh_token', refresh_token: (await issued()).refresh_token, ...POST_CREDENTIALS };
+      const { client_secret: _, ...incomplete } = form;
+
+      // Act
+      const reply = await token(incomplete);
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+      expect(reply.headers.get('www-authenticate')).toBeNull();
+      expect((await token(form)).status).toBe(200);
     });
 
     it('answers 400 invalid_request for an empty body', async () => {
@@ -352,6 +368,207 @@ describe('token endpoint', () => {
     });
   });
 
+  describe('client authentication failures: 401 invalid_client, with a Basic challenge when the client tried the header (RFC 6749 §5.2)', () => {
+    /** A code exchange, a refresh and a revocation that would succeed with the client's credentials. */
+    async function requests() {
+      const { client_id: _, client_secret: __, ...exchange } = await codeForm();
+      const refreshToken = (await issued()).refresh_token;
+      return {
+        exchange,
+        refresh: { grant_type: 'refresh_token', refresh_token: refreshToken },
+        revocation: { token: refreshToken },
+        /** Whether the code and the refresh token are still unspent and unrevoked. */
+        async untouched() {
+          expect((await token({ ...exchange, ...POST_CREDENTIALS })).status).toBe(200);
+          expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS })).status).toBe(200);
+        },
+      };
+    }
+
+    it.each([
+      ['no credentials at all', {}],
+      ['a client_id only', { client_id: DEMO_CLIENT.clientId }],
+      ['a client_secret only', { client_secret: DEMO_CLIENT.clientSecret }],
+    ])('%s: 401 invalid_client at both endpoints, without a challenge, and nothing changes', async (_, credentials) => {
+      // Prepare
+      const sent = await requests();
+
+      // Act
+      const replies = [
+        await token({ ...sent.exchange, ...credentials }),
+        await token({ ...sent.refresh, ...credentials }),
+        await post('/oauth/revoke', { ...sent.revocation, ...credentials }),
+      ];
+
+      // Assess
+      for (const reply of replies) {
+        expectTokenError(reply, 401, 'invalid_client');
+        expect(reply.headers.get('www-authenticate')).toBeNull();
+      }
+      await sent.untouched();
+    });
+
+    const basic = (value: string) => `Basic ${Buffer.from(value).toString('base64')}`;
+    it.each([
+      ['a wrong secret', basic(`${DEMO_CLIENT.clientId}:wrong`)],
+      ['an unknown client', basic(`no-such-client:${DEMO_CLIENT.clientSecret}`)],
+      ['an empty secret', basic(`${DEMO_CLIENT.clientId}:`)],
+      ['no colon', basic(DEMO_CLIENT.clientId)],
+      ['an empty client id', basic(`:${DEMO_CLIENT.clientSecret}`)],
+      ['no credentials after the scheme', 'Basic'],
+      ['credentials that are not base64', 'Basic !!!'],
+      ['a client id too long to be one', basic(`${'c'.repeat(5000)}:${DEMO_CLIENT.clientSecret}`)],
+      ['another scheme', `Bearer ${DEMO_CLIENT.clientSecret}`],
+      ['a scheme alone', 'Digest'],
+    ])('HTTP Basic with %s: 401 invalid_client with WWW-Authenticate: Basic realm at both endpoints, and nothing changes', async (_, authorization) => {
+      // Prepare
+      const sent = await requests();
+
+      // Act
+      const replies = [
+        await token(sent.exchange, { authorization }),
+        await token(sent.refresh, { authorization }),
+        await post('/oauth/revoke', sent.revocation, { authorization }),
+      ];
+
+      // Assess
+      for (const reply of replies) {
+        expectTokenError(reply, 401, 'invalid_client');
+        expect(reply.headers.get('www-authenticate')).toMatch(/^Basic realm="[^"]+"$/);
+      }
+      await sent.untouched();
+    });
+  });
+
+  describe('HTTP Basic (RFC 6749 §2.3.1)', () => {
+    const encoded = Buffer.from(`${DEMO_CLIENT.clientId}:${DEMO_CLIENT.clientSecret}`).toString('base64');
+
+    it.each(['basic', 'BASIC', 'bAsIc', 'Basic '])('matches the scheme %j case-insensitively, at both endpoints', async (scheme) => {
+      // Prepare
+      const { client_id: _, client_secret: __, ...exchange } = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+      const authorization = `${scheme} ${encoded}`;
+
+      // Act
+      const exchanged = await token(exchange, { authorization });
+      const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization });
+      const revoked = await post('/oauth/revoke', { token: (refreshed.body as { refresh_token: string }).refresh_token }, { authorization });
+
+      // Assess
+      expect(exchanged.status).toBe(200);
+      expect(refreshed.status).toBe(200);
+      expect(revoked.status).toBe(200);
+    });
+
+    it.each([
+      ['another client', 'another-client'],
+      ['the same id in another case', DEMO_CLIENT.clientId.toUpperCase()],
+    ])('answers 400 invalid_request for a body client_id of %s than the Basic one, at both endpoints, and nothing changes', async (_, bodyId) => {
+      // Prepare
+      const { client_id: __, client_secret: ___, ...exchange } = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+      expect(bodyId).not.toBe(DEMO_CLIENT.clientId);
+
+      // Act
+      const replies = [
+        await token({ ...exchange, client_id: bodyId }, { basic: DEMO_BASIC }),
+        await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: bodyId }, { basic: DEMO_BASIC }),
+        await post('/oauth/revoke', { token: refreshToken, client_id: bodyId }, { basic: DEMO_BASIC }),
+      ];
+
+      // Assess
+      for (const reply of replies) expectTokenError(reply, 400, 'invalid_request');
+      expect((await token(exchange, { basic: DEMO_BASIC })).status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: DEMO_BASIC })).status).toBe(200);
+    });
+
+    it.each([
+      ['right', DEMO_CLIENT.clientSecret],
+      ['wrong', 'wrong-secret'],
+    ])('refuses two authentication methods at once (Basic and a %s client_secret in the body) with 400 invalid_request, at both endpoints', async (_, secret) => {
+      // Prepare
+      const { client_id: __, client_secret: ___, ...exchange } = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+      const both = { client_id: DEMO_CLIENT.clientId, client_secret: secret };
+
+      // Act
+      const replies = [
+        await token({ ...exchange, ...both }, { basic: DEMO_BASIC }),
+        await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...both }, { basic: DEMO_BASIC }),
+        await post('/oauth/revoke', { token: refreshToken, ...both }, { basic: DEMO_BASIC }),
+        await token({ ...exchange, ...both }, { authorization: 'Basic' }),
+      ];
+
+      // Assess
+      for (const reply of replies) expectTokenError(reply, 400, 'invalid_request');
+      expect((await token(exchange, { basic: DEMO_BASIC })).status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: DEMO_BASIC })).status).toBe(200);
+    });
+  });
+
+  describe('a parameter sent with an empty value is treated as omitted (RFC 6749 §3.1)', () => {
+    it('code_challenge= in the authorization request: a code without PKCE, exchanged with code_verifier= or without', async () => {
+      // Prepare
+      const first = await codeForm({ code_verifier: '' });
+      const { code, redirectUri } = await obtainCode(browser, { code_challenge: '', code_challenge_method: '' });
+
+      // Act
+      const withEmptyVerifier = await token(first);
+      const withEmptyChallenge = await token({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: '', ...POST_CREDENTIALS });
+
+      // Assess
+      expect(withEmptyVerifier.status).toBe(200);
+      expect(withEmptyChallenge.status).toBe(200);
+    });
+
+    it('code_verifier= for a code issued with a challenge is no verifier: invalid_grant, and the code stays unspent', async () => {
+      // Prepare
+      const verifier = `verifier-${'v'.repeat(40)}`;
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const { code, redirectUri } = await obtainCode(browser, { code_challenge: challenge, code_challenge_method: 'S256' });
+      const form = { grant_type: 'authorization_code', code, redirect_uri: redirectUri, ...POST_CREDENTIALS };
+
+      // Act
+      const empty = await token({ ...form, code_verifier: '' });
+      const right = await token({ ...form, code_verifier: verifier });
+
+      // Assess
+      expectTokenError(empty, 400, 'invalid_grant');
+      expect(right.status).toBe(200);
+    });
+
+    it('client_secret= is no secret: 401 invalid_client (never a match), and nothing is spent or revoked', async () => {
+      // Prepare
+      const form = await codeForm();
+      const { refresh_token: refreshToken } = await issued();
+
+      // Act
+      const exchange = await token({ ...form, client_secret: '' });
+      const refresh = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: DEMO_CLIENT.clientId, client_secret: '' });
+      const revocation = await post('/oauth/revoke', { token: refreshToken, client_id: DEMO_CLIENT.clientId, client_secret: '' });
+      const basicEmpty = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: { id: DEMO_CLIENT.clientId, secret: '' } });
+
+      // Assess
+      for (const reply of [exchange, refresh, revocation]) expectTokenError(reply, 401, 'invalid_client');
+      expectTokenError(basicEmpty, 401, 'invalid_client');
+      expect(basicEmpty.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
+      expect((await token(form)).status).toBe(200);
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS })).status).toBe(200);
+    });
+
+    it('scope= on refresh asks for the granted scopes, not for none', async () => {
+      // Prepare
+      const { refresh_token: refreshToken } = await issued('read_device write_device');
+
+      // Act
+      const reply = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, scope: '', ...POST_CREDENTIALS });
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(reply.body.scope).toBe('read_device write_device');
+    });
+  });
+
   describe('discovery', () => {
     it('publishes RFC 8414 metadata for both well-known names', async () => {
       // Act
@@ -453,6 +670,18 @@ describe('token endpoint', () => {
 
       // Act
       const reply = await revoke({ token: refreshToken, client_id: DEMO_CLIENT.clientId, client_secret: 'wrong' });
+
+      // Assess
+      expectTokenError(reply, 401, 'invalid_client');
+      expect((await token({ grant_type: 'refresh_token', refresh_token: refreshToken, ...POST_CREDENTIALS })).status).toBe(200);
+    });
+
+    it('answers 401 invalid_client without client credentials (RFC 6749 §5.2: no client authentication included), and keeps the token', async () => {
+      // Prepare
+      const { refresh_token: refreshToken } = await issued();
+
+      // Act
+      const reply = await revoke({ token: refreshToken });
 
       // Assess
       expectTokenError(reply, 401, 'invalid_client');

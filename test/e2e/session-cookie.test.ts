@@ -179,6 +179,63 @@ describe('session cookie', () => {
     });
   });
 
+  describe('a cookie with a malformed percent-escape is ignored as absent', () => {
+    const BAD = '%E0%A4%A';
+
+    it('a session cookie: the pages answer as to a visitor without one', async () => {
+      // Act
+      const b = withCookie(BAD);
+      const account = await b.get('/account');
+      const login = await b.get('/login');
+      const authorizePage = await b.get(authorizePath(authorizationParams()));
+      const developer = await b.get('/developer');
+
+      // Assess
+      expectSignedOut(account);
+      expect(login.status).toBe(200);
+      expect(authorizePage).toMatchObject({ status: 302 });
+      expect(authorizePage.location).toMatch(/^\/login\?return_to=/);
+      expect(developer).toMatchObject({ status: 302, location: '/login?return_to=%2Fdeveloper' });
+    });
+
+    it('a session cookie on logout: the browser is signed out, and no session of anyone is touched', async () => {
+      // Prepare: a real session elsewhere, and a logout form with a good CSRF pair
+      const other = await signedIn();
+      const b = new Browser(service.authUrl);
+      const fields = formFields((await b.get('/login')).text, '/login');
+      b.jar.set('session', BAD);
+
+      // Act
+      const out = await b.postForm('/logout', { csrf: fields.csrf! });
+
+      // Assess
+      expect(out).toMatchObject({ status: 303, location: '/login' });
+      expectAccountPageOf(await other.b.get('/account'), other.account);
+    });
+
+    it('a CSRF cookie: a page issues a new token, and a form posted with the bad cookie is refused (403), not a 500', async () => {
+      // Prepare
+      const account = await createAccount(service);
+      const b = new Browser(service.authUrl);
+      b.jar.set('csrf', BAD);
+
+      // Act
+      const form = await b.postForm('/login', { csrf: BAD, email: account.user.email, password: account.password });
+      b.jar.set('csrf', BAD);
+      const page = await b.get('/login');
+
+      // Assess
+      expect(form.status).toBe(403);
+      expect(form.setCookies.some((c) => c.startsWith('session='))).toBe(false);
+      expect(page.status).toBe(200);
+      const issued = page.setCookies.find((c) => c.startsWith('csrf='));
+      expect(issued).toMatch(/^csrf=[A-Za-z0-9_-]{43};/);
+      expect(formFields(page.text, '/login').csrf).toBe(b.jar.get('csrf'));
+      const login = await b.postForm('/login', { ...formFields(page.text, '/login'), email: account.user.email, password: account.password });
+      expect(login).toMatchObject({ status: 303, location: '/account' });
+    });
+  });
+
   describe('a well-formed cookie of a session that is not live', () => {
     it('an expired session signs nobody in; one started now does', async () => {
       // Prepare

@@ -283,7 +283,12 @@ describe('local gateway against the synthesized API Gateway template', () => {
 
     it.each(['resource', 'auth'])('answers unknown paths of the %s API as API Gateway selects their route (404)', async (which) => {
       const api = which === 'resource' ? resourceApi : authApi;
-      const paths = ['/no-such-path', '/api/no-such-path', ...servedPaths(api).filter((p) => p !== '/').map((p) => `${concrete(p)}/extra`)];
+      // API Gateway's rawPath is the path as sent: `//evil.example` is a path (with an empty first
+      // segment), not a host. On the auth API (no greedy route) such paths reach `$default`.
+      const rawPaths = which === 'auth'
+        ? ['//evil.example', '//', '//evil.example:x/a', '//login', '///account', ...servedPaths(api).map((p) => `/${concrete(p)}`)]
+        : [];
+      const paths = ['/no-such-path', '/api/no-such-path', ...rawPaths, ...servedPaths(api).filter((p) => p !== '/').map((p) => `${concrete(p)}/extra`)];
       let notFound = 0;
       for (const path of paths) {
         for (const method of ['GET', 'POST', 'DELETE']) {

@@ -877,8 +877,11 @@ describe('token service', () => {
 
       // Assess
       expect(PREVIOUS_SECRET_OVERLAP_SECONDS).toBe(7 * 24 * 3600);
-      await expectOAuthError(refresh, InvalidClientError, 'invalid_client', 401);
-      await expectOAuthError(revoke, InvalidClientError, 'invalid_client', 401);
+      // Both awaited together: a rejection of the second before the first is checked would be unhandled.
+      await Promise.all([
+        expectOAuthError(refresh, InvalidClientError, 'invalid_client', 401),
+        expectOAuthError(revoke, InvalidClientError, 'invalid_client', 401),
+      ]);
       expect((await tokens.refresh(current, { refreshToken: lastSecond.refresh_token })).refresh_token).toEqual(expect.any(String));
     });
 
