@@ -13,6 +13,6 @@ import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
 export const handler = publicHandler(async (event) => {
   const form = parseForm(event, { emptyAsOmitted: true });
   const { token } = requireParams(form, ['token']);
-  await revokeToken(grants, readClientCredentials(event.headers.authorization, form), token);
+  await revokeToken(grants, readClientCredentials(event.headers.authorization, form, 'invalid_client'), token);
   return ok({});
 }, TOKEN_ENDPOINT_HEADERS);

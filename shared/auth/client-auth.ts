@@ -10,19 +10,27 @@ export interface ClientCredentials {
 }
 
 /**
- * Reads the client's credentials from HTTP Basic or the form body (exactly one of the two,
- * RFC 6749 §2.3.1). No credentials, or incomplete ones, authenticate nobody: 401 invalid_client
- * (§5.2, "no client authentication included"), with a Basic challenge when the client tried the
- * Authorization header, whatever its scheme. Credentials sent both ways are invalid_request.
+ * What missing body credentials are: at the token endpoint SPEC.md §5.4 lists client_id and
+ * client_secret as required parameters, and §7 answers those not supplied with invalid_request (400);
+ * at the revocation endpoint (RFC 7009 §2.1, which refers to RFC 6749 §5.2) no client
+ * authentication is invalid_client (401).
  */
-export function readClientCredentials(authorization: string | undefined, form: Record<string, string>): ClientCredentials {
-  const credentials = presentedCredentials(authorization, form);
+export type MissingCredentials = 'invalid_request' | 'invalid_client';
+
+/**
+ * Reads the client's credentials from HTTP Basic or the form body (exactly one of the two,
+ * RFC 6749 §2.3.1). Missing or incomplete body credentials are `missing`; a malformed or empty
+ * Authorization header authenticates nobody: 401 invalid_client with a Basic challenge, whatever
+ * its scheme. Credentials sent both ways are invalid_request.
+ */
+export function readClientCredentials(authorization: string | undefined, form: Record<string, string>, missing: MissingCredentials): ClientCredentials {
+  const credentials = presentedCredentials(authorization, form, missing);
   // An id that cannot be one of ours is an unknown client, answered without a lookup (nor an oversized key).
   if (!isPlausibleClientId(credentials.clientId)) throw new InvalidClientError(credentials.basic);
   return credentials;
 }
 
-function presentedCredentials(authorization: string | undefined, form: Record<string, string>): ClientCredentials {
+function presentedCredentials(authorization: string | undefined, form: Record<string, string>, missing: MissingCredentials): ClientCredentials {
   if (authorization !== undefined && authorization.trim() !== '') {
     if (form.client_secret !== undefined) {
       throw new BadRequestError('Send the client credentials either with HTTP Basic or in the body, not both.');
@@ -42,7 +50,10 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
     return { clientId, clientSecret, basic: true };
   }
   // A client_id without a secret (or with an empty one, which the form drops) authenticates nobody.
-  if (!form.client_id || !form.client_secret) throw new InvalidClientError(false);
+  if (!form.client_id || !form.client_secret) {
+    if (missing === 'invalid_request') throw new BadRequestError('client_id and client_secret are required (in the form body, or with HTTP Basic).');
+    throw new InvalidClientError(false);
+  }
   return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
 }
 

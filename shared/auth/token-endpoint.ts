@@ -18,7 +18,7 @@ export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refre
       // SPEC.md §7 names invalid_grant for a grant_type other than the two.
       throw new InvalidGrantError(`Unsupported grant_type '${grantType.slice(0, 40)}'.`);
     }
-    const credentials = readClientCredentials(event.headers.authorization, form);
+    const credentials = readClientCredentials(event.headers.authorization, form, 'invalid_request');
     if (grantType === 'authorization_code') {
       const { code, redirect_uri: redirectUri } = requireParams(form, ['code', 'redirect_uri']);
       return ok(await tokens.exchangeCode(credentials, { code, redirectUri, codeVerifier: form.code_verifier }));

@@ -233,7 +233,7 @@ describe('token endpoint', () => {
       expect(reply.body.error_description).toContain(missing);
     });
 
-    it.each(['authorization_code', 'refresh_token'])('answers 401 invalid_client for a client_id without client_secret (%s grant)', async (grant) => {
+    it.each(['authorization_code', 'refresh_token'])('answers 400 invalid_request for a client_id without client_secret (%s grant): a required parameter, SPEC.md §7', async (grant) => {
       // Prepare
       const form = grant === 'authorization_code'
         ? await codeForm()
@@ -244,7 +244,7 @@ describe('token endpoint', () => {
       const reply = await token(incomplete);
 
       // Assess
-      expectTokenError(reply, 401, 'invalid_client');
+      expectTokenError(reply, 400, 'invalid_request');
       expect(reply.headers.get('www-authenticate')).toBeNull();
       expect((await token(form)).status).toBe(200);
     });
@@ -389,7 +389,7 @@ describe('token endpoint', () => {
       ['no credentials at all', {}],
       ['a client_id only', { client_id: DEMO_CLIENT.clientId }],
       ['a client_secret only', { client_secret: DEMO_CLIENT.clientSecret }],
-    ])('%s: 401 invalid_client at both endpoints, without a challenge, and nothing changes', async (_, credentials) => {
+    ])('%s: 400 invalid_request at the token endpoint (SPEC.md §7), 401 invalid_client at revocation, without a challenge, and nothing changes', async (_, credentials) => {
       // Prepare
       const sent = await requests();
 
@@ -401,10 +401,10 @@ describe('token endpoint', () => {
       ];
 
       // Assess
-      for (const reply of replies) {
-        expectTokenError(reply, 401, 'invalid_client');
-        expect(reply.headers.get('www-authenticate')).toBeNull();
-      }
+      expectTokenError(replies[0]!, 400, 'invalid_request');
+      expectTokenError(replies[1]!, 400, 'invalid_request');
+      expectTokenError(replies[2]!, 401, 'invalid_client');
+      for (const reply of replies) expect(reply.headers.get('www-authenticate')).toBeNull();
       await sent.untouched();
     });
 
@@ -537,7 +537,7 @@ describe('token endpoint', () => {
       expect(right.status).toBe(200);
     });
 
-    it('client_secret= is no secret: 401 invalid_client (never a match), and nothing is spent or revoked', async () => {
+    it('client_secret= is no secret: omitted (400 at the token endpoint, 401 at revocation), Basic with an empty secret 401, and nothing is spent or revoked', async () => {
       // Prepare
       const form = await codeForm();
       const { refresh_token: refreshToken } = await issued();
@@ -549,7 +549,8 @@ describe('token endpoint', () => {
       const basicEmpty = await token({ grant_type: 'refresh_token', refresh_token: refreshToken }, { basic: { id: DEMO_CLIENT.clientId, secret: '' } });
 
       // Assess
-      for (const reply of [exchange, refresh, revocation]) expectTokenError(reply, 401, 'invalid_client');
+      for (const reply of [exchange, refresh]) expectTokenError(reply, 400, 'invalid_request');
+      expectTokenError(revocation, 401, 'invalid_client');
       expectTokenError(basicEmpty, 401, 'invalid_client');
       expect(basicEmpty.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
       expect((await token(form)).status).toBe(200);
