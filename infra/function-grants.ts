@@ -4,6 +4,7 @@ import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
 import { SESSION_REPO_NEEDS as sessions } from '#shared/data/session-repo';
+import { SIGNING_KEY_REPO_NEEDS as signingKeys } from '#shared/data/signing-key-repo';
 import { THROTTLE_REPO_NEEDS as throttle } from '#shared/data/throttle-repo';
 import { unionOfNeeds, type TableNeed } from '#shared/data/table-access';
 import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
@@ -46,7 +47,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-discovery': {},
   'get-authorize': { table: [...pageReads, ...issueCode] },
   'post-authorize': { table: [...pageReads, ...issueCode] },
-  'post-token': { table: [...exchangeCode, ...refresh], signingKey: 'sign' },
+  'post-token': { table: [...exchangeCode, ...refresh, signingKeys.getSchedule], signingKey: 'sign' },
   'post-revoke': { table: revokeToken },
   'get-login': { table: pageReads },
   'post-login': {
@@ -77,7 +78,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-retire-secret': { table: [...pageReads, clients.retirePreviousSecret] },
   'get-delete-app': { table: pageReads },
   'post-delete-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem] },
-  'get-jwks': { signingKey: 'verify' },
+  'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
 };
 

@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createLocalKeyStore } from '#shared/auth/local-signer';
+import { describeRotation, rotateSigningKeys } from '#shared/auth/signing-keys';
 import { ENV, optionalEnv } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
 
@@ -15,7 +18,8 @@ import { formatTimestamp } from '#shared/domain/time';
 const usage = `Usage:
   npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex>
                    [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>]
-  npm run admin -- set-connection --device <uuid> --connected <true|false>`;
+  npm run admin -- set-connection --device <uuid> --connected <true|false>
+  npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -26,13 +30,15 @@ const { positionals, values } = parseArgs({
   },
 });
 
-function target(): { table: string; endpoint?: string } {
+function target(): { table: string; endpoint?: string; signingKeyFile?: string } {
   const table = optionalEnv(ENV.tableName);
   if (table) return { table };
   const facts = join('.local', 'service.json');
   if (!existsSync(facts)) fail('Start the local service (npm start) or set TABLE_NAME to work on a deployed table.');
-  const { tableName, dynamodbEndpoint } = JSON.parse(readFileSync(facts, 'utf8')) as { tableName: string; dynamodbEndpoint: string };
-  return { table: tableName, endpoint: dynamodbEndpoint };
+  const { tableName, dynamodbEndpoint, signingKeyFile } = JSON.parse(readFileSync(facts, 'utf8')) as {
+    tableName: string; dynamodbEndpoint: string; signingKeyFile: string;
+  };
+  return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile };
 }
 
 function fail(message: string): never {
@@ -40,7 +46,7 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const { table, endpoint } = target();
+const { table, endpoint, signingKeyFile } = target();
 const doc = createDocumentClient({ endpoint });
 const devices = createDeviceRepo({ doc, table });
 const now = formatTimestamp(new Date());
@@ -65,6 +71,17 @@ switch (positionals[0]) {
     if (!owner) fail(`No device ${values.device}.`);
     await devices.setConnection(owner, values.device.toLowerCase(), values.connected === 'true', now);
     console.log(JSON.stringify({ device: values.device, connected: values.connected === 'true' }));
+    break;
+  }
+  case 'rotate-signing-key': {
+    // One step of shared/auth/signing-keys.ts: the next key is published now and signs two hours
+    // later; the old one is retired an hour after that and deleted by the next step.
+    if (!signingKeyFile) {
+      fail('In AWS the rotation function holds the KMS permissions: aws lambda invoke --function-name <SigningKeyRotationFunction output> '
+        + '--cli-binary-format raw-in-base64-out --payload \'{"mode":"now"}\' /dev/stdout');
+    }
+    const outcome = await rotateSigningKeys({ repo: createSigningKeyRepo({ doc, table }), store: createLocalKeyStore(signingKeyFile) }, { mode: 'now' });
+    console.log(describeRotation(outcome).join('\n'));
     break;
   }
   default:
