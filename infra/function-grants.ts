@@ -18,8 +18,11 @@ import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
 export interface FunctionNeeds {
   /** The data operations the handler uses. */
   table?: readonly TableNeed[];
-  /** Signing-key access: 'sign' (kms:Sign, the token issuer) or 'verify' (kms:GetPublicKey, the JWKS). */
-  signingKey?: 'sign' | 'verify';
+  /**
+   * Signing-key access, on the stack's tagged keys: 'sign' (kms:Sign, the token issuer), 'verify'
+   * (kms:GetPublicKey, the JWKS) or 'rotate' (create, alias and schedule deletion: the rotation function).
+   */
+  signingKey?: 'sign' | 'verify' | 'rotate';
   /** Sends account e-mail (ses:SendEmail from the configured sender). */
   sendsMail?: boolean;
 }
@@ -80,6 +83,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-delete-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem] },
   'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
+  'rotate-signing-key': { table: [signingKeys.getSchedule, signingKeys.saveSchedule], signingKey: 'rotate' },
 };
 
 /** The DynamoDB grant of a function: the union of what its operations declare. */

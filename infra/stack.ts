@@ -7,6 +7,7 @@ import { DataTable } from '#infra/constructs/data-table';
 import { RouteTableApi } from '#infra/constructs/route-table-api';
 import { ServiceFunctions } from '#infra/constructs/service-functions';
 import { SigningKey } from '#infra/constructs/signing-key';
+import { SCHEDULED_FUNCTIONS } from '#shared/routes';
 
 /** The CDK context value naming the sender of account e-mail: `cdk deploy -c mailFrom=<address>`. */
 export const MAIL_FROM_CONTEXT = 'mailFrom';
@@ -72,10 +73,15 @@ export class DeviceUserServiceStack extends Stack {
       httpApi.addRouteTable(functions, accessToken);
       new ApiStage(apis, `${pascal(httpApi.api)}Stage`, { httpApi });
     }
+    // The functions without a route: the signing-key rotation (hourly; it acts when a step is due).
+    const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, function: functions.scheduledFunction(fn) }));
 
     new CfnOutput(this, 'ApiUrl', { value: resourceApi.apiEndpoint, description: 'Resource API base URL ({base_url})' });
     new CfnOutput(this, 'AuthUrl', { value: authApi.apiEndpoint, description: 'Authorization server base URL ({auth_url})' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (for the operator CLI)' });
-    new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'KMS key that signs access tokens' });
+    new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'The first KMS key that signs access tokens (rotations add others)' });
+    for (const { fn, function: scheduledFn } of scheduled) {
+      new CfnOutput(this, `${pascal(fn)}FunctionName`, { value: scheduledFn.functionName, description: `Function ${fn} (aws lambda invoke)` });
+    }
   }
 }

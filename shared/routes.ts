@@ -11,6 +11,8 @@ export interface FunctionDef {
   entry: string;
   /** Runs only in the local service, never deployed (developer tools such as the outbox). */
   localOnly?: boolean;
+  /** Has no HTTP route: an EventBridge rule invokes it on this schedule expression (and an operator by `aws lambda invoke`). */
+  schedule?: string;
 }
 
 /** One Lambda function each. */
@@ -52,6 +54,7 @@ export const FUNCTIONS = {
   'post-delete-app': { entry: 'functions/developer/post-delete-app.ts' },
   'get-jwks': { entry: 'functions/auth/get-jwks.ts' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
+  'rotate-signing-key': { entry: 'functions/ops/rotate-signing-key.ts', schedule: 'rate(1 hour)' },
 } as const satisfies Record<string, FunctionDef>;
 
 export type FunctionName = keyof typeof FUNCTIONS;
@@ -109,6 +112,10 @@ export const ROUTES: readonly Route[] = [
   auth('POST', '/developer/apps/{client_id}/delete', 'post-delete-app'),
   auth('GET', '/outbox', 'get-outbox'),
 ];
+
+/** The functions an EventBridge schedule invokes, with their schedule expression. */
+export const SCHEDULED_FUNCTIONS: readonly { fn: FunctionName; schedule: string }[] = (Object.entries(FUNCTIONS) as [FunctionName, FunctionDef][])
+  .flatMap(([fn, def]) => (def.schedule ? [{ fn, schedule: def.schedule }] : []));
 
 /** The routes deployed to AWS: all but the local-only developer tools. */
 export const DEPLOYED_ROUTES: readonly Route[] = ROUTES.filter((route) => !(FUNCTIONS[route.fn] as FunctionDef).localOnly);

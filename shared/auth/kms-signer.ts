@@ -11,8 +11,7 @@ export type KmsSend = Pick<KMSClient, 'send'>;
  * Signers for KMS keys by key id or ARN, over one client: the deployed key (SIGNING_KEY_ID) and the
  * ones rotations created. Each signer fetches its public key once.
  */
-export function kmsSignerSource(initialKeyId: string, kms: KmsSend = new KMSClient(awsClientConfig())): SignerSource {
-  const client = kms instanceof KMSClient ? observeClient(kms) : kms;
+export function kmsSignerSource(initialKeyId: string, client: KmsSend = observeClient(new KMSClient(awsClientConfig()))): SignerSource {
   const signers = new Map<string, TokenSigner>();
   return {
     initialRef: initialKeyId,

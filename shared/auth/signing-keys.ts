@@ -59,6 +59,8 @@ export interface SigningKeyStore extends SignerSource {
   createKey(): Promise<string>;
   /** Deletes a retired key (KMS: ScheduleKeyDeletion); deleting one already gone is no error. */
   deleteKey(ref: string): Promise<void>;
+  /** Points the operators' names at the active and the pending key (KMS aliases `…-current`, `…-next`); absent locally. */
+  pointAliases?(aliases: { current: string; next?: string }): Promise<void>;
 }
 
 /** The phase of each key at `now` (epoch seconds). */
@@ -144,14 +146,17 @@ export interface RotationDeps {
 }
 
 export interface RotationOptions {
-  /** 'now': introduce a next key unless one is pending (the operator's command); 'when-due': only once the active key is ROTATION_PERIOD_DAYS old (the schedule). */
-  mode: 'now' | 'when-due';
+  /**
+   * 'now': introduce a next key unless one is pending (the operator's command); 'when-due': only once
+   * the active key is ROTATION_PERIOD_DAYS old (the schedule); 'report': change nothing, say where the keys are.
+   */
+  mode: 'now' | 'when-due' | 'report';
 }
 
 export interface RotationOutcome {
   /** The key introduced by this step, if any. */
   introduced?: SigningKeyEntry;
-  /** Retired keys deleted (and dropped from the schedule) by this step. */
+  /** Retired keys this step dropped from the schedule and deleted (the stack's own key is dropped, never deleted). */
   deleted: SigningKeyEntry[];
   /** The schedule after the step, with each key's phase now. */
   keys: { key: SigningKeyEntry; phase: KeyPhase }[];
@@ -168,7 +173,10 @@ export async function rotateSigningKeys(deps: RotationDeps, options: RotationOpt
   const now = epochSeconds((deps.now ?? (() => new Date()))());
   const schedule: SigningKeySchedule = (await deps.repo.getSchedule(true)) ?? { keys: initialKeys(deps.store), version: 0 };
   const phases = phasesAt(schedule.keys, now);
-  const deleted = phases.filter(({ phase }) => phase === 'retired').map(({ key }) => key);
+  if (options.mode === 'report') return { deleted: [], keys: phases };
+  const retired = phases.filter(({ phase }) => phase === 'retired').map(({ key }) => key);
+  // The deployed key stays: the stack owns it, and it signs again should the schedule item be lost.
+  const deleted = retired.filter((key) => key.ref !== deps.store.initialRef);
   let keys = phases.filter(({ phase }) => phase !== 'retired').map(({ key }) => key);
 
   const active = activeKey(keys, now);
@@ -181,7 +189,7 @@ export async function rotateSigningKeys(deps: RotationDeps, options: RotationOpt
     const retireAt = introduced.activateAt + RETIRE_AFTER_SUCCESSOR_SECONDS;
     keys = [...keys.map((key) => (key.retireAt === undefined ? { ...key, retireAt } : key)), introduced];
   }
-  if (introduced || deleted.length > 0) {
+  if (introduced || retired.length > 0) {
     try {
       await deps.repo.saveSchedule(keys, schedule.version);
     } catch (error) {
@@ -190,10 +198,14 @@ export async function rotateSigningKeys(deps: RotationDeps, options: RotationOpt
       throw error;
     }
     // Deleted only once no schedule lists them; a failure here leaves a key nothing uses (deleted by hand).
-    // The deployed key stays: the stack owns it, and it signs again should the schedule item be lost.
-    for (const key of deleted) if (key.ref !== deps.store.initialRef) await deps.store.deleteKey(key.ref);
+    for (const key of deleted) await deps.store.deleteKey(key.ref);
   }
-  return { ...(introduced ? { introduced } : {}), deleted, keys: phasesAt(keys, now) };
+  // Every step, so that `current` follows the switch (made by the clock) within one scheduled run.
+  const after = phasesAt(keys, now);
+  const current = after.find(({ phase }) => phase === 'active')?.key.ref;
+  const next = after.find(({ phase }) => phase === 'pending')?.key.ref;
+  if (current && deps.store.pointAliases) await deps.store.pointAliases({ current, ...(next ? { next } : {}) });
+  return { ...(introduced ? { introduced } : {}), deleted, keys: after };
 }
 
 /** The outcome as an operator reads it: one line per key with its phase and times (UTC). */
@@ -203,7 +215,7 @@ export function describeRotation(outcome: RotationOutcome): string[] {
     outcome.introduced
       ? `Introduced key ${outcome.introduced.kid}: published now, signs from ${at(outcome.introduced.activateAt)}.`
       : 'No key introduced: a key is pending, or the active key is not due for rotation.',
-    ...outcome.deleted.map((key) => `Deleted retired key ${key.kid}.`),
+    ...outcome.deleted.map((key) => `Deleted retired key ${key.kid} (KMS: scheduled for deletion).`),
     ...outcome.keys.map(({ key, phase }) => `  ${phase.padEnd(8)} ${key.kid}  signs from ${at(key.activateAt)}  retires ${at(key.retireAt)}`),
   ];
 }
