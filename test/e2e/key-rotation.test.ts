@@ -163,8 +163,23 @@ describe('signing-key rotation without downtime', () => {
     const before = (await repo.getSchedule(true))!;
     const created: string[] = [];
     const counting: SigningKeyStore = { ...store, createKey: async () => { const ref = await store.createKey(); created.push(ref); return ref; } };
+    // Both read the schedule before either writes.
+    let reads = 0;
+    let bothRead!: () => void;
+    const barrier = new Promise<void>((resolveBarrier) => { bothRead = resolveBarrier; });
+    const racing: SigningKeyRepo = {
+      ...repo,
+      getSchedule: async (consistent) => {
+        const schedule = await repo.getSchedule(consistent);
+        if (++reads === 2) bothRead();
+        await barrier;
+        return schedule;
+      },
+    };
 
-    const results = await Promise.allSettled([rotateSigningKeys({ repo, store: counting }, { mode: 'now' }), rotateSigningKeys({ repo, store: counting }, { mode: 'now' })]);
+    const results = await Promise.allSettled([
+      rotateSigningKeys({ repo: racing, store: counting }, { mode: 'now' }), rotateSigningKeys({ repo: racing, store: counting }, { mode: 'now' }),
+    ]);
 
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     expect(results.find((r) => r.status === 'rejected')!.reason).toBeInstanceOf(KeyScheduleConflictError);
