@@ -77,7 +77,7 @@ switch (positionals[0]) {
     // One step of shared/auth/signing-keys.ts: the next key is published now and signs two hours
     // later; the old one is retired an hour after that and deleted by the next step.
     if (!signingKeyFile) {
-      fail('In AWS the rotation function holds the KMS permissions: aws lambda invoke --function-name <SigningKeyRotationFunction output> '
+      fail('In AWS the rotation function holds the KMS permissions: aws lambda invoke --function-name <RotateSigningKeyFunctionName output> '
         + '--cli-binary-format raw-in-base64-out --payload \'{"mode":"now"}\' /dev/stdout');
     }
     const outcome = await rotateSigningKeys({ repo: createSigningKeyRepo({ doc, table }), store: createLocalKeyStore(signingKeyFile) }, { mode: 'now' });

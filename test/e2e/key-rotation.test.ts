@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalService } from '#local/service';
 import { DEMO_CLIENT } from '#local/seed';
@@ -9,10 +11,11 @@ import {
   AUTHORIZER_JWKS_CACHE_SECONDS, JWKS_MAX_AGE_SECONDS, KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS,
   rotateSigningKeys, type SigningKeyStore,
 } from '#shared/auth/signing-keys';
+import { ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo, KeyScheduleConflictError, type SigningKeyRepo } from '#shared/data/signing-key-repo';
 import { Browser, obtainCode } from '../support/oauth-client';
-import { startTestService, tokenFor } from '../support/service';
+import { freshTable, startTestService, tokenFor } from '../support/service';
 
 // A signing-key rotation from start to end, against the whole local service: the token endpoint, the
 // JWKS and the gateway's JWT authorizer (which caches the JWKS for an hour, as API Gateway does). The
@@ -190,4 +193,39 @@ describe('signing-key rotation without downtime', () => {
     expect(after.keys.map((k) => k.ref)).toContain(kept[0]);
     await flow();
   });
+});
+
+describe('npm run admin -- rotate-signing-key', () => {
+  it('runs one rotation step on the local service that .local/service.json names, and says where the keys are', async () => {
+    const { endpoint, table, doc } = await freshTable();
+    const cwd = mkdtempSync(join(tmpdir(), 'dus-admin-'));
+    try {
+      const signingKeyFile = join(cwd, '.local', 'signing-key.pem');
+      mkdirSync(dirname(signingKeyFile));
+      writeFileSync(join(cwd, '.local', 'service.json'), JSON.stringify({ tableName: table, dynamodbEndpoint: endpoint, signingKeyFile }));
+      // Set by the local service in this process, TABLE_NAME would send the command to "AWS".
+      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== ENV.tableName));
+      const run = () => new Promise<{ code: number | null; stdout: string }>((done) => {
+        execFile(process.execPath, [resolve('node_modules/tsx/dist/cli.mjs'), resolve('local/admin.ts'), 'rotate-signing-key'], { cwd, env, timeout: 60_000 },
+          (error, stdout) => done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout }));
+      });
+
+      const first = await run();
+      const second = await run();
+
+      expect(first.code).toBe(0);
+      const schedule = (await createSigningKeyRepo({ doc, table }).getSchedule(true))!;
+      const [own, next] = schedule.keys;
+      expect(first.stdout).toContain(`Introduced key ${next!.kid}: published now, signs from ${new Date(next!.activateAt * 1000).toISOString()}.`);
+      expect(first.stdout).toMatch(new RegExp(`active +${own!.kid} `));
+      expect(first.stdout).toMatch(new RegExp(`pending +${next!.kid} `));
+      expect(existsSync(join(cwd, '.local', next!.ref))).toBe(true);
+      expect(second.code).toBe(0);
+      expect(second.stdout).toMatch(/^No key introduced: a key is pending/);
+      expect((await createSigningKeyRepo({ doc, table }).getSchedule(true))!.version).toBe(1);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+      doc.destroy();
+    }
+  }, 120_000);
 });
