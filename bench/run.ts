@@ -32,6 +32,8 @@ const progress = (message: string) => process.stderr.write(`[bench ${((Date.now(
 const AUTH_URL = 'https://auth.example.com';
 const API_URL = 'https://api.example.com';
 const TABLE = 'bench-device-user-service';
+/** Every function that answers requests: a scheduled one (the signing-key rotation) has no request path to measure. */
+const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule);
 const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
 const resourceSized = (fn: FunctionName) => RESOURCE_FUNCTIONS.has(fn) || fn === FALLBACK_FUNCTION;
 
@@ -131,7 +133,7 @@ async function main(): Promise<BudgetCheck[]> {
     eventFiles: writeEvents(BASELINE_NAME, [{ key: userKey(DEMO_USERS[0].user.id) }]),
     env: lambdaEnv('baseline'),
   }];
-  for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
+  for (const fn of BENCHED) {
     targets.push({
       name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await firstScenario(fn).events(options.coldRuns)), env: lambdaEnv(fn),
     });
@@ -148,7 +150,7 @@ async function main(): Promise<BudgetCheck[]> {
     }
   });
   const baselineCold = cold.get(BASELINE_NAME)!;
-  for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
+  for (const fn of BENCHED) {
     const expected = firstScenario(fn).expectStatus;
     const statuses = cold.get(fn)!.statuses;
     if (expected !== undefined && statuses.some((s) => s !== expected)) {
@@ -193,7 +195,7 @@ async function main(): Promise<BudgetCheck[]> {
 
   // Figures, budgets, output.
   const budgets: BudgetCheck[] = [];
-  const functions = (Object.keys(FUNCTIONS) as FunctionName[]).map((fn) => {
+  const functions = BENCHED.map((fn) => {
     const bundle = bundles.get(fn)!;
     const coldStart = cold.get(fn)!;
     const bundleRatio = bundle.bytes / baselineBytes;

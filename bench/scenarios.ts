@@ -24,7 +24,7 @@ import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
 import { doc as resourceDoc } from '#shared/runtime';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { FUNCTIONS, ROUTES, type FunctionName } from '#shared/routes';
+import { FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent } from './events.ts';
 import { step, type FloorStep } from './floors.ts';
@@ -651,7 +651,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   // and CSRF cookies; a POST carries only the CSRF field). Its row is marked "(generic)": the call
   // may well be an error path, and no floor is known (its cold start is compared with the empty floor).
   for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
-    if (list.some((s) => s.fn === fn)) continue;
+    // A scheduled function answers no HTTP event (the signing-key rotation): not a request path to measure.
+    if (list.some((s) => s.fn === fn) || (FUNCTIONS[fn] as FunctionDef).schedule) continue;
     const route = ROUTES.find((r) => r.fn === fn);
     list.push({
       name: `${fn} (generic)`, fn, minReason: 'no scenario in bench/scenarios.ts yet',

@@ -4,6 +4,7 @@ import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
 import { SESSION_REPO_NEEDS as sessions } from '#shared/data/session-repo';
+import { SIGNING_KEY_REPO_NEEDS as signingKeys } from '#shared/data/signing-key-repo';
 import { THROTTLE_REPO_NEEDS as throttle } from '#shared/data/throttle-repo';
 import { unionOfNeeds, type TableNeed } from '#shared/data/table-access';
 import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
@@ -17,8 +18,11 @@ import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
 export interface FunctionNeeds {
   /** The data operations the handler uses. */
   table?: readonly TableNeed[];
-  /** Signing-key access: 'sign' (kms:Sign, the token issuer) or 'verify' (kms:GetPublicKey, the JWKS). */
-  signingKey?: 'sign' | 'verify';
+  /**
+   * Signing-key access, on the stack's tagged keys: 'sign' (kms:Sign, the token issuer), 'verify'
+   * (kms:GetPublicKey, the JWKS) or 'rotate' (create, alias and schedule deletion: the rotation function).
+   */
+  signingKey?: 'sign' | 'verify' | 'rotate';
   /** Sends account e-mail (ses:SendEmail from the configured sender). */
   sendsMail?: boolean;
 }
@@ -49,7 +53,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-discovery': {},
   'get-authorize': { table: [...pageReads, ...issueCode] },
   'post-authorize': { table: [...pageReads, ...issueCode] },
-  'post-token': { table: [...exchangeCode, ...refresh], signingKey: 'sign' },
+  'post-token': { table: [...exchangeCode, ...refresh, signingKeys.getSchedule], signingKey: 'sign' },
   'post-revoke': { table: revokeToken },
   'get-login': { table: pageReads },
   'post-login': {
@@ -80,8 +84,9 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-retire-secret': { table: [...pageReads, clients.retirePreviousSecret] },
   'get-delete-app': { table: pageReads },
   'post-delete-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem] },
-  'get-jwks': { signingKey: 'verify' },
+  'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
+  'rotate-signing-key': { table: [signingKeys.getSchedule, signingKeys.saveSchedule], signingKey: 'rotate' },
 };
 
 /** The DynamoDB grant of a function: the union of what its operations declare. */

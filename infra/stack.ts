@@ -16,6 +16,7 @@ import {
 } from '#infra/settings';
 
 export { StackConfigurationError } from '#infra/settings';
+import { SCHEDULED_FUNCTIONS } from '#shared/routes';
 
 /** The CDK context value naming the sender of account e-mail: `cdk deploy -c mailFrom=<address>`. */
 export const MAIL_FROM_CONTEXT = 'mailFrom';
@@ -103,6 +104,8 @@ export class DeviceUserServiceStack extends Stack {
       const apiStage = new ApiStage(apis, `${pascal(httpApi.api)}Stage`, { httpApi });
       customDomains?.map(httpApi.api, httpApi, apiStage);
     }
+    // The functions without a route: the signing-key rotation (hourly; it acts when a step is due).
+    const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, function: functions.scheduledFunction(fn) }));
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
     });
@@ -112,6 +115,9 @@ export class DeviceUserServiceStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (for the operator CLI)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.topic.topicArn, description: 'SNS topic every alarm notifies (subscribe to it)' });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard of the service' });
-    new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'KMS key that signs access tokens' });
+    new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'The first KMS key that signs access tokens (rotations add others)' });
+    for (const { fn, function: scheduledFn } of scheduled) {
+      new CfnOutput(this, `${pascal(fn)}FunctionName`, { value: scheduledFn.functionName, description: `Function ${fn} (aws lambda invoke)` });
+    }
   }
 }

@@ -4,6 +4,9 @@ import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
+import { createLocalKeyStore } from '#shared/auth/local-signer';
+import { describeRotation, rotateSigningKeys } from '#shared/auth/signing-keys';
+import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { readServiceFacts } from '#local/service';
 
@@ -15,10 +18,11 @@ const usage = `Usage:
   npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex>
                    [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>]
   npm run admin -- set-connection --device <uuid> --connected <true|false>
+  npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)
 Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
-const COMMANDS = ['provision-device', 'set-connection'];
+const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key'];
 
 const { positionals, values } = parseCommandLine(tool, {
   allowPositionals: true,
@@ -34,18 +38,18 @@ if (command === undefined) fail(usage);
 if (!COMMANDS.includes(command)) usageError(tool, `Unknown command '${command}'`);
 if (positionals.length > 1) usageError(tool, `Unexpected argument '${positionals[1]}'`);
 
-function target(): { table: string; endpoint?: string } {
+function target(): { table: string; endpoint?: string; signingKeyFile?: string } {
   const table = optionalEnv(ENV.tableName);
   if (table) return { table };
   try {
-    const { tableName, dynamodbEndpoint } = readServiceFacts();
-    return { table: tableName, endpoint: dynamodbEndpoint };
+    const { tableName, dynamodbEndpoint, signingKeyFile } = readServiceFacts();
+    return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile };
   } catch (error) {
     return fail(`${(error as Error).message} Or set TABLE_NAME to work on a deployed table.`);
   }
 }
 
-const { table, endpoint } = target();
+const { table, endpoint, signingKeyFile } = target();
 const doc = createDocumentClient({ endpoint });
 const devices = createDeviceRepo({ doc, table });
 const now = formatTimestamp(new Date());
@@ -70,6 +74,17 @@ switch (command) {
     if (!owner) fail(`No device ${values.device}.`);
     await devices.setConnection(owner, values.device.toLowerCase(), values.connected === 'true', now);
     console.log(JSON.stringify({ device: values.device, connected: values.connected === 'true' }));
+    break;
+  }
+  case 'rotate-signing-key': {
+    // One step of shared/auth/signing-keys.ts: the next key is published now and signs two hours
+    // later; the old one is retired an hour after that and deleted by the next step.
+    if (!signingKeyFile) {
+      fail('In AWS the rotation function holds the KMS permissions: aws lambda invoke --function-name <RotateSigningKeyFunctionName output> '
+        + '--cli-binary-format raw-in-base64-out --payload \'{"mode":"now"}\' /dev/stdout');
+    }
+    const outcome = await rotateSigningKeys({ repo: createSigningKeyRepo({ doc, table }), store: createLocalKeyStore(signingKeyFile) }, { mode: 'now' });
+    console.log(describeRotation(outcome).join('\n'));
     break;
   }
   default:

@@ -1,11 +1,13 @@
-import { createPrivateKey, createPublicKey, randomUUID, sign } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createOutboxMailer } from '#shared/email/outbox-mailer';
 
 // KMS and SES have no local engine. These stand-ins speak their wire protocols on loopback, so the
 // service's real SDK clients (with their middleware, timeouts and retries) run unchanged against them:
-// KMS's JSON 1.1 protocol for Sign and GetPublicKey, with real RSA signatures from a key file, and
+// KMS's JSON 1.1 protocol for Sign and GetPublicKey, with real RSA signatures (the first key from the
+// key file), and for what a signing-key rotation uses: CreateKey (more RSA keys, with their tags),
+// CreateAlias, UpdateAlias and ScheduleKeyDeletion (after which the key refuses every use); and
 // SES's query protocol for SendEmail, delivering into the local outbox folder and recording each
 // request's sender and configuration set (SES refuses a configuration set it does not have).
 
@@ -27,18 +29,37 @@ export interface SentEmail {
 
 export interface AwsStandIns {
   url: string;
-  /** The ARN of the one KMS key; its last segment is the `kid`. */
+  /** The ARN of the service's KMS key (from the key file); its last segment is the `kid`. */
   keyArn: string;
+  /** Every KMS key the stand-in holds (the first one, then those CreateKey made), with its state and tags. */
+  kmsKeys(): { arn: string; state: 'Enabled' | 'PendingDeletion'; tags: Record<string, string>; aliases: string[] }[];
   /** Makes the next `count` requests of this KMS or SES operation fail with `errorName` (e.g. ThrottlingException). */
-  failNext(operation: 'Sign' | 'GetPublicKey' | 'SendEmail', errorName: string, count?: number): void;
+  failNext(operation: KmsOperation | 'SendEmail', errorName: string, count?: number): void;
   /** Every SendEmail accepted so far, oldest first. */
   sentEmails(): SentEmail[];
   stop(): Promise<void>;
 }
 
+type KmsOperation = 'Sign' | 'GetPublicKey' | 'CreateKey' | 'ScheduleKeyDeletion' | 'CreateAlias' | 'UpdateAlias';
+
+interface StandInKey {
+  arn: string;
+  privateKey: KeyObject;
+  state: 'Enabled' | 'PendingDeletion';
+  tags: Record<string, string>;
+}
+
+const REGION_ACCOUNT = 'us-east-1:000000000000';
+
 export async function startAwsStandIns(options: AwsStandInsOptions): Promise<AwsStandIns> {
-  const privateKey = createPrivateKey(readFileSync(options.signingKeyFile, 'utf8'));
-  const keyArn = `arn:aws:kms:us-east-1:000000000000:key/${randomUUID()}`;
+  const first: StandInKey = {
+    arn: `arn:aws:kms:${REGION_ACCOUNT}:key/${randomUUID()}`,
+    privateKey: createPrivateKey(readFileSync(options.signingKeyFile, 'utf8')),
+    state: 'Enabled',
+    tags: {},
+  };
+  const keys = new Map<string, StandInKey>([[first.arn, first]]);
+  const aliases = new Map<string, string>();
   const outbox = createOutboxMailer(options.outboxDir);
   const failures = new Map<string, { errorName: string; count: number }>();
   const sent: SentEmail[] = [];
@@ -50,29 +71,69 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
     return planned.errorName;
   };
 
+  /** A key by id, ARN, alias name or alias ARN, as KMS resolves KeyId. */
+  const keyOf = (keyId: unknown): StandInKey | undefined => {
+    const id = String(keyId);
+    const alias = /^(arn:aws:kms:[^:]+:[^:]+:)?(alias\/.+)$/.exec(id)?.[2];
+    const arn = alias ? aliases.get(alias) : id.startsWith('arn:') ? id : `arn:aws:kms:${REGION_ACCOUNT}:key/${id}`;
+    return arn === undefined ? undefined : keys.get(arn);
+  };
+
   async function kms(res: ServerResponse, target: string, input: Record<string, unknown>) {
     const operation = target.replace(/^TrentService\./, '');
     const reply = (status: number, body: unknown) => send(res, status, 'application/x-amz-json-1.1', JSON.stringify(body));
+    const refuse = (type: string, message: string) => reply(400, { __type: type, message });
     const planned = failure(operation);
-    if (planned) return reply(400, { __type: planned, message: 'Stand-in failure' });
-    if (input.KeyId !== keyArn && input.KeyId !== keyArn.split('/').pop()) {
-      return reply(400, { __type: 'NotFoundException', message: `Key '${String(input.KeyId)}' does not exist` });
+    if (planned) return refuse(planned, 'Stand-in failure');
+    if (operation === 'CreateKey') {
+      if (input.KeySpec !== 'RSA_2048' || input.KeyUsage !== 'SIGN_VERIFY') return refuse('ValidationException', 'Only RSA_2048 SIGN_VERIFY keys are emulated');
+      const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      const tags = Object.fromEntries(((input.Tags ?? []) as { TagKey: string; TagValue: string }[]).map((t) => [t.TagKey, t.TagValue]));
+      const key: StandInKey = { arn: `arn:aws:kms:${REGION_ACCOUNT}:key/${randomUUID()}`, privateKey, state: 'Enabled', tags };
+      keys.set(key.arn, key);
+      return reply(200, { KeyMetadata: metadata(key) });
+    }
+    if (operation === 'CreateAlias' || operation === 'UpdateAlias') {
+      const name = String(input.AliasName);
+      const key = keyOf(input.TargetKeyId);
+      if (!/^alias\/[A-Za-z0-9/_-]+$/.test(name) || name.startsWith('alias/aws/')) return refuse('ValidationException', `Invalid alias name ${name}`);
+      if (!key) return refuse('NotFoundException', `Key '${String(input.TargetKeyId)}' does not exist`);
+      if (operation === 'CreateAlias' && aliases.has(name)) return refuse('AlreadyExistsException', `Alias ${name} already exists`);
+      if (operation === 'UpdateAlias' && !aliases.has(name)) return refuse('NotFoundException', `Alias ${name} does not exist`);
+      aliases.set(name, key.arn);
+      return reply(200, {});
+    }
+    const key = keyOf(input.KeyId);
+    if (!key) return refuse('NotFoundException', `Key '${String(input.KeyId)}' does not exist`);
+    if (key.state !== 'Enabled') return refuse('KMSInvalidStateException', `${key.arn} is pending deletion.`);
+    if (operation === 'ScheduleKeyDeletion') {
+      const days = Number(input.PendingWindowInDays ?? 30);
+      if (!Number.isInteger(days) || days < 7 || days > 30) return refuse('ValidationException', 'PendingWindowInDays must be 7 to 30');
+      key.state = 'PendingDeletion';
+      return reply(200, { KeyId: key.arn, KeyState: 'PendingDeletion', PendingWindowInDays: days, DeletionDate: Date.now() / 1000 + days * 86_400 });
     }
     if (operation === 'Sign') {
       if (input.MessageType !== 'RAW' || input.SigningAlgorithm !== 'RSASSA_PKCS1_V1_5_SHA_256' || typeof input.Message !== 'string') {
-        return reply(400, { __type: 'ValidationException', message: 'Unsupported signing request' });
+        return refuse('ValidationException', 'Unsupported signing request');
       }
-      const signature = sign('sha256', Buffer.from(input.Message, 'base64'), privateKey);
-      return reply(200, { KeyId: keyArn, Signature: signature.toString('base64'), SigningAlgorithm: input.SigningAlgorithm });
+      const signature = sign('sha256', Buffer.from(input.Message, 'base64'), key.privateKey);
+      return reply(200, { KeyId: key.arn, Signature: signature.toString('base64'), SigningAlgorithm: input.SigningAlgorithm });
     }
     if (operation === 'GetPublicKey') {
-      const der = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
+      const der = createPublicKey(key.privateKey).export({ format: 'der', type: 'spki' });
       return reply(200, {
-        KeyId: keyArn, PublicKey: der.toString('base64'), KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY',
+        KeyId: key.arn, PublicKey: der.toString('base64'), KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY',
         SigningAlgorithms: ['RSASSA_PKCS1_V1_5_SHA_256'],
       });
     }
-    return reply(400, { __type: 'UnsupportedOperationException', message: `${operation} is not emulated` });
+    return refuse('UnsupportedOperationException', `${operation} is not emulated`);
+  }
+
+  function metadata(key: StandInKey) {
+    return {
+      KeyId: key.arn.split('/').pop(), Arn: key.arn, KeyState: key.state, Enabled: key.state === 'Enabled',
+      KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY', SigningAlgorithms: ['RSASSA_PKCS1_V1_5_SHA_256'], CreationDate: Date.now() / 1000,
+    };
   }
 
   async function ses(res: ServerResponse, form: URLSearchParams) {
@@ -116,7 +177,10 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
-    keyArn,
+    keyArn: first.arn,
+    kmsKeys: () => [...keys.values()].map(({ arn, state, tags }) => ({
+      arn, state, tags: { ...tags }, aliases: [...aliases].filter(([, target]) => target === arn).map(([name]) => name),
+    })),
     failNext(operation, errorName, count = 1) {
       failures.set(operation, { errorName, count });
     },

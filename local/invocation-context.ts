@@ -8,8 +8,9 @@ import type { ApiName, FunctionName } from '#shared/routes';
 
 export interface Invocation {
   fn: FunctionName;
-  api: ApiName;
-  /** API Gateway's route key that matched: `GET /user`, `ANY /user`, `$default`. */
+  /** The API whose route invoked it, or 'schedule' for a function an EventBridge rule invokes. */
+  api: ApiName | 'schedule';
+  /** API Gateway's route key that matched (`GET /user`, `ANY /user`, `$default`), or the schedule expression. */
   routeKey: string;
 }
 

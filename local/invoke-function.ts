@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FUNCTIONS, ROUTES, type FunctionName } from '#shared/routes';
+import { FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
 import { runAsFunction } from '#local/invocation-context';
 import { lambdaContext } from '#local/lambda-context';
-import { sampleEvent } from '#local/sample-events';
+import { sampleEvent, type ScheduledInput } from '#local/sample-events';
 import { useServiceEnvironment, type ServiceFacts } from '#local/service';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+type ScheduledHandler = (event: ScheduledInput, context: Context) => Promise<unknown>;
 
 export interface Invocation {
+  /** The handler's answer; a scheduled function's return value is the JSON body of a 200. */
   result: APIGatewayProxyStructuredResultV2;
   /** What the sample event asked, when no event was given. */
   sample?: string;
@@ -23,16 +25,25 @@ export const isFunctionName = (name: string): name is FunctionName => Object.has
  * the function's sample event and then removes what the sample stored. Handlers read their
  * environment once, when they first load, so one process invokes against one service.
  */
-export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, event?: APIGatewayProxyEventV2): Promise<Invocation> {
+export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, event?: APIGatewayProxyEventV2 | ScheduledInput): Promise<Invocation> {
   useServiceEnvironment(facts);
   const sample = event ? undefined : await sampleEvent(fn, facts);
   try {
     const entry = fileURLToPath(new URL(`../${FUNCTIONS[fn].entry}`, import.meta.url));
-    const { handler } = (await import(entry)) as { handler: LambdaHandler };
     const sent = event ?? sample!.event;
+    const context = lambdaContext(fn, randomUUID());
+    const { schedule } = FUNCTIONS[fn] as FunctionDef;
+    if (schedule) {
+      // Attributed as its EventBridge rule invokes it, so its AWS calls are checked against its role too.
+      const { handler } = (await import(entry)) as { handler: ScheduledHandler };
+      const output = await runAsFunction({ fn, api: 'schedule', routeKey: schedule }, () => handler(sent as ScheduledInput, context));
+      return { result: { statusCode: 200, body: JSON.stringify(output) }, ...(sample ? { sample: sample.description } : {}) };
+    }
+    const { handler } = (await import(entry)) as { handler: LambdaHandler };
+    const httpEvent = sent as APIGatewayProxyEventV2;
     // Attributed to the function as the gateway does, so its AWS calls are checked against its role too.
     const api = ROUTES.find((route) => route.fn === fn)?.api ?? 'auth';
-    const result = await runAsFunction({ fn, api, routeKey: sent.routeKey }, () => handler(sent, lambdaContext(fn, randomUUID())));
+    const result = await runAsFunction({ fn, api, routeKey: httpEvent.routeKey }, () => handler(httpEvent, context));
     return { result, ...(sample ? { sample: sample.description } : {}) };
   } finally {
     await sample?.cleanup();

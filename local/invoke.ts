@@ -10,7 +10,8 @@ import { readServiceFacts } from '#local/service';
 // event file it sends the function's sample event (local/sample-events.ts).
 const usage = `Usage: npm run invoke -- <function> [event.json]
 Runs one function's handler in this process against the running local service (start it with
-npm start), with an API Gateway payload 2.0 event: the file's, or the function's sample event.
+npm start), with an API Gateway payload 2.0 event (a scheduled function: its input, such as
+{"mode":"report"}): the file's, or the function's sample event.
 Functions: ${Object.keys(FUNCTIONS).join(', ')}`;
 
 const tool = { name: 'invoke', usage };

@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { AUTHORIZER_JWKS_CACHE_SECONDS } from '#shared/auth/signing-keys';
 
 /**
  * A stand-in for API Gateway's HTTP API JWT authorizer, with the checks and answers AWS
@@ -7,7 +8,9 @@ import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
  * `iss`, an `aud` (or, only when `aud` is absent, `client_id`) among the audiences, `exp` in the
  * future, `nbf` and `iat` in the past, and one of the route's scopes in `scope` (or `scp`).
  * Failures are 401 `{"message":"Unauthorized"}` or 403 `{"message":"Forbidden"}` with a
- * `www-authenticate` header in API Gateway's format.
+ * `www-authenticate` header in API Gateway's format. Like API Gateway, it caches the JWKS for up to an
+ * hour and fetches it again for a token whose `kid` it has not seen (at most every 30 s); both on
+ * this process's clock, so a test can move time past the cache.
  */
 export interface AuthorizerConfig {
   issuer: string;
@@ -25,7 +28,7 @@ export function createJwtAuthorizer(config: AuthorizerConfig) {
       const response = await fetch(`${config.issuer}/.well-known/openid-configuration`);
       if (!response.ok) throw new Error(`OpenID discovery answered ${response.status}`);
       const { jwks_uri: jwksUri } = (await response.json()) as { jwks_uri: string };
-      jwks = createRemoteJWKSet(new URL(jwksUri));
+      jwks = createRemoteJWKSet(new URL(jwksUri), { cacheMaxAge: AUTHORIZER_JWKS_CACHE_SECONDS * 1000, cooldownDuration: 30_000 });
     }
     return jwks;
   };

@@ -14,9 +14,12 @@ import { formatTimestamp } from '#shared/domain/time';
 import { ROUTES, type FunctionName, type HttpMethod } from '#shared/routes';
 import type { ServiceFacts } from '#local/service';
 
-/** A sample API Gateway event for one function, as `npm run invoke` sends it. */
+/** The input of a function an EventBridge schedule invokes (shared/routes.ts `schedule`). */
+export type ScheduledInput = Record<string, unknown>;
+
+/** A sample API Gateway event for one function (or a scheduled function's input), as `npm run invoke` sends it. */
 export interface SampleEvent {
-  event: APIGatewayProxyEventV2;
+  event: APIGatewayProxyEventV2 | ScheduledInput;
   /** What the sample asks, in one line. */
   description: string;
   /** Removes what preparing the event stored (a session, an e-mailed link, a scratch application). */
@@ -48,7 +51,7 @@ export async function sampleEvent(fn: FunctionName, facts: ServiceFacts): Promis
   }
 }
 
-type Sample = { event: APIGatewayProxyEventV2; description: string };
+type Sample = { event: APIGatewayProxyEventV2 | ScheduledInput; description: string };
 
 // Every function has one: adding a function to the route table without a sample fails the type check.
 const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>> = {
@@ -66,6 +69,8 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   }),
   'get-discovery': (kit) => kit.page('get-discovery', 'GET /.well-known/openid-configuration'),
   'get-jwks': (kit) => kit.page('get-jwks', 'GET /.well-known/jwks.json'),
+  // A report only: a rotation step would change the running service's keys, which a sample must not.
+  'rotate-signing-key': () => ({ event: { mode: 'report' }, description: 'the signing-key rotation in report mode: the keys and their phases, nothing changed' }),
   'get-authorize': async (kit) => kit.page('get-authorize', 'GET /oauth/authorize for the demo application, signed in: the consent page', {
     query: kit.authorizeParams(), cookies: [await kit.session()],
   }),

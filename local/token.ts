@@ -1,14 +1,17 @@
 import { issueAccessToken } from '#shared/auth/access-token';
-import { createLocalSigner } from '#shared/auth/local-signer';
+import { createLocalKeyStore } from '#shared/auth/local-signer';
+import { createKeyring } from '#shared/auth/signing-keys';
 import { createDocumentClient } from '#shared/data/dynamodb';
+import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { ALL_SCOPES, isScope, parseScopeString } from '#shared/domain/scopes';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { readServiceFacts } from '#local/service';
 
 // `npm run token -- --user <email> --scope "<scopes>"`: an access token for any account of the
-// running local service, signed by its local key, for trying the API with curl. Local only: it
-// reads the running service's facts (.local/service.json, or STATE_DIR/service.json).
+// running local service, signed by the key that signs now (as the token endpoint would after a
+// rotation), for trying the API with curl. Local only: it reads the running service's facts
+// (.local/service.json, or STATE_DIR/service.json).
 const tool = {
   name: 'token',
   usage: `Usage: npm run token -- --user <email> [--scope "${ALL_SCOPES.join(' ')}"] [--expires-in <seconds>]
@@ -40,10 +43,13 @@ const facts = (() => {
   }
 })();
 const doc = createDocumentClient({ endpoint: facts.dynamodbEndpoint });
-const record = await createUserRepo({ doc, table: facts.tableName }).findUserByEmail(values.user).finally(() => doc.destroy());
+const [record, signer] = await Promise.all([
+  createUserRepo({ doc, table: facts.tableName }).findUserByEmail(values.user),
+  createKeyring({ repo: createSigningKeyRepo({ doc, table: facts.tableName }), source: createLocalKeyStore(facts.signingKeyFile) }).currentSigner(),
+]).finally(() => doc.destroy());
 if (!record) fail(`No account for ${values.user} on the local service (sign up at ${facts.authUrl}/signup, or use a demo account).`);
 
-console.log(await issueAccessToken(createLocalSigner(facts.signingKeyFile), {
+console.log(await issueAccessToken(signer, {
   issuer: facts.authUrl,
   audience: facts.apiUrl,
   userId: record.user.id,

@@ -11,6 +11,10 @@ export const ENV = {
   audience: 'API_AUDIENCE',
   /** KMS key id of the token signing key (AWS). Absent locally. */
   signingKeyId: 'SIGNING_KEY_ID',
+  /** Value of the tag `device-user-service:signing-key` that marks this stack's signing keys in KMS (rotation function). */
+  signingKeyTag: 'SIGNING_KEY_TAG',
+  /** Prefix of the KMS aliases of the signing keys, `alias/<stack>-signing` (rotation function). */
+  signingKeyAliasPrefix: 'SIGNING_KEY_ALIAS_PREFIX',
   /** Path of the local signing key file (local service only). */
   localSigningKeyFile: 'LOCAL_SIGNING_KEY_FILE',
   /** DynamoDB endpoint override (DynamoDB Local). Absent in AWS. */

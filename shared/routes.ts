@@ -17,6 +17,8 @@ export interface FunctionDef {
    * Lambda package at the same path, so that it resolves them as it does locally.
    */
   assets?: readonly string[];
+  /** Has no HTTP route: an EventBridge rule invokes it on this schedule expression (and an operator by `aws lambda invoke`). */
+  schedule?: string;
 }
 
 /** One Lambda function each. */
@@ -61,6 +63,7 @@ export const FUNCTIONS = {
   'post-delete-app': { entry: 'functions/developer/post-delete-app.ts' },
   'get-jwks': { entry: 'functions/auth/get-jwks.ts' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
+  'rotate-signing-key': { entry: 'functions/ops/rotate-signing-key.ts', schedule: 'rate(1 hour)' },
 } as const satisfies Record<string, FunctionDef>;
 
 export type FunctionName = keyof typeof FUNCTIONS;
@@ -205,6 +208,10 @@ export const DEFAULT_ROUTE_THROTTLE = {
   rateLimit: 20, burstLimit: 40,
   reason: 'only the 405/404 fallbacks, which no client of the contract calls: a mistyped path or method, or a scanner',
 } as const satisfies Throttle;
+
+/** The functions an EventBridge schedule invokes, with their schedule expression. */
+export const SCHEDULED_FUNCTIONS: readonly { fn: FunctionName; schedule: string }[] = (Object.entries(FUNCTIONS) as [FunctionName, FunctionDef][])
+  .flatMap(([fn, def]) => (def.schedule ? [{ fn, schedule: def.schedule }] : []));
 
 /** The routes deployed to AWS: all but the local-only developer tools. */
 export const DEPLOYED_ROUTES: readonly Route[] = ROUTES.filter((route) => !(FUNCTIONS[route.fn] as FunctionDef).localOnly);

@@ -1,9 +1,13 @@
-import { signerFromEnv } from '#shared/auth/signer-from-env';
+import { keyringFromEnv } from '#shared/auth/signer-from-env';
+import { JWKS_MAX_AGE_SECONDS } from '#shared/auth/signing-keys';
+import { ENV, optionalEnv, requireEnv } from '#shared/config';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { publicHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';
 
-const signer = signerFromEnv();
+// Its own client rather than shared/auth/runtime.ts's, so the JWKS bundles no repository but the key schedule's.
+const keyring = keyringFromEnv({ doc: createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) }), table: requireEnv(ENV.tableName) });
 
-/** GET /.well-known/jwks.json — the public half of the token signing key. */
+/** GET /.well-known/jwks.json — the public half of every signing key that is not retired (signing-keys.ts). */
 export const handler = publicHandler(async () =>
-  ok({ keys: [await (await signer).publicJwk()] }, { 'cache-control': 'public, max-age=300' }));
+  ok({ keys: await keyring.publishedKeys() }, { 'cache-control': `public, max-age=${JWKS_MAX_AGE_SECONDS}` }));

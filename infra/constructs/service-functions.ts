@@ -1,6 +1,8 @@
 import { Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import { ServiceFunction } from '#infra/constructs/service-function';
@@ -55,14 +57,42 @@ export class ServiceFunctions extends Construct {
     const id = `${pascal(api)}${pascal(fn)}Function`;
     let fnc = this.functions.get(id);
     if (fnc) return fnc;
+    fnc = this.create(id, fn, this.environment);
+    this.functions.set(id, fnc);
+    return fnc;
+  }
+
+  /**
+   * A function without a route (`schedule` in the route table), created with its grants and the
+   * EventBridge rule that invokes it, `{"mode":"when-due"}`, on that schedule.
+   */
+  scheduledFunction(fn: FunctionName): ServiceFunction {
+    const { schedule } = FUNCTIONS[fn] as FunctionDef;
+    if (!schedule) throw new Error(`${fn} has no schedule in the route table`);
+    const { signingKey } = this.props;
+    const fnc = this.create(`${pascal(fn)}Function`, fn, {
+      ...this.environment,
+      [ENV.signingKeyTag]: signingKey.tagValue,
+      [ENV.signingKeyAliasPrefix]: signingKey.aliasPrefix,
+    });
+    new Rule(this, `${pascal(fn)}Schedule`, {
+      description: `Invokes ${fn} on its schedule`,
+      schedule: Schedule.expression(schedule),
+      targets: [new LambdaFunction(fnc, { event: RuleTargetInput.fromObject({ mode: 'when-due' }), retryAttempts: 2 })],
+    });
+    return fnc;
+  }
+
+  private create(id: string, fn: FunctionName, environment: Record<string, string>): ServiceFunction {
     const { props } = this;
     const def: FunctionDef = FUNCTIONS[fn];
     const needs = FUNCTION_NEEDS[fn];
-    fnc = new ServiceFunction(this, id, { entry: def.entry, environment: this.environment, assets: def.assets, tracing: props.tracing });
+    const fnc = new ServiceFunction(this, id, { entry: def.entry, environment, assets: def.assets, tracing: props.tracing });
     const table = tableGrantOf(fn);
     if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);
     if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);
     if (needs.signingKey === 'verify') props.signingKey.grantVerify(fnc);
+    if (needs.signingKey === 'rotate') props.signingKey.grantRotate(fnc);
     if (needs.sendsMail) {
       // The sender may be verified in SES as an address or as its domain; SendEmail naming a
       // configuration set is checked against that set too.
@@ -76,7 +106,6 @@ export class ServiceFunctions extends Construct {
         ],
       }));
     }
-    this.functions.set(id, fnc);
     return fnc;
   }
 

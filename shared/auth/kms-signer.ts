@@ -2,14 +2,29 @@ import { createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
 import { SigningUnavailableError, toPublicJwk, type PublicJwk, type TokenSigner } from '#shared/auth/signer';
+import type { SignerSource } from '#shared/auth/signing-keys';
 import { countMetric, METRIC } from '#shared/metrics';
 
 /** The part of the KMS client the signer uses, so tests can pass a stand-in that signs for real. */
 export type KmsSend = Pick<KMSClient, 'send'>;
 
-/** A signer for this KMS key, with a client configured from the Lambda environment. */
-export function kmsSignerFor(keyId: string): TokenSigner {
-  return createKmsSigner(observeClient(new KMSClient(awsClientConfig())), keyId);
+/**
+ * Signers for KMS keys by key id or ARN, over one client: the deployed key (SIGNING_KEY_ID) and the
+ * ones rotations created. Each signer fetches its public key once.
+ */
+export function kmsSignerSource(initialKeyId: string, client: KmsSend = observeClient(new KMSClient(awsClientConfig()))): SignerSource {
+  const signers = new Map<string, TokenSigner>();
+  return {
+    initialRef: initialKeyId,
+    signerFor(ref) {
+      let signer = signers.get(ref);
+      if (!signer) {
+        signer = createKmsSigner(client, ref);
+        signers.set(ref, signer);
+      }
+      return signer;
+    },
+  };
 }
 
 /**

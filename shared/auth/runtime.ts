@@ -11,7 +11,7 @@ import { createUserRepo } from '#shared/data/user-repo';
 // The authorization server's singletons, built once per process at module load, with no I/O.
 // Only what every auth function needs is here: the token signer (token-runtime.ts) and the mailer
 // (accounts.ts) are imported by the functions that use them, so the others do not bundle their SDKs.
-const table = requireEnv(ENV.tableName);
+export const table = requireEnv(ENV.tableName);
 export const issuer = requireEnv(ENV.issuer);
 export const audience = requireEnv(ENV.audience);
 

@@ -1,14 +1,22 @@
-import { kmsSignerFor } from '#shared/auth/kms-signer';
-import { createLocalSigner } from '#shared/auth/local-signer';
-import type { TokenSigner } from '#shared/auth/signer';
+import { kmsSignerSource } from '#shared/auth/kms-signer';
+import { createLocalKeyStore } from '#shared/auth/local-signer';
+import { createKeyring, type Keyring, type SignerSource } from '#shared/auth/signing-keys';
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
+import type { RepoDeps } from '#shared/data/dynamodb';
+import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 
 /**
- * The signer this process is configured for: KMS when SIGNING_KEY_ID is set, else the local key
- * file. Static imports (not `import()`) let esbuild keep only the KMS client and its two commands.
- * No network call: the KMS key id is the `kid`, and the public key is fetched on first use.
+ * The signing keys this process is configured for: KMS when SIGNING_KEY_ID is set (the deployed key;
+ * rotations add others), else the local key files. Static imports (not `import()`) let esbuild keep
+ * only the KMS client and its two commands. No network call at load: a key's id is its `kid`, and
+ * public keys are fetched on first use.
  */
-export async function signerFromEnv(): Promise<TokenSigner> {
+export function signerSourceFromEnv(): SignerSource {
   const keyId = optionalEnv(ENV.signingKeyId);
-  return keyId ? kmsSignerFor(keyId) : createLocalSigner(requireEnv(ENV.localSigningKeyFile));
+  return keyId ? kmsSignerSource(keyId) : createLocalKeyStore(requireEnv(ENV.localSigningKeyFile));
+}
+
+/** The keyring of a function: the schedule in the table (signing-keys.ts), over the configured keys. */
+export function keyringFromEnv(table: RepoDeps): Keyring {
+  return createKeyring({ repo: createSigningKeyRepo(table), source: signerSourceFromEnv() });
 }

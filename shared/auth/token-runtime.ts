@@ -1,6 +1,9 @@
-import { audience, grants, issuer } from '#shared/auth/runtime';
-import { signerFromEnv } from '#shared/auth/signer-from-env';
+import { audience, doc, grants, issuer, table } from '#shared/auth/runtime';
+import { keyringFromEnv } from '#shared/auth/signer-from-env';
 import { createTokenService } from '#shared/auth/token-service';
 
-/** The token service of the token endpoint: the one function that signs (kms:Sign in AWS). */
-export const tokens = createTokenService({ grants, signer: signerFromEnv(), issuer, audience });
+/** The keys of the token endpoint: it signs with the active one (kms:Sign in AWS). */
+export const keyring = keyringFromEnv({ doc, table });
+
+/** The token service of the token endpoint: the one function that signs. */
+export const tokens = createTokenService({ grants, signer: () => keyring.currentSigner(), issuer, audience });

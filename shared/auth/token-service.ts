@@ -26,7 +26,8 @@ export interface TokenResponse {
 
 export interface TokenServiceDeps {
   grants: GrantRepo;
-  signer: Promise<TokenSigner>;
+  /** The signer, or a function giving the signer of the moment (the active key of a rotation). */
+  signer: Promise<TokenSigner> | (() => Promise<TokenSigner>);
   issuer: string;
   audience: string;
   /** The clock; tests control it. */
@@ -49,7 +50,8 @@ export function createTokenService(deps: TokenServiceDeps) {
    * throttled or down) leaves the code or refresh token unspent and the client's retry can succeed.
    */
   function signAccessToken(userId: string, clientId: string, scopes: string[]): Promise<string> {
-    return deps.signer.then((signer) => issueAccessToken(signer, {
+    const signer = typeof deps.signer === 'function' ? deps.signer() : deps.signer;
+    return signer.then((signer) => issueAccessToken(signer, {
       issuer: deps.issuer, audience: deps.audience, userId, clientId, scopes, now: now(),
     }));
   }

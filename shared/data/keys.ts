@@ -55,3 +55,6 @@ export function fromItem<T>(item: Record<string, unknown>): T {
 }
 export const throttleKey = (kind: 'account' | 'address', subject: string) => ({ pk: `THROTTLE#${kind}#${subject}`, sk: 'THROTTLE' });
 export const linkKey = (tokenHash: string) => ({ pk: `LINK#${tokenHash}`, sk: 'LINK' });
+
+/** The one item listing the access-token signing keys and their schedule (see signing-key-repo.ts). */
+export const signingKeysKey = () => ({ pk: 'SIGNING#KEYS', sk: 'SIGNING#KEYS' });

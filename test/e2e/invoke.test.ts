@@ -56,6 +56,7 @@ const EXPECTED: Record<FunctionName, number> = {
   'get-delete-app': 200,
   'post-delete-app': 303,
   'get-jwks': 200,
+  'rotate-signing-key': 200,
   'http-fallback': 405,
 };
 
@@ -122,6 +123,7 @@ describe('npm run invoke', () => {
     'get-delete-app': (r) => expect(html(r)).toContain('Scratch application (npm run invoke), to confirm'),
     'post-delete-app': (r) => expect(r.headers.location).toBe('/developer'),
     'get-jwks': (r) => expect(JSON.parse(r.body!).keys[0].kty).toBe('RSA'),
+    'rotate-signing-key': (r) => expect(JSON.parse(r.body!)).toMatchObject({ mode: 'report', introduced: null, deleted: [], keys: [{ phase: 'active' }] }),
     'http-fallback': (r) => expect(r.headers.allow).toBe('GET'),
   };
 

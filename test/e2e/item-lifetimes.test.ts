@@ -3,10 +3,12 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '#local/service';
 import { newSecretReveal } from '#shared/auth/developer';
-import { createLocalSigner } from '#shared/auth/local-signer';
+import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
+import { rotateSigningKeys } from '#shared/auth/signing-keys';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';
 import { createDocumentClient } from '#shared/data/dynamodb';
+import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { InvalidGrantError } from '#shared/errors';
@@ -80,6 +82,10 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
     lifetime: (item) => (item.purpose === 'reset-password'
       ? { state: 'password reset link', ttl: HOUR }
       : { state: 'confirmation link', ttl: DAY }),
+  },
+  {
+    kind: 'signing-key schedule', pk: /^SIGNING#KEYS$/, sk: /^SIGNING#KEYS$/,
+    lifetime: () => ({ state: 'signing-key schedule', ttl: 'none' }),
   },
   {
     kind: 'login throttle record', pk: /^THROTTLE#(account|address)#[^#]+$/, sk: /^THROTTLE$/,
@@ -287,6 +293,11 @@ describe('item lifetimes', () => {
     expect((await signIn(leaving, { ...walker, password: newPassword })).status).toBe(303);
     expect((await submit(leaving, '/account', '/logout')).status).toBe(303);
     expect((await signIn(new Browser(service.authUrl), { ...walker, password: newPassword })).status).toBe(303);
+
+    // A signing-key rotation step writes the key schedule.
+    const rotationDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
+    await rotateSigningKeys({ repo: createSigningKeyRepo({ doc: rotationDoc, table: service.tableName }), store: createLocalKeyStore(service.signingKeyFile) }, { mode: 'now' });
+    rotationDoc.destroy();
     const finishedAt = epoch() + 1;
 
     // Act
@@ -321,7 +332,7 @@ describe('item lifetimes', () => {
     expect([...states].sort()).toEqual([
       'account throttle record', 'active family', 'address throttle record', 'application', 'confirmation link', 'consent',
       'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'password reset link',
-      'revoked family', 'rotated refresh token', 'secret to show', 'session', 'unused code', 'used code', 'user',
+      'revoked family', 'rotated refresh token', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'used code', 'user',
     ]);
     // The three secrets shown on their page were deleted by it; only the rotation's, never shown, waits out its TTL.
     expect(items.filter((item) => String(item.pk).startsWith('REVEAL#')).map((item) => [item.clientId, item.reason])).toEqual([[kept.clientId, 'rotated']]);

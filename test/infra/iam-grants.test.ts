@@ -1,5 +1,7 @@
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
+import { ENV } from '#shared/config';
 import { FUNCTIONS, type FunctionDef } from '#shared/routes';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
 import { ACCOUNT, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
@@ -19,13 +21,24 @@ interface Need {
   fn: DeployedFunction;
   action: string;
   resourceArn: string;
+  /** The request's condition keys (KMS: the key's tags, CreateKey's request tags). */
+  context: Record<string, string | string[]>;
+  /** The resource's own policy (a KMS key's key policy), if it has one. */
+  resourcePolicy?: PolicyDocument;
   scenario: string;
 }
+
+/** The key policy KMS gives a key created without one ("Default key policy", KMS Developer Guide): the account's IAM policies decide. */
+const DEFAULT_KEY_POLICY: PolicyDocument = {
+  Version: '2012-10-17',
+  Statement: [{ Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${ACCOUNT}:root` }, Action: 'kms:*', Resource: '*' }],
+};
 
 describe('IAM: the deployed roles allow exactly the AWS calls the functions make', () => {
   let form: DeployedForm;
   let needs: Need[];
   let notDeployed: AwsCall[];
+  let createdKeys: Set<string>;
 
   beforeAll(() => {
     form = readDeployedForm(synthesizeTemplate());
@@ -33,6 +46,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
     if (recording.invocations.length === 0) {
       throw new Error('No function was invoked: this test checks what the rest of `npm test` recorded, run it with the whole suite.');
     }
+    createdKeys = new Set(recording.createdKeys.map((arn) => arn.split('/').pop()!));
     const distinct = new Map<string, Need>();
     notDeployed = [];
     for (const call of recording.calls) {
@@ -41,24 +55,56 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
         notDeployed.push(call);
         continue;
       }
-      const resourceArn = arnOf(call);
-      distinct.set(`${fn.id} ${call.action} ${resourceArn}`, { fn, action: call.action, resourceArn, scenario: call.test });
+      const target = targetOf(call, fn);
+      distinct.set(`${fn.id} ${call.action} ${target.resourceArn} ${JSON.stringify(target.context)}`, { fn, action: call.action, ...target, scenario: call.test });
     }
     needs = [...distinct.values()];
     invoked = new Set(recording.invocations.map((i) => `${i.api} ${i.routeKey}`));
   });
   let invoked: Set<string>;
 
-  /** The deployed ARN a recorded call names: locally every test file has a table of its own, the stand-ins their own key, sender and configuration set. */
-  function arnOf(call: AwsCall): string {
+  /**
+   * The deployed resource a recorded call names, with its condition keys: locally every test file has
+   * a table of its own, the stand-ins their own keys, aliases, sender and configuration set. A KMS key a function created
+   * (CreateKey) is a key of the deployed rotation, tagged as the deployed function tags (from its
+   * environment); any other key is the stack's own, with the template's tags and key policy.
+   */
+  function targetOf(call: AwsCall, fn: DeployedFunction): Pick<Need, 'resourceArn' | 'context' | 'resourcePolicy'> {
+    const region = form.tableArn.split(':')[3];
+    /** The signing-key tag with the value the deployed rotation function sends. */
+    const rotationTags = (tags: Record<string, string>) => {
+      const value = fn.environment[ENV.signingKeyTag];
+      return Object.fromEntries(Object.keys(tags).map((key) => [key, key === SIGNING_KEY_TAG_KEY && value !== undefined ? value : tags[key]!]));
+    };
     switch (call.resource.type) {
-      case 'table': return form.tableArn;
+      case 'table': return { resourceArn: form.tableArn, context: {} };
       case 'index':
         if (!form.indexNames.includes(call.resource.index)) throw new Error(`${call.by.fn} queries index ${call.resource.index}, which the table does not have`);
-        return `${form.tableArn}/index/${call.resource.index}`;
-      case 'key': return form.signingKeyArn;
-      case 'identity': return `arn:aws:ses:${form.tableArn.split(':')[3]}:${ACCOUNT}:identity/${form.mailFrom}`;
-      case 'configuration-set': return form.configurationSetArn;
+        return { resourceArn: `${form.tableArn}/index/${call.resource.index}`, context: {} };
+      case 'key': {
+        const keyId = call.resource.keyId.split('/').pop()!;
+        const tagContext = (tags: Record<string, string>) => Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
+        if (createdKeys.has(keyId)) {
+          const value = form.functions.map((f) => f.environment[ENV.signingKeyTag]).find((v) => v !== undefined);
+          const tags: Record<string, string> = value === undefined ? {} : { [SIGNING_KEY_TAG_KEY]: value };
+          return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:key/${keyId}`, context: tagContext(tags), resourcePolicy: DEFAULT_KEY_POLICY };
+        }
+        return { resourceArn: form.signingKeyArn, context: tagContext(form.signingKeyTags), resourcePolicy: form.keyPolicy };
+      }
+      case 'new-key': {
+        const tags = rotationTags(call.resource.tags);
+        return {
+          resourceArn: '*',
+          context: { ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])), 'aws:TagKeys': Object.keys(tags) },
+        };
+      }
+      case 'alias': {
+        const prefix = fn.environment[ENV.signingKeyAliasPrefix];
+        if (!prefix) throw new Error(`${call.by.fn} points alias ${call.resource.alias} but its deployed function has no ${ENV.signingKeyAliasPrefix}`);
+        return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:${prefix}-${call.resource.alias.split('-').pop()}`, context: {} };
+      }
+      case 'identity': return { resourceArn: `arn:aws:ses:${region}:${ACCOUNT}:identity/${form.mailFrom}`, context: {} };
+      case 'configuration-set': return { resourceArn: form.configurationSetArn, context: {} };
     }
   }
 
@@ -68,12 +114,12 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
         principal: need.fn.roleArn,
         action: need.action,
         resource: { resource: need.resourceArn, accountId: ACCOUNT },
-        contextVariables: {},
+        contextVariables: need.context,
       },
       identityPolicies: policies.map(({ name, document }) => ({ name, policy: document })),
       serviceControlPolicies: [],
       resourceControlPolicies: [],
-      ...(need.action.startsWith('kms:') ? { resourcePolicy: form.keyPolicy } : {}),
+      ...(need.resourcePolicy ? { resourcePolicy: need.resourcePolicy } : {}),
     };
     const result = await runSimulation(simulation, {});
     if (result.resultType === 'error') throw new Error(`simulation of ${need.action} failed: ${JSON.stringify(result.errors)}`);

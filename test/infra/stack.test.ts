@@ -5,8 +5,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, THROTTLES, type ThrottleClass } from '#shared/routes';
-import { MAIL_ENV } from '#shared/config';
+import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, SCHEDULED_FUNCTIONS, THROTTLES, type ThrottleClass } from '#shared/routes';
+import { SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
+import { ENV, MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
 
@@ -84,7 +85,7 @@ describe('DeviceUserServiceStack', () => {
   it('runs every function on Node.js 24, arm64, with its own log group', () => {
     const functions = ofType('AWS::Lambda::Function');
     const expected = new Set(ROUTES.map((r) => `${r.api} ${r.fn}`));
-    expect(functions).toHaveLength(expected.size + 2); // + one fallback per API
+    expect(functions).toHaveLength(expected.size + 2 + SCHEDULED_FUNCTIONS.length); // + one fallback per API, + the scheduled ones
     for (const [, fn] of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -131,12 +132,63 @@ describe('DeviceUserServiceStack', () => {
     }
   });
 
-  it('keeps the signing key in KMS: only the token endpoint signs, only the JWKS reads the public key', () => {
-    template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' });
-    const kmsActions = (statements: { Action: string | string[] }[]) => statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('kms:'));
-    expect(kmsActions(allStatements()).sort()).toEqual(['kms:GetPublicKey', 'kms:Sign']);
+  const rotationFunction = () => {
+    const found = ofType('AWS::Lambda::Function').filter(([id]) => id.includes('RotateSigningKey'));
+    expect(found).toHaveLength(1);
+    return found[0]![1];
+  };
+  const kmsActions = (statements: { Action: string | string[] }[]) => statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('kms:'));
+
+  it('keeps the signing keys in KMS: only the token endpoint signs, only the JWKS reads public keys, only the rotation manages keys', () => {
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY', Tags: [{ Key: SIGNING_KEY_TAG_KEY, Value: 'Test' }],
+    });
     expect(kmsActions(statementsOfRoute('POST /oauth/token'))).toEqual(['kms:Sign']);
     expect(kmsActions(statementsOfRoute('GET /.well-known/jwks.json'))).toEqual(['kms:GetPublicKey']);
+    const rotation = statementsOfRole(rotationFunction().Properties.Role['Fn::GetAtt'][0]);
+    expect([...new Set(kmsActions(rotation))].sort()).toEqual([
+      'kms:CreateAlias', 'kms:CreateKey', 'kms:ScheduleKeyDeletion', 'kms:TagResource', 'kms:UpdateAlias',
+    ]);
+    const others = allStatements().filter((s) => kmsActions([s]).length > 0).map((s) => kmsActions([s])).flat();
+    expect([...new Set(others)].sort()).toEqual([
+      'kms:CreateAlias', 'kms:CreateKey', 'kms:GetPublicKey', 'kms:ScheduleKeyDeletion', 'kms:Sign', 'kms:TagResource', 'kms:UpdateAlias',
+    ]);
+  });
+
+  it('limits every KMS grant to this stack\'s tagged signing keys, its two aliases, or (CreateKey) keys created with that tag', () => {
+    const kms = allStatements().filter((s) => kmsActions([s]).length > 0) as { Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> }[];
+    expect(kms.length).toBeGreaterThanOrEqual(5);
+    for (const s of kms) {
+      const resource = JSON.stringify(s.Resource);
+      if (resource === '"*"') {
+        expect([s.Action].flat().sort()).toEqual(['kms:CreateKey', 'kms:TagResource']);
+        expect(s.Condition).toEqual({
+          StringEquals: { [`aws:RequestTag/${SIGNING_KEY_TAG_KEY}`]: 'Test' },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': [SIGNING_KEY_TAG_KEY] },
+        });
+      } else if (resource.includes(':alias/')) {
+        expect(resource).toContain(':alias/Test-signing-*');
+        expect([s.Action].flat().sort()).toEqual(['kms:CreateAlias', 'kms:UpdateAlias']);
+      } else {
+        expect(resource).toContain(':key/*');
+        expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG_KEY}`]: 'Test' } });
+      }
+    }
+  });
+
+  it('runs the signing-key rotation every hour from an EventBridge rule, with the tag and the alias prefix', () => {
+    const rules = ofType('AWS::Events::Rule');
+    expect(rules).toHaveLength(1);
+    const [, rule] = rules[0]!;
+    expect(rule.Properties.ScheduleExpression).toBe('rate(1 hour)');
+    expect(rule.Properties.Targets).toEqual([expect.objectContaining({
+      Arn: { 'Fn::GetAtt': [expect.stringContaining('RotateSigningKey'), 'Arn'] },
+      Input: JSON.stringify({ mode: 'when-due' }),
+    })]);
+    expect(rotationFunction().Properties.Environment.Variables).toMatchObject({
+      [ENV.signingKeyTag]: 'Test', [ENV.signingKeyAliasPrefix]: 'alias/Test-signing',
+    });
+    template.hasOutput('RotateSigningKeyFunctionName', Match.anyValue());
   });
 
   it('deploys no local-only route (the outbox)', () => {

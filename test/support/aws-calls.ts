@@ -7,10 +7,14 @@ import { setClientHook } from '#shared/aws/client-config';
  * One IAM authorization an AWS call needs, as AWS documents it per operation: DynamoDB checks the
  * action named after the operation on the table (or index) it names, and a transaction checks each
  * of its parts as the underlying PutItem, UpdateItem, DeleteItem, ConditionCheckItem or GetItem
- * ("Using IAM with DynamoDB transactions", DynamoDB Developer Guide); KMS checks the key; SES's
- * SendEmail checks the sending identity (the `Source` address) and, when the request names one, the
- * configuration set too (Service Authorization Reference, "Actions, resources, and condition keys
- * for Amazon SES": SendEmail's resource types are `identity`, required, and `configuration-set`).
+ * ("Using IAM with DynamoDB transactions", DynamoDB Developer Guide); KMS checks the key, CreateKey
+ * checks no resource (`*`) but its request tags, and needs kms:TagResource too when it tags the key;
+ * CreateAlias and UpdateAlias check the alias and the key it points to ("Controlling access to
+ * aliases", KMS Developer Guide; UpdateAlias also checks the key the alias pointed to before, which
+ * the request does not name); SES's SendEmail checks the sending identity (the `Source` address)
+ * and, when the request names one, the configuration set too (Service Authorization Reference,
+ * "Actions, resources, and condition keys for Amazon SES": SendEmail's resource types are
+ * `identity`, required, and `configuration-set`).
  */
 export interface AwsCall {
   /** The function and the route through which it was invoked. */
@@ -22,6 +26,8 @@ export interface AwsCall {
     | { type: 'table'; table: string }
     | { type: 'index'; table: string; index: string }
     | { type: 'key'; keyId: string }
+    | { type: 'new-key'; tags: Record<string, string> }
+    | { type: 'alias'; alias: string }
     | { type: 'identity'; identity: string }
     | { type: 'configuration-set'; name: string };
   /** The SDK command that needed it, and the test that sent it (the scenario). */
@@ -31,6 +37,8 @@ export interface AwsCall {
 
 export interface Recording {
   calls: AwsCall[];
+  /** The KMS keys the functions created (CreateKey's answer), so the IAM test can tell them from the stack's key. */
+  createdKeys: string[];
   /** Every route invoked, so that a function that calls nothing still counts as exercised. */
   invocations: (Invocation & { count: number })[];
 }
@@ -63,7 +71,23 @@ export function authorizationsOf(clientName: string, commandName: string, input:
         }];
     }
   }
-  if (clientName === 'KMSClient') return [{ action: `kms:${operation}`, resource: { type: 'key', keyId: String(input.KeyId) }, command: operation }];
+  if (clientName === 'KMSClient') {
+    if (operation === 'CreateKey') {
+      const tags = Object.fromEntries(((input.Tags ?? []) as { TagKey: string; TagValue: string }[]).map((t) => [t.TagKey, t.TagValue]));
+      const resource = { type: 'new-key' as const, tags };
+      return [
+        { action: 'kms:CreateKey', resource, command: operation },
+        ...(Object.keys(tags).length > 0 ? [{ action: 'kms:TagResource', resource, command: operation }] : []),
+      ];
+    }
+    if (operation === 'CreateAlias' || operation === 'UpdateAlias') {
+      return [
+        { action: `kms:${operation}`, resource: { type: 'alias', alias: String(input.AliasName) }, command: operation },
+        { action: `kms:${operation}`, resource: { type: 'key', keyId: String(input.TargetKeyId) }, command: operation },
+      ];
+    }
+    return [{ action: `kms:${operation}`, resource: { type: 'key', keyId: String(input.KeyId) }, command: operation }];
+  }
   if (clientName === 'SESClient') {
     return [
       { action: `ses:${operation}`, resource: { type: 'identity', identity: String(input.Source) }, command: operation },
@@ -81,6 +105,7 @@ export function authorizationsOf(clientName: string, commandName: string, input:
  */
 export function startRecording(testName: () => string) {
   const calls: AwsCall[] = [];
+  const createdKeys: string[] = [];
   setClientHook((client) => {
     (client as { middlewareStack: { add: (mw: unknown, options: unknown) => void } }).middlewareStack.add(
       (next: (args: unknown) => Promise<unknown>, context: { clientName?: string; commandName?: string }) =>
@@ -91,7 +116,10 @@ export function startRecording(testName: () => string) {
               calls.push({ by, ...call, test: testName() });
             }
           }
-          return next(args);
+          const result = await next(args);
+          const created = (result as { output?: { KeyMetadata?: { Arn?: string } } }).output?.KeyMetadata?.Arn;
+          if (by && context.commandName === 'CreateKeyCommand' && created) createdKeys.push(created);
+          return result;
         },
       // After the document client has marshalled its input, so table and index names are final.
       { step: 'serialize', priority: 'low', name: 'record-aws-calls' },
@@ -99,7 +127,7 @@ export function startRecording(testName: () => string) {
   });
   return {
     /** What this process recorded so far. */
-    recording: (): Recording => ({ calls: [...calls], invocations: invocationCounts() }),
+    recording: (): Recording => ({ calls: [...calls], createdKeys: [...createdKeys], invocations: invocationCounts() }),
     stop: () => setClientHook(undefined),
   };
 }
@@ -112,10 +140,11 @@ export function saveRecording(dir: string, name: string, recording: Recording) {
 
 /** Every recording saved in the run's folder, merged. */
 export function loadRecordings(dir: string): Recording {
-  const merged: Recording = { calls: [], invocations: [] };
+  const merged: Recording = { calls: [], createdKeys: [], invocations: [] };
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-    const { calls, invocations } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Recording;
+    const { calls, createdKeys = [], invocations } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Recording;
     merged.calls.push(...calls);
+    merged.createdKeys.push(...createdKeys);
     merged.invocations.push(...invocations);
   }
   return merged;

@@ -3,7 +3,7 @@ import { DeviceUserServiceStack } from '#infra/stack';
 import { removeTestApps, testApp } from './cdk-app';
 
 // The deployed form of the service, read from the synthesized CloudFormation template alone: which
-// function each API route reaches, the role of each function and that role's policies, with the
+// function each API route (or EventBridge schedule) reaches, the role of each function and that role's policies, with the
 // intrinsic functions resolved to the values CloudFormation would give them in one account and region.
 
 export const ACCOUNT = '123456789012';
@@ -30,17 +30,21 @@ export interface DeployedFunction {
   roleArn: string;
   /** Every identity policy of the role (inline and attached AWS::IAM::Policy), resolved. */
   policies: { name: string; document: PolicyDocument }[];
-  /** `<api> <route key>` of every route integrated with this function. */
+  /** `<api> <route key>` of every route integrated with this function; `schedule <expression>` of every rule invoking it. */
   routes: string[];
+  /** Its environment variables that are plain strings in the template. */
+  environment: Record<string, string>;
 }
 
 export interface DeployedForm {
   functions: DeployedFunction[];
-  /** The function a route reaches: key `resource GET /user`, `auth $default`, … */
+  /** The function a route reaches: key `resource GET /user`, `auth $default`, …, and `schedule rate(1 hour)` for a rule's target. */
   functionOfRoute: Map<string, DeployedFunction>;
   tableArn: string;
   indexNames: string[];
   signingKeyArn: string;
+  /** The tags of the stack's signing key. */
+  signingKeyTags: Record<string, string>;
   keyPolicy: PolicyDocument;
   mailFrom: string;
   /** The SES configuration set the mail functions send with. */
@@ -71,7 +75,11 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     const attached = ofType('AWS::IAM::Policy')
       .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
       .map(([policyId, p]) => ({ name: policyId, document: resolve(p.Properties.PolicyDocument) }));
-    functions.set(id, { id, roleArn: resolve({ 'Fn::GetAtt': [roleId, 'Arn'] }), policies: [...inline, ...attached], routes: [] });
+    const variables = Object.entries((fn.Properties.Environment?.Variables ?? {}) as Record<string, unknown>)
+      .filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+    functions.set(id, {
+      id, roleArn: resolve({ 'Fn::GetAtt': [roleId, 'Arn'] }), policies: [...inline, ...attached], routes: [], environment: Object.fromEntries(variables),
+    });
   }
 
   const functionOfRoute = new Map<string, DeployedFunction>();
@@ -85,6 +93,17 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     functionOfRoute.set(key, fn);
   }
 
+  // A function without a route is reached by the EventBridge rules that target it.
+  for (const [, rule] of ofType('AWS::Events::Rule')) {
+    for (const target of rule.Properties.Targets as { Arn: { 'Fn::GetAtt'?: [string, string] } }[]) {
+      const fn = functions.get(target.Arn['Fn::GetAtt']?.[0] ?? '');
+      if (!fn) continue;
+      const key = `schedule ${rule.Properties.ScheduleExpression as string}`;
+      fn.routes.push(key);
+      functionOfRoute.set(key, fn);
+    }
+  }
+
   const [tableId, table] = only('AWS::DynamoDB::GlobalTable');
   const [keyId, key] = only('AWS::KMS::Key');
   const [configurationSetId] = only('AWS::SES::ConfigurationSet');
@@ -94,6 +113,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     tableArn: resolve({ 'Fn::GetAtt': [tableId, 'Arn'] }),
     indexNames: (table.Properties.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName),
     signingKeyArn: resolve({ 'Fn::GetAtt': [keyId, 'Arn'] }),
+    signingKeyTags: Object.fromEntries(((key.Properties.Tags ?? []) as { Key: string; Value: string }[]).map((t) => [t.Key, t.Value])),
     keyPolicy: resolve(key.Properties.KeyPolicy),
     mailFrom: MAIL_FROM,
     // Unnamed in the template, its name is CloudFormation's; a Ref to it resolves to the logical id here.

@@ -5,8 +5,10 @@ import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVe
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueAccessToken } from '#shared/auth/access-token';
 import { createKmsSigner, isTransientKmsError, type KmsSend } from '#shared/auth/kms-signer';
-import { createLocalSigner } from '#shared/auth/local-signer';
+import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
 import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
+import { createKeyring, KEY_SCHEDULE_CACHE_SECONDS, phasesAt, PUBLISH_LEAD_SECONDS, rotateSigningKeys } from '#shared/auth/signing-keys';
+import type { SigningKeyEntry, SigningKeyRepo, SigningKeySchedule } from '#shared/data/signing-key-repo';
 import { toAppError } from '#shared/http/http';
 import { createFakeKms } from '../support/fake-kms';
 
@@ -196,5 +198,78 @@ describe('KMS signer failures', () => {
   it('counts a non-error as a configuration error', () => {
     expect(isTransientKmsError('ThrottlingException')).toBe(false);
     expect(isTransientKmsError(undefined)).toBe(false);
+  });
+});
+
+describe('keyring (the keys a function sees during a rotation)', () => {
+  /** A key store of local files and a schedule held in memory, with a count of its reads. */
+  function setUp() {
+    const store = createLocalKeyStore(newKeyFile());
+    let schedule: SigningKeySchedule | undefined;
+    const repo = {
+      reads: 0,
+      failNext: false,
+      async getSchedule() {
+        repo.reads += 1;
+        if (repo.failNext) {
+          repo.failNext = false;
+          throw new Error('storage down');
+        }
+        return schedule;
+      },
+      async saveSchedule(keys: SigningKeyEntry[], version: number) {
+        schedule = { keys, version: version + 1 };
+      },
+    };
+    let now = Date.UTC(2026, 0, 1);
+    const clock = { now: () => new Date(now), pass: (seconds: number) => { now += seconds * 1000; } };
+    const keyring = createKeyring({ repo, source: store, now: clock.now });
+    return { store, repo, clock, keyring, rotate: () => rotateSigningKeys({ repo: repo as unknown as SigningKeyRepo, store, now: clock.now }, { mode: 'now' }) };
+  }
+
+  it('before any rotation, signs with and publishes the service\'s own key', async () => {
+    const { store, keyring } = setUp();
+    const own = store.signerFor(store.initialRef);
+    expect((await keyring.currentSigner()).kid).toBe(own.kid);
+    expect((await keyring.publishedKeys()).map((k) => k.kid)).toEqual([own.kid]);
+  });
+
+  it('reads the schedule at most once per KEY_SCHEDULE_CACHE_SECONDS, and not at all again for the switch', async () => {
+    const { repo, clock, keyring, rotate, store } = setUp();
+    const next = (await rotate()).introduced!;
+    for (let i = 0; i < 5; i++) await keyring.currentSigner();
+    expect(repo.reads).toBe(2); // the rotation's read, then the keyring's one
+    clock.pass(KEY_SCHEDULE_CACHE_SECONDS - 1);
+    await keyring.publishedKeys();
+    expect(repo.reads).toBe(2);
+    clock.pass(1);
+    await keyring.publishedKeys();
+    expect(repo.reads).toBe(3);
+    // The switch is the clock's: what was read says when.
+    expect((await keyring.currentSigner()).kid).toBe(store.signerFor(store.initialRef).kid);
+    clock.pass(PUBLISH_LEAD_SECONDS - KEY_SCHEDULE_CACHE_SECONDS);
+    expect((await keyring.currentSigner()).kid).toBe(next.kid);
+  });
+
+  it('does not keep a failed read: the next call reads again', async () => {
+    const { repo, keyring } = setUp();
+    repo.failNext = true;
+    await expect(keyring.currentSigner()).rejects.toThrow('storage down');
+    await expect(keyring.currentSigner()).resolves.toBeDefined();
+    expect(repo.reads).toBe(2);
+  });
+
+  it('gives each key its phase by the clock: pending, active, retiring, retired', () => {
+    const keys: SigningKeyEntry[] = [
+      { kid: 'old', ref: 'a', createdAt: 0, activateAt: 0, retireAt: 200 },
+      { kid: 'current', ref: 'b', createdAt: 50, activateAt: 100, retireAt: 400 },
+      { kid: 'next', ref: 'c', createdAt: 150, activateAt: 300 },
+    ];
+    const at = (now: number) => phasesAt(keys, now).map(({ key, phase }) => `${key.kid}:${phase}`);
+    expect(at(99)).toEqual(['old:active', 'current:pending', 'next:pending']);
+    expect(at(100)).toEqual(['old:retiring', 'current:active', 'next:pending']);
+    expect(at(200)).toEqual(['old:retired', 'current:active', 'next:pending']);
+    expect(at(300)).toEqual(['old:retired', 'current:retiring', 'next:active']);
+    expect(at(400)).toEqual(['old:retired', 'current:retired', 'next:active']);
   });
 });

@@ -1,0 +1,72 @@
+import type { RepoNeeds } from '#shared/data/table-access';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { signingKeysKey } from '#shared/data/keys';
+
+/** One signing key and its schedule. Times are epoch seconds; its phase follows from them (signing-keys.ts). */
+export interface SigningKeyEntry {
+  /** The JWT header's `kid`: the KMS key id, or the local key's RFC 7638 thumbprint. */
+  kid: string;
+  /** Where the key lives: the KMS key ARN, or the local key file's name. */
+  ref: string;
+  createdAt: number;
+  /** From then on it signs (until a later key's `activateAt`); published from `createdAt`. */
+  activateAt: number;
+  /** Set when its successor is introduced: from then on it is no longer published. */
+  retireAt?: number;
+}
+
+export interface SigningKeySchedule {
+  keys: SigningKeyEntry[];
+  /** Optimistic lock: each write increments it, and only over the version it read. */
+  version: number;
+}
+
+export class KeyScheduleConflictError extends Error {
+  constructor() {
+    super('The signing-key schedule was changed by another rotation meanwhile; run it again.');
+    this.name = 'KeyScheduleConflictError';
+  }
+}
+
+export type SigningKeyRepo = ReturnType<typeof createSigningKeyRepo>;
+
+/**
+ * The signing-key schedule: one small item (`SIGNING#KEYS`), read by the token endpoint (which key
+ * signs) and the JWKS (which keys are published), written only by a rotation. It lives forever and
+ * stays small: a rotation drops the keys that are retired.
+ */
+export function createSigningKeyRepo({ doc, table }: RepoDeps) {
+  return {
+    /**
+     * The schedule, or undefined before the first rotation (then the deployed key alone signs). One
+     * GetItem: eventually consistent for the readers (a change is hours ahead of its effect), strongly
+     * for a rotation, which writes over what it read.
+     */
+    async getSchedule(consistent = false): Promise<SigningKeySchedule | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: signingKeysKey(), ConsistentRead: consistent }));
+      return Item ? { keys: Item.keys as SigningKeyEntry[], version: Number(Item.version) } : undefined;
+    },
+
+    /** Writes the schedule over the version read (0: none yet). One PutItem; a concurrent rotation makes it fail. */
+    async saveSchedule(keys: SigningKeyEntry[], readVersion: number): Promise<void> {
+      try {
+        await doc.send(new PutCommand({
+          TableName: table,
+          Item: { ...signingKeysKey(), keys, version: readVersion + 1 },
+          ConditionExpression: readVersion === 0 ? 'attribute_not_exists(pk)' : 'version = :read',
+          ...(readVersion === 0 ? {} : { ExpressionAttributeValues: { ':read': readVersion } }),
+        }));
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) throw new KeyScheduleConflictError();
+        throw error;
+      }
+    },
+  };
+}
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const SIGNING_KEY_REPO_NEEDS = {
+  getSchedule: { actions: ['GetItem'] },
+  saveSchedule: { actions: ['PutItem'] },
+} as const satisfies RepoNeeds<SigningKeyRepo>;
