@@ -70,11 +70,13 @@ export class ServiceFunctions extends Construct {
     const { schedule } = FUNCTIONS[fn] as FunctionDef;
     if (!schedule) throw new Error(`${fn} has no schedule in the route table`);
     const { signingKey } = this.props;
-    const fnc = this.create(`${pascal(fn)}Function`, fn, {
+    const id = `${pascal(fn)}Function`;
+    const fnc = this.create(id, fn, {
       ...this.environment,
       [ENV.signingKeyTag]: signingKey.tagValue,
       [ENV.signingKeyAliasPrefix]: signingKey.aliasPrefix,
     });
+    this.functions.set(id, fnc);
     new Rule(this, `${pascal(fn)}Schedule`, {
       description: `Invokes ${fn} on its schedule`,
       schedule: Schedule.expression(schedule),

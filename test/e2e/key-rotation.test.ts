@@ -202,7 +202,10 @@ describe('npm run admin -- rotate-signing-key', () => {
     try {
       const signingKeyFile = join(cwd, '.local', 'signing-key.pem');
       mkdirSync(dirname(signingKeyFile));
-      writeFileSync(join(cwd, '.local', 'service.json'), JSON.stringify({ tableName: table, dynamodbEndpoint: endpoint, signingKeyFile }));
+      writeFileSync(join(cwd, '.local', 'service.json'), JSON.stringify({
+        apiUrl: 'http://localhost:1', authUrl: 'http://localhost:2', tableName: table, dynamodbEndpoint: endpoint, signingKeyFile,
+        outboxDir: join(cwd, '.local', 'outbox'), demoClient: {}, users: [],
+      }));
       // Set by the local service in this process, TABLE_NAME would send the command to "AWS".
       const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== ENV.tableName));
       const run = () => new Promise<{ code: number | null; stdout: string }>((done) => {

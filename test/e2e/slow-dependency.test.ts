@@ -168,6 +168,9 @@ describe('a stalled DynamoDB', () => {
     const loginForm = formFields((await guest.get('/login')).text, '/login');
     const login = { ...loginForm, email: ALICE.user.email, password: ALICE.password };
     const token = await tokenFor(service!, ALICE.user.id, ['read_device', 'write_device']);
+    // The gateway's authorizer has the issuer's keys cached, as API Gateway's does for an hour
+    // (the JWKS itself reads the key schedule from the table).
+    expect((await api('GET', '/devices', token)).status).toBe(200);
     expect(await readDevice()).toMatchObject(ORIGINAL);
 
     // Act: DynamoDB stops answering in the middle of the code exchange (its reads done, as it
