@@ -52,7 +52,11 @@ export class RouteTableApi extends HttpApi {
     const integrationOf = (fn: FunctionName) => {
       let integration = integrations.get(fn);
       if (!integration) {
-        integration = new HttpLambdaIntegration(`${pascal(api)}${pascal(fn)}`, functions.functionFor(api, fn));
+        // The 405/404 fallback reads nothing and is reached by dozens of routes: one invoke permission
+        // for its whole API instead of one per route keeps the stack far below CloudFormation's
+        // 500 resources. Every other function may be invoked only through its own routes.
+        integration = new HttpLambdaIntegration(`${pascal(api)}${pascal(fn)}`, functions.functionFor(api, fn),
+          fn === FALLBACK_FUNCTION ? { scopePermissionToRoute: false } : {});
         integrations.set(fn, integration);
       }
       return integration;
@@ -70,10 +74,12 @@ export class RouteTableApi extends HttpApi {
       if (key === '$default') {
         // Beside the API rather than in it, where it was before the constructs were split: its
         // logical id, and so the deployed route, stay the same.
+        // An integration of its own, whose permission names the `$default` route: the API-wide
+        // permission of the other fallback routes (`<api>/*/*/*`) needs a method and a path.
         const route = new HttpRoute(this.node.scope!, `${pascal(api)}DefaultRoute`, {
           httpApi: this,
           routeKey: HttpRouteKey.DEFAULT,
-          integration: integrationOf(FALLBACK_FUNCTION),
+          integration: new HttpLambdaIntegration(`${pascal(api)}DefaultRouteFallback`, functions.functionFor(api, FALLBACK_FUNCTION)),
         });
         this.routes.push(route);
         unauthenticated.push(route);

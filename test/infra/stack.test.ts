@@ -296,6 +296,21 @@ describe('DeviceUserServiceStack', () => {
     }
   });
 
+  it('stays well below CloudFormation\'s 500 resources: the fallbacks share one invoke permission per API', () => {
+    expect(Object.keys(resources).length).toBeLessThan(450);
+    const permissions = ofType('AWS::Lambda::Permission').map(([, p]) => p.Properties)
+      .filter((p) => p.Principal === 'apigateway.amazonaws.com');
+    // The part of the source ARN after the API id: stage, method and path, each possibly a wildcard.
+    const routePart = (p: Record<string, any>) => /(\/[^"]*)"\]\]\}$/.exec(JSON.stringify(p.SourceArn))?.[1];
+    const fallbacks = permissions.filter((p) => JSON.stringify(p.FunctionName).includes('HttpFallback'));
+    // One API-wide permission per API for the 405/404 routes, and one for the auth API's `$default` route.
+    expect(fallbacks.map(routePart).sort()).toEqual(['/*/*', '/*/*/*', '/*/*/*']);
+    // Every other function may be invoked only through its own routes.
+    const others = permissions.filter((p) => !fallbacks.includes(p));
+    expect(others.length).toBeGreaterThan(40);
+    for (const p of others) expect(routePart(p)).toMatch(/^\/\*\/\*\/([^*]|$)/);
+  });
+
   it('outputs both URLs and the table name', () => {
     template.hasOutput('ApiUrl', Match.anyValue());
     template.hasOutput('AuthUrl', Match.anyValue());
