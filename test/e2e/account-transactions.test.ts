@@ -5,9 +5,9 @@ import type { LocalService } from '#local/service';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
-import { readOutbox } from '#shared/email/outbox-mailer';
 import { countRequests } from '../support/count-requests';
 import { Browser, createAccount, formFields, nextLoopbackAddress, signIn, type Reply } from '../support/oauth-client';
+import { mailTo } from '../support/outbox';
 import { startTestService } from '../support/service';
 
 /**
@@ -56,10 +56,6 @@ describe('sign-up and password reset writes', () => {
     transactionSizes.length = 0;
   }
 
-  /** The e-mail the local service sent to an address, oldest first. */
-  async function mailTo(address: string) {
-    return (await readOutbox(service.outboxDir)).filter((m) => m.to === address).reverse();
-  }
 
   /** GETs a page and posts its form to `action` with `fields` added. */
   async function submit(b: Browser, pagePath: string, action: string, fields: Record<string, string>): Promise<Reply> {
@@ -112,7 +108,7 @@ describe('sign-up and password reset writes', () => {
       expect(before.filter(Boolean)).toHaveLength(count);
       const request = await submit(new Browser(service.authUrl), '/password-reset', '/password-reset', { email: account.user.email });
       expect(request).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent' });
-      const [mail] = (await mailTo(account.user.email)).filter((m) => m.subject === 'Reset your password');
+      const [mail] = (await mailTo(service, account.user.email)).filter((m) => m.subject === 'Reset your password');
       const token = new RegExp(`${service.authUrl}/password-reset/confirm\\?token=([A-Za-z0-9_-]+)`).exec(mail!.text)?.[1];
       const b = new Browser(service.authUrl);
       const page = await b.get(`/password-reset/confirm?token=${token}`);
@@ -165,7 +161,7 @@ describe('sign-up and password reset writes', () => {
       expect(createdOperations).toEqual(['TransactWriteItemsCommand']);
       expect(transactionSizes).toEqual([3, 3]);
       expect((await users.findUserByEmail(owner.user.email))!.user).toEqual(owner.user);
-      expect((await mailTo(owner.user.email)).map((m) => m.subject)).toEqual(['Someone tried to create an account with your address']);
+      expect((await mailTo(service, owner.user.email)).map((m) => m.subject)).toEqual(['Someone tried to create an account with your address']);
     });
   });
 });

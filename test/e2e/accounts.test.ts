@@ -9,6 +9,7 @@ import {
   type Account, type Reply,
 } from '../support/oauth-client';
 import { createRepos, type Repos } from '../support/repos';
+import { linkToken, mailTo } from '../support/outbox';
 import { startTestService } from '../support/service';
 
 const PASSPHRASE = 'a quiet lighthouse keeps the harbour';
@@ -40,17 +41,7 @@ describe('accounts and developer console over HTTP', () => {
   /** A browser of the authorization server; failed logins go from an address of their own so they throttle no other test. */
   const browser = (sourceAddress?: string) => new Browser(service.authUrl, sourceAddress ? { sourceAddress } : {});
 
-  /** The e-mail the local service sent to an address, oldest first. */
-  async function mailTo(address: string) {
-    return (await readOutbox(service.outboxDir)).filter((m) => m.to === address).reverse();
-  }
 
-  /** The token of the first link to `path` in a message. */
-  function linkToken(text: string, path: string): string {
-    const match = new RegExp(`${service.authUrl}${path}\\?token=([A-Za-z0-9_-]+)`).exec(text);
-    if (!match) throw new Error(`no ${path} link in: ${text}`);
-    return match[1]!;
-  }
 
   /** GETs a page and posts its form to `action` with `fields` added. */
   async function submit(b: Browser, pagePath: string, action: string, fields: Record<string, string>): Promise<Reply> {
@@ -263,14 +254,14 @@ describe('accounts and developer console over HTTP', () => {
       expect(takenReply.headers.get('content-length')).toBe(createdReply.headers.get('content-length'));
       expect(textOf(taken.text)).toBe(textOf(created.text));
       expect(textOf(taken.text)).toContain('Check your e-mail');
-      const [notice, ...moreToOwner] = await mailTo(owner.user.email);
+      const [notice, ...moreToOwner] = await mailTo(service, owner.user.email);
       expect(moreToOwner).toEqual([]);
       expect(notice!.subject).toBe('Someone tried to create an account with your address');
       expect(notice!.text).not.toContain('/confirm-email');
       expect(notice!.text).toContain(`${service.authUrl}/password-reset`);
-      const [confirmation] = await mailTo(fresh);
+      const [confirmation] = await mailTo(service, fresh);
       expect(confirmation!.subject).toBe('Confirm your e-mail address');
-      expect(linkToken(confirmation!.text, '/confirm-email')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(linkToken(service, confirmation!.text, '/confirm-email')).toMatch(/^[A-Za-z0-9_-]{43}$/);
       // The owner's account is untouched: the old password still works.
       expect((await signIn(browser(), owner)).status).toBe(303);
     });
@@ -287,8 +278,8 @@ describe('accounts and developer console over HTTP', () => {
       expect(forUnknown).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent', text: '' });
       expect(forKnown).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent', text: '' });
       expect(afterUnknown).toBe(before);
-      expect(await mailTo(unknown)).toEqual([]);
-      const [reset] = await mailTo(owner.user.email);
+      expect(await mailTo(service, unknown)).toEqual([]);
+      const [reset] = await mailTo(service, owner.user.email);
       expect(reset!.subject).toBe('Reset your password');
     });
 
@@ -314,7 +305,7 @@ describe('accounts and developer console over HTTP', () => {
       const email = `confirm-${randomUUID()}@example.com`;
       const b = browser();
       await submit(b, '/signup', '/signup', signupFields(email));
-      const token = linkToken((await mailTo(email))[0]!.text, '/confirm-email');
+      const token = linkToken(service, (await mailTo(service, email))[0]!.text, '/confirm-email');
       const path = `/confirm-email?token=${token}`;
 
       const shown = await b.get(path);
@@ -337,7 +328,7 @@ describe('accounts and developer console over HTTP', () => {
     it('answers each successful form with 303 to a page that says what it did; reloading that page does it not again', async () => {
       const email = `prg-${randomUUID()}@example.com`;
       const b = browser();
-      const mails = async () => (await mailTo(email)).length;
+      const mails = async () => (await mailTo(service, email)).length;
 
       const signup = await submit(b, '/signup', '/signup', signupFields(email));
       const signupShown = await followed(b, signup, '/signup?done=signed-up');
@@ -349,14 +340,14 @@ describe('accounts and developer console over HTTP', () => {
       const resendShown = await followed(b, resend, '/confirm-email?done=resent');
       const afterResend = await mails();
       await b.get(resend.location!);
-      const token = linkToken((await mailTo(email)).at(-1)!.text, '/confirm-email');
+      const token = linkToken(service, (await mailTo(service, email)).at(-1)!.text, '/confirm-email');
       const confirm = await submit(b, `/confirm-email?token=${token}`, '/confirm-email', {});
       const confirmShown = await followed(b, confirm, '/confirm-email?done=confirmed');
       const reset = await submit(b, '/password-reset', '/password-reset', { email });
       const resetShown = await followed(b, reset, '/password-reset?done=reset-sent');
       const afterReset = await mails();
       await b.get(reset.location!);
-      const resetToken = linkToken((await mailTo(email)).at(-1)!.text, '/password-reset/confirm');
+      const resetToken = linkToken(service, (await mailTo(service, email)).at(-1)!.text, '/password-reset/confirm');
       const newPassword = await submit(b, `/password-reset/confirm?token=${resetToken}`, '/password-reset/confirm', { password: 'a fresh passphrase after the redirect' });
       const newPasswordShown = await followed(b, newPassword, '/password-reset/confirm?done=password-changed');
 
@@ -397,10 +388,10 @@ describe('accounts and developer console over HTTP', () => {
       const b = browser();
       await submit(b, '/signup', '/signup', signupFields(email));
       const account: Account = { user: (await repos.users.findUserByEmail(email))!.user, password: PASSPHRASE };
-      const confirmToken = linkToken((await mailTo(email))[0]!.text, '/confirm-email');
+      const confirmToken = linkToken(service, (await mailTo(service, email))[0]!.text, '/confirm-email');
       expect((await signIn(b, account)).status).toBe(303);
       await submit(browser(), '/password-reset', '/password-reset', { email });
-      const resetToken = linkToken((await mailTo(email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
+      const resetToken = linkToken(service, (await mailTo(service, email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
       const passwordHash = await repos.users.getPasswordHash(account.user.id);
       const app = await registerApp(b);
       // Rotated once: a previous secret that a retirement would remove (the refreshes below use it).
@@ -412,7 +403,7 @@ describe('accounts and developer console over HTTP', () => {
       const consentParams = authorizationParams({ client_id: unconsented.clientId, redirect_uri: unconsented.redirectUri, scope: 'read_user' });
       const consentPage = await b.get(authorizePath(consentParams));
       expect(consentPage.status).toBe(200);
-      const mailCount = async () => (await mailTo(email)).length;
+      const mailCount = async () => (await mailTo(service, email)).length;
       const mailsBefore = await mailCount();
       const appPath = `/developer/apps/${app.clientId}`;
       const appUnchanged = async () => expect(await repos.clients.getClient(app.clientId)).toEqual(stored);
@@ -434,7 +425,7 @@ describe('accounts and developer console over HTTP', () => {
         b, path: '/signup', fields: signupFields(`csrf-new-${randomUUID()}@example.com`),
         unchanged: async () => {
           expect(await repos.users.findUserByEmail(cases.get('signup')!.fields.email!)).toBeUndefined();
-          expect(await mailTo(cases.get('signup')!.fields.email!)).toEqual([]);
+          expect(await mailTo(service, cases.get('signup')!.fields.email!)).toEqual([]);
         },
       });
       cases.set('confirm-email', {
@@ -803,8 +794,8 @@ describe('accounts and developer console over HTTP', () => {
       // Act: a reset through the e-mailed link
       const request = await submit(browser(), '/password-reset', '/password-reset', { email: account.user.email });
       expect(request).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent' });
-      const [mail] = (await mailTo(account.user.email)).filter((m) => m.subject === 'Reset your password');
-      const token = linkToken(mail!.text, '/password-reset/confirm');
+      const [mail] = (await mailTo(service, account.user.email)).filter((m) => m.subject === 'Reset your password');
+      const token = linkToken(service, mail!.text, '/password-reset/confirm');
       const reset = await submit(browser(), `/password-reset/confirm?token=${token}`, '/password-reset/confirm', { password: 'a brand new passphrase for grace' });
 
       // Assess

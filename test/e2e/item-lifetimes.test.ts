@@ -10,12 +10,12 @@ import { createTokenService, type TokenService } from '#shared/auth/token-servic
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
-import { readOutbox } from '#shared/email/outbox-mailer';
 import { InvalidGrantError } from '#shared/errors';
 import {
   authorizationParams, authorize, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf, type Account,
 } from '../support/oauth-client';
 import { createRepos, type Repos } from '../support/repos';
+import { linkToken, mailTo } from '../support/outbox';
 import { startTestService } from '../support/service';
 
 type Item = Record<string, unknown>;
@@ -136,15 +136,7 @@ describe('item lifetimes', () => {
 
   const epoch = () => Math.floor(Date.now() / 1000);
 
-  async function mailTo(address: string) {
-    return (await readOutbox(service.outboxDir)).filter((m) => m.to === address).reverse();
-  }
 
-  function linkToken(text: string, path: string): string {
-    const match = new RegExp(`${service.authUrl}${path}\\?token=([A-Za-z0-9_-]+)`).exec(text);
-    if (!match) throw new Error(`no ${path} link in: ${text}`);
-    return match[1]!;
-  }
 
   /** GETs `page` and posts its form to `action` with `fields` added. */
   async function submit(b: Browser, page: string, action: string, fields: Record<string, string> = {}) {
@@ -230,7 +222,7 @@ describe('item lifetimes', () => {
     // Sign-up and confirmation; a second sign-up never confirmed.
     const email = `walker-${randomUUID()}@example.com`;
     const signedUp = await signUp(email);
-    const confirmation = linkToken((await mailTo(email))[0]!.text, '/confirm-email');
+    const confirmation = linkToken(service, (await mailTo(service, email))[0]!.text, '/confirm-email');
     const confirmed = await submit(signedUp, `/confirm-email?token=${confirmation}`, '/confirm-email');
     expect(confirmed).toMatchObject({ status: 303, location: '/confirm-email?done=confirmed' });
     await signUp(`unconfirmed-${randomUUID()}@example.com`);
@@ -282,7 +274,7 @@ describe('item lifetimes', () => {
     // A password reset (which ends the sessions), and one requested but never used.
     const anonymous = new Browser(service.authUrl);
     expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(303);
-    const reset = linkToken((await mailTo(email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
+    const reset = linkToken(service, (await mailTo(service, email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
     const newPassword = 'a brand new passphrase for ada';
     const done = await submit(anonymous, `/password-reset/confirm?token=${reset}`, '/password-reset/confirm', { password: newPassword });
     expect(done).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });

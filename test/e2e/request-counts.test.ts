@@ -3,13 +3,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalService } from '#local/service';
 import { hashSecret } from '#shared/auth/secrets';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { readOutbox } from '#shared/email/outbox-mailer';
 import { countRequests } from '../support/count-requests';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,
   type Account, type Reply,
 } from '../support/oauth-client';
 import { createRepos, type Repos } from '../support/repos';
+import { linkToken, mailTo } from '../support/outbox';
 import { startTestService } from '../support/service';
 
 interface App {
@@ -93,17 +93,7 @@ describe('DynamoDB requests per browser call', () => {
     return (await repos.grants.getRefreshToken(hashSecret(refreshToken)))!.familyId;
   }
 
-  /** The e-mail the local service sent to an address, oldest first. */
-  async function mailTo(address: string) {
-    return (await readOutbox(service.outboxDir)).filter((m) => m.to === address).reverse();
-  }
 
-  /** The token of the first link to `path` in a message. */
-  function linkToken(text: string, path: string): string {
-    const match = new RegExp(`${service.authUrl}${path}\\?token=([A-Za-z0-9_-]+)`).exec(text);
-    if (!match) throw new Error(`no ${path} link in: ${text}`);
-    return match[1]!;
-  }
 
   const paramsFor = (app: App, scope = 'read_user') => authorizationParams({ client_id: app.clientId, redirect_uri: app.redirectUri, scope });
 
@@ -376,19 +366,19 @@ describe('DynamoDB requests per browser call', () => {
       // Assess
       expect(reply).toMatchObject({ status: 303, location: '/signup?done=signed-up' });
       expect(operations).toEqual(['TransactWriteItemsCommand']);
-      const [mail, ...more] = await mailTo(email);
+      const [mail, ...more] = await mailTo(service, email);
       expect(more).toEqual([]);
       expect(mail!.subject).toBe('Confirm your e-mail address');
       const created = await repos.users.findUserByEmail(email);
       expect(created!.user.email_confirmed).toBe(false);
-      expect(await repos.links.peekLink('confirm-email', linkToken(mail!.text, '/confirm-email'))).toBe(created!.user.id);
+      expect(await repos.links.peekLink('confirm-email', linkToken(service, mail!.text, '/confirm-email'))).toBe(created!.user.id);
     });
 
     it('POST /confirm-email: GetItem (link) + TransactWriteItems (link used up, address confirmed)', async () => {
       // Prepare
       const email = `counted-${randomUUID()}@example.com`;
       const { b } = await signUp(email);
-      const token = linkToken((await mailTo(email))[0]!.text, '/confirm-email');
+      const token = linkToken(service, (await mailTo(service, email))[0]!.text, '/confirm-email');
       const page = await b.get(`/confirm-email?token=${token}`);
       expect(page.status).toBe(200);
 
@@ -410,8 +400,8 @@ describe('DynamoDB requests per browser call', () => {
       const anonymous = new Browser(service.authUrl);
       const request = await anonymous.get('/password-reset');
       expect((await anonymous.postForm('/password-reset', { ...formFields(request.text, '/password-reset'), email: account.user.email })).status).toBe(303);
-      const [mail] = (await mailTo(account.user.email)).filter((m) => m.subject === 'Reset your password');
-      const token = linkToken(mail!.text, '/password-reset/confirm');
+      const [mail] = (await mailTo(service, account.user.email)).filter((m) => m.subject === 'Reset your password');
+      const token = linkToken(service, mail!.text, '/password-reset/confirm');
       const page = await anonymous.get(`/password-reset/confirm?token=${token}`);
       expect(page.status).toBe(200);
       const newPassword = 'a brand new passphrase for grace';
