@@ -3,6 +3,7 @@ import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
+import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
 import { SESSION_REPO_NEEDS as sessions } from '#shared/data/session-repo';
 import { SIGNING_KEY_REPO_NEEDS as signingKeys } from '#shared/data/signing-key-repo';
 import { THROTTLE_REPO_NEEDS as throttle } from '#shared/data/throttle-repo';
@@ -36,10 +37,12 @@ const issueCode = [grants.createCode, grants.saveConsentWithCode];
 const exchangeCode = [grants.getCodeAndClient, grants.redeemCode, grants.revokeFamily];
 const refresh = [grants.getRefreshTokenAndClient, grants.getRefreshToken, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
 const revokeToken = [grants.getRefreshTokenAndClient, grants.revokeFamily];
-/** accounts.ts signUp, sendConfirmation and requestPasswordReset. */
-const signUp = [users.createUser, links.newLink];
-const sendConfirmation = [links.createLink];
-const requestPasswordReset = [users.findUserByEmail, links.createLink];
+/** accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
+const signUp = [users.createUser, links.newLink, mailLimits.takeMailSlot];
+const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];
+const requestPasswordReset = [mailLimits.takeMailSlot, users.findUserByEmail, links.createLink];
+/** app-access.ts endEveryAppAccess: the account page's revoke, for every application the user authorized. */
+const endEveryAppAccess = [grants.listConsentsByUser, grants.grantsOf, grants.revokeFamiliesThen, grants.deleteConsentItem];
 
 export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-user': { table: [users.getUserById] },
@@ -68,9 +71,9 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-resend-confirmation': { table: [...pageReads, ...sendConfirmation], sendsMail: true },
   'get-password-reset': { table: pageReads },
   'post-password-reset': { table: requestPasswordReset, sendsMail: true },
-  'get-new-password': { table: [...pageReads, links.peekLink] },
+  'get-new-password': { table: [...pageReads, links.readLink, users.getUserRecord] },
   'post-new-password': {
-    table: [...pageReads, links.peekLink, users.getUserById, sessions.sessionKeysOf, links.redeemLink],
+    table: [...pageReads, links.readLink, users.getUserRecord, ...endEveryAppAccess, sessions.sessionKeysOf, links.redeemLink],
   },
   'get-account': { table: [...pageReads, grants.listConsentsByUser] },
   'post-revoke-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, grants.deleteConsentItem] },

@@ -114,10 +114,17 @@ export function resetRequestPage(viewer: Viewer, values: Record<string, string> 
       <div class="actions"><button type="submit">Send me a reset link</button></div></form></div>`);
 }
 
-export function newPasswordPage(viewer: Viewer, token: string, error?: string, status?: number): HttpResult {
+/**
+ * The new-password form. Its checkbox `sign_out_apps` (checked unless the user unchecked it before
+ * an error) also ends the access of every application the user authorized.
+ */
+export function newPasswordPage(viewer: Viewer, token: string, error?: string, status?: number, signOutApps = true): HttpResult {
   return render(viewer, 'Choose a new password', html`<div class="card"><h1>Choose a new password</h1>
     <form method="post" action="/password-reset/confirm">${csrfField(viewer)}<input type="hidden" name="token" value="${token}">
       ${field({ name: 'password', label: 'New password', type: 'password', error, autocomplete: 'new-password', required: true, hint: 'At least 10 characters.' })}
+      <label><input type="checkbox" name="sign_out_apps" value="yes" aria-describedby="sign_out_apps-hint" ${signOutApps ? html`checked` : ''}>
+        Also sign out every connected application</label>
+      <p class="muted" id="sign_out_apps-hint">The applications you have authorized lose their access and must ask you again. You are signed out everywhere in any case.</p>
       <div class="actions"><button type="submit">Set new password</button></div></form></div>`, status);
 }
 

@@ -1,26 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '#shared/auth/password';
-import { issuer, links, users } from '#shared/auth/runtime';
+import { issuer, links, mailLimits, users } from '#shared/auth/runtime';
+import { greeting } from '#shared/email/mail-text';
 import { mailerFromEnv } from '#shared/email/mailer-from-env';
 import { formatTimestamp } from '#shared/domain/time';
-import { normalizeEmail, type User } from '#shared/domain/user';
+import { normalizeEmail, normalizeName, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { countMetric, METRIC } from '#shared/metrics';
 
 const mailer = mailerFromEnv();
 
+// Every account e-mail counts against its address's limit (mail-limit-repo.ts) whether or not the
+// address has an account, and a refused one is simply not sent: the callers answer the same either way.
+
 /**
  * Creates the account with its confirmation link (one transaction) and sends the link. If the
  * address already has an account, its owner gets a notice instead — the caller's answer is the
- * same, so nothing is revealed.
+ * same, so nothing is revealed. Past the address's e-mail limit, the account is still created but
+ * no message is sent (its owner can ask for the confirmation again later).
  */
 export async function signUp(form: Record<string, string>, now = new Date()): Promise<void> {
   const id = randomUUID();
   const stamp = formatTimestamp(now);
   const user: User = {
     id,
-    firstname: form.firstname!.trim(),
-    lastname: form.lastname!.trim(),
+    firstname: normalizeName(form.firstname!),
+    lastname: normalizeName(form.lastname!),
     avatar_url: `/avatars/${id}.png`,
     gender: Number(form.gender ?? 0) as User['gender'],
     email: normalizeEmail(form.email!),
@@ -33,6 +38,7 @@ export async function signUp(form: Record<string, string>, now = new Date()): Pr
     await users.createUser(user, await hashPassword(form.password!), [link.item]);
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
+    if (!(await mailLimits.takeMailSlot(user.email))) return;
     await mailer.send({
       to: user.email,
       subject: 'Someone tried to create an account with your address',
@@ -41,11 +47,12 @@ export async function signUp(form: Record<string, string>, now = new Date()): Pr
     return;
   }
   countMetric(METRIC.signUps);
-  await mailConfirmation(user, link.token);
+  if (await mailLimits.takeMailSlot(user.email)) await mailConfirmation(user, link.token);
 }
 
-/** E-mails a fresh single-use confirmation link to the user. */
+/** E-mails a fresh single-use confirmation link to the user, within the address's e-mail limit. */
 export async function sendConfirmation(user: User): Promise<void> {
+  if (!(await mailLimits.takeMailSlot(user.email))) return;
   await mailConfirmation(user, await links.createLink('confirm-email', user.id));
 }
 
@@ -53,18 +60,23 @@ async function mailConfirmation(user: User, token: string): Promise<void> {
   await mailer.send({
     to: user.email,
     subject: 'Confirm your e-mail address',
-    text: `Hello ${user.firstname},\n\nConfirm your e-mail address by opening this link within 24 hours:\n${issuer}/confirm-email?token=${token}\n\nIf you did not create an account, ignore this message.\n`,
+    text: `${greeting(user.firstname)}\n\nConfirm your e-mail address by opening this link within 24 hours:\n${issuer}/confirm-email?token=${token}\n\nIf you did not create an account, ignore this message.\n`,
   });
 }
 
-/** E-mails a password-reset link if the address has an account; says nothing either way. */
+/**
+ * E-mails a password-reset link if the address has an account, within the address's e-mail limit
+ * (counted for unknown addresses too); says nothing either way. The link belongs to the account's
+ * current reset generation: using any link of it ends the others.
+ */
 export async function requestPasswordReset(email: string): Promise<void> {
+  if (!(await mailLimits.takeMailSlot(email))) return;
   const record = await users.findUserByEmail(email);
   if (!record) return;
-  const token = await links.createLink('reset-password', record.user.id);
+  const token = await links.createLink('reset-password', record.user.id, new Date(), record.resetGeneration);
   await mailer.send({
     to: record.user.email,
     subject: 'Reset your password',
-    text: `Hello ${record.user.firstname},\n\nChoose a new password by opening this link within one hour:\n${issuer}/password-reset/confirm?token=${token}\n\nIf you did not ask for this, ignore this message: your password stays as it is.\n`,
+    text: `${greeting(record.user.firstname)}\n\nChoose a new password by opening this link within one hour:\n${issuer}/password-reset/confirm?token=${token}\n\nIf you did not ask for this, ignore this message: your password stays as it is.\n`,
   });
 }

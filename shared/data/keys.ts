@@ -58,3 +58,8 @@ export const linkKey = (tokenHash: string) => ({ pk: `LINK#${tokenHash}`, sk: 'L
 
 /** The one item listing the access-token signing keys and their schedule (see signing-key-repo.ts). */
 export const signingKeysKey = () => ({ pk: 'SIGNING#KEYS', sk: 'SIGNING#KEYS' });
+/**
+ * The count of account e-mails sent to one address (by the hash of its normalized form) in one
+ * window, named by the window's start (epoch seconds): a new window is a new item (see mail-limit-repo.ts).
+ */
+export const mailLimitKey = (addressHash: string, windowStart: number) => ({ pk: `MAILLIMIT#${addressHash}`, sk: `WINDOW#${windowStart}` });

@@ -10,6 +10,8 @@ import { emailKey, userKey } from '#shared/data/keys';
 export interface UserRecord {
   user: User;
   passwordHash: string;
+  /** How many password resets the account has had: a reset link works only in the generation it was made in. */
+  resetGeneration: number;
 }
 
 export type UserRepo = ReturnType<typeof createUserRepo>;
@@ -43,7 +45,7 @@ export function createUserRepo({ doc, table }: RepoDeps) {
     /** A user with the password hash. One GetItem. */
     async getUserRecord(userId: string): Promise<UserRecord | undefined> {
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(userId) }));
-      return Item ? { user: toUser(Item), passwordHash: String(Item.passwordHash) } : undefined;
+      return Item ? { user: toUser(Item), passwordHash: String(Item.passwordHash), resetGeneration: Number(Item.resetGeneration ?? 0) } : undefined;
     },
 
     /** The user registered with an e-mail address, with the password hash. Two GetItems. */

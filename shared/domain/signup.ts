@@ -1,13 +1,16 @@
 import { passwordProblem } from '#shared/domain/password-policy';
-import { MAX_EMAIL_LENGTH, normalizeEmail } from '#shared/domain/user';
+import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, normalizeEmail, normalizeName } from '#shared/domain/user';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Checks a sign-up form; returns the problems by field (empty when valid). */
 export function signupProblems(form: Record<string, string>): Record<string, string> {
   const problems: Record<string, string> = {};
-  if (!form.firstname?.trim() || form.firstname.length > 100) problems.firstname = 'Give your first name (up to 100 characters).';
-  if (!form.lastname?.trim() || form.lastname.length > 100) problems.lastname = 'Give your last name (up to 100 characters).';
+  // Names are judged as they will be stored: a name of only invisible characters is no name.
+  for (const [field, label] of [['firstname', 'first'], ['lastname', 'last']] as const) {
+    const name = normalizeName(form[field] ?? '');
+    if (!name || [...name].length > MAX_NAME_LENGTH) problems[field] = `Give your ${label} name (up to ${MAX_NAME_LENGTH} characters).`;
+  }
   const email = normalizeEmail(form.email ?? '');
   if (!EMAIL.test(email) || email.length > MAX_EMAIL_LENGTH) problems.email = 'Give a valid e-mail address.';
   const password = passwordProblem(form.password ?? '', email);

@@ -29,3 +29,15 @@ export const MAX_EMAIL_LENGTH = 254;
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
+
+/** The longest first or last name, in characters (code points) after normalizeName. */
+export const MAX_NAME_LENGTH = 100;
+
+/**
+ * A name as stored: Unicode NFC; control, format (zero-width and bidirectional overrides among
+ * them), private-use and unassigned characters dropped; every run of white space (line breaks
+ * included) one space; trimmed. Empty when nothing printable is left.
+ */
+export function normalizeName(name: string): string {
+  return name.normalize('NFC').replace(/[\p{Cc}\p{Zl}\p{Zp}]/gu, ' ').replace(/\p{C}/gu, '').replace(/\s+/gu, ' ').trim();
+}

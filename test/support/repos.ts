@@ -2,6 +2,7 @@ import type { RepoDeps } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
+import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
@@ -13,6 +14,7 @@ export function createRepos(deps: RepoDeps) {
     clients: createClientRepo(deps),
     grants: createGrantRepo(deps),
     links: createLinkRepo(deps),
+    mailLimits: createMailLimitRepo(deps),
     sessions: createSessionRepo(deps),
     throttle: createThrottleRepo(deps),
   };

@@ -1,0 +1,52 @@
+import type { RepoNeeds } from '#shared/data/table-access';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { hashSecret } from '#shared/auth/secrets';
+import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { mailLimitKey } from '#shared/data/keys';
+import { epochSeconds } from '#shared/domain/time';
+import { normalizeEmail } from '#shared/domain/user';
+
+/** Account e-mails (sign-up, confirmation, password reset) one address may receive per window. */
+export const MAIL_LIMIT_PER_WINDOW = 5;
+/** The window of MAIL_LIMIT_PER_WINDOW: one hour. */
+export const MAIL_LIMIT_WINDOW_SECONDS = 3600;
+
+export type MailLimitRepo = ReturnType<typeof createMailLimitRepo>;
+
+/**
+ * A per-address limit on account e-mails, against mail bombing through sign-up, resend and reset.
+ * Counters live in fixed windows, one TTL item per address and window: the window is in the key, so
+ * an old window's item, whenever DynamoDB deletes it, is never read again, and taking a slot is one
+ * conditional UpdateItem with no read before it. The address appears only hashed (an address typed
+ * into the reset form need not have an account).
+ */
+export function createMailLimitRepo({ doc, table }: RepoDeps) {
+  return {
+    /**
+     * Counts one e-mail to `address` in the current window if fewer than MAIL_LIMIT_PER_WINDOW were
+     * counted there; says whether it was. One UpdateItem, atomic: of concurrent calls at most the
+     * limit get true. The item expires at the window's end.
+     */
+    async takeMailSlot(address: string, now = new Date()): Promise<boolean> {
+      const windowStart = epochSeconds(now) - (epochSeconds(now) % MAIL_LIMIT_WINDOW_SECONDS);
+      try {
+        await doc.send(new UpdateCommand({
+          TableName: table,
+          Key: mailLimitKey(hashSecret(normalizeEmail(address)), windowStart),
+          UpdateExpression: 'ADD sent :one SET expiresAt = :end',
+          ConditionExpression: 'attribute_not_exists(sent) OR sent < :max',
+          ExpressionAttributeValues: { ':one': 1, ':end': windowStart + MAIL_LIMIT_WINDOW_SECONDS, ':max': MAIL_LIMIT_PER_WINDOW },
+        }));
+        return true;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return false;
+        throw error;
+      }
+    },
+  };
+}
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const MAIL_LIMIT_REPO_NEEDS = {
+  takeMailSlot: { actions: ['UpdateItem'] },
+} as const satisfies RepoNeeds<MailLimitRepo>;
