@@ -28,6 +28,8 @@ const DAY = 24 * HOUR;
 type Lifetime =
   | { state: string; ttl: 'none' }
   | { state: string; ttl: number }
+  /** A TTL at a moment of its own (the end of a fixed window), whenever the item was written in it. */
+  | { state: string; expiresAt: number }
   | { state: string; dead: string };
 
 /** Looks an item of the scanned table up by key. */
@@ -90,6 +92,11 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
   {
     kind: 'login throttle record', pk: /^THROTTLE#(account|address)#[^#]+$/, sk: /^THROTTLE$/,
     lifetime: (item) => ({ state: `${String(item.pk).split('#')[1]} throttle record`, ttl: DAY }),
+  },
+  {
+    // A fixed window of the per-address mail limit, named by its start: it dies at the window's end.
+    kind: 'mail count', pk: /^MAILLIMIT#[A-Za-z0-9_-]{43}$/, sk: /^WINDOW#\d+$/,
+    lifetime: (item) => ({ state: 'mail count', expiresAt: Number(String(item.sk).slice('WINDOW#'.length)) + HOUR }),
   },
   {
     kind: 'token family', pk: /^FAMILY#[0-9a-f-]{36}$/, sk: /^FAMILY$/,
@@ -311,7 +318,11 @@ describe('item lifetimes', () => {
       states.add(lifetime.state);
       const expiresAt = item.expiresAt;
       if ('dead' in lifetime) problems.push(`${key} (${lifetime.state}): should not exist: ${lifetime.dead}`);
-      else if (lifetime.ttl === 'none') {
+      else if ('expiresAt' in lifetime) {
+        if (expiresAt !== lifetime.expiresAt || lifetime.expiresAt <= startedAt || lifetime.expiresAt > finishedAt + HOUR) {
+          problems.push(`${key} (${lifetime.state}): expiresAt ${String(expiresAt)}, not the end of its window ${lifetime.expiresAt}`);
+        }
+      } else if (lifetime.ttl === 'none') {
         if (expiresAt !== undefined) problems.push(`${key} (${lifetime.state}): must not expire, has expiresAt ${String(expiresAt)}`);
       } else if (typeof expiresAt !== 'number') {
         problems.push(`${key} (${lifetime.state}): must carry a TTL of ${lifetime.ttl} s, has none`);
@@ -323,7 +334,7 @@ describe('item lifetimes', () => {
     // The walk produced every state, so each rule above was exercised.
     expect([...states].sort()).toEqual([
       'account throttle record', 'active family', 'address throttle record', 'application', 'confirmation link', 'consent',
-      'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'password reset link',
+      'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'mail count', 'password reset link',
       'revoked family', 'rotated refresh token', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'used code', 'user',
     ]);
     // The three secrets shown on their page were deleted by it; only the rotation's, never shown, waits out its TTL.
@@ -472,6 +483,21 @@ describe('item lifetimes', () => {
       expect(page).toMatchObject({ status: 302, location: '/login?return_to=%2Faccount' });
       expect(reset.status).toBe(400);
       expect(textOf(reset.text)).toContain('This reset link is invalid, expired or already used.');
+    });
+
+    it('a mail count of a window that has ended limits nothing', async () => {
+      // Prepare: the address used up the previous hour's e-mails
+      const address = `counted-${randomUUID()}@example.com`;
+      const windowStart = Math.floor(Date.now() / 1000 / HOUR) * HOUR;
+      const previousHour = new Date((windowStart - HOUR + 60) * 1000);
+      for (let i = 0; i < 5; i++) expect(await repos.mailLimits.takeMailSlot(address, previousHour)).toBe(true);
+      expect(await repos.mailLimits.takeMailSlot(address, previousHour)).toBe(false);
+
+      // Act
+      const now = await repos.mailLimits.takeMailSlot(address, new Date((windowStart + 60) * 1000));
+
+      // Assess
+      expect(now).toBe(true);
     });
   });
 });

@@ -356,7 +356,7 @@ describe('DynamoDB requests per browser call', () => {
       return { b, ...(await measure(() => b.postForm('/signup', fields))) };
     }
 
-    it('POST /signup with a new address: one TransactWriteItems (user, e-mail, confirmation link), and the e-mailed link is that link', async () => {
+    it('POST /signup with a new address: one TransactWriteItems (user, e-mail, confirmation link) + UpdateItem (the address\'s mail count), and the e-mailed link is that link', async () => {
       // Prepare
       const email = `counted-${randomUUID()}@example.com`;
 
@@ -365,7 +365,7 @@ describe('DynamoDB requests per browser call', () => {
 
       // Assess
       expect(reply).toMatchObject({ status: 303, location: '/signup?done=signed-up' });
-      expect(operations).toEqual(['TransactWriteItemsCommand']);
+      expect(operations).toEqual(['TransactWriteItemsCommand', 'UpdateItemCommand']);
       const [mail, ...more] = await mailTo(service, email);
       expect(more).toEqual([]);
       expect(mail!.subject).toBe('Confirm your e-mail address');
@@ -418,6 +418,33 @@ describe('DynamoDB requests per browser call', () => {
       expect(await repos.sessions.sessionKeysOf(account.user.id)).toEqual([]);
       expect(await repos.links.peekLink('reset-password', token)).toBeUndefined();
       expect((await signIn(new Browser(service.authUrl), { ...account, password: newPassword })).status).toBe(303);
+    });
+
+    it('POST /password-reset/confirm signing out two applications: + Query (consents) + per application Query (gsi1) and TransactWriteItems', async () => {
+      // Prepare: the account authorized two applications, one of them holds a refresh token
+      const { b, account } = await signedIn();
+      const developer = (await signedIn()).b;
+      const [first, second] = [await registerApp(developer), await registerApp(developer)];
+      await tokenFamily(b, account, first);
+      await authorize(b, paramsFor(second), { account });
+      const anonymous = new Browser(service.authUrl);
+      const request = await anonymous.get('/password-reset');
+      expect((await anonymous.postForm('/password-reset', { ...formFields(request.text, '/password-reset'), email: account.user.email })).status).toBe(303);
+      const [mail] = (await mailTo(service, account.user.email)).filter((m) => m.subject === 'Reset your password');
+      const token = linkToken(service, mail!.text, '/password-reset/confirm');
+      const page = await anonymous.get(`/password-reset/confirm?token=${token}`);
+
+      // Act
+      const { reply, operations } = await measure(() => anonymous.postForm('/password-reset/confirm', {
+        ...formFields(page.text, '/password-reset/confirm'), password: 'a brand new passphrase for grace', sign_out_apps: 'yes',
+      }));
+
+      // Assess: the applications' Queries and transactions run side by side
+      expect(reply).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
+      expect(operations.slice(0, 3)).toEqual(['GetItemCommand', 'GetItemCommand', 'QueryCommand']);
+      expect(operations.slice(3, 7).sort()).toEqual(['QueryCommand', 'QueryCommand', 'TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+      expect(operations.slice(7)).toEqual(['QueryCommand', 'TransactWriteItemsCommand']);
+      expect(await repos.grants.listConsentsByUser(account.user.id)).toEqual([]);
     });
   });
 
