@@ -10,7 +10,8 @@ import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 // a floor neither depends on the service's key layout nor disturbs the scenarios' data.
 
 /** The kinds of items the service stores. `throttle` has no stand-in: a successful login finds none. */
-export type ItemKind = 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'reveal' | 'throttle';
+export type ItemKind =
+  | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'reveal' | 'throttle' | 'mailLimit';
 
 export type FloorStep =
   | { op: 'GetItem'; of: ItemKind }
@@ -108,7 +109,8 @@ const ITEMS: Record<Exclude<ItemKind, 'throttle'>, Record<string, unknown>> = {
     gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#${USER_ID}`,
   },
   refreshToken: { tokenHash: HASH, familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active' },
-  link: { purpose: 'reset-password', userId: USER_ID, expiresAt: 1_800_000_000 },
+  link: { purpose: 'reset-password', userId: USER_ID, generation: 0, expiresAt: 1_800_000_000 },
+  mailLimit: { sent: 1, expiresAt: 1_800_000_000 },
   reveal: {
     clientId: CLIENT_ID, developerId: USER_ID, reason: 'rotated', expiresAt: 1_800_000_000,
     sealedSecret: 'c2VhbGVkLWl2LTEy.dGFnLW9mLXNpeHRlZW4tYnl0ZXM.Ym9keS1vZi10aGUtc2VhbGVkLXNlY3JldC1mb3J0eS10aHJlZS1jaGFyYWN0ZXJzLWxvbmc',
@@ -120,6 +122,7 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   device: { name: 'Living room', active: false },
   family: { status: 'revoked' },
   client: { secretHash: HASH },
+  mailLimit: { sent: 2, expiresAt: 1_800_000_000 },
 };
 
 const PREFIX = 'BENCH#floor#';

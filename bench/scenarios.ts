@@ -169,8 +169,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
    * Bench accounts besides the demo users, so that no scenario changes what another one reads:
    * Dana registers, deletes and revokes applications (her partitions grow and shrink; Alice's, read
    * by the account and developer pages, stay as they are); the newcomer gets the e-mailed links
-   * (confirming her address and ending her sessions touches nobody else; Bob stays unconfirmed for
-   * the resend page).
+   * (confirming her address touches nobody else). The resend, reset request and new-password pages
+   * use accounts of their own per call (`freshAccounts`).
    */
   const benchUser = (firstname: string, lastname: string, emailConfirmed: boolean) => once(async () => {
     const id = randomUUID();
@@ -187,7 +187,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
 
   const sessionOf = (userId: () => Promise<{ id: string }>) => once(async () => sessions.createSession((await userId()).id));
   const aliceSession = sessionOf(async () => alice);
-  const bobSession = sessionOf(async () => DEMO_USERS[1].user);
   const danaSession = sessionOf(dana);
   const csrf = randomToken();
   /** Cookies of a signed-in browser that has loaded a form (session and CSRF). */
@@ -208,6 +207,30 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   const freshLinks = async (purpose: LinkPurpose, count: number) => {
     const { id } = await newcomer();
     return pool(count, 16, () => links.createLink(purpose, id));
+  };
+  /** The bench password's hash, computed once for the accounts below. */
+  const benchPasswordHash = once(() => hashPassword(BENCH_PASSWORD));
+  /**
+   * `count` accounts of their own, for calls that each need a fresh account: a used reset link ends
+   * the account's other links, and an address gets at most MAIL_LIMIT_PER_WINDOW account e-mails an hour.
+   */
+  const freshAccounts = async (count: number, emailConfirmed: boolean) => {
+    const hash = await benchPasswordHash();
+    return pool(count, 16, async () => {
+      const id = randomUUID();
+      const stamp = formatTimestamp(new Date());
+      const user: User = {
+        id, firstname: 'Bench', lastname: 'Account', avatar_url: `/avatars/${id}.png`, gender: 0, email: `bench-${id}@example.com`,
+        email_confirmed: emailConfirmed, creation_date: stamp, update_date: stamp,
+      };
+      await users.createUser(user, hash);
+      return user;
+    });
+  };
+  /** `count` fresh reset links, each of an account of its own. */
+  const freshResetLinks = async (count: number) => {
+    const accounts = await freshAccounts(count, true);
+    return pool(count, 16, (i) => links.createLink('reset-password', accounts[i]!.id));
   };
 
   // The bare request kinds, written as the repositories send them.
@@ -435,8 +458,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-signup', fn: 'post-signup', expectStatus: 303,
-      floor: [step.scrypt(), step.transact('user', 'email', 'link')],
-      minReason: 'scrypt hash of the new password (by design) + TransactWriteItems(user, e-mail item, confirmation link); the mail goes to the outbox, not DynamoDB',
+      floor: [step.scrypt(), step.transact('user', 'email', 'link'), step.update('mailLimit')],
+      minReason: 'scrypt hash of the new password (by design) + TransactWriteItems(user, e-mail item, confirmation link) + UpdateItem(the '
+        + 'address\'s mail count); the mail goes to the outbox, not DynamoDB',
       events: async (n) => repeat(n, () => authEvent('POST', '/signup', {
         cookies: [`csrf=${csrf}`],
         form: { csrf, firstname: 'Camille', lastname: 'Roux', gender: '0', email: `camille.${randomUUID()}@example.com`, password: 'a long enough password 7' },
@@ -457,12 +481,15 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         authEvent('POST', '/confirm-email', { cookies: [`csrf=${csrf}`], form: { csrf, token } })),
     },
     {
-      name: 'post-resend-confirmation', fn: 'post-resend-confirmation', expectStatus: 303, floor: [step.batchGet('session', 'user'), step.put('link')],
-      minReason: 'signed in, unconfirmed: BatchGetItem(session, user) + PutItem(link); the mail goes to the outbox',
-      events: async (n) => {
-        const cookies = await signedIn(bobSession);
-        return repeat(n, () => authEvent('POST', '/confirm-email/resend', { cookies, form: { csrf } }));
-      },
+      name: 'post-resend-confirmation', fn: 'post-resend-confirmation', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.update('mailLimit'), step.put('link')],
+      minReason: 'signed in, unconfirmed: BatchGetItem(session, user) + UpdateItem(the address\'s mail count) + PutItem(link); '
+        + 'the mail goes to the outbox. Each call as an account of its own, below its address\'s mail limit',
+      events: async (n) => pool(n, 16, async () => {
+        const [user] = await freshAccounts(1, false);
+        const cookies = [`session=${await sessions.createSession(user!.id)}`, `csrf=${csrf}`];
+        return authEvent('POST', '/confirm-email/resend', { cookies, form: { csrf } });
+      }),
     },
     {
       name: 'get-password-reset', fn: 'get-password-reset', expectStatus: 200, floor: [],
@@ -471,14 +498,16 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-password-reset', fn: 'post-password-reset', expectStatus: 303,
-      floor: [step.wait(750), step.get('email'), step.get('user'), step.put('link')],
-      minReason: 'known address: GetItem(e-mail item, which holds only the user id) + GetItem(user: the mail greets them by first name) '
-        + '+ PutItem(link), answered no sooner than 750 ms after the request (by design: known and unknown addresses take the same time)',
-      events: async (n) => repeat(n, () => authEvent('POST', '/password-reset', { cookies: [`csrf=${csrf}`], form: { csrf, email: alice.email } })),
+      floor: [step.wait(750), step.update('mailLimit'), step.get('email'), step.get('user'), step.put('link')],
+      minReason: 'known address: UpdateItem(the address\'s mail count, taken for any address) + GetItem(e-mail item, which holds only the user id) '
+        + '+ GetItem(user: the mail greets them by first name) + PutItem(link), answered no sooner than 750 ms after the request '
+        + '(by design: known and unknown addresses take the same time). Each call for an account of its own, below its mail limit',
+      events: async (n) => (await freshAccounts(n, true)).map((user) =>
+        authEvent('POST', '/password-reset', { cookies: [`csrf=${csrf}`], form: { csrf, email: user.email } })),
     },
     {
-      name: 'get-new-password', fn: 'get-new-password', expectStatus: 200, floor: [step.get('link')],
-      minReason: 'GetItem of the link (the form is shown only for a live link)',
+      name: 'get-new-password', fn: 'get-new-password', expectStatus: 200, floor: [step.get('link'), step.get('user')],
+      minReason: 'GetItem of the link (the form is shown only for a live link) + GetItem(user: the link must be of the account\'s current reset generation)',
       events: async (n) => {
         const [token] = await freshLinks('reset-password', 1);
         return repeat(n, () => authEvent('GET', '/password-reset/confirm', { query: { token: token! } }));
@@ -490,7 +519,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       minReason: 'GetItem(link: gives the user id) + GetItem(user: the policy refuses a password containing the address) + '
         + 'scrypt hash (by design) + Query(gsi1: the user\'s sessions, none here) + TransactWriteItems(use the link, set the '
         + 'hash, delete the sessions found): four, since each read needs what the previous one returned',
-      events: async (n) => (await freshLinks('reset-password', n)).map((token) => authEvent('POST', '/password-reset/confirm', {
+      // Each link of an account of its own: using one ends the account's other reset links.
+      events: async (n) => (await freshResetLinks(n)).map((token) => authEvent('POST', '/password-reset/confirm', {
         cookies: [`csrf=${csrf}`], form: { csrf, token, password: 'a brand new password 9' },
       })),
     },
