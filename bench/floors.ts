@@ -9,9 +9,10 @@ import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 // stand-in items under `BENCH#floor#…` with the attributes and sizes of the service's items, so that
 // a floor neither depends on the service's key layout nor disturbs the scenarios' data.
 
-/** The kinds of items the service stores. `throttle` has no stand-in: a successful login finds none. */
+/** The kinds of items the service stores. `throttle` has no stand-in to read: a first login finds none (it writes them). */
 export type ItemKind =
-  | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'reveal' | 'throttle' | 'mailLimit';
+  | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'reveal' | 'throttle'
+  | 'knownBrowser' | 'mailLimit';
 
 export type FloorStep =
   | { op: 'GetItem'; of: ItemKind }
@@ -81,7 +82,7 @@ const STAMP = '2026-01-02T03:04:05.678';
 const SCOPES = ['read_user', 'read_device', 'write_device', 'offline_access'];
 
 /** The attributes of each kind of item (keys apart), with the service's names and typical sizes. */
-const ITEMS: Record<Exclude<ItemKind, 'throttle'>, Record<string, unknown>> = {
+const ITEMS: Record<ItemKind, Record<string, unknown>> = {
   user: {
     id: USER_ID, firstname: 'Alice', lastname: 'Martin', avatar_url: `/avatars/${USER_ID}.png`, gender: 2, email: 'alice@example.com',
     email_confirmed: true, creation_date: STAMP, update_date: STAMP,
@@ -111,6 +112,8 @@ const ITEMS: Record<Exclude<ItemKind, 'throttle'>, Record<string, unknown>> = {
   refreshToken: { tokenHash: HASH, familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active' },
   link: { purpose: 'reset-password', userId: USER_ID, generation: 0, expiresAt: 1_800_000_000 },
   mailLimit: { sent: 1, expiresAt: 1_800_000_000 },
+  throttle: { failures: 1, nextAttemptAt: 1_800_000_000_000, expiresAt: 1_800_000_000 },
+  knownBrowser: { userId: USER_ID, failures: 0, expiresAt: 1_800_000_000 },
   reveal: {
     clientId: CLIENT_ID, developerId: USER_ID, reason: 'rotated', expiresAt: 1_800_000_000,
     sealedSecret: 'c2VhbGVkLWl2LTEy.dGFnLW9mLXNpeHRlZW4tYnl0ZXM.Ym9keS1vZi10aGUtc2VhbGVkLXNlY3JldC1mb3J0eS10aHJlZS1jaGFyYWN0ZXJzLWxvbmc',
@@ -132,7 +135,7 @@ const queryPartition = (kind: ItemKind, count: number) => `${PREFIX}${kind}×${c
 
 /** The stand-in items of one kind: its attributes under `key`, its gsi1 entry (if any) under `gsi1pk`. */
 function itemOf(kind: ItemKind, key: { pk: string; sk: string }, gsi1pk = `${PREFIX}writes`) {
-  const { gsi1pk: indexed, ...attributes } = ITEMS[kind as Exclude<ItemKind, 'throttle'>];
+  const { gsi1pk: indexed, ...attributes } = ITEMS[kind];
   return { ...key, ...attributes, ...(indexed === undefined ? {} : { gsi1pk, gsi1sk: randomUUID() }) };
 }
 

@@ -424,9 +424,13 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-login', fn: 'post-login', expectStatus: 303,
-      floor: [step.batchGet('email', 'throttle', 'throttle'), step.get('user'), step.scrypt(), step.put('session')],
-      minReason: 'BatchGetItem(e-mail item, throttle per account and per address: none after successes) + GetItem(user, for the '
-        + 'password hash) + scrypt verification (by design) + PutItem(session)',
+      floor: [
+        step.batchGet('email', 'throttle', 'throttle', 'throttle'), step.transact('throttle', 'throttle', 'throttle'), step.get('user'), step.scrypt(),
+        step.transact('session', 'knownBrowser', 'throttle', 'throttle', 'throttle'),
+      ],
+      minReason: 'a browser without a known-browser cookie: BatchGetItem(e-mail item, throttle per account and address, per account, per '
+        + 'address) + TransactWriteItems(one failure reserved on each, before the check: issue 12) + GetItem(user, for the password hash) '
+        + '+ scrypt verification (by design) + TransactWriteItems(session, known browser, the reservation given back)',
       events: async (n) => repeat(n, () => authEvent('POST', '/login', {
         cookies: [`csrf=${csrf}`], form: { email: alice.email, password: DEMO_USERS[0].password, csrf, return_to: '/account' },
       })),

@@ -60,7 +60,10 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-revoke': { table: revokeToken },
   'get-login': { table: pageReads },
   'post-login': {
-    table: [throttle.failuresRead, users.userIdOfEmailRead, users.getUserRecord, throttle.recordFailure, throttle.clearAccount, sessions.createSession],
+    table: [
+      throttle.recordsRead, users.userIdOfEmailRead, throttle.knownBrowserRead, throttle.reserveKnownBrowser, throttle.reserve, users.getUserRecord,
+      sessions.createSession, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, throttle.creditItems,
+    ],
   },
   'post-logout': { table: [sessions.deleteSession] },
   'get-home': {},

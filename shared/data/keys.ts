@@ -53,7 +53,7 @@ const KEY_ATTRIBUTES = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk']);
 export function fromItem<T>(item: Record<string, unknown>): T {
   return Object.fromEntries(Object.entries(item).filter(([name]) => !KEY_ATTRIBUTES.has(name))) as T;
 }
-export const throttleKey = (kind: 'account' | 'address', subject: string) => ({ pk: `THROTTLE#${kind}#${subject}`, sk: 'THROTTLE' });
+export const throttleKey = (kind: 'account-address' | 'account' | 'address', subject: string) => ({ pk: `THROTTLE#${kind}#${subject}`, sk: 'THROTTLE' });
 export const linkKey = (tokenHash: string) => ({ pk: `LINK#${tokenHash}`, sk: 'LINK' });
 
 /** The one item listing the access-token signing keys and their schedule (see signing-key-repo.ts). */
@@ -63,3 +63,5 @@ export const signingKeysKey = () => ({ pk: 'SIGNING#KEYS', sk: 'SIGNING#KEYS' })
  * window, named by the window's start (epoch seconds): a new window is a new item (see mail-limit-repo.ts).
  */
 export const mailLimitKey = (addressHash: string, windowStart: number) => ({ pk: `MAILLIMIT#${addressHash}`, sk: `WINDOW#${windowStart}` });
+/** A browser that signed in to an account before (OWASP's "device cookie"), by the hash of its cookie value. */
+export const knownBrowserKey = (tokenHash: string) => ({ pk: `BROWSER#${tokenHash}`, sk: 'BROWSER' });

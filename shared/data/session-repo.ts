@@ -1,10 +1,10 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
-import type { RepoDeps } from '#shared/data/dynamodb';
+import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
@@ -38,12 +38,17 @@ export const sessionUserId = (sessionId: string): string | undefined => SESSION_
 /** Browser sessions of the authorization server, stored under the hash of the cookie value. */
 export function createSessionRepo({ doc, table }: RepoDeps) {
   return {
-    /** Starts a session; returns the cookie value (never stored). */
-    async createSession(userId: string, now = new Date()): Promise<string> {
+    /**
+     * Starts a session; returns the cookie value (never stored). One PutItem, or with `alsoWrite`
+     * (a login's throttle and known-browser items) one TransactWriteItems: all or nothing.
+     */
+    async createSession(userId: string, now = new Date(), alsoWrite: readonly TransactItem[] = []): Promise<string> {
       const id = `${userId}.${randomToken()}`;
       const hash = hashSecret(id);
       const session: Session = { userId, expiresAt: epochSeconds(now) + SESSION_TTL_SECONDS };
-      await doc.send(new PutCommand({ TableName: table, Item: { ...sessionKey(hash), ...sessionsOfUserIndexKey(userId, hash), ...session } }));
+      const put = { TableName: table, Item: { ...sessionKey(hash), ...sessionsOfUserIndexKey(userId, hash), ...session } };
+      if (alsoWrite.length === 0) await doc.send(new PutCommand(put));
+      else await doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...alsoWrite] }));
       return id;
     },
 

@@ -1,93 +1,221 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { throttleKey } from '#shared/data/keys';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { createBatchReader, type BatchRead, type Item } from '#shared/data/batch-read';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 
-/** How long failed logins are remembered: a record lives this long after its last failure (TTL). */
+/** How long failed logins are remembered: a record lives this long after its last reservation (TTL). */
 export const THROTTLE_MEMORY_SECONDS = 86_400;
 
-export interface FailureRecord {
-  kind: 'account' | 'address';
+/** What a record counts attempts of: one account from one address, an account from anywhere, an address for any account. */
+export type ThrottleScope = 'account-address' | 'account' | 'address';
+export const THROTTLE_SCOPES: readonly ThrottleScope[] = ['account-address', 'account', 'address'];
+
+/** One throttle record as read; an absent one (or one past its TTL) has no failures. */
+export interface ThrottleRecord {
+  scope: ThrottleScope;
+  /** What the record is about: the normalized e-mail address, the source address, or both (`<email> <address>`). */
+  subject: string;
+  /** Attempts reserved and not given back by a successful login. */
   failures: number;
-  /** Epoch milliseconds of the last failure. */
-  lastFailureAt: number;
+  /** Epoch milliseconds: the earliest next attempt once the free attempts are used up. */
+  nextAttemptAt: number;
+  /** `expired`: an item past its TTL that DynamoDB has not deleted yet, which counts as absent. */
+  stored: 'none' | 'live' | 'expired';
 }
+
+/** One more failure to reserve on a record as it was read, and when the attempt after it may come. */
+export interface Reservation {
+  record: ThrottleRecord;
+  freeAttempts: number;
+  nextAttemptAt: number;
+}
+
+/** The outcome of `reserve`: done, or refused with the records as they now are (for `Retry-After`). */
+export type ReserveOutcome = { reserved: true } | { reserved: false; current: ThrottleRecord[] };
+
+/** A known browser (OWASP's "device cookie"): the account it signed in to and its failures since. */
+export interface KnownBrowser {
+  userId: string;
+  failures: number;
+}
+
+/** A known-browser cookie is a 256-bit random token, base64url; anything else is not ours and reads nothing. */
+const KNOWN_BROWSER_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 export type ThrottleRepo = ReturnType<typeof createThrottleRepo>;
 
+/** The number attributes of an item a cancelled transaction returns (in DynamoDB's own JSON: `{ N: '3' }`). */
+const numbersOf = (item: Record<string, unknown>): Item => Object.fromEntries(Object.entries(item).map(([name, value]) =>
+  [name, typeof value === 'object' && value !== null && 'N' in value ? Number((value as { N: string }).N) : value]));
+
+const subjectOf = (scope: ThrottleScope, account: string, address: string) =>
+  scope === 'account' ? account : scope === 'address' ? address : `${account} ${address}`;
+
 /**
- * Counts failed logins per account and per client address, in TTL items that forget a day after
- * the last failure. DynamoDB deletes them late, so a record past its TTL counts as absent: it is
- * not read, and the next failure starts it again from one.
+ * Login throttle records, per account and source address, per account and per address, in TTL items
+ * that forget a day after the last attempt, and known browsers. DynamoDB deletes late, so an item
+ * past its TTL counts as absent: a record is started again from one, a browser is unknown.
  */
 export function createThrottleRepo({ doc, table }: RepoDeps) {
-  /** The live records of an account and of an address, as part of a combined read. `now` in epoch milliseconds. */
-  const failuresRead = (account: string, address: string, now = Date.now()): BatchRead<FailureRecord[]> => {
-    const kinds = ['account', 'address'] as const;
-    return {
-      keys: [throttleKey('account', account), throttleKey('address', address)],
-      parse: (items) => items.flatMap((item, i) =>
-        (item && Number(item.expiresAt) > Math.floor(now / 1000)
-          ? [{ kind: kinds[i]!, failures: Number(item.failures), lastFailureAt: Number(item.lastFailureAt) }]
-          : [])),
-    };
-  };
   const batch = createBatchReader({ doc, table });
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+
+  function toRecord(scope: ThrottleScope, subject: string, item: Item | undefined, now: number): ThrottleRecord {
+    if (!item) return { scope, subject, failures: 0, nextAttemptAt: 0, stored: 'none' };
+    if (!(Number(item.expiresAt) > seconds(now))) return { scope, subject, failures: 0, nextAttemptAt: 0, stored: 'expired' };
+    return { scope, subject, failures: Number(item.failures ?? 0), nextAttemptAt: Number(item.nextAttemptAt ?? 0), stored: 'live' };
+  }
 
   /**
-   * One more failure on a record: one UpdateItem, conditioned on the record being live (or new). A
-   * record past its TTL is started again from one by a second UpdateItem (only then).
+   * One more failure on a record, if its state still allows it: the write a login makes before it
+   * checks the password. Below the free attempts any live count will do (the count is what limits
+   * them); from there on the count must be the one read (so `nextAttemptAt`, computed from it, is
+   * exact) and its wait over. A record read past its TTL is started again at one, if still expired.
    */
-  async function recordOn(Key: Record<string, string>, now: number): Promise<void> {
-    const values = { ':one': 1, ':now': now, ':expires': Math.floor(now / 1000) + THROTTLE_MEMORY_SECONDS, ':nowSeconds': Math.floor(now / 1000) };
-    try {
-      await doc.send(new UpdateCommand({
-        TableName: table,
-        Key,
-        UpdateExpression: 'ADD failures :one SET lastFailureAt = :now, expiresAt = :expires',
-        ConditionExpression: 'attribute_not_exists(expiresAt) OR expiresAt > :nowSeconds',
-        ExpressionAttributeValues: values,
-      }));
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      await doc.send(new UpdateCommand({
-        TableName: table,
-        Key,
-        UpdateExpression: 'SET failures = :one, lastFailureAt = :now, expiresAt = :expires',
-        // Another failure may have started it again meanwhile: then that one stands.
-        ConditionExpression: 'expiresAt <= :nowSeconds',
-        ExpressionAttributeValues: values,
-      })).catch((again: unknown) => {
-        if (!isConditionalCheckFailed(again)) throw again;
-      });
+  function reservationItem({ record, freeAttempts, nextAttemptAt }: Reservation, now: number): TransactItem {
+    const common = {
+      TableName: table,
+      Key: throttleKey(record.scope, record.subject),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    };
+    const set = { ':one': 1, ':next': nextAttemptAt, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS, ':nowSeconds': seconds(now) };
+    if (record.stored === 'expired') {
+      return {
+        Update: {
+          ...common,
+          UpdateExpression: 'SET failures = :one, nextAttemptAt = :next, expiresAt = :expires',
+          ConditionExpression: 'expiresAt <= :nowSeconds',
+          ExpressionAttributeValues: set,
+        },
+      };
     }
+    return {
+      Update: {
+        ...common,
+        UpdateExpression: 'ADD failures :one SET nextAttemptAt = :next, expiresAt = :expires',
+        ConditionExpression: 'attribute_not_exists(failures) OR (expiresAt > :nowSeconds AND (failures < :free OR '
+          + '(failures = :seen AND (attribute_not_exists(nextAttemptAt) OR nextAttemptAt <= :now))))',
+        ExpressionAttributeValues: { ...set, ':free': freeAttempts, ':seen': record.failures, ':now': now },
+      },
+    };
   }
 
   return {
-    failuresRead,
+    /** The three records of a login attempt, as part of a combined read (absent ones with no failures). `now` in epoch milliseconds. */
+    recordsRead(account: string, address: string, now: number): BatchRead<ThrottleRecord[]> {
+      return {
+        keys: THROTTLE_SCOPES.map((scope) => throttleKey(scope, subjectOf(scope, account, address))),
+        parse: (items) => THROTTLE_SCOPES.map((scope, i) => toRecord(scope, subjectOf(scope, account, address), items[i], now)),
+      };
+    },
 
-    /** Both records in one BatchGetItem. */
-    async getFailures(account: string, address: string, now = Date.now()): Promise<FailureRecord[]> {
-      const [records] = await batch.read([failuresRead(account, address, now)]);
+    /** The three records in one BatchGetItem. */
+    async getRecords(account: string, address: string, now = Date.now()): Promise<ThrottleRecord[]> {
+      const [records] = await batch.read([this.recordsRead(account, address, now)]);
       return records;
     },
 
-    /** Records a failure on both records: two UpdateItems (in parallel). `now` in epoch milliseconds. */
-    async recordFailure(account: string, address: string, now: number): Promise<void> {
-      await Promise.all([throttleKey('account', account), throttleKey('address', address)].map((key) => recordOn(key, now)));
+    /**
+     * Reserves one failure on each record, all or none, in one TransactWriteItems: a refused
+     * reservation writes nothing. A transaction that only collided with another one on the same
+     * items (DynamoDB cancels both) is sent once more before it counts as refused.
+     */
+    async reserve(reservations: readonly Reservation[], now: number): Promise<ReserveOutcome> {
+      const TransactItems = reservations.map((reservation) => reservationItem(reservation, now));
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await doc.send(new TransactWriteCommand({ TransactItems }));
+          return { reserved: true };
+        } catch (error) {
+          if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
+          const reasons = (error as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] }).CancellationReasons ?? [];
+          const refused = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
+          if (!refused && attempt === 0 && reasons.some((reason) => reason.Code === 'TransactionConflict')) continue;
+          const current = reservations.map(({ record }, i) => {
+            const found = reasons[i]?.Code === 'ConditionalCheckFailed' ? reasons[i]?.Item : undefined;
+            return found ? toRecord(record.scope, record.subject, numbersOf(found), now) : record;
+          });
+          return { reserved: false, current };
+        }
+      }
     },
 
-    async clearAccount(account: string): Promise<void> {
-      await doc.send(new DeleteCommand({ TableName: table, Key: throttleKey('account', account) }));
+    /**
+     * The transaction items that give a successful login's reservations back: the record of the
+     * account from this address is deleted (its owner signed in from there), the account's and the
+     * address's take one failure off, and their wait ends (it was over when the login reserved).
+     */
+    creditItems(account: string, address: string, now: number): TransactItem[] {
+      const credit = (scope: ThrottleScope): TransactItem => ({
+        Update: {
+          TableName: table,
+          Key: throttleKey(scope, subjectOf(scope, account, address)),
+          UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
+          ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
+        },
+      });
+      return [
+        { Delete: { TableName: table, Key: throttleKey('account-address', subjectOf('account-address', account, address)) } },
+        credit('account'),
+        credit('address'),
+      ];
+    },
+
+    /** The live known browser of a cookie value, as part of a combined read; a value not of our shape reads nothing. */
+    knownBrowserRead(token: string | undefined, now: number): BatchRead<KnownBrowser | undefined> {
+      if (token === undefined || !KNOWN_BROWSER_TOKEN.test(token)) return { keys: [], parse: () => undefined };
+      return {
+        keys: [knownBrowserKey(hashSecret(token))],
+        parse: ([item]) => (item && Number(item.expiresAt) > seconds(now)
+          ? { userId: String(item.userId), failures: Number(item.failures ?? 0) }
+          : undefined),
+      };
+    },
+
+    /**
+     * Reserves one failure on a known browser of `userId` that is live and below `limit` failures:
+     * one UpdateItem. False (nothing written) when it is not, or no longer, such a browser.
+     */
+    async reserveKnownBrowser(token: string, userId: string, limit: number, now: number): Promise<boolean> {
+      try {
+        await doc.send(new UpdateCommand({
+          TableName: table,
+          Key: knownBrowserKey(hashSecret(token)),
+          UpdateExpression: 'ADD failures :one',
+          ConditionExpression: 'userId = :user AND expiresAt > :nowSeconds AND failures < :limit',
+          ExpressionAttributeValues: { ':one': 1, ':user': userId, ':nowSeconds': seconds(now), ':limit': limit },
+        }));
+        return true;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return false;
+        throw error;
+      }
+    },
+
+    /** A new known browser of `userId`: the cookie value (never stored) and the transaction item that stores its hash. */
+    newKnownBrowser(userId: string, ttlSeconds: number, now: number): { token: string; item: TransactItem } {
+      const token = randomToken();
+      const Item = { ...knownBrowserKey(hashSecret(token)), userId, failures: 0, expiresAt: seconds(now) + ttlSeconds };
+      return { token, item: { Put: { TableName: table, Item } } };
+    },
+
+    /** The transaction item that forgets the known browser of a cookie value (replaced at a login). */
+    forgetKnownBrowserItem(token: string): TransactItem {
+      return { Delete: { TableName: table, Key: knownBrowserKey(hashSecret(token)) } };
     },
   };
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
 export const THROTTLE_REPO_NEEDS = {
-  failuresRead: { actions: ['BatchGetItem'] },
-  getFailures: { actions: ['BatchGetItem'] },
-  recordFailure: { actions: ['UpdateItem'] },
-  clearAccount: { actions: ['DeleteItem'] },
+  recordsRead: { actions: ['BatchGetItem'] },
+  getRecords: { actions: ['BatchGetItem'] },
+  reserve: { actions: ['UpdateItem'] },
+  creditItems: { actions: ['UpdateItem', 'DeleteItem'] },
+  knownBrowserRead: { actions: ['BatchGetItem'] },
+  reserveKnownBrowser: { actions: ['UpdateItem'] },
+  newKnownBrowser: { actions: ['PutItem'] },
+  forgetKnownBrowserItem: { actions: ['DeleteItem'] },
 } as const satisfies RepoNeeds<ThrottleRepo>;

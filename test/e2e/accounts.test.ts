@@ -11,6 +11,7 @@ import {
 import { createRepos, type Repos } from '../support/repos';
 import { linkToken, mailTo } from '../support/outbox';
 import { startTestService } from '../support/service';
+import { putThrottleRecord } from '../support/throttle';
 
 const PASSPHRASE = 'a quiet lighthouse keeps the harbour';
 
@@ -187,7 +188,7 @@ describe('accounts and developer console over HTTP', () => {
       expect(forUnknown).toEqual(forKnown);
     });
 
-    it('holds the account from every address and the address for every account, even with the right password', async () => {
+    it('holds the account at the guessing address, even with the right password, but not the owner elsewhere nor other accounts there', async () => {
       const victim = await createAccount(service);
       const other = await createAccount(service);
       const attacker = nextLoopbackAddress();
@@ -196,14 +197,16 @@ describe('accounts and developer console over HTTP', () => {
         expect((await signIn(browser(attacker), { ...victim, password: 'guess' })).status).toBe(401);
       }
 
+      const rightPasswordThere = await signIn(browser(attacker), victim);
       const rightPasswordElsewhere = await signIn(browser(nextLoopbackAddress()), victim);
       const otherAccountSameAddress = await signIn(browser(attacker), other);
 
-      expect(rightPasswordElsewhere.status).toBe(429);
-      expect(rightPasswordElsewhere.headers.get('retry-after')).toBe('1');
-      expect(rightPasswordElsewhere.setCookies.some((c) => c.startsWith('session='))).toBe(false);
-      expect(otherAccountSameAddress.status).toBe(429);
-      expect(otherAccountSameAddress.headers.get('retry-after')).toBe('1');
+      expect(rightPasswordThere.status).toBe(429);
+      expect(rightPasswordThere.headers.get('retry-after')).toBe('1');
+      expect(rightPasswordThere.setCookies.some((c) => c.startsWith('session='))).toBe(false);
+      // Three wrong passwords no longer lock the owner out (issue 12), nor a neighbour behind the same address.
+      expect(rightPasswordElsewhere.status).toBe(303);
+      expect(otherAccountSameAddress.status).toBe(303);
     });
 
     it('grows the delay with the failure count once the previous wait has passed, up to 15 minutes', async () => {
@@ -213,13 +216,14 @@ describe('accounts and developer console over HTTP', () => {
       const form = formFields((await b.get('/login')).text, '/login');
       const attempt = (password: string) => b.postForm('/login', { ...form, email: account.user.email, password });
       const { pass } = stopTime();
-      // Five failures a minute ago: their 4-second wait is over.
-      for (let i = 0; i < 5; i++) await repos.throttle.recordFailure(account.user.email, address, Date.now() - 60_000);
+      const pair = `${account.user.email} ${address}`;
+      // Five failures from this address, the last a minute ago: their 4-second wait is over.
+      await putThrottleRecord({ doc, table: service.tableName }, 'account-address', pair, { failures: 5, nextAttemptAt: Date.now() - 56_000 });
 
       const allowed = await attempt('guess');
       const held = await attempt('guess');
-      const records = await repos.throttle.getFailures(account.user.email, address);
-      for (let i = 0; i < 20; i++) await repos.throttle.recordFailure(account.user.email, address, Date.now());
+      const records = await repos.throttle.getRecords(account.user.email, address);
+      await putThrottleRecord({ doc, table: service.tableName }, 'account-address', pair, { failures: 26, nextAttemptAt: Date.now() + 15 * 60_000 });
       const capped = await attempt(account.password);
       pass(15 * 60_000 - 1);
       const lastMillisecond = await attempt(account.password);
@@ -227,7 +231,7 @@ describe('accounts and developer console over HTTP', () => {
       const signedIn = await attempt(account.password);
 
       expect(allowed.status).toBe(401);
-      expect(records.map((r) => r.failures)).toEqual([6, 6]);
+      expect(records.map((r) => r.failures)).toEqual([6, 1, 1]);
       // The sixth failure's wait: 8 s, doubled from the fifth's 4 s.
       expect(held.status).toBe(429);
       expect(held.headers.get('retry-after')).toBe('8');

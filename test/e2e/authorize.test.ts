@@ -602,31 +602,32 @@ describe('authorization endpoint', () => {
       it.each([
         ['an existing account', true],
         ['an account that does not exist', false],
-      ])('throttles %s after 3 failures, from any address, until the wait is over', async (_, exists) => {
+      ])('throttles %s after 3 failures from one address, there only, until the wait is over', async (_, exists) => {
         // Prepare: time stands still, so the one-second wait is exact.
         const start = Date.now();
         vi.setSystemTime(start);
         const account: Account = exists
           ? await createAccount(service)
           : { user: { id: randomUUID(), email: `nobody-${randomUUID()}@example.com` }, password: 'any password' };
-        const attacker = browser({ sourceAddress: nextLoopbackAddress() });
+        const guessing = nextLoopbackAddress();
+        const attacker = browser({ sourceAddress: guessing });
         for (let attempt = 0; attempt < 3; attempt++) {
           expect((await signIn(attacker, { ...account, password: `wrong ${attempt}` })).status).toBe(401);
         }
-        const elsewhere = nextLoopbackAddress();
 
         // Act
-        const throttled = await signIn(browser({ sourceAddress: elsewhere }), account);
+        const throttled = await signIn(browser({ sourceAddress: guessing }), account);
 
         // Assess
         expect(throttled.status).toBe(429);
         expect(throttled.headers.get('retry-after')).toBe('1');
         expect(alertOf(throttled)).toBe('Too many failed attempts. Try again in 1 second.');
         expect(throttled.setCookies.some((c) => c.startsWith('session='))).toBe(false);
-        // The limit is the account's: the other address still signs other accounts in.
-        expect((await signIn(browser({ sourceAddress: elsewhere }), await createAccount(service))).status).toBe(303);
+        // The limit is the account's from that address: another address signs it in, and that address other accounts.
+        expect((await signIn(browser({ sourceAddress: nextLoopbackAddress() }), account)).status).toBe(exists ? 303 : 401);
+        expect((await signIn(browser({ sourceAddress: guessing }), await createAccount(service))).status).toBe(303);
         vi.setSystemTime(start + 1001);
-        expect((await signIn(browser({ sourceAddress: elsewhere }), account)).status).toBe(exists ? 303 : 401);
+        expect((await signIn(browser({ sourceAddress: guessing }), account)).status).toBe(exists ? 303 : 401);
       });
     });
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '#local/service';
 import { newSecretReveal } from '#shared/auth/developer';
@@ -17,6 +17,7 @@ import {
 import { createRepos, type Repos } from '../support/repos';
 import { linkToken, mailTo } from '../support/outbox';
 import { startTestService } from '../support/service';
+import { putThrottleRecord } from '../support/throttle';
 
 type Item = Record<string, unknown>;
 
@@ -90,13 +91,18 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
     lifetime: () => ({ state: 'signing-key schedule', ttl: 'none' }),
   },
   {
-    kind: 'login throttle record', pk: /^THROTTLE#(account|address)#[^#]+$/, sk: /^THROTTLE$/,
+    kind: 'login throttle record', pk: /^THROTTLE#(account-address|account|address)#[^#]+$/, sk: /^THROTTLE$/,
     lifetime: (item) => ({ state: `${String(item.pk).split('#')[1]} throttle record`, ttl: DAY }),
   },
   {
     // A fixed window of the per-address mail limit, named by its start: it dies at the window's end.
     kind: 'mail count', pk: /^MAILLIMIT#[A-Za-z0-9_-]{43}$/, sk: /^WINDOW#\d+$/,
     lifetime: (item) => ({ state: 'mail count', expiresAt: Number(String(item.sk).slice('WINDOW#'.length)) + HOUR }),
+  },
+  {
+    // A browser that signed in (OWASP's "device cookie"), by the hash of its cookie; replaced at its next login.
+    kind: 'known browser', pk: /^BROWSER#[A-Za-z0-9_-]{43}$/, sk: /^BROWSER$/,
+    lifetime: () => ({ state: 'known browser', ttl: 30 * DAY }),
   },
   {
     kind: 'token family', pk: /^FAMILY#[0-9a-f-]{36}$/, sk: /^FAMILY$/,
@@ -333,8 +339,9 @@ describe('item lifetimes', () => {
     expect(problems).toEqual([]);
     // The walk produced every state, so each rule above was exercised.
     expect([...states].sort()).toEqual([
-      'account throttle record', 'active family', 'address throttle record', 'application', 'confirmation link', 'consent',
-      'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'mail count', 'password reset link',
+      'account throttle record', 'account-address throttle record', 'active family', 'address throttle record', 'application',
+      'confirmation link', 'consent', 'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'known browser',
+      'mail count', 'password reset link',
       'revoked family', 'rotated refresh token', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'used code', 'user',
     ]);
     // The three secrets shown on their page were deleted by it; only the rotation's, never shown, waits out its TTL.
@@ -430,21 +437,40 @@ describe('item lifetimes', () => {
     });
 
     it('login throttle records a day past their last failure neither delay a login nor add to the next count', async () => {
-      // Prepare: ten failures a day and a minute ago, on the account and on the address
+      // Prepare: twenty failures a day and a minute ago, on the account from the address, on the account and on the address
       const account = await createAccount(service);
       const address = nextLoopbackAddress();
       const b = new Browser(service.authUrl, { sourceAddress: address });
-      for (let i = 0; i < 10; i++) await repos.throttle.recordFailure(account.user.email, address, Date.now() - DAY * 1000 - 60_000);
+      const dayAgo = Date.now() - DAY * 1000 - 60_000;
+      for (const [scope, subject] of [['account-address', `${account.user.email} ${address}`], ['account', account.user.email], ['address', address]] as const) {
+        await putThrottleRecord({ doc, table: service.tableName }, scope, subject, { failures: 20, nextAttemptAt: dayAgo + 900_000, expiresAt: Math.floor(dayAgo / 1000) + DAY });
+      }
 
       // Act
       const failed = await submit(b, '/login', '/login', { email: account.user.email, password: 'wrong' });
-      const records = await repos.throttle.getFailures(account.user.email, address);
+      const records = await repos.throttle.getRecords(account.user.email, address);
       const login = await signIn(b, account);
 
       // Assess
       expect(failed.status).toBe(401);
-      expect(records.map((r) => [r.kind, r.failures])).toEqual([['account', 1], ['address', 1]]);
+      expect(records.map((r) => [r.scope, r.failures])).toEqual([['account-address', 1], ['account', 1], ['address', 1]]);
       expect(login.status).toBe(303);
+    });
+
+    it('a known browser past its 30 days is unknown: it no longer lifts the account-wide limit', async () => {
+      // Prepare: the browser signed in 30 days and a second ago; the account has reached its limit since.
+      const account = await createAccount(service);
+      const b = new Browser(service.authUrl, { sourceAddress: nextLoopbackAddress() });
+      const old = repos.throttle.newKnownBrowser(account.user.id, 30 * DAY, Date.now() - 30 * DAY * 1000 - 1000);
+      await doc.send(new PutCommand(old.item.Put!));
+      b.jar.set('known_browser', old.token);
+      await putThrottleRecord({ doc, table: service.tableName }, 'account', account.user.email, { failures: 10, nextAttemptAt: Date.now() + 60_000 });
+
+      // Act
+      const login = await signIn(b, account);
+
+      // Assess
+      expect(login.status).toBe(429);
     });
 
     it('a new client secret not shown within its 10 minutes is never shown', async () => {

@@ -144,7 +144,9 @@ describe('DynamoDB requests per browser call', () => {
       return measure(() => b.postForm('/login', { ...formFields(form.text, '/login'), email: account.user.email, password }));
     }
 
-    it('success: BatchGetItem (throttle records, e-mail) + GetItem (user) + PutItem (session)', async () => {
+    // The reservation is a write before the password check (issue 12: concurrent attempts must not
+    // buy extra guesses); the session, the known browser and the reservation's credit go in one transaction.
+    it('success on a new browser: BatchGetItem (throttle records, e-mail) + TransactWriteItems (reserve) + GetItem (user) + TransactWriteItems (session, known browser, credit)', async () => {
       // Prepare
       const account = await createAccount(service);
 
@@ -153,35 +155,39 @@ describe('DynamoDB requests per browser call', () => {
 
       // Assess
       expect(reply.status).toBe(303);
-      expect(operations).toEqual(['BatchGetItemCommand', 'GetItemCommand', 'PutItemCommand']);
+      expect(operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand', 'GetItemCommand', 'TransactWriteItemsCommand']);
     });
 
-    it("success after a failure on the account: also a DeleteItem of the account's throttle record", async () => {
+    it('success on a known browser: BatchGetItem (with the known browser) + UpdateItem (reserve on it) + GetItem + TransactWriteItems', async () => {
       // Prepare
       const account = await createAccount(service);
       const b = new Browser(service.authUrl, { sourceAddress: nextLoopbackAddress() });
-      expect((await login(b, account, 'not the right password')).reply.status).toBe(401);
+      expect((await login(b, account)).reply.status).toBe(303);
+      b.jar.absorb(['session=; Max-Age=0']);
 
       // Act
       const { reply, operations } = await login(b, account);
 
       // Assess
       expect(reply.status).toBe(303);
-      expect(operations).toEqual(['BatchGetItemCommand', 'GetItemCommand', 'DeleteItemCommand', 'PutItemCommand']);
+      expect(operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand']);
     });
 
-    it('success from an address with failures on another account: no DeleteItem', async () => {
+    it('a wrong password: BatchGetItem + TransactWriteItems (the reservation, which stays as the failure) + GetItem; a throttled attempt: BatchGetItem only', async () => {
       // Prepare
-      const [other, account] = [await createAccount(service), await createAccount(service)];
+      const account = await createAccount(service);
       const b = new Browser(service.authUrl, { sourceAddress: nextLoopbackAddress() });
-      expect((await login(b, other, 'not the right password')).reply.status).toBe(401);
+      for (let i = 0; i < 2; i++) expect((await login(b, account, 'not the right password')).reply.status).toBe(401);
 
       // Act
-      const { reply, operations } = await login(b, account);
+      const failure = await login(b, account, 'not the right password');
+      const throttled = await login(b, account);
 
       // Assess
-      expect(reply.status).toBe(303);
-      expect(operations).toEqual(['BatchGetItemCommand', 'GetItemCommand', 'PutItemCommand']);
+      expect(failure.reply.status).toBe(401);
+      expect(failure.operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand', 'GetItemCommand']);
+      expect(throttled.reply.status).toBe(429);
+      expect(throttled.operations).toEqual(['BatchGetItemCommand']);
     });
   });
 

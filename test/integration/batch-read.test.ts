@@ -14,6 +14,7 @@ import { epochSeconds } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
 import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
+import { putThrottleRecord } from '../support/throttle';
 
 const PASSWORD_HASH = 'scrypt$32768$8$1$c2FsdA$aGFzaA';
 
@@ -177,7 +178,7 @@ describe('batch reader', () => {
       const consent = { userId: user.id, clientId: app.clientId, scopes: ['read_user'], grantedAt: '2026-02-03T04:05:06.789' };
       await grants.saveConsent(consent);
       const sessionId = await sessions.createSession(user.id);
-      await throttle.recordFailure(user.email, '203.0.113.7', 1_700_000_000_000);
+      await putThrottleRecord(deps, 'account', user.email, { failures: 1, nextAttemptAt: 1_700_000_001_000, expiresAt: 1_700_086_400 });
       const unknownClient = randomUUID();
       requests.reset();
       batchInputs.length = 0;
@@ -187,7 +188,7 @@ describe('batch reader', () => {
         sessions.signedInRead(sessionId),
         clients.clientsRead([app.clientId, unknownClient, undefined, app.clientId]),
         grants.consentRead(user.id, app.clientId),
-        throttle.failuresRead(user.email, '203.0.113.7', 1_700_000_000_000),
+        throttle.recordsRead(user.email, '203.0.113.7', 1_700_000_000_000),
         users.userIdOfEmailRead(user.email.toUpperCase()),
         users.userIdOfEmailRead(`nobody-${randomUUID()}@example.com`),
       ] as const);
@@ -196,12 +197,16 @@ describe('batch reader', () => {
       expect(signedIn).toEqual({ user, sessionId });
       expect(apps).toEqual([app, undefined, undefined, app]);
       expect(remembered).toEqual(consent);
-      expect(failures).toEqual([{ kind: 'account', failures: 1, lastFailureAt: 1_700_000_000_000 }, { kind: 'address', failures: 1, lastFailureAt: 1_700_000_000_000 }]);
+      expect(failures).toEqual([
+        { scope: 'account-address', subject: `${user.email} 203.0.113.7`, failures: 0, nextAttemptAt: 0, stored: 'none' },
+        { scope: 'account', subject: user.email, failures: 1, nextAttemptAt: 1_700_000_001_000, stored: 'live' },
+        { scope: 'address', subject: '203.0.113.7', failures: 0, nextAttemptAt: 0, stored: 'none' },
+      ]);
       expect(userId).toBe(user.id);
       expect(unknownEmail).toBeUndefined();
       expect(requests.operations).toEqual(['BatchGetItemCommand']);
-      // session, user, app, unknown app, consent, 2 throttle records, 2 e-mail items (the repeated app read once)
-      expect(batchInputs[0]!.RequestItems[table]!.Keys).toHaveLength(9);
+      // session, user, app, unknown app, consent, 3 throttle records, 2 e-mail items (the repeated app read once)
+      expect(batchInputs[0]!.RequestItems[table]!.Keys).toHaveLength(10);
     });
 
     it('sends no request when no read needs a key (no cookie, no client id, no user)', async () => {
