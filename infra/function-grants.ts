@@ -33,8 +33,8 @@ const pageReads = [sessions.signedInRead, clients.clientsRead, grants.consentRea
 /** authorize-request.ts issueCode: the code alone, or with the new consent. */
 const issueCode = [grants.createCode, grants.saveConsentWithCode];
 /** token-service.ts exchangeCode, refresh and revokeToken. */
-const exchangeCode = [grants.getCodeAndClient, grants.redeemCode, grants.revokeFamily];
-const refresh = [grants.getRefreshTokenAndClient, grants.getRefreshToken, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
+const exchangeCode = [grants.getCodeAndClient, grants.redeemCode, grants.markCodeReplayed, grants.revokeFamily];
+const refresh = [grants.getRefreshTokenAndClient, grants.getRefreshToken, grants.graceRead, grants.rotateRefreshToken, grants.revokeFamily];
 const revokeToken = [grants.getRefreshTokenAndClient, grants.revokeFamily];
 /** accounts.ts signUp, sendConfirmation and requestPasswordReset. */
 const signUp = [users.createUser, links.newLink];
@@ -73,7 +73,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
     table: [...pageReads, links.peekLink, users.getUserById, sessions.sessionKeysOf, links.redeemLink],
   },
   'get-account': { table: [...pageReads, grants.listConsentsByUser] },
-  'post-revoke-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, grants.deleteConsentItem] },
+  'post-revoke-app': { table: [...pageReads, grants.deleteConsent, grants.grantsOf, grants.revokeFamilies] },
   'get-outbox': { table: pageReads },
   'get-developer': { table: [...pageReads, clients.listClientsByDeveloper] },
   'post-register-app': { table: [...pageReads, clients.listClientsByDeveloper, clients.registerClient] },

@@ -306,7 +306,7 @@ describe('DynamoDB requests per browser call', () => {
   });
 
   describe('ending a grant', () => {
-    it('POST /account/apps/{client_id}/revoke with one active token family: BatchGetItem + Query (families) + TransactWriteItems', async () => {
+    it('POST /account/apps/{client_id}/revoke with one active token family: BatchGetItem + DeleteItem (the consent, first) + Query (families) + TransactWriteItems', async () => {
       // Prepare
       const developer = await signedIn();
       const app = await registerApp(developer.b);
@@ -320,10 +320,28 @@ describe('DynamoDB requests per browser call', () => {
 
       // Assess
       expect(reply).toMatchObject({ status: 303, location: '/account' });
-      expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
+      expect(operations).toEqual(['BatchGetItemCommand', 'DeleteItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
       expect((await repos.grants.getFamily(familyId))!.status).toBe('revoked');
       expect(await repos.grants.getConsent(account.user.id, app.clientId)).toBeUndefined();
       expect(await repos.clients.getClient(app.clientId)).toBeDefined();
+    });
+
+    it('POST /account/apps/{client_id}/revoke with no token family: BatchGetItem + DeleteItem (the consent) + Query, no transaction', async () => {
+      // Prepare: authorized, code never exchanged
+      const developer = await signedIn();
+      const app = await registerApp(developer.b);
+      const { b, account } = await signedIn();
+      await authorize(b, paramsFor(app), { account });
+      const path = `/account/apps/${app.clientId}/revoke`;
+      const fields = formFields((await b.get('/account')).text, path);
+
+      // Act
+      const { reply, operations } = await measure(() => b.postForm(path, fields));
+
+      // Assess
+      expect(reply).toMatchObject({ status: 303, location: '/account' });
+      expect(operations).toEqual(['BatchGetItemCommand', 'DeleteItemCommand', 'QueryCommand']);
+      expect(await repos.grants.getConsent(account.user.id, app.clientId)).toBeUndefined();
     });
 
     it('POST /developer/apps/{client_id}/delete with one token family and its consent: BatchGetItem (session, user, application) + Query + TransactWriteItems', async () => {

@@ -77,24 +77,36 @@ describe('grant revocation in transactions', () => {
    */
   async function families(clientId: string, count: number, userIds = [randomUUID()]): Promise<string[]> {
     const ids: string[] = [];
+    const generations = new Map<string, string>();
+    for (const userId of userIds) generations.set(userId, await consentOf(userId, clientId));
     for (let start = 0; start < count; start += 25) {
       ids.push(...await Promise.all(Array.from({ length: Math.min(25, count - start) }, async (_, i) => {
         const userId = userIds[(start + i) % userIds.length]!;
         const codeHash = hashSecret(randomToken());
+        const grantGeneration = generations.get(userId)!;
         await grants.createCode(codeHash, {
-          clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_user'], expiresAt: Math.floor(Date.now() / 1000) + 60,
+          clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_user'], expiresAt: Math.floor(Date.now() / 1000) + 60, grantGeneration,
         });
         const family: TokenFamily = {
-          familyId: randomUUID(), clientId, userId, scopes: ['read_user'], status: 'active', createdAt: '2026-01-02T03:04:05.678',
+          familyId: randomUUID(), clientId, userId, scopes: ['read_user'], status: 'active', createdAt: '2026-01-02T03:04:05.678', grantGeneration,
         };
         await grants.redeemCode(codeHash, '2026-01-02T03:04:06.000', family, {
-          tokenHash: hashSecret(randomToken()), familyId: family.familyId, clientId, userId, scopes: ['read_user'], status: 'active',
+          tokenHash: hashSecret(randomToken()), familyId: family.familyId, clientId, userId, scopes: ['read_user'], status: 'active', grantGeneration,
         });
         return family.familyId;
       })));
     }
     forget();
     return ids;
+  }
+
+  /** The generation of the user's consent to the client, recorded first if there is none yet (a code needs one to be redeemed). */
+  async function consentOf(userId: string, clientId: string): Promise<string> {
+    const stored = await grants.getConsent(userId, clientId);
+    if (stored?.grantGeneration) return stored.grantGeneration;
+    const grantGeneration = randomUUID();
+    await grants.saveConsent({ userId, clientId, scopes: ['read_user'], grantedAt: '2026-01-02T03:04:05.678', grantGeneration });
+    return grantGeneration;
   }
 
   /** The active families of a client (or of one user of it), as the revocation takes them. */

@@ -54,6 +54,7 @@ function makeCode(clientId: string, now: Date, overrides: Partial<AuthorizationC
     redirectUri: REDIRECT_URI,
     scopes: ['read_device', 'write_device'],
     expiresAt: epochSeconds(now) + CODE_TTL_SECONDS,
+    grantGeneration: randomUUID(),
     ...overrides,
   };
 }
@@ -106,6 +107,9 @@ describe('token service', () => {
     await clients.createClient(client);
     const code = randomToken();
     const stored = makeCode(client.clientId, current, options.code);
+    await grants.saveConsent({
+      userId: stored.userId, clientId: client.clientId, scopes: stored.scopes, grantedAt: formatTimestamp(current), grantGeneration: stored.grantGeneration,
+    });
     await grants.createCode(hashSecret(code), stored);
     requests.reset();
     const credentials: ClientCredentials = { clientId: client.clientId, clientSecret: SECRET, basic: false };
