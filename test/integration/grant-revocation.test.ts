@@ -169,6 +169,37 @@ describe('grant revocation in transactions', () => {
     });
   });
 
+  describe('grantsOf, over more than one page', () => {
+    it("follows LastEvaluatedKey: a user's 7 families, read 2 to a page, are all found and all revoked", async () => {
+      // Prepare: DynamoDB Local pages at 1 MB; a Limit of 2 on the client's Query makes the same
+      // pages the real path meets at a thousand families
+      const client = await registeredClient();
+      const ann = randomUUID();
+      const ids = await families(client.clientId, 7, [ann]);
+      const name = 'two-per-page';
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand') (args.input as { Limit?: number }).Limit = 2;
+        return next(args);
+      }, { step: 'initialize', name });
+
+      // Act
+      let found: Awaited<ReturnType<typeof grants.grantsOf>>;
+      try {
+        found = await grants.grantsOf(client.clientId, ann);
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+      const queries = requests.operations.filter((operation) => operation === 'QueryCommand').length;
+      await grants.revokeFamilies(found.families);
+
+      // Assess: 7 families and the consent, 2 to a page: 4 pages, and a fifth that finds the end
+      expect(queries).toBeGreaterThanOrEqual(4);
+      expect(sorted(idsOf(found.families))).toEqual(sorted(ids));
+      expect(found.consentUserIds).toEqual([ann]);
+      expect(await statuses(ids)).toEqual({ revoked: 7 });
+    });
+  });
+
   describe('revokeFamiliesThen, deleting the application last', () => {
     it('150 families: four transactions (50 families and their tokens each, then the deletion); every family revoked, every current token with a TTL, the application gone', async () => {
       // Prepare
