@@ -70,6 +70,8 @@ export interface ScenarioEnv {
 const alice = DEMO_USERS[0].user;
 const aliceDevice = DEMO_USERS[0].devices[0].id;
 const CALLBACK = DEMO_CLIENT.redirectUris[0];
+/** The grant generation of every consent the benchmark records (see Consent.grantGeneration). */
+const BENCH_GENERATION = 'bench-grant-generation';
 
 /** The clients the functions send through: every DynamoDB request of a handler goes through one of these. */
 export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [resourceDoc, authDoc];
@@ -136,23 +138,35 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       ...(extra.form ? { body: formBody(extra.form), headers: { ...FORM_TYPE, ...extra.headers } } : { headers: extra.headers }),
     });
 
+  /**
+   * A user's consent to an application, under the benchmark's one grant generation: a code is
+   * redeemed and a token rotated only while it stands (see Consent.grantGeneration).
+   */
+  const consentOf = (userId: string, clientId: string) =>
+    grants.saveConsent({ userId, clientId, scopes, grantedAt: formatTimestamp(new Date()), grantGeneration: BENCH_GENERATION });
   /** Fresh, unused authorization codes for the demo client (one PutItem each). */
-  const freshCodes = (count: number) => pool(count, 16, async () => {
-    const code = randomToken();
-    await grants.createCode(hashSecret(code), {
-      clientId: DEMO_CLIENT.clientId, userId: alice.id, redirectUri: CALLBACK, scopes,
-      expiresAt: Math.floor(Date.now() / 1000) + 3600,
+  const freshCodes = async (count: number) => {
+    await consentOf(alice.id, DEMO_CLIENT.clientId);
+    return pool(count, 16, async () => {
+      const code = randomToken();
+      await grants.createCode(hashSecret(code), {
+        clientId: DEMO_CLIENT.clientId, userId: alice.id, redirectUri: CALLBACK, scopes,
+        expiresAt: Math.floor(Date.now() / 1000) + 3600, grantGeneration: BENCH_GENERATION,
+      });
+      return code;
     });
-    return code;
-  });
+  };
   /** An active refresh token in a family of its own (a code redeemed through the repository). */
   const activeFamily = async (clientId: string, userId: string) => {
     const code = randomToken();
     const codeHash = hashSecret(code);
-    await grants.createCode(codeHash, { clientId, userId, redirectUri: CALLBACK, scopes, expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    await consentOf(userId, clientId);
+    await grants.createCode(codeHash, {
+      clientId, userId, redirectUri: CALLBACK, scopes, expiresAt: Math.floor(Date.now() / 1000) + 3600, grantGeneration: BENCH_GENERATION,
+    });
     const token = randomToken();
     const familyId = randomUUID();
-    const common = { familyId, clientId, userId, scopes };
+    const common = { familyId, clientId, userId, scopes, grantGeneration: BENCH_GENERATION };
     await grants.redeemCode(codeHash, formatTimestamp(new Date()), { ...common, status: 'active', createdAt: formatTimestamp(new Date()) },
       { ...common, tokenHash: hashSecret(token), status: 'active' });
     return { token, tokenHash: hashSecret(token), familyId };
@@ -405,7 +419,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       minReason: 'signed in, consent covers the scopes: BatchGetItem(client, session, user, consent) + PutItem(code)',
       events: async (n) => {
         const session = await aliceSession();
-        await grants.saveConsent({ userId: alice.id, clientId: DEMO_CLIENT.clientId, scopes, grantedAt: formatTimestamp(new Date()) });
+        await consentOf(alice.id, DEMO_CLIENT.clientId);
         return repeat(n, () => authEvent('GET', '/oauth/authorize', { query: readAuthorize, cookies: [`session=${session}`] }));
       },
     },
@@ -533,22 +547,21 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       floor: [step.batchGet('session', 'user'), step.query('consent', 1), step.batchGet('client')],
       minReason: 'signed in, one authorized app: BatchGetItem(session, user) + Query(consents) + BatchGetItem(clients of those consents)',
       events: async (n) => {
-        await grants.saveConsent({ userId: alice.id, clientId: DEMO_CLIENT.clientId, scopes, grantedAt: formatTimestamp(new Date()) });
+        await consentOf(alice.id, DEMO_CLIENT.clientId);
         const cookies = await signedIn(aliceSession);
         return repeat(n, () => authEvent('GET', '/account', { cookies }));
       },
     },
     {
       name: 'post-revoke-app', fn: 'post-revoke-app', expectStatus: 303,
-      floor: [step.batchGet('session', 'user'), step.query('family', 1, 'gsi1'), step.transact('consent', 'family', 'refreshToken')],
-      minReason: 'BatchGetItem(session, user) + Query(gsi1: the user\'s token families of the app, one here) + '
-        + 'TransactWriteItems(delete the consent, revoke the families, their current tokens\' TTL)',
+      floor: [step.batchGet('session', 'user'), step.delete('consent'), step.query('family', 1, 'gsi1'), step.transact('family', 'refreshToken')],
+      minReason: 'BatchGetItem(session, user) + DeleteItem(the consent: its grant generation ends first) + '
+        + 'Query(gsi1: the user\'s token families of the app, one here) + TransactWriteItems(revoke the families, their current tokens\' TTL)',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);
         const apps = await pool(n, 16, async () => {
           const clientId = await createApp(user);
-          await grants.saveConsent({ userId: user.id, clientId, scopes, grantedAt: formatTimestamp(new Date()) });
           await activeFamily(clientId, user.id);
           return clientId;
         });

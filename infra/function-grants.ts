@@ -34,15 +34,15 @@ const pageReads = [sessions.signedInRead, clients.clientsRead, grants.consentRea
 /** authorize-request.ts issueCode: the code alone, or with the new consent. */
 const issueCode = [grants.createCode, grants.saveConsentWithCode];
 /** token-service.ts exchangeCode, refresh and revokeToken. */
-const exchangeCode = [grants.getCodeAndClient, grants.redeemCode, grants.revokeFamily];
-const refresh = [grants.getRefreshTokenAndClient, grants.getRefreshToken, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
+const exchangeCode = [grants.getCodeAndClient, grants.redeemCode, grants.markCodeReplayed, grants.revokeFamily];
+const refresh = [grants.getRefreshTokenAndClient, grants.getRefreshToken, grants.graceRead, grants.rotateRefreshToken, grants.revokeFamily];
 const revokeToken = [grants.getRefreshTokenAndClient, grants.revokeFamily];
 /** accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
 const signUp = [users.createUser, links.newLink, mailLimits.takeMailSlot];
 const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];
 const requestPasswordReset = [mailLimits.takeMailSlot, users.findUserByEmail, links.createLink];
 /** app-access.ts endEveryAppAccess: the account page's revoke, for every application the user authorized. */
-const endEveryAppAccess = [grants.listConsentsByUser, grants.grantsOf, grants.revokeFamiliesThen, grants.deleteConsentItem];
+const endEveryAppAccess = [grants.listConsentsByUser, grants.deleteConsent, grants.grantsOf, grants.revokeFamilies];
 
 export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-user': { table: [users.getUserById] },
@@ -79,7 +79,7 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
     table: [...pageReads, links.readLink, users.getUserRecord, ...endEveryAppAccess, sessions.sessionKeysOf, links.redeemLink],
   },
   'get-account': { table: [...pageReads, grants.listConsentsByUser] },
-  'post-revoke-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, grants.deleteConsentItem] },
+  'post-revoke-app': { table: [...pageReads, grants.deleteConsent, grants.grantsOf, grants.revokeFamilies] },
   'get-outbox': { table: pageReads },
   'get-developer': { table: [...pageReads, clients.listClientsByDeveloper] },
   'post-register-app': { table: [...pageReads, clients.listClientsByDeveloper, clients.registerClient] },

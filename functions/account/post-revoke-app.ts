@@ -8,9 +8,12 @@ import { redirect } from '#shared/http/responses';
 import { countMetric, METRIC } from '#shared/metrics';
 
 /**
- * POST /account/apps/{client_id}/revoke — ends the application's refresh tokens for this user
- * and forgets the consent, so the next authorization asks again: one BatchGetItem (session, user),
- * one Query (the user's active token families of the application), one transaction.
+ * POST /account/apps/{client_id}/revoke — forgets the consent, so the next authorization asks
+ * again, then ends the application's refresh tokens for this user: one BatchGetItem (session,
+ * user), one DeleteItem (the consent), one Query (the user's active token families of the
+ * application), and one transaction when there are any. The consent goes first: it ends its grant
+ * generation, so a code exchange or a rotation either committed before it (its family is then
+ * found by the Query and revoked) or fails its check of the generation, whatever the interleaving.
  */
 export const handler = pageHandler(async (event) => {
   checkCsrf(event, parseForm(event));
@@ -18,8 +21,9 @@ export const handler = pageHandler(async (event) => {
   if (!signedIn) return loginRedirect('/account', 303);
   const clientId = event.pathParameters?.client_id;
   if (!isPlausibleClientId(clientId)) return redirect('/account', 303);
+  await grants.deleteConsent(signedIn.user.id, clientId);
   const { families } = await grants.grantsOf(clientId, signedIn.user.id);
-  await grants.revokeFamiliesThen(families, grants.deleteConsentItem(signedIn.user.id, clientId), 'No such application.');
+  await grants.revokeFamilies(families);
   countMetric(METRIC.grantsRevoked, families.length);
   return redirect('/account', 303);
 });

@@ -23,8 +23,8 @@ export const handler = pageHandler(async (event) => {
   if (!signedIn) return loginRedirect(`${event.rawPath}?${event.rawQueryString}`);
   const { request } = check;
   const granted = consent?.scopes ?? [];
-  if (request.scopes.every((scope) => granted.includes(scope))) {
-    return redirect(await issueCode(grants, request, signedIn.user.id, issuer));
+  if (consent && request.scopes.every((scope) => granted.includes(scope))) {
+    return redirect((await issueCode(grants, request, issuer, consent))!);
   }
   const { token, cookies } = csrfToken(event, secure);
   return consentPage({ client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: token, cookies });

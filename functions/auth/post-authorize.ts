@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { AUTHORIZE_PARAMS, checkAuthorizationRequest, issueCode, redirectWith } from '#shared/auth/authorize-request';
 import { grants, issuer } from '#shared/auth/runtime';
 import { loginRedirect, readPage } from '#shared/auth/web';
+import { allowedConsent } from '#shared/domain/grant';
 import { formatTimestamp } from '#shared/domain/time';
 import { BadRequestError } from '#shared/errors';
 import { checkCsrf } from '#shared/http/csrf';
@@ -10,7 +12,9 @@ import { redirect } from '#shared/http/responses';
 
 /**
  * POST /oauth/authorize — the consent decision: allow issues a code, deny answers access_denied.
- * One BatchGetItem (client, session, user, consent so far), then one transaction (consent, code).
+ * One BatchGetItem (client, session, user, consent so far), then one transaction (consent, code)
+ * on condition that the consent is still the one read; if a revocation or another decision changed it
+ * in between, nothing is written and the browser is sent back to GET /oauth/authorize.
  */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
@@ -22,18 +26,21 @@ export const handler = pageHandler(async (event) => {
 
   const { request } = check;
   if (!signedIn) {
-    const query = new URLSearchParams(AUTHORIZE_PARAMS.flatMap((name) => (form[name] ? [[name, form[name]]] : [])));
-    return loginRedirect(`/oauth/authorize?${query}`, 303);
+    return loginRedirect(`/oauth/authorize?${authorizeQuery(form)}`, 303);
   }
   if (form.decision !== 'allow') {
     return redirect(redirectWith(request.redirectUri, {
       error: 'access_denied', error_description: 'The user denied the request.', state: request.state, iss: issuer,
     }), 303);
   }
-  return redirect(await issueCode(grants, request, signedIn.user.id, issuer, {
-    userId: signedIn.user.id,
-    clientId: request.clientId,
-    scopes: [...new Set([...(consent?.scopes ?? []), ...request.scopes])],
-    grantedAt: formatTimestamp(new Date()),
-  }), 303);
+  const allowed = allowedConsent(consent, {
+    userId: signedIn.user.id, clientId: request.clientId, requested: request.scopes, grantedAt: formatTimestamp(new Date()), freshGeneration: randomUUID(),
+  });
+  const location = await issueCode(grants, request, issuer, allowed, { previous: consent });
+  // The consent changed while the user decided (revoked, or allowed in another tab): the
+  // authorization request starts again from what is stored now.
+  return redirect(location ?? `/oauth/authorize?${authorizeQuery(form)}`, 303);
 });
+
+const authorizeQuery = (form: Record<string, string>) =>
+  new URLSearchParams(AUTHORIZE_PARAMS.flatMap((name) => (form[name] ? [[name, form[name]]] : [])));

@@ -88,21 +88,26 @@ export function repeatedParams(rawQueryString: string): string[] {
 }
 
 /**
- * Issues a single-use code for the request and returns the redirect that delivers it. With a
- * `consent`, the consent is recorded in the same transaction as the code: both or neither.
+ * Issues a single-use code for the request under `consent` (the code records its grant
+ * generation) and returns the redirect that delivers it. With `record`, the consent is new or
+ * changed and is recorded in the same transaction as the code, both or neither, on condition that
+ * the stored consent is still `record.previous`; undefined, and nothing written, when it changed.
  */
-export async function issueCode(grants: GrantRepo, request: AuthorizationRequest, userId: string, issuer: string, consent?: Consent): Promise<string> {
+export async function issueCode(
+  grants: GrantRepo, request: AuthorizationRequest, issuer: string, consent: Consent, record?: { previous: Consent | undefined },
+): Promise<string | undefined> {
   const code = randomToken();
   const stored = {
     clientId: request.clientId,
-    userId,
+    userId: consent.userId,
     redirectUri: request.redirectUri,
     scopes: request.scopes,
     ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
     expiresAt: epochSeconds(new Date()) + CODE_TTL_SECONDS,
+    ...(consent.grantGeneration === undefined ? {} : { grantGeneration: consent.grantGeneration }),
   };
-  if (consent) await grants.saveConsentWithCode(consent, hashSecret(code), stored);
-  else await grants.createCode(hashSecret(code), stored);
+  if (!record) await grants.createCode(hashSecret(code), stored);
+  else if (!await grants.saveConsentWithCode(consent, record.previous, hashSecret(code), stored)) return undefined;
   return redirectWith(request.redirectUri, { code, state: request.state, iss: issuer });
 }
 

@@ -13,6 +13,8 @@ import { countMetric, METRIC } from '#shared/metrics';
 /** How long a retry of an already rotated refresh token still gets the same successor back. */
 export const REFRESH_GRACE_SECONDS = 30;
 const ROTATION_ATTEMPTS = 8;
+/** Attempts of a code exchange whose transaction met a transient conflict on the consent item. */
+const REDEMPTION_ATTEMPTS = 4;
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
@@ -80,7 +82,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
       const code = live(stored);
       if (!code || code.clientId !== credentials.clientId) throw invalid();
-      if (code.usedAt) {
+      if (code.usedAt || code.replayedAt) {
         // RFC 6749 §4.1.2: a replayed code revokes what it produced (during the code's 10 minutes).
         if (code.familyId) await revokeFamily(deps.grants, code.familyId, code.refreshTokenHash, now());
         throw invalid();
@@ -98,22 +100,31 @@ export function createTokenService(deps: TokenServiceDeps) {
       const accessToken = await signAccessToken(code.userId, code.clientId, code.scopes);
       const refreshToken = randomToken();
       const familyId = randomUUID();
-      try {
-        await deps.grants.redeemCode(codeHash, formatTimestamp(now()), {
-          familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', createdAt: formatTimestamp(now()),
-        }, {
-          tokenHash: hashSecret(refreshToken), familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active',
-        });
-      } catch (error) {
-        if (error instanceof GrantWriteError) {
-          // Another exchange of the same code won: this one is a replay.
-          const { code: winner } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
-          if (winner?.familyId) await revokeFamily(deps.grants, winner.familyId, winner.refreshTokenHash, now());
-          throw invalid();
+      const generation = code.grantGeneration === undefined ? {} : { grantGeneration: code.grantGeneration };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await deps.grants.redeemCode(codeHash, formatTimestamp(now()), {
+            familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', createdAt: formatTimestamp(now()), ...generation,
+          }, {
+            tokenHash: hashSecret(refreshToken), familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', ...generation,
+          });
+          return respond(accessToken, code.scopes, refreshToken);
+        } catch (error) {
+          if (!(error instanceof GrantWriteError)) throw error;
+          // The consent was revoked (or given again) since the code was issued: nothing was written.
+          if (error.reason === 'grant_revoked') throw invalid();
+          if (error.reason === 'code_used') {
+            // Another exchange of the same code won or is under way: this one is a replay. Marking the
+            // code first means the other either committed before (its family is in the marked code,
+            // and is revoked) or cannot commit at all.
+            const marked = await deps.grants.markCodeReplayed(codeHash, formatTimestamp(now()));
+            if (marked?.familyId) await revokeFamily(deps.grants, marked.familyId, marked.refreshTokenHash, now());
+            throw invalid();
+          }
+          if (attempt >= REDEMPTION_ATTEMPTS) throw error;
+          await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
         }
-        throw error;
       }
-      return respond(accessToken, code.scopes, refreshToken);
     },
 
     /**
@@ -153,12 +164,18 @@ export function createTokenService(deps: TokenServiceDeps) {
         try {
           await deps.grants.rotateRefreshToken(token, {
             tokenHash: hashSecret(next), familyId: token.familyId, clientId: token.clientId, userId: token.userId,
-            scopes: token.scopes, status: 'active',
+            scopes: token.scopes, status: 'active', ...(token.grantGeneration === undefined ? {} : { grantGeneration: token.grantGeneration }),
           }, sealWith(form.refreshToken, next), now().getTime());
           return respond(signed, scopes, next);
         } catch (error) {
           if (!(error instanceof GrantWriteError)) throw error;
           if (error.reason === 'family_revoked') throw invalid();
+          if (error.reason === 'grant_revoked') {
+            // The user revoked the application (or authorized it again) and the revocation's Query
+            // missed this family: it ends here, with its TTL.
+            await revokeFamily(deps.grants, token.familyId, token.tokenHash, now());
+            throw invalid();
+          }
           // Lost a race with a concurrent rotation of the same token: look again.
           await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
           token = live(await deps.grants.getRefreshToken(tokenHash));
@@ -170,14 +187,15 @@ export function createTokenService(deps: TokenServiceDeps) {
     revoke: (credentials: ClientCredentials, token: string) => revokeToken(deps.grants, credentials, token, now()),
   };
 
+  /**
+   * The successor a retry within the grace window gets again: only while it is unused, its family
+   * active and the consent it was issued under unrevoked (one BatchGetItem).
+   */
   async function graceSuccessor(token: RefreshToken, presented: string): Promise<string | undefined> {
     if (!token.successorHash || !token.sealedSuccessor || token.rotatedAt === undefined) return undefined;
     if (now().getTime() - token.rotatedAt > graceMs) return undefined;
-    const [successor, family] = await Promise.all([
-      deps.grants.getRefreshToken(token.successorHash),
-      deps.grants.getFamily(token.familyId),
-    ]);
-    if (successor?.status !== 'active' || family?.status !== 'active') return undefined;
+    const { successor, family, consent } = await deps.grants.graceRead(token);
+    if (successor?.status !== 'active' || family?.status !== 'active' || !consent || consent.grantGeneration !== token.grantGeneration) return undefined;
     return openWith(presented, token.sealedSuccessor);
   }
 }

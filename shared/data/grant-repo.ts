@@ -14,7 +14,7 @@ import {
 
 /** Why a token-endpoint write lost: the caller maps each to the right OAuth answer. */
 export class GrantWriteError extends Error {
-  constructor(readonly reason: 'code_used' | 'family_revoked' | 'token_rotated' | 'conflict') {
+  constructor(readonly reason: 'code_used' | 'family_revoked' | 'token_rotated' | 'grant_revoked' | 'conflict') {
     super(reason);
     this.name = 'GrantWriteError';
   }
@@ -43,9 +43,21 @@ const isCancelled = (error: unknown) => error instanceof Error && error.name ===
 const cancellationCodes = (error: unknown) =>
   ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code);
 
+/**
+ * The condition that a user's consent to an application still stands under `generation` (see
+ * Consent.grantGeneration): it exists with that generation; for a code, family or token from before
+ * generations (none recorded), it exists without one. A revocation deletes the consent, so what it
+ * ended fails this condition afterwards, and a consent given again has another generation.
+ */
+export function grantCondition(generation: string | undefined) {
+  return generation === undefined
+    ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(grantGeneration)' }
+    : { ConditionExpression: 'grantGeneration = :generation', ExpressionAttributeValues: { ':generation': generation } };
+}
+
 /** Access patterns of consents, authorization codes, token families and refresh tokens. */
 export function createGrantRepo({ doc, table }: RepoDeps) {
-  const toWriteError = (error: unknown, reasons: GrantWriteError['reason'][]) => {
+  const toWriteError = (error: unknown, reasons: (GrantWriteError['reason'] | undefined)[]) => {
     if (isCancelled(error)) {
       const failed = cancellationCodes(error).findIndex((code) => code === 'ConditionalCheckFailed');
       if (failed >= 0 && reasons[failed]) return new GrantWriteError(reasons[failed]!);
@@ -55,6 +67,10 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
   };
 
   const { getItems: batchGet } = createBatchReader({ doc, table });
+  /** The transaction item that checks the grant a code, family or token was issued under (grantCondition). */
+  const grantCheck = (userId: string, clientId: string, generation: string | undefined): TransactItem => ({
+    ConditionCheck: { TableName: table, Key: consentKey(userId, clientId), ...grantCondition(generation) },
+  });
   /** The update that revokes a family under `condition` (on `values`), and gives it a TTL (kept if it has one). */
   const revokeFamilyUpdate = (familyId: string, expiresAt: number, condition: string, values: Record<string, unknown> = {}) => ({
     TableName: table,
@@ -162,14 +178,27 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       }));
     },
 
-    /** Records a consent and stores the code it leads to, in one transaction: both or neither. */
-    async saveConsentWithCode(consent: Consent, codeHash: string, code: AuthorizationCode): Promise<void> {
-      await doc.send(new TransactWriteCommand({
-        TransactItems: [
-          { Put: { TableName: table, Item: consentItem(consent) } },
-          { Put: { TableName: table, Item: { ...codeKey(codeHash), ...code }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        ],
-      }));
+    /**
+     * Records a consent and stores the code it leads to, in one transaction: both or neither, and
+     * only while the stored consent is still `previous` (the one the decision was made on: same
+     * generation, or none), so that an allow racing a revocation cannot bring the revoked grant (or
+     * its scopes) back. False, and nothing written, when the consent changed since it was read.
+     */
+    async saveConsentWithCode(consent: Consent, previous: Consent | undefined, codeHash: string, code: AuthorizationCode): Promise<boolean> {
+      const unchanged = previous ? grantCondition(previous.grantGeneration) : { ConditionExpression: 'attribute_not_exists(pk)' };
+      try {
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: table, Item: consentItem(consent), ...unchanged } },
+            { Put: { TableName: table, Item: { ...codeKey(codeHash), ...code }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }));
+        return true;
+      } catch (error) {
+        // A concurrent change of the consent (committed, or in flight: TransactionConflict).
+        if (isCancelled(error) && ['ConditionalCheckFailed', 'TransactionConflict'].includes(cancellationCodes(error)[0] ?? '')) return false;
+        throw error;
+      }
     },
 
     /** The code (by hash) and the client, in one BatchGetItem. */
@@ -198,8 +227,12 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 
     /**
      * Marks the code used and creates the family and its first refresh token, in one transaction
-     * that only one exchange of a code can win. Throws GrantWriteError('code_used') otherwise. The
-     * code keeps the family and the token (a replay revokes them); the family names its current token.
+     * that only one exchange of a code can win, and only while the consent stands under the code's
+     * generation (family.grantGeneration). Throws GrantWriteError: 'code_used' when the code is
+     * spent, marked replayed, or in another exchange's transaction at this moment (TransactionConflict
+     * on the code: a concurrent exchange, so a replay too); 'grant_revoked' when the consent is gone
+     * or given again; 'conflict' for a transient conflict on another item (retry). The code keeps the
+     * family and the token (a replay revokes them); the family names its current token.
      */
     async redeemCode(codeHash: string, usedAt: string, family: TokenFamily, first: RefreshToken): Promise<void> {
       try {
@@ -210,22 +243,49 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
                 TableName: table,
                 Key: codeKey(codeHash),
                 UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId, refreshTokenHash = :first',
-                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt)',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt) AND attribute_not_exists(replayedAt)',
                 ExpressionAttributeValues: { ':usedAt': usedAt, ':familyId': family.familyId, ':first': first.tokenHash },
               },
             },
             { Put: { TableName: table, Item: { ...familyItem(family), activeTokenHash: first.tokenHash } } },
             { Put: { TableName: table, Item: { ...refreshTokenKey(first.tokenHash), ...first } } },
+            grantCheck(family.userId, family.clientId, family.grantGeneration),
           ],
         }));
       } catch (error) {
-        throw toWriteError(error, ['code_used']);
+        if (isCancelled(error) && cancellationCodes(error)[0] === 'TransactionConflict') throw new GrantWriteError('code_used');
+        throw toWriteError(error, ['code_used', undefined, undefined, 'grant_revoked']);
+      }
+    },
+
+    /**
+     * Marks a code replayed, as the loser of a race to exchange it does (one UpdateItem): no exchange
+     * of it can win from then on, so either the winner's transaction committed before this (its family
+     * is in the code returned, to revoke) or it fails. Idempotent (the first mark stays). Returns the
+     * code as it is now; undefined if it no longer exists.
+     */
+    async markCodeReplayed(codeHash: string, at: string): Promise<AuthorizationCode | undefined> {
+      try {
+        const { Attributes } = await doc.send(new UpdateCommand({
+          TableName: table,
+          Key: codeKey(codeHash),
+          UpdateExpression: 'SET replayedAt = if_not_exists(replayedAt, :at)',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': at },
+          ReturnValues: 'ALL_NEW',
+        }));
+        return Attributes && fromItem<AuthorizationCode>(Attributes);
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return undefined;
+        throw error;
       }
     },
 
     /**
      * Replaces an active refresh token by its successor in one transaction: the family must be
-     * active and the old token still active, so of concurrent rotations exactly one wins. The family
+     * active, the old token still active, and the consent still standing under the token's
+     * generation ('grant_revoked' otherwise: a revocation ended it, even if its Query missed this
+     * family), so of concurrent rotations exactly one wins. The family
      * now names the successor as its current token; the old token is kept REUSE_DETECTION_SECONDS
      * (TTL) for the grace window and reuse detection.
      */
@@ -257,11 +317,25 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
               },
             },
             { Put: { TableName: table, Item: { ...refreshTokenKey(successor.tokenHash), ...successor } } },
+            grantCheck(old.userId, old.clientId, old.grantGeneration),
           ],
         }));
       } catch (error) {
-        throw toWriteError(error, ['family_revoked', 'token_rotated']);
+        throw toWriteError(error, ['family_revoked', 'token_rotated', undefined, 'grant_revoked']);
       }
+    },
+
+    /**
+     * What a grace-window retry needs to hand out a successor again, in one BatchGetItem
+     * (consistent): the successor, the family, and the consent the token was issued under.
+     */
+    async graceRead(token: Pick<RefreshToken, 'successorHash' | 'familyId' | 'userId' | 'clientId'>) {
+      const items = await batchGet([refreshTokenKey(token.successorHash ?? ''), familyKey(token.familyId), consentKey(token.userId, token.clientId)]);
+      return {
+        successor: items[0] && fromItem<RefreshToken>(items[0]),
+        family: items[1] && fromItem<TokenFamily>(items[1]),
+        consent: items[2] && fromItem<Consent>(items[2]),
+      };
     },
 
     /** One GetItem (consistent). */
@@ -289,7 +363,9 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
           }));
           return;
         } catch (error) {
-          if (!isCancelled(error)) throw error;
+          // Only the expected failure falls through: a condition failed (the hint is not the
+          // current token, or the family is gone or revoked). Anything else surfaces.
+          if (!isCancelled(error) || !cancellationCodes(error).includes('ConditionalCheckFailed')) throw error;
         }
       }
       let before: Record<string, unknown> | undefined;
@@ -349,25 +425,15 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       families: readonly ActiveFamily[], last: TransactItem, missing: string,
       { deleting = [], now = new Date() }: { deleting?: readonly TransactItem[]; now?: Date } = {},
     ): Promise<void> {
-      const expiresAt = epochSeconds(now) + REVOKED_GRANT_SECONDS;
-      // Units stay whole within a transaction: a family is never revoked without its token's TTL.
-      const units: Unit[] = [
-        ...families.map((family) => ({ family: family.familyId, items: revokeActiveFamily(family, expiresAt) })),
-        ...deleting.map((item) => ({ items: [item] })),
-      ];
-      // A family counts as two items even without a known token: read again, it may have one.
-      const sizeOf = (unit: Unit) => (unit.family === undefined ? unit.items.length : 2);
-      const chunks: Unit[][] = [[]];
-      let size = 0;
-      for (const unit of [...units, { items: [last] }]) {
-        if (size + sizeOf(unit) > MAX_TRANSACTION_ITEMS) {
-          chunks.push([]);
-          size = 0;
-        }
-        chunks.at(-1)!.push(unit);
-        size += sizeOf(unit);
-      }
-      for (const [i, chunk] of chunks.entries()) await sendRevocations(chunk, i === chunks.length - 1, missing, expiresAt);
+      await revokeInChunks(families, { last, missing, deleting, now });
+    },
+
+    /**
+     * Revokes the families as revokeFamiliesThen does, with nothing after them: none for no
+     * families, else one transaction per 50. For a consent already deleted (see post-revoke-app).
+     */
+    async revokeFamilies(families: readonly ActiveFamily[], now = new Date()): Promise<void> {
+      await revokeInChunks(families, { now });
     },
 
     /** The transaction item that forgets a user's consent to a client. */
@@ -375,6 +441,31 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       return { Delete: { TableName: table, Key: consentKey(userId, clientId) } };
     },
   };
+
+  async function revokeInChunks(
+    families: readonly ActiveFamily[],
+    { last, missing = '', deleting = [], now }: { last?: TransactItem; missing?: string; deleting?: readonly TransactItem[]; now: Date },
+  ): Promise<void> {
+    const expiresAt = epochSeconds(now) + REVOKED_GRANT_SECONDS;
+    // Units stay whole within a transaction: a family is never revoked without its token's TTL.
+    const units: Unit[] = [
+      ...families.map((family) => ({ family: family.familyId, items: revokeActiveFamily(family, expiresAt) })),
+      ...deleting.map((item) => ({ items: [item] })),
+    ];
+    // A family counts as two items even without a known token: read again, it may have one.
+    const sizeOf = (unit: Unit) => (unit.family === undefined ? unit.items.length : 2);
+    const chunks: Unit[][] = [[]];
+    let size = 0;
+    for (const unit of [...units, ...(last ? [{ items: [last] }] : [])]) {
+      if (size + sizeOf(unit) > MAX_TRANSACTION_ITEMS) {
+        chunks.push([]);
+        size = 0;
+      }
+      chunks.at(-1)!.push(unit);
+      size += sizeOf(unit);
+    }
+    for (const [i, chunk] of chunks.entries()) await sendRevocations(chunk, last !== undefined && i === chunks.length - 1, missing, expiresAt);
+  }
 }
 
 /** Items that belong in one transaction; `family` names the family a revocation unit revokes. */
@@ -405,14 +496,18 @@ export const GRANT_REPO_NEEDS = {
   getCodeAndClient: { actions: ['BatchGetItem'] },
   getRefreshTokenAndClient: { actions: ['BatchGetItem'] },
   getRefreshToken: { actions: ['GetItem'] },
-  redeemCode: { actions: ['UpdateItem', 'PutItem'] },
-  // The family's conditional update and the old token's, and the successor.
-  rotateRefreshToken: { actions: ['UpdateItem', 'PutItem'] },
+  // The code, the family and its first token, and the check of the consent's generation.
+  redeemCode: { actions: ['UpdateItem', 'PutItem', 'ConditionCheckItem'] },
+  markCodeReplayed: { actions: ['UpdateItem'] },
+  // The family's conditional update and the old token's, the successor, and the consent's check.
+  rotateRefreshToken: { actions: ['UpdateItem', 'PutItem', 'ConditionCheckItem'] },
+  graceRead: { actions: ['BatchGetItem'] },
   getFamily: { actions: ['GetItem'] },
   revokeFamily: { actions: ['UpdateItem'] },
   grantsOf: { actions: [], index: true },
   // Reads again a family that changed since the Query. Its `last` and `deleting` items are the
   // caller's (deleteConsentItem, deleteClientItem), which declare their own action.
   revokeFamiliesThen: { actions: ['UpdateItem', 'GetItem'] },
+  revokeFamilies: { actions: ['UpdateItem', 'GetItem'] },
   deleteConsentItem: { actions: ['DeleteItem'] },
 } as const satisfies RepoNeeds<GrantRepo>;

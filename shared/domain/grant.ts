@@ -19,6 +19,31 @@ export interface Consent {
   clientId: string;
   scopes: string[];
   grantedAt: string;
+  /**
+   * The grant generation: random, given when the consent is first recorded and kept while scopes are
+   * added; a revocation deletes the consent, so a later consent has another. Every code, family and
+   * refresh token records the generation it was issued under, and the code exchange and each rotation
+   * are conditional on the consent still having it: what a revocation ended cannot be redeemed after
+   * it. Absent only on a consent recorded before generations (see grantCondition in grant-repo.ts).
+   */
+  grantGeneration?: string;
+}
+
+/**
+ * The consent a user's "allow" records: the scopes already granted and the requested ones, under
+ * the generation of the consent read, or `freshGeneration` when there was none.
+ */
+export function allowedConsent(
+  previous: Consent | undefined, grant: { userId: string; clientId: string; requested: string[]; grantedAt: string; freshGeneration: string },
+): Consent {
+  const { userId, clientId, requested, grantedAt, freshGeneration } = grant;
+  return {
+    userId,
+    clientId,
+    scopes: [...new Set([...(previous?.scopes ?? []), ...requested])],
+    grantedAt,
+    ...(previous ? (previous.grantGeneration === undefined ? {} : { grantGeneration: previous.grantGeneration }) : { grantGeneration: freshGeneration }),
+  };
 }
 
 /** An authorization code, as stored (under the hash of the code). */
@@ -36,6 +61,10 @@ export interface AuthorizationCode {
   familyId?: string;
   /** Hash of the family's first refresh token: a replay revokes the family and, if still current, ends it too. */
   refreshTokenHash?: string;
+  /** The generation of the consent the code was issued under (see Consent); absent on a code from before generations. */
+  grantGeneration?: string;
+  /** Set by the loser of a race to exchange the code: from then on no exchange of it can win. */
+  replayedAt?: string;
 }
 
 /** The chain of refresh tokens issued from one authorization code. Revoking it ends them all. */
@@ -50,6 +79,8 @@ export interface TokenFamily {
   activeTokenHash?: string;
   /** Epoch seconds: set when the family is revoked (TTL). */
   expiresAt?: number;
+  /** The consent's generation, from the code (see Consent). */
+  grantGeneration?: string;
 }
 
 /** One refresh token, stored under its hash. */
@@ -67,4 +98,6 @@ export interface RefreshToken {
   sealedSuccessor?: string;
   /** Epoch seconds: set when the token is rotated or its family revoked (TTL); an active token of an active family has none. */
   expiresAt?: number;
+  /** The consent's generation, from the family (see Consent): a rotation is conditional on it. */
+  grantGeneration?: string;
 }

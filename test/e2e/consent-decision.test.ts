@@ -69,7 +69,10 @@ describe('consent decision (POST /oauth/authorize)', () => {
     // Assess
     expect(answer.status).toBe(303);
     expect(answer.location!.startsWith(`${REDIRECT_URI}?`)).toBe(true);
-    expect(consent).toEqual({ userId: account.user.id, clientId: DEMO_CLIENT.clientId, scopes: ['read_user'], grantedAt: expect.stringMatching(TIMESTAMP) });
+    expect(consent).toEqual({
+      userId: account.user.id, clientId: DEMO_CLIENT.clientId, scopes: ['read_user'], grantedAt: expect.stringMatching(TIMESTAMP),
+      grantGeneration: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(tokens.status).toBe(200);
     expect(tokens.body).toMatchObject({ token_type: 'Bearer', scope: 'read_user' });
   });
@@ -121,7 +124,7 @@ describe('consent decision (POST /oauth/authorize)', () => {
     const consent = { userId: account.user.id, clientId: DEMO_CLIENT.clientId, scopes: ['read_device'], grantedAt: '2026-03-04T05:06:07.890' };
 
     // Act
-    const saving = grants.saveConsentWithCode(consent, codeHash, { ...code, scopes: ['read_device'] });
+    const saving = grants.saveConsentWithCode(consent, undefined, codeHash, { ...code, scopes: ['read_device'] });
 
     // Assess
     await expect(saving).rejects.toMatchObject({ name: 'TransactionCanceledException' });

@@ -10,6 +10,7 @@ import { createTokenService, type TokenService } from '#shared/auth/token-servic
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
+import { formatTimestamp } from '#shared/domain/time';
 import { InvalidGrantError } from '#shared/errors';
 import {
   authorizationParams, authorize, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf, type Account,
@@ -381,9 +382,11 @@ describe('item lifetimes', () => {
     async function exchanged() {
       current = new Date();
       const code = randomToken();
+      const [userId, grantGeneration] = [randomUUID(), randomUUID()];
+      await repos.grants.saveConsent({ userId, clientId: client.clientId, scopes: ['read_user'], grantedAt: formatTimestamp(current), grantGeneration });
       await repos.grants.createCode(hashSecret(code), {
-        clientId: client.clientId, userId: randomUUID(), redirectUri: client.redirectUris[0]!, scopes: ['read_user'],
-        expiresAt: Math.floor(current.getTime() / 1000) + 10 * MINUTE,
+        clientId: client.clientId, userId, redirectUri: client.redirectUris[0]!, scopes: ['read_user'],
+        expiresAt: Math.floor(current.getTime() / 1000) + 10 * MINUTE, grantGeneration,
       });
       const issued = await tokens.exchangeCode(credentials(), { code, redirectUri: client.redirectUris[0]! });
       const { familyId } = (await repos.grants.getRefreshToken(hashSecret(issued.refresh_token)))!;

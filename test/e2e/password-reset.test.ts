@@ -134,9 +134,9 @@ describe('password reset', () => {
     expect(await repos.grants.listConsentsByUser(account.user.id)).toEqual([]);
   });
 
-  // Codes die with a revocation once issue 12 item 3 (revoking an application kills its outstanding
-  // codes) is in: the checkbox revokes exactly as the account page does. Make this a plain `it` then.
-  it.fails('with the box checked, a code issued before the reset cannot be exchanged after it', async () => {
+  // The checkbox revokes exactly as the account page does: the consent first, which ends its grant
+  // generation and with it every outstanding code.
+  it('with the box checked, a code issued before the reset cannot be exchanged after it', async () => {
     // Prepare
     const { account, outstanding } = await connectedAccount();
 

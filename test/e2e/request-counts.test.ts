@@ -312,7 +312,7 @@ describe('DynamoDB requests per browser call', () => {
   });
 
   describe('ending a grant', () => {
-    it('POST /account/apps/{client_id}/revoke with one active token family: BatchGetItem + Query (families) + TransactWriteItems', async () => {
+    it('POST /account/apps/{client_id}/revoke with one active token family: BatchGetItem + DeleteItem (the consent, first) + Query (families) + TransactWriteItems', async () => {
       // Prepare
       const developer = await signedIn();
       const app = await registerApp(developer.b);
@@ -326,10 +326,28 @@ describe('DynamoDB requests per browser call', () => {
 
       // Assess
       expect(reply).toMatchObject({ status: 303, location: '/account' });
-      expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
+      expect(operations).toEqual(['BatchGetItemCommand', 'DeleteItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
       expect((await repos.grants.getFamily(familyId))!.status).toBe('revoked');
       expect(await repos.grants.getConsent(account.user.id, app.clientId)).toBeUndefined();
       expect(await repos.clients.getClient(app.clientId)).toBeDefined();
+    });
+
+    it('POST /account/apps/{client_id}/revoke with no token family: BatchGetItem + DeleteItem (the consent) + Query, no transaction', async () => {
+      // Prepare: authorized, code never exchanged
+      const developer = await signedIn();
+      const app = await registerApp(developer.b);
+      const { b, account } = await signedIn();
+      await authorize(b, paramsFor(app), { account });
+      const path = `/account/apps/${app.clientId}/revoke`;
+      const fields = formFields((await b.get('/account')).text, path);
+
+      // Act
+      const { reply, operations } = await measure(() => b.postForm(path, fields));
+
+      // Assess
+      expect(reply).toMatchObject({ status: 303, location: '/account' });
+      expect(operations).toEqual(['BatchGetItemCommand', 'DeleteItemCommand', 'QueryCommand']);
+      expect(await repos.grants.getConsent(account.user.id, app.clientId)).toBeUndefined();
     });
 
     it('POST /developer/apps/{client_id}/delete with one token family and its consent: BatchGetItem (session, user, application) + Query + TransactWriteItems', async () => {
@@ -426,7 +444,7 @@ describe('DynamoDB requests per browser call', () => {
       expect((await signIn(new Browser(service.authUrl), { ...account, password: newPassword })).status).toBe(303);
     });
 
-    it('POST /password-reset/confirm signing out two applications: + Query (consents) + per application Query (gsi1) and TransactWriteItems', async () => {
+    it('POST /password-reset/confirm signing out two applications: + Query (consents) + per application DeleteItem (consent), Query (gsi1) and a TransactWriteItems for its families', async () => {
       // Prepare: the account authorized two applications, one of them holds a refresh token
       const { b, account } = await signedIn();
       const developer = (await signedIn()).b;
@@ -445,11 +463,11 @@ describe('DynamoDB requests per browser call', () => {
         ...formFields(page.text, '/password-reset/confirm'), password: 'a brand new passphrase for grace', sign_out_apps: 'yes',
       }));
 
-      // Assess: the applications' Queries and transactions run side by side
+      // Assess: the applications' requests run side by side; only the one with a family needs a transaction
       expect(reply).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
       expect(operations.slice(0, 3)).toEqual(['GetItemCommand', 'GetItemCommand', 'QueryCommand']);
-      expect(operations.slice(3, 7).sort()).toEqual(['QueryCommand', 'QueryCommand', 'TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
-      expect(operations.slice(7)).toEqual(['QueryCommand', 'TransactWriteItemsCommand']);
+      expect(operations.slice(3, 8).sort()).toEqual(['DeleteItemCommand', 'DeleteItemCommand', 'QueryCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
+      expect(operations.slice(8)).toEqual(['QueryCommand', 'TransactWriteItemsCommand']);
       expect(await repos.grants.listConsentsByUser(account.user.id)).toEqual([]);
     });
   });

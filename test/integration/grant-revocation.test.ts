@@ -77,24 +77,36 @@ describe('grant revocation in transactions', () => {
    */
   async function families(clientId: string, count: number, userIds = [randomUUID()]): Promise<string[]> {
     const ids: string[] = [];
+    const generations = new Map<string, string>();
+    for (const userId of userIds) generations.set(userId, await consentOf(userId, clientId));
     for (let start = 0; start < count; start += 25) {
       ids.push(...await Promise.all(Array.from({ length: Math.min(25, count - start) }, async (_, i) => {
         const userId = userIds[(start + i) % userIds.length]!;
         const codeHash = hashSecret(randomToken());
+        const grantGeneration = generations.get(userId)!;
         await grants.createCode(codeHash, {
-          clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_user'], expiresAt: Math.floor(Date.now() / 1000) + 60,
+          clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_user'], expiresAt: Math.floor(Date.now() / 1000) + 60, grantGeneration,
         });
         const family: TokenFamily = {
-          familyId: randomUUID(), clientId, userId, scopes: ['read_user'], status: 'active', createdAt: '2026-01-02T03:04:05.678',
+          familyId: randomUUID(), clientId, userId, scopes: ['read_user'], status: 'active', createdAt: '2026-01-02T03:04:05.678', grantGeneration,
         };
         await grants.redeemCode(codeHash, '2026-01-02T03:04:06.000', family, {
-          tokenHash: hashSecret(randomToken()), familyId: family.familyId, clientId, userId, scopes: ['read_user'], status: 'active',
+          tokenHash: hashSecret(randomToken()), familyId: family.familyId, clientId, userId, scopes: ['read_user'], status: 'active', grantGeneration,
         });
         return family.familyId;
       })));
     }
     forget();
     return ids;
+  }
+
+  /** The generation of the user's consent to the client, recorded first if there is none yet (a code needs one to be redeemed). */
+  async function consentOf(userId: string, clientId: string): Promise<string> {
+    const stored = await grants.getConsent(userId, clientId);
+    if (stored?.grantGeneration) return stored.grantGeneration;
+    const grantGeneration = randomUUID();
+    await grants.saveConsent({ userId, clientId, scopes: ['read_user'], grantedAt: '2026-01-02T03:04:05.678', grantGeneration });
+    return grantGeneration;
   }
 
   /** The active families of a client (or of one user of it), as the revocation takes them. */
@@ -154,6 +166,37 @@ describe('grant revocation in transactions', () => {
       expect(annsOnly.consentUserIds).toEqual([ann]);
       expect(allRequests).toEqual(['QueryCommand']);
       expect(operations).toEqual(['QueryCommand', 'QueryCommand']);
+    });
+  });
+
+  describe('grantsOf, over more than one page', () => {
+    it("follows LastEvaluatedKey: a user's 7 families, read 2 to a page, are all found and all revoked", async () => {
+      // Prepare: DynamoDB Local pages at 1 MB; a Limit of 2 on the client's Query makes the same
+      // pages the real path meets at a thousand families
+      const client = await registeredClient();
+      const ann = randomUUID();
+      const ids = await families(client.clientId, 7, [ann]);
+      const name = 'two-per-page';
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand') (args.input as { Limit?: number }).Limit = 2;
+        return next(args);
+      }, { step: 'initialize', name });
+
+      // Act
+      let found: Awaited<ReturnType<typeof grants.grantsOf>>;
+      try {
+        found = await grants.grantsOf(client.clientId, ann);
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+      const queries = requests.operations.filter((operation) => operation === 'QueryCommand').length;
+      await grants.revokeFamilies(found.families);
+
+      // Assess: 7 families and the consent, 2 to a page: 4 pages, and a fifth that finds the end
+      expect(queries).toBeGreaterThanOrEqual(4);
+      expect(sorted(idsOf(found.families))).toEqual(sorted(ids));
+      expect(found.consentUserIds).toEqual([ann]);
+      expect(await statuses(ids)).toEqual({ revoked: 7 });
     });
   });
 

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CODE_TTL_SECONDS } from '#shared/auth/authorize-request';
+import { CODE_TTL_SECONDS, issueCode } from '#shared/auth/authorize-request';
 import type { ClientCredentials } from '#shared/auth/client-auth';
 import { createKmsSigner } from '#shared/auth/kms-signer';
 import { createLocalSigner } from '#shared/auth/local-signer';
@@ -54,6 +55,7 @@ function makeCode(clientId: string, now: Date, overrides: Partial<AuthorizationC
     redirectUri: REDIRECT_URI,
     scopes: ['read_device', 'write_device'],
     expiresAt: epochSeconds(now) + CODE_TTL_SECONDS,
+    grantGeneration: randomUUID(),
     ...overrides,
   };
 }
@@ -106,6 +108,9 @@ describe('token service', () => {
     await clients.createClient(client);
     const code = randomToken();
     const stored = makeCode(client.clientId, current, options.code);
+    await grants.saveConsent({
+      userId: stored.userId, clientId: client.clientId, scopes: stored.scopes, grantedAt: formatTimestamp(current), grantGeneration: stored.grantGeneration,
+    });
     await grants.createCode(hashSecret(code), stored);
     requests.reset();
     const credentials: ClientCredentials = { clientId: client.clientId, clientSecret: SECRET, basic: false };
@@ -996,6 +1001,229 @@ describe('token service', () => {
 
       // Assess
       expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+  });
+  describe('mutants that survived the suite (issue 12, item 13)', () => {
+    it('the loser of a code-replay race revokes the grant the winner got (RFC 6749 §4.1.2)', async () => {
+      // Prepare: the loser reads the unused code; the winner exchanges it before the loser writes
+      const { client, credentials, code } = await seedCode();
+      let winner: TokenResponse | undefined;
+      const name = 'winner-first';
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand' && winner === undefined) {
+          winner = {} as TokenResponse;
+          winner = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+        }
+        return next(args);
+      }, { step: 'initialize', name });
+
+      // Act
+      let loser: Promise<TokenResponse>;
+      try {
+        loser = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+        await loser.catch(() => undefined);
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+
+      // Assess
+      await expectInvalidGrant(loser);
+      expect(winner?.refresh_token).toEqual(expect.any(String));
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: winner!.refresh_token }));
+      expect((await itemsOf(client.clientId)).families.map((f) => f.status)).toEqual(['revoked']);
+      expect(await codeItem(code)).toMatchObject({ replayedAt: expect.any(String) });
+    });
+
+    it('a code marked replayed can no longer be exchanged by anyone, and nothing is written', async () => {
+      // Prepare: the loser marked the code while the winner had read it but not yet written
+      const { client, credentials, code } = await seedCode();
+      expect(await grants.markCodeReplayed(hashSecret(code), formatTimestamp(current))).toMatchObject({ replayedAt: expect.any(String) });
+
+      // Act
+      const exchange = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectInvalidGrant(exchange);
+      expect((await itemsOf(client.clientId)).families).toEqual([]);
+    });
+
+    it('lets one of 50 simultaneous exchanges win, and the replays revoke its grant', async () => {
+      // Prepare
+      const { client, credentials, code } = await seedCode();
+
+      // Act
+      const results = await Promise.allSettled(Array.from({ length: 50 }, () => tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI })));
+
+      // Assess
+      const fulfilled = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      expect(fulfilled.length).toBeLessThanOrEqual(1);
+      for (const issued of fulfilled) await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
+      expect((await itemsOf(client.clientId)).families.every((f) => f.status === 'revoked')).toBe(true);
+    });
+
+    it('a grace-window retry with a narrower scope gets an access token of that scope only, and the same successor (RFC 6749 §6)', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      advance(1);
+
+      // Act
+      const retry = await tokens.refresh(credentials, { refreshToken: issued.refresh_token, scope: 'read_device' });
+
+      // Assess
+      expect(retry.refresh_token).toBe(rotated.refresh_token);
+      expect(retry.scope).toBe('read_device');
+      expect((await verifyAccessToken(retry.access_token)).payload.scope).toBe('read_device');
+      // The refresh token's scope stays that of the grant (§6: identical to the one presented).
+      expect((await tokens.refresh(credentials, { refreshToken: retry.refresh_token })).scope).toBe('read_device write_device');
+    });
+
+    it('a grace-window retry asking for a scope beyond the grant is invalid_scope and gets no successor', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      advance(1);
+
+      // Act
+      const retry = tokens.refresh(credentials, { refreshToken: issued.refresh_token, scope: 'read_device read_user' });
+
+      // Assess
+      await expectOAuthError(retry, InvalidScopeError, 'invalid_scope', 400);
+      expect((await tokens.refresh(credentials, { refreshToken: rotated.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('a code issued by the authorization endpoint lives exactly 600 seconds (10 minutes)', async () => {
+      // Prepare: two codes issued now, as GET /oauth/authorize issues them
+      const client = makeClient();
+      await clients.createClient(client);
+      const consent = { userId: randomUUID(), clientId: client.clientId, scopes: ['read_user'], grantedAt: formatTimestamp(START), grantGeneration: randomUUID() };
+      await grants.saveConsent(consent);
+      const request = { clientId: client.clientId, redirectUri: REDIRECT_URI, state: 'xyz', scopes: ['read_user'] };
+      const before = epochSeconds(new Date());
+      const codes = await Promise.all([1, 2].map(async () => new URL((await issueCode(grants, request, ISSUER, consent))!).searchParams.get('code')!));
+      const after = epochSeconds(new Date());
+      const credentials: ClientCredentials = { clientId: client.clientId, clientSecret: SECRET, basic: false };
+
+      // Act
+      current = new Date((before + 599) * 1000);
+      const early = await tokens.exchangeCode(credentials, { code: codes[0]!, redirectUri: REDIRECT_URI });
+      current = new Date((after + 600) * 1000);
+      const late = tokens.exchangeCode(credentials, { code: codes[1]!, redirectUri: REDIRECT_URI });
+
+      // Assess
+      expect(early.token_type).toBe('Bearer');
+      await expectInvalidGrant(late);
+      const expiresAt = Number((await codeItem(codes[1]!))?.expiresAt);
+      expect(expiresAt - before).toBeGreaterThanOrEqual(600);
+      expect(expiresAt - after).toBeLessThanOrEqual(600);
+    });
+
+    it.each([
+      ['an illegal character before a valid 43-character core', (core: string) => `!${core}`],
+      ['an illegal character after a valid 43-character core', (core: string) => `${core}!`],
+      ['a space before a valid 128-character core', (core: string) => ` ${core.repeat(3).slice(0, 128)}`],
+      ['a slash after a valid 128-character core', (core: string) => `${core.repeat(3).slice(0, 128)}/`],
+      ['129 valid characters', (core: string) => core.repeat(3).slice(0, 129)],
+      ['42 valid characters', (core: string) => core.slice(0, 42)],
+    ])('refuses a PKCE verifier with %s, though it matches its challenge, and writes nothing', async (_, shape) => {
+      // Prepare
+      const verifier = shape(randomToken().slice(0, 43));
+      const { client, credentials, code } = await seedCode({ code: { codeChallenge: hashSecret(verifier) } });
+
+      // Act
+      const exchange = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI, codeVerifier: verifier });
+
+      // Assess
+      await expectOAuthError(exchange, InvalidGrantError, 'invalid_grant', 400);
+      await expectNothingWritten(client.clientId, code);
+    });
+
+    it.each([43, 128])('accepts a PKCE verifier of %i valid characters', async (length) => {
+      // Prepare
+      const verifier = `${randomToken()}${randomToken()}${randomToken()}-._~`.slice(-length);
+      const { credentials, code } = await seedCode({ code: { codeChallenge: hashSecret(verifier) } });
+
+      // Act
+      const issued = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI, codeVerifier: verifier });
+
+      // Assess
+      expect(issued.token_type).toBe('Bearer');
+    });
+
+    it('revokeFamily surfaces a cancelled transaction that is not a failed condition (throttled), and changes nothing', async () => {
+      // Prepare: DynamoDB cancels the revocation's transaction for throttling (injected on the client:
+      // DynamoDB Local does not throttle), as it names it in CancellationReasons
+      const { issued } = await seedTokens();
+      const { familyId } = (await grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
+      requests.reset();
+      const name = 'throttle-transaction';
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand') {
+          throw new TransactionCanceledException({
+            message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError, None]', $metadata: { httpStatusCode: 400 },
+            CancellationReasons: [{ Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity for one or more global secondary indexes.' }, { Code: 'None' }],
+          });
+        }
+        return next(args);
+      }, { step: 'initialize', name });
+
+      // Act
+      let revocation: Promise<void>;
+      try {
+        revocation = grants.revokeFamily(familyId, hashSecret(issued.refresh_token), current);
+        await revocation.catch(() => undefined);
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+
+      // Assess
+      await expect(revocation).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
+      expect(await familyStatus(familyId)).toBe('active');
+    });
+
+    it('revokeFamily with a stale hint falls back to the family\'s current token (the expected condition failure)', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      const { familyId } = (await grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
+
+      // Act
+      await grants.revokeFamily(familyId, hashSecret(issued.refresh_token), current);
+
+      // Assess
+      expect(await familyStatus(familyId)).toBe('revoked');
+      const { Item: successor } = await doc.send(new GetCommand({ TableName: table, Key: refreshTokenKey(hashSecret(rotated.refresh_token)), ConsistentRead: true }));
+      expect(successor).toMatchObject({ expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS });
+    });
+
+    it('a family whose consent is gone (a revocation whose Query missed it) cannot rotate, nor hand out its successor again, and ends', async () => {
+      // Prepare
+      const { credentials, issued, stored } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      await grants.deleteConsent(stored.userId, stored.clientId);
+      advance(1);
+
+      // Act
+      const retry = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      const rotation = tokens.refresh(credentials, { refreshToken: rotated.refresh_token });
+
+      // Assess
+      await expectInvalidGrant(retry);
+      await expectInvalidGrant(rotation);
+      expect((await itemsOf(stored.clientId)).families.map((f) => f.status)).toEqual(['revoked']);
+    });
+
+    it('a family whose consent was given again (another generation) cannot rotate', async () => {
+      // Prepare
+      const { credentials, issued, stored } = await seedTokens();
+      await grants.saveConsent({ userId: stored.userId, clientId: stored.clientId, scopes: stored.scopes, grantedAt: formatTimestamp(current), grantGeneration: randomUUID() });
+
+      // Act
+      const rotation = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess
+      await expectInvalidGrant(rotation);
     });
   });
 });
