@@ -363,9 +363,11 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
           }));
           return;
         } catch (error) {
-          // Only the expected failure falls through: a condition failed (the hint is not the
-          // current token, or the family is gone or revoked). Anything else surfaces.
-          if (!isCancelled(error) || !cancellationCodes(error).includes('ConditionalCheckFailed')) throw error;
+          // Only the expected failures fall through to the path that reads the current token: a
+          // condition failed (the hint is not the current token, or the family is gone or revoked),
+          // or a concurrent transaction (a rotation) held the family. Anything else surfaces.
+          const codes = isCancelled(error) ? cancellationCodes(error) : [];
+          if (!codes.includes('ConditionalCheckFailed') && !codes.includes('TransactionConflict')) throw error;
         }
       }
       let before: Record<string, unknown> | undefined;

@@ -1182,6 +1182,37 @@ describe('token service', () => {
       expect(await familyStatus(familyId)).toBe('active');
     });
 
+    it('revokeFamily after a transaction conflict (a concurrent rotation held the family) revokes through the current token', async () => {
+      // Prepare: DynamoDB cancels the first transaction for a conflict with another transaction
+      // (injected once on the client: DynamoDB Local serialises transactions)
+      const { issued } = await seedTokens();
+      const { familyId } = (await grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
+      requests.reset();
+      const name = 'conflict-once';
+      let conflicted = false;
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand' && !conflicted) {
+          conflicted = true;
+          throw new TransactionCanceledException({
+            message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]', $metadata: { httpStatusCode: 400 },
+            CancellationReasons: [{ Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }, { Code: 'None' }],
+          });
+        }
+        return next(args);
+      }, { step: 'initialize', name });
+
+      // Act
+      try {
+        await grants.revokeFamily(familyId, hashSecret(issued.refresh_token), current);
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+
+      // Assess
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
+      expect(await familyStatus(familyId)).toBe('revoked');
+    });
+
     it('revokeFamily with a stale hint falls back to the family\'s current token (the expected condition failure)', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
