@@ -1,0 +1,182 @@
+import { DEMO_CLIENT } from '#local/seed';
+import { percentile, round } from '../stats.ts';
+import { drive } from './driver.ts';
+import type { Minted, ServerStats } from './protocol.ts';
+import { peerPackage, peerVersion, startServer, type RunningServer } from './servers.ts';
+import { SERVER_ENV } from './protocol.ts';
+
+// Ours against the peer (oidc-provider), both over HTTP on loopback, driven by the same closed-loop
+// load generator, in alternating rounds (ours first in even rounds, the peer first in odd ones) so
+// that a busy moment of the shared machine falls on both. Grants are made before each round through
+// each server's own models (the peer's AuthorizationCode/RefreshToken/Grant, our grant repository),
+// never inside the timing. Method and schema: bench/RESULTS.md, "Ours against the peer".
+
+export type Grant = 'refresh_token' | 'authorization_code';
+export const GRANTS: readonly Grant[] = ['refresh_token', 'authorization_code'];
+
+export interface PeerOptions {
+  /** Calls per server per round, rounds per (grant, concurrency), and the warm-up calls per server. */
+  calls: number;
+  rounds: number;
+  warmup: number;
+  concurrency: readonly number[];
+}
+
+export interface SideFigures {
+  calls: number;
+  seconds: number;
+  requestsPerSecond: number;
+  /** Each round's requests per second, in round order: the spread within the run. */
+  roundsRequestsPerSecond: number[];
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  dynamodbRequestsPerCall: number;
+  /** DynamoDB requests per call by operation. */
+  operations: Record<string, number>;
+  /** Process CPU of the server per call (the load generator and DynamoDB Local excluded). */
+  serverCpuMsPerCall: number;
+}
+
+export interface PeerScenario {
+  grant: Grant;
+  concurrency: number;
+  ours: SideFigures;
+  peer: SideFigures;
+  /** Ours ÷ peer: throughput above 1 is better for us; latencies, requests and CPU below 1 are. */
+  ratios: { throughput: number; p50: number; p99: number; dynamodbRequests: number; serverCpu: number };
+  /** The issue's goal: throughput ≥ 1.5× the peer's, p99 no worse, fewer DynamoDB requests per call. */
+  goal: { throughput: boolean; p99: boolean; requests: boolean; met: boolean };
+}
+
+export interface PeerComparison {
+  package: string;
+  version: string;
+  counts: PeerOptions;
+  scenarios: PeerScenario[];
+  /** Latencies of every measured call, for the plot (not written to JSON). */
+  samples: { grant: Grant; concurrency: number; ours: number[]; peer: number[] }[];
+}
+
+export const GOAL = { throughputRatio: 1.5, p99Ratio: 1 } as const;
+
+export interface PeerEnvironment {
+  endpoint: string;
+  table: string;
+  keyFile: string;
+  audience: string;
+}
+
+/**
+ * Starts both servers (the peer only if installed: PeerMissingError otherwise, before anything
+ * starts), measures, and stops them whatever happens.
+ */
+export async function comparePeer(environment: PeerEnvironment, options: PeerOptions, progress: (message: string) => void): Promise<PeerComparison> {
+  const version = peerVersion();
+  const env = {
+    [SERVER_ENV.endpoint]: environment.endpoint,
+    [SERVER_ENV.table]: environment.table,
+    [SERVER_ENV.keyFile]: environment.keyFile,
+    [SERVER_ENV.audience]: environment.audience,
+  };
+  const servers: RunningServer[] = [];
+  try {
+    progress(`peer: starting our token endpoint and ${peerPackage()} ${version}`);
+    // One at a time: a failed start of the second stops the first (finally, below).
+    servers.push(await startServer('ours', { ...env, [SERVER_ENV.port]: '0' }));
+    servers.push(await startServer('peer', env));
+    const [ours, peer] = servers as [RunningServer, RunningServer];
+    const scenarios: PeerScenario[] = [];
+    const samples: PeerComparison['samples'] = [];
+    for (const grant of GRANTS) {
+      for (const concurrency of options.concurrency) {
+        progress(`peer: ${grant} at ${concurrency} concurrent clients (${options.rounds} rounds of ${options.calls} calls each)`);
+        const runs = { ours: [] as Round[], peer: [] as Round[] };
+        // Warm-up: JIT, connection pools, caches (our signing-key schedule, the peer's keystore).
+        for (const server of [ours, peer]) await runRound(server, grant, options.warmup, concurrency);
+        for (let r = 0; r < options.rounds; r++) {
+          for (const server of r % 2 === 0 ? [ours, peer] : [peer, ours]) {
+            runs[server.name].push(await runRound(server, grant, options.calls, concurrency));
+          }
+        }
+        const o = figures(runs.ours);
+        const p = figures(runs.peer);
+        const ratios = {
+          throughput: o.requestsPerSecond / p.requestsPerSecond, p50: o.p50Ms / p.p50Ms, p99: o.p99Ms / p.p99Ms,
+          dynamodbRequests: o.dynamodbRequestsPerCall / p.dynamodbRequestsPerCall, serverCpu: o.serverCpuMsPerCall / p.serverCpuMsPerCall,
+        };
+        const goal = {
+          throughput: ratios.throughput >= GOAL.throughputRatio, p99: ratios.p99 <= GOAL.p99Ratio, requests: ratios.dynamodbRequests < 1,
+        };
+        scenarios.push({
+          grant, concurrency, ours: o, peer: p,
+          ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round(v, 3)])) as PeerScenario['ratios'],
+          goal: { ...goal, met: goal.throughput && goal.p99 && goal.requests },
+        });
+        samples.push({ grant, concurrency, ours: runs.ours.flatMap((x) => x.latenciesMs), peer: runs.peer.flatMap((x) => x.latenciesMs) });
+      }
+    }
+    return { package: peerPackage(), version, counts: options, scenarios, samples };
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+  }
+}
+
+interface Round {
+  calls: number;
+  seconds: number;
+  latenciesMs: number[];
+  requests: number;
+  operations: Record<string, number>;
+  cpuMs: number;
+}
+
+/** One round on one server: grants made first (untimed), then the calls, counters read around them. */
+async function runRound(server: RunningServer, grant: Grant, calls: number, concurrency: number): Promise<Round> {
+  const minted = await server.mint(grant === 'refresh_token' ? 'refresh' : 'code', calls);
+  const bodies = minted.map((m) => formBody(grant, m));
+  const before = await server.stats();
+  const load = await drive({ url: server.url, path: server.tokenPath }, bodies, concurrency);
+  const after = await server.stats();
+  return { ...load, ...delta(before, after) };
+}
+
+function formBody(grant: Grant, minted: Minted): string {
+  const client = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
+  return new URLSearchParams(grant === 'refresh_token'
+    ? { grant_type: 'refresh_token', refresh_token: minted.value, ...client }
+    : {
+        grant_type: 'authorization_code', code: minted.value, redirect_uri: DEMO_CLIENT.redirectUris[0], code_verifier: minted.codeVerifier!, ...client,
+      }).toString();
+}
+
+function delta(before: ServerStats, after: ServerStats) {
+  const operations: Record<string, number> = {};
+  for (const [op, n] of Object.entries(after.operations)) {
+    const d = n - (before.operations[op] ?? 0);
+    if (d) operations[op] = d;
+  }
+  return { requests: after.requests - before.requests, operations, cpuMs: after.cpuMs - before.cpuMs };
+}
+
+function figures(rounds: readonly Round[]): SideFigures {
+  const calls = rounds.reduce((s, r) => s + r.calls, 0);
+  const seconds = rounds.reduce((s, r) => s + r.seconds, 0);
+  const latencies = rounds.flatMap((r) => r.latenciesMs);
+  const operations: Record<string, number> = {};
+  for (const r of rounds) for (const [op, n] of Object.entries(r.operations)) operations[op] = (operations[op] ?? 0) + n;
+  return {
+    calls,
+    seconds: round(seconds, 3),
+    requestsPerSecond: round(calls / seconds, 1),
+    roundsRequestsPerSecond: rounds.map((r) => round(r.calls / r.seconds, 1)),
+    p50Ms: round(percentile(latencies, 50), 3),
+    p90Ms: round(percentile(latencies, 90), 3),
+    p99Ms: round(percentile(latencies, 99), 3),
+    maxMs: round(Math.max(...latencies), 3),
+    dynamodbRequestsPerCall: round(rounds.reduce((s, r) => s + r.requests, 0) / calls, 3),
+    operations: Object.fromEntries(Object.entries(operations).sort().map(([op, n]) => [op, round(n / calls, 3)])),
+    serverCpuMsPerCall: round(rounds.reduce((s, r) => s + r.cpuMs, 0) / calls, 3),
+  };
+}
