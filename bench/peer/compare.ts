@@ -35,8 +35,13 @@ export interface SideFigures {
   dynamodbRequestsPerCall: number;
   /** DynamoDB requests per call by operation. */
   operations: Record<string, number>;
+  /** Milliseconds per call the server waited for DynamoDB, by operation (concurrent requests of one call both count). */
+  dynamodbMsPerCall: Record<string, number>;
   /** Process CPU of the server per call (the load generator and DynamoDB Local excluded). */
   serverCpuMsPerCall: number;
+  /** Calls answered with anything but 200 and two tokens (a timeout of the 1 s DynamoDB limit under load, say). */
+  errors: number;
+  firstError: string | null;
 }
 
 export interface PeerScenario {
@@ -102,6 +107,9 @@ export async function comparePeer(environment: PeerEnvironment, options: PeerOpt
         }
         const o = figures(runs.ours);
         const p = figures(runs.peer);
+        for (const [side, f] of [['ours', o], ['peer', p]] as const) {
+          if (f.errors > MAX_ERROR_SHARE * f.calls) throw new Error(`${side}: ${f.errors} of ${f.calls} ${grant} calls failed; first: ${f.firstError}`);
+        }
         const ratios = {
           throughput: o.requestsPerSecond / p.requestsPerSecond, p50: o.p50Ms / p.p50Ms, p99: o.p99Ms / p.p99Ms,
           dynamodbRequests: o.dynamodbRequestsPerCall / p.dynamodbRequestsPerCall, serverCpu: o.serverCpuMsPerCall / p.serverCpuMsPerCall,
@@ -123,12 +131,18 @@ export async function comparePeer(environment: PeerEnvironment, options: PeerOpt
   }
 }
 
+/** More failed calls than this share of a (grant, concurrency) ends the run: the figures would mean little. */
+export const MAX_ERROR_SHARE = 0.01;
+
 interface Round {
+  errors: number;
+  firstError?: string;
   calls: number;
   seconds: number;
   latenciesMs: number[];
   requests: number;
   operations: Record<string, number>;
+  operationsMs: Record<string, number>;
   cpuMs: number;
 }
 
@@ -152,20 +166,29 @@ function formBody(grant: Grant, minted: Minted): string {
 }
 
 function delta(before: ServerStats, after: ServerStats) {
-  const operations: Record<string, number> = {};
-  for (const [op, n] of Object.entries(after.operations)) {
-    const d = n - (before.operations[op] ?? 0);
-    if (d) operations[op] = d;
-  }
-  return { requests: after.requests - before.requests, operations, cpuMs: after.cpuMs - before.cpuMs };
+  const diff = (a: Record<string, number>, b: Record<string, number>) => {
+    const out: Record<string, number> = {};
+    for (const [op, n] of Object.entries(a)) {
+      const d = n - (b[op] ?? 0);
+      if (d) out[op] = d;
+    }
+    return out;
+  };
+  return {
+    requests: after.requests - before.requests, operations: diff(after.operations, before.operations),
+    operationsMs: diff(after.operationsMs, before.operationsMs), cpuMs: after.cpuMs - before.cpuMs,
+  };
 }
 
 function figures(rounds: readonly Round[]): SideFigures {
   const calls = rounds.reduce((s, r) => s + r.calls, 0);
   const seconds = rounds.reduce((s, r) => s + r.seconds, 0);
   const latencies = rounds.flatMap((r) => r.latenciesMs);
-  const operations: Record<string, number> = {};
-  for (const r of rounds) for (const [op, n] of Object.entries(r.operations)) operations[op] = (operations[op] ?? 0) + n;
+  const sum = (pick: (r: Round) => Record<string, number>) => {
+    const totals: Record<string, number> = {};
+    for (const r of rounds) for (const [op, n] of Object.entries(pick(r))) totals[op] = (totals[op] ?? 0) + n;
+    return Object.fromEntries(Object.entries(totals).sort().map(([op, n]) => [op.replace(/Command$/, ''), round(n / calls, 3)]));
+  };
   return {
     calls,
     seconds: round(seconds, 3),
@@ -176,7 +199,10 @@ function figures(rounds: readonly Round[]): SideFigures {
     p99Ms: round(percentile(latencies, 99), 3),
     maxMs: round(Math.max(...latencies), 3),
     dynamodbRequestsPerCall: round(rounds.reduce((s, r) => s + r.requests, 0) / calls, 3),
-    operations: Object.fromEntries(Object.entries(operations).sort().map(([op, n]) => [op, round(n / calls, 3)])),
+    operations: sum((r) => r.operations),
+    dynamodbMsPerCall: sum((r) => r.operationsMs),
     serverCpuMsPerCall: round(rounds.reduce((s, r) => s + r.cpuMs, 0) / calls, 3),
+    errors: rounds.reduce((s, r) => s + r.errors, 0),
+    firstError: rounds.find((r) => r.firstError)?.firstError ?? null,
   };
 }

@@ -10,7 +10,7 @@ import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { countRequests } from '../../test/support/count-requests.ts';
-import { failStart, serveRequests, SERVER_ENV, tally, type Minted, type Reply } from './protocol.ts';
+import { failStart, serveRequests, SERVER_ENV, tally, timeRequests, type Minted, type Reply } from './protocol.ts';
 
 // The service's authorization server as it runs locally: the token endpoint's handler behind the
 // API Gateway stand-in (local/gateway.ts), in a process of its own like the peer's. Its DynamoDB
@@ -41,7 +41,8 @@ try {
   const { doc } = await import('#shared/auth/runtime');
   const { startGateway } = await import('#local/gateway');
   const counter = countRequests(doc);
-  const grants = createGrantRepo({ doc: createDocumentClient({ endpoint }), table });
+  const waited = timeRequests(doc);
+  const grants = createGrantRepo({ doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } }), table });
   const started = await startGateway({ api: 'auth', port: Number(process.env[SERVER_ENV.port] ?? 0) });
   server = started.server;
   const { port } = server.address() as { port: number };
@@ -70,7 +71,7 @@ try {
   serveRequests(async (request): Promise<Reply> => {
     if (request.type === 'stats') {
       const cpu = process.cpuUsage();
-      return { id: request.id, type: 'stats', stats: { requests: counter.total, operations: tally(counter.operations), cpuMs: (cpu.user + cpu.system) / 1000 } };
+      return { id: request.id, type: 'stats', stats: { requests: counter.total, operations: tally(counter.operations), operationsMs: { ...waited }, cpuMs: (cpu.user + cpu.system) / 1000 } };
     }
     const values: Minted[] = [];
     for (let i = 0; i < request.count; i += 16) {

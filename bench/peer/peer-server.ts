@@ -7,7 +7,7 @@ import { ALL_SCOPES } from '#shared/domain/scopes';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { countRequests } from '../../test/support/count-requests.ts';
 import { dynamoDbAdapter } from './dynamodb-adapter.ts';
-import { failStart, serveRequests, SERVER_ENV, tally, type Minted, type Reply } from './protocol.ts';
+import { failStart, serveRequests, SERVER_ENV, tally, timeRequests, type Minted, type Reply } from './protocol.ts';
 
 // The peer: oidc-provider on 127.0.0.1, configured for the job the service's token endpoint does
 // (bench/RESULTS.md, "Peer"): authorization code with PKCE S256, one confidential client with
@@ -34,7 +34,8 @@ try {
   // The adapter's client is the only one whose requests count: the provider's own path.
   const doc = createDocumentClient({ endpoint });
   const counter = countRequests(doc);
-  const mintDoc = createDocumentClient({ endpoint });
+  const waited = timeRequests(doc);
+  const mintDoc = createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -105,7 +106,7 @@ try {
   serveRequests(async (request): Promise<Reply> => {
     if (request.type === 'stats') {
       const cpu = process.cpuUsage();
-      return { id: request.id, type: 'stats', stats: { requests: counter.total, operations: tally(counter.operations), cpuMs: (cpu.user + cpu.system) / 1000 } };
+      return { id: request.id, type: 'stats', stats: { requests: counter.total, operations: tally(counter.operations), operationsMs: { ...waited }, cpuMs: (cpu.user + cpu.system) / 1000 } };
     }
     const values: Minted[] = [];
     for (let i = 0; i < request.count; i += 16) {

@@ -1,3 +1,5 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
 // The messages between the benchmark and the two servers it compares (child processes with an IPC
 // channel): each server starts, says `ready` (or `failed`), then mints grants and reports its counters.
 
@@ -16,6 +18,8 @@ export interface ServerStats {
   /** DynamoDB requests sent by the server's request path (not by minting), in total and by operation. */
   requests: number;
   operations: Record<string, number>;
+  /** Milliseconds spent waiting for DynamoDB, summed over requests, by operation: where the time goes. */
+  operationsMs: Record<string, number>;
   /** Process CPU (user + system) in milliseconds since the server started. */
   cpuMs: number;
 }
@@ -38,6 +42,27 @@ export const SERVER_ENV = {
   /** The package loaded as the peer (default `oidc-provider`). */
   peerPackage: 'BENCH_PEER_PACKAGE',
 } as const;
+
+/**
+ * Times every request a document client sends (from the SDK's initialize step to its answer), summed
+ * by operation. Attached next to the request counter of test/support/count-requests.ts.
+ */
+export function timeRequests(doc: DynamoDBDocumentClient): Record<string, number> {
+  const totals: Record<string, number> = {};
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const started = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        const op = String(context.commandName);
+        totals[op] = (totals[op] ?? 0) + performance.now() - started;
+      }
+    },
+    { step: 'initialize', name: 'bench-time-requests' },
+  );
+  return totals;
+}
 
 /** Counts operations by name. */
 export function tally(operations: readonly string[]): Record<string, number> {
