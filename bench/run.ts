@@ -82,8 +82,8 @@ function machine() {
  * Ours against the peer (bench/peer/): the plot is written to bench/peer-latency.svg by a full or
  * `--peer` run (committed with the figures), to bench/.out/ by a quick one (its figures are noise).
  */
-async function peerComparison(endpoint: string, keyFile: string): Promise<PeerSection> {
-  const comparison = await comparePeer({ endpoint, table: TABLE, keyFile, audience: API_URL }, options.peer, progress);
+async function peerComparison(local: DynamoDbLocal, keyFile: string): Promise<PeerSection> {
+  const comparison = await comparePeer({ endpoint: local.endpoint, dynamodbPid: local.pid, table: TABLE, keyFile, audience: API_URL }, options.peer, progress);
   const plot = options.quick ? join('bench', '.out', 'peer-latency.svg') : join('bench', 'peer-latency.svg');
   mkdirSync(join(ROOT, 'bench', '.out'), { recursive: true });
   const m = machine();
@@ -101,7 +101,7 @@ async function peerOnly(): Promise<BudgetCheck[]> {
   await seedDemoData(setupDoc, TABLE);
   const keyFile = join(stateDir, 'signing-key.pem');
   createLocalSigner(keyFile);
-  const peer = await peerComparison(ddb.endpoint, keyFile);
+  const peer = await peerComparison(ddb, keyFile);
   const results = {
     schemaVersion: 2,
     mode: options.quick ? 'quick-peer' : 'peer',
@@ -232,7 +232,7 @@ async function main(): Promise<BudgetCheck[]> {
   } finally {
     restoreStdout();
   }
-  const peer = await peerComparison(ddb.endpoint, keyFile);
+  const peer = await peerComparison(ddb, keyFile);
 
   async function tokenEndpoint() {
     progress('token endpoint: signing, throughput, client authentication');

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { DEMO_CLIENT } from '#local/seed';
 import { percentile, round } from '../stats.ts';
 import { drive } from './driver.ts';
@@ -39,6 +40,8 @@ export interface SideFigures {
   dynamodbMsPerCall: Record<string, number>;
   /** Process CPU of the server per call (the load generator and DynamoDB Local excluded). */
   serverCpuMsPerCall: number;
+  /** CPU of DynamoDB Local (its Java process) per call during this server's rounds; null where /proc is not there. */
+  dynamodbLocalCpuMsPerCall: number | null;
   /** Calls answered with anything but 200 and two tokens (a timeout of the 1 s DynamoDB limit under load, say). */
   errors: number;
   firstError: string | null;
@@ -68,6 +71,8 @@ export const GOAL = { throughputRatio: 1.5, p99Ratio: 1 } as const;
 
 export interface PeerEnvironment {
   endpoint: string;
+  /** DynamoDB Local's process, whose CPU each round reads from /proc (Linux). */
+  dynamodbPid?: number;
   table: string;
   keyFile: string;
   audience: string;
@@ -99,10 +104,10 @@ export async function comparePeer(environment: PeerEnvironment, options: PeerOpt
         progress(`peer: ${grant} at ${concurrency} concurrent clients (${options.rounds} rounds of ${options.calls} calls each)`);
         const runs = { ours: [] as Round[], peer: [] as Round[] };
         // Warm-up: JIT, connection pools, caches (our signing-key schedule, the peer's keystore).
-        for (const server of [ours, peer]) await runRound(server, grant, options.warmup, concurrency);
+        for (const server of [ours, peer]) await runRound(server, grant, options.warmup, concurrency, environment.dynamodbPid);
         for (let r = 0; r < options.rounds; r++) {
           for (const server of r % 2 === 0 ? [ours, peer] : [peer, ours]) {
-            runs[server.name].push(await runRound(server, grant, options.calls, concurrency));
+            runs[server.name].push(await runRound(server, grant, options.calls, concurrency, environment.dynamodbPid));
           }
         }
         const o = figures(runs.ours);
@@ -144,16 +149,31 @@ interface Round {
   operations: Record<string, number>;
   operationsMs: Record<string, number>;
   cpuMs: number;
+  dynamodbLocalCpuMs: number | null;
+}
+
+/** User + system CPU of a process in milliseconds (Linux /proc), or null. */
+function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
 }
 
 /** One round on one server: grants made first (untimed), then the calls, counters read around them. */
-async function runRound(server: RunningServer, grant: Grant, calls: number, concurrency: number): Promise<Round> {
+async function runRound(server: RunningServer, grant: Grant, calls: number, concurrency: number, dynamodbPid?: number): Promise<Round> {
   const minted = await server.mint(grant === 'refresh_token' ? 'refresh' : 'code', calls);
   const bodies = minted.map((m) => formBody(grant, m));
   const before = await server.stats();
+  const javaBefore = processCpuMs(dynamodbPid);
   const load = await drive({ url: server.url, path: server.tokenPath }, bodies, concurrency);
+  const javaAfter = processCpuMs(dynamodbPid);
   const after = await server.stats();
-  return { ...load, ...delta(before, after) };
+  return { ...load, ...delta(before, after), dynamodbLocalCpuMs: javaBefore === null || javaAfter === null ? null : javaAfter - javaBefore };
 }
 
 function formBody(grant: Grant, minted: Minted): string {
@@ -202,6 +222,7 @@ function figures(rounds: readonly Round[]): SideFigures {
     operations: sum((r) => r.operations),
     dynamodbMsPerCall: sum((r) => r.operationsMs),
     serverCpuMsPerCall: round(rounds.reduce((s, r) => s + r.cpuMs, 0) / calls, 3),
+    dynamodbLocalCpuMsPerCall: rounds.some((r) => r.dynamodbLocalCpuMs === null) ? null : round(rounds.reduce((s, r) => s + r.dynamodbLocalCpuMs!, 0) / calls, 3),
     errors: rounds.reduce((s, r) => s + r.errors, 0),
     firstError: rounds.find((r) => r.firstError)?.firstError ?? null,
   };

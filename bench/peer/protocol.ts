@@ -79,8 +79,10 @@ export function serveRequests(handle: (request: Request) => Promise<Reply>): voi
       (error: unknown) => process.send!({ id: request.id, type: 'error', message: (error as Error).message } satisfies Reply),
     );
   });
-  // The benchmark gone (its channel closed): nothing left to serve.
+  // The benchmark gone (its channel closed), or stopping us: nothing left to serve. An orderly exit
+  // also lets `--cpu-prof` write its profile (NODE_OPTIONS reaches both servers).
   process.on('disconnect', () => process.exit(0));
+  process.on('SIGTERM', () => process.exit(0));
 }
 
 /** Says why the server could not start, and exits non-zero (the returned promise never settles). */

@@ -50,6 +50,7 @@ export function renderPeer(section: PeerSection): string {
     `${fmt(s.ours.dynamodbRequestsPerCall, 2)} / ${fmt(s.peer.dynamodbRequestsPerCall, 2)}`,
     `${fmt(s.ours.serverCpuMsPerCall, 2)} / ${fmt(s.peer.serverCpuMsPerCall, 2)}`,
     `${fmt(waited(s.ours), 1)} / ${fmt(waited(s.peer), 1)}`,
+    `${fmt(s.ours.dynamodbLocalCpuMsPerCall ?? undefined, 1)} / ${fmt(s.peer.dynamodbLocalCpuMsPerCall ?? undefined, 1)}`,
     `${s.ours.roundsRequestsPerSecond.join(' ')} | ${s.peer.roundsRequestsPerSecond.join(' ')}`,
     `${s.ours.errors} / ${s.peer.errors}`,
     s.goal.met ? 'met' : 'missed',
@@ -57,7 +58,7 @@ export function renderPeer(section: PeerSection): string {
   return [
     `Ours against the peer (${section.package} ${section.version}), token endpoint over HTTP on loopback, DynamoDB Local for both:`,
     table(
-      ['grant', 'clients', 'ours req/s', 'peer req/s', 'req/s ÷', 'ours p50/p99 ms', 'peer p50/p99 ms', 'p99 ÷', 'DDB req/call ours/peer', 'server CPU ms/call ours/peer', 'DDB wait ms/call ours/peer', 'req/s per round ours | peer', 'errors', 'goal'],
+      ['grant', 'clients', 'ours req/s', 'peer req/s', 'req/s ÷', 'ours p50/p99 ms', 'peer p50/p99 ms', 'p99 ÷', 'DDB req/call ours/peer', 'server CPU ms/call ours/peer', 'DDB wait ms/call ours/peer', 'DDB Local CPU ms/call ours/peer', 'req/s per round ours | peer', 'errors', 'goal'],
       rows,
     ),
     `Ratios are ours ÷ peer. Goal: req/s ÷ ≥ ${GOAL.throughputRatio}, p99 ÷ ≤ ${GOAL.p99Ratio}, fewer DynamoDB requests: met in ${section.summary.goalMet} of ${section.summary.scenarios}.`,
