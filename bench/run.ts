@@ -36,6 +36,11 @@ const progress = (message: string) => process.stderr.write(`[bench ${((Date.now(
 const AUTH_URL = 'https://auth.example.com';
 const API_URL = 'https://api.example.com';
 const TABLE = 'bench-device-user-service';
+/**
+ * The preparation client's limits: on this shared 2-core machine a seeding request can wait longer than
+ * the service's 1 s per attempt; the functions' own clients keep the service's limits.
+ */
+const SETUP_LIMITS = { requestTimeoutMs: 30_000 };
 /** Every function that answers requests: a scheduled one (the signing-key rotation) has no request path to measure. */
 const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule);
 const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
@@ -96,7 +101,7 @@ async function peerOnly(): Promise<BudgetCheck[]> {
   progress(`mode ${options.quick ? 'quick' : 'full'}, peer comparison only; starting DynamoDB Local`);
   ddb = await startDynamoDbLocal();
   await createTable(ddb.endpoint, TABLE);
-  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint });
+  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint, limits: SETUP_LIMITS });
   cleanups.push(() => setupDoc.destroy());
   await seedDemoData(setupDoc, TABLE);
   const keyFile = join(stateDir, 'signing-key.pem');
@@ -130,7 +135,7 @@ async function main(): Promise<BudgetCheck[]> {
   progress('starting DynamoDB Local');
   ddb = await startDynamoDbLocal();
   await createTable(ddb.endpoint, TABLE);
-  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint });
+  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint, limits: SETUP_LIMITS });
   cleanups.push(() => setupDoc.destroy());
   await seedDemoData(setupDoc, TABLE);
   const keyFile = join(stateDir, 'signing-key.pem');
