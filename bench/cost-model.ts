@@ -129,6 +129,7 @@ export function parseResultsMarkdown(text: string): Measured[] {
 /** The same figures from a run's `bench-results.json` (schemaVersion 2, bench/RESULTS.md). */
 export function measuredFromJson(json: any): Measured[] {
   if (json.schemaVersion !== 2) throw new Error(`bench-results.json: schemaVersion ${json.schemaVersion}, expected 2`);
+  if (!Array.isArray(json.functions)) throw new Error(`bench-results.json of a ${json.mode} run has no function figures: run npm run bench (without --peer)`);
   return json.functions.flatMap((f: any) => f.scenarios.filter((s: any) => s.warm && s.dynamodb.floor).map((s: any) => ({
     scenario: s.name, fn: f.name, p50Ms: s.warm.p50Ms, cpuMs: s.warm.overheadCpuMsPerCall ?? s.warm.cpuMsPerCall,
     coldMs: f.coldStart.medianMs, requestsPerCall: s.dynamodb.requestsPerCall, floor: s.dynamodb.floor,

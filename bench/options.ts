@@ -25,28 +25,39 @@ export interface BenchOptions {
   /** Iterations of the client-authentication and signing micro-benchmarks. */
   clientAuthIterations: number;
   signIterations: number;
+  /** `--peer`: only the comparison with the peer (oidc-provider); the full and quick runs include it too. */
+  peerOnly: boolean;
+  /** Ours against the peer: calls per server per round, alternating rounds, warm-up calls, concurrent clients. */
+  peer: { calls: number; rounds: number; warmup: number; concurrency: readonly number[] };
 }
 
-export const BENCH_USAGE = `Usage: npm run bench [-- --quick] [--informational]
-Measures every function of the route table against references of the same run, prints a table and
-writes bench-results.json (bench/RESULTS.md). Exits 1 when a budget fails.
+export const BENCH_USAGE = `Usage: npm run bench [-- --quick] [--informational] [--peer]
+Measures every function of the route table against references of the same run, and our token
+endpoint against the peer (oidc-provider) over HTTP; prints tables and writes bench-results.json
+(bench/RESULTS.md). Exits 1 when a budget fails.
   --quick           small counts: checks that the benchmark runs; its figures are noise
-  --informational   report failed budgets without failing (exit 0), as CI runs the quick mode`;
+  --informational   report failed budgets without failing (exit 0), as CI runs the quick mode
+  --peer            only the comparison with the peer (needs: npm install --save-dev oidc-provider)`;
 
 /** The command line's options (`--help` prints the usage and exits 0, an unknown flag exits 2). */
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseCommandLine({ name: 'bench', usage: BENCH_USAGE }, {
     args: argv,
-    options: { quick: { type: 'boolean', default: false }, informational: { type: 'boolean', default: false } },
+    options: {
+      quick: { type: 'boolean', default: false }, informational: { type: 'boolean', default: false }, peer: { type: 'boolean', default: false },
+    },
   });
-  const { quick, informational } = values;
+  const { quick, informational, peer: peerOnly } = values;
   return quick
     ? {
         quick, informational, coldRuns: 3, warmupCalls: 20, warmCalls: 100, warmCallsBudgeted: 100, warmSecondsCap: 3,
         throughputCalls: 40, concurrency: [1, 8], clientAuthIterations: 20_000, signIterations: 20,
+        // A tiny peer round: it shows the comparison still runs (CI), in about half a minute.
+        peerOnly, peer: { calls: 30, rounds: 2, warmup: 10, concurrency: [2, 16] },
       }
     : {
         quick, informational, coldRuns: 21, warmupCalls: 200, warmCalls: 2000, warmCallsBudgeted: 10_000, warmSecondsCap: 30,
         throughputCalls: 1000, concurrency: [1, 4, 16], clientAuthIterations: 200_000, signIterations: 500,
+        peerOnly, peer: { calls: 400, rounds: 4, warmup: 50, concurrency: [2, 16] },
       };
 }

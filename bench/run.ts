@@ -17,6 +17,10 @@ import { BUDGETS, check, fmt, outcome, table, verdict, type BudgetCheck } from '
 import { median, round } from './stats.ts';
 import { measureClientAuthentication, measureSigning, measureTokenThroughput } from './token-endpoint.ts';
 import type { WarmResult } from './warm.ts';
+import { comparePeer } from './peer/compare.ts';
+import { latencyPlot } from './peer/plot.ts';
+import { peerSection, renderPeer, type PeerSection } from './peer/report.ts';
+import { PeerMissingError, peerVersion } from './peer/servers.ts';
 
 // `npm run bench [-- --quick] [--informational]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
 // and token endpoint throughput of every function of the route table, each as a ratio to a reference
@@ -32,6 +36,11 @@ const progress = (message: string) => process.stderr.write(`[bench ${((Date.now(
 const AUTH_URL = 'https://auth.example.com';
 const API_URL = 'https://api.example.com';
 const TABLE = 'bench-device-user-service';
+/**
+ * The preparation client's limits: on this shared 2-core machine a seeding request can wait longer than
+ * the service's 1 s per attempt; the functions' own clients keep the service's limits.
+ */
+const SETUP_LIMITS = { requestTimeoutMs: 30_000 };
 /** Every function that answers requests: a scheduled one (the signing-key rotation) has no request path to measure. */
 const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule);
 const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
@@ -58,15 +67,64 @@ try {
   const budgets = await main();
   await stopAll();
   const { exitCode, message } = outcome(budgets, options.informational);
-  progress(message);
+  progress(options.peerOnly ? 'peer comparison done (it carries no budget).' : message);
   process.exit(exitCode);
 } catch (error) {
-  process.stderr.write(`bench failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(error instanceof PeerMissingError ? `bench: ${error.message}\n` : `bench failed: ${(error as Error).stack ?? String(error)}\n`);
   await stopAll().catch(() => undefined);
   process.exit(1);
 }
 
+/** The machine, as every results file names it. */
+function machine() {
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown', cpuCount: cpus().length, memoryGiB: round(totalmem() / 2 ** 30, 1),
+    os: `${process.platform} ${release()}`, node: process.version,
+  };
+}
+
+/**
+ * Ours against the peer (bench/peer/): the plot is written to bench/peer-latency.svg by a full or
+ * `--peer` run (committed with the figures), to bench/.out/ by a quick one (its figures are noise).
+ */
+async function peerComparison(local: DynamoDbLocal, keyFile: string): Promise<PeerSection> {
+  const comparison = await comparePeer({ endpoint: local.endpoint, dynamodbPid: local.pid, table: TABLE, keyFile, audience: API_URL }, options.peer, progress);
+  const plot = options.quick ? join('bench', '.out', 'peer-latency.svg') : join('bench', 'peer-latency.svg');
+  mkdirSync(join(ROOT, 'bench', '.out'), { recursive: true });
+  const m = machine();
+  writeFileSync(join(ROOT, plot), latencyPlot(comparison, `${options.quick ? 'quick' : 'full'} run, ${startedAt.toISOString()}, ${m.cpu} ×${m.cpuCount}, Node ${m.node}`));
+  return peerSection(comparison, plot);
+}
+
+/** `--peer`: DynamoDB Local with the demo data, a signing key, and the comparison alone. */
+async function peerOnly(): Promise<BudgetCheck[]> {
+  progress(`mode ${options.quick ? 'quick' : 'full'}, peer comparison only; starting DynamoDB Local`);
+  ddb = await startDynamoDbLocal();
+  await createTable(ddb.endpoint, TABLE);
+  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint, limits: SETUP_LIMITS });
+  cleanups.push(() => setupDoc.destroy());
+  await seedDemoData(setupDoc, TABLE);
+  const keyFile = join(stateDir, 'signing-key.pem');
+  createLocalSigner(keyFile);
+  const peer = await peerComparison(ddb, keyFile);
+  const results = {
+    schemaVersion: 2,
+    mode: options.quick ? 'quick-peer' : 'peer',
+    startedAt: startedAt.toISOString(),
+    durationSeconds: round((Date.now() - startedAt.getTime()) / 1000, 1),
+    machine: machine(),
+    peer,
+  };
+  writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\n${renderPeer(peer)}\n`);
+  progress(`wrote bench-results.json and ${peer.plot}`);
+  return [];
+}
+
 async function main(): Promise<BudgetCheck[]> {
+  // Before anything starts: the peer must be installed (the message says how).
+  peerVersion();
+  if (options.peerOnly) return peerOnly();
   progress(`mode ${options.quick ? 'quick' : 'full'}; bundling ${Object.keys(FUNCTIONS).length} functions, the baseline and the floor`);
   const entries: Record<string, string> = { [BASELINE_NAME]: BASELINE_ENTRY, [FLOOR_NAME]: FLOOR_ENTRY };
   for (const [fn, def] of Object.entries(FUNCTIONS)) entries[fn] = def.entry;
@@ -77,7 +135,7 @@ async function main(): Promise<BudgetCheck[]> {
   progress('starting DynamoDB Local');
   ddb = await startDynamoDbLocal();
   await createTable(ddb.endpoint, TABLE);
-  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint });
+  const setupDoc = createDocumentClient({ endpoint: ddb.endpoint, limits: SETUP_LIMITS });
   cleanups.push(() => setupDoc.destroy());
   await seedDemoData(setupDoc, TABLE);
   const keyFile = join(stateDir, 'signing-key.pem');
@@ -179,6 +237,7 @@ async function main(): Promise<BudgetCheck[]> {
   } finally {
     restoreStdout();
   }
+  const peer = await peerComparison(ddb, keyFile);
 
   async function tokenEndpoint() {
     progress('token endpoint: signing, throughput, client authentication');
@@ -278,10 +337,7 @@ async function main(): Promise<BudgetCheck[]> {
     mode: options.quick ? 'quick' : 'full',
     startedAt: startedAt.toISOString(),
     durationSeconds: round((Date.now() - startedAt.getTime()) / 1000, 1),
-    machine: {
-      cpu: cpus()[0]?.model ?? 'unknown', cpuCount: cpus().length, memoryGiB: round(totalmem() / 2 ** 30, 1),
-      os: `${process.platform} ${release()}`, node: process.version,
-    },
+    machine: machine(),
     counts: {
       coldRuns: options.coldRuns, warmupCalls: options.warmupCalls, warmCalls: options.warmCalls, warmCallsBudgeted: options.warmCallsBudgeted, warmSecondsCap: options.warmSecondsCap,
       throughputCalls: options.throughputCalls, concurrency: options.concurrency, clientAuthIterations: options.clientAuthIterations,
@@ -306,11 +362,12 @@ async function main(): Promise<BudgetCheck[]> {
         pass: clientAuthCheck.pass,
       },
     },
+    peer,
     budgets,
     summary: { checks: budgets.length, passed: budgets.filter((b) => b.pass).length, failed: budgets.filter((b) => !b.pass).map((b) => b.id) },
   };
   writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${render(results)}\n`);
+  process.stdout.write(`${render(results)}\n\n${renderPeer(peer)}\n`);
   progress(`wrote bench-results.json; bundles in ${OUT_DIR}`);
   return budgets;
 }

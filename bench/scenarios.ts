@@ -110,7 +110,8 @@ const APP_FORM = {
 /** The scenarios, and a `close` that releases the preparation client. */
 export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; close(): void } {
   const { table } = env;
-  const setupDoc = createDocumentClient({ endpoint: env.endpoint });
+  // Waits up to 30 s per request: a timed-out conditional put retried by the SDK would fail on its own first write.
+  const setupDoc = createDocumentClient({ endpoint: env.endpoint, limits: { requestTimeoutMs: 30_000 } });
   const deps = { doc: setupDoc, table };
   const users = createUserRepo(deps);
   const clients = createClientRepo(deps);

@@ -5,5 +5,8 @@ import { createTokenService } from '#shared/auth/token-service';
 /** The keys of the token endpoint: it signs with the active one (kms:Sign in AWS). */
 export const keyring = keyringFromEnv({ doc, table });
 
+/** Starts reading the signing-key schedule if the cached one is stale (token-endpoint.ts, prefetchSigner). */
+export const prefetchSigner = () => keyring.currentSigner();
+
 /** The token service of the token endpoint: the one function that signs. */
 export const tokens = createTokenService({ grants, signer: () => keyring.currentSigner(), issuer, audience });

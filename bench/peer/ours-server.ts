@@ -1,0 +1,86 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { createDocumentClient } from '#shared/data/dynamodb';
+import { createGrantRepo } from '#shared/data/grant-repo';
+import { ALL_SCOPES } from '#shared/domain/scopes';
+import { formatTimestamp } from '#shared/domain/time';
+import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
+import { countRequests } from '../../test/support/count-requests.ts';
+import { failStart, serveRequests, SERVER_ENV, tally, timeRequests, type Minted, type Reply } from './protocol.ts';
+
+// The service's authorization server as it runs locally: the token endpoint's handler behind the
+// API Gateway stand-in (local/gateway.ts), in a process of its own like the peer's. Its DynamoDB
+// requests are counted on the handlers' own client (`doc` of #shared/auth/runtime); codes and
+// refresh tokens are made beforehand through the grant repository, as bench/scenarios.ts does.
+
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+
+let server: Server | undefined;
+try {
+  const endpoint = env(SERVER_ENV.endpoint);
+  const table = env(SERVER_ENV.table);
+  Object.assign(process.env, {
+    [ENV.tableName]: table,
+    [ENV.dynamodbEndpoint]: endpoint,
+    [ENV.issuer]: 'https://auth.example.com',
+    [ENV.audience]: env(SERVER_ENV.audience),
+    [ENV.localSigningKeyFile]: env(SERVER_ENV.keyFile),
+    [MAIL_ENV.outboxDir]: join(tmpdir(), 'dus-bench-peer-outbox-unused'),
+    [AWS_ENV.region]: 'eu-west-1',
+  });
+  delete process.env[ENV.signingKeyId];
+  // Handler modules read the environment when they load: only now may they be imported.
+  const { doc } = await import('#shared/auth/runtime');
+  const { startGateway } = await import('#local/gateway');
+  const counter = countRequests(doc);
+  const waited = timeRequests(doc);
+  const grants = createGrantRepo({ doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } }), table });
+  const started = await startGateway({ api: 'auth', port: Number(process.env[SERVER_ENV.port] ?? 0) });
+  server = started.server;
+  const { port } = server.address() as { port: number };
+
+  const scopes = [...ALL_SCOPES];
+  const clientId = DEMO_CLIENT.clientId;
+  const userId = DEMO_USERS[0].user.id;
+  const redirectUri = DEMO_CLIENT.redirectUris[0];
+  const expiresAt = () => Math.floor(Date.now() / 1000) + 3600;
+  const mintOne = async (kind: 'code' | 'refresh'): Promise<Minted> => {
+    const code = randomToken();
+    const codeVerifier = randomBytes(32).toString('base64url');
+    await grants.createCode(hashSecret(code), {
+      clientId, userId, redirectUri, scopes, expiresAt: expiresAt(), codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url'),
+    });
+    if (kind === 'code') return { value: code, codeVerifier };
+    // A refresh token is the first of a family: its code redeemed through the repository.
+    const token = randomToken();
+    const familyId = randomUUID();
+    const common = { familyId, clientId, userId, scopes };
+    await grants.redeemCode(hashSecret(code), formatTimestamp(new Date()), { ...common, status: 'active', createdAt: formatTimestamp(new Date()) },
+      { ...common, tokenHash: hashSecret(token), status: 'active' });
+    return { value: token };
+  };
+
+  serveRequests(async (request): Promise<Reply> => {
+    if (request.type === 'stats') {
+      const cpu = process.cpuUsage();
+      return { id: request.id, type: 'stats', stats: { requests: counter.total, operations: tally(counter.operations), operationsMs: { ...waited }, cpuMs: (cpu.user + cpu.system) / 1000 } };
+    }
+    const values: Minted[] = [];
+    for (let i = 0; i < request.count; i += 16) {
+      values.push(...await Promise.all(Array.from({ length: Math.min(16, request.count - i) }, () => mintOne(request.kind))));
+    }
+    return { id: request.id, type: 'minted', values };
+  });
+  process.send!({ type: 'ready', url: `http://127.0.0.1:${port}`, tokenPath: '/oauth/token' } satisfies Reply);
+} catch (error) {
+  server?.close();
+  await failStart(error);
+}
