@@ -14,15 +14,17 @@ export const FLOOR_ENTRY = 'bench/baseline/floor.ts';
 /**
  * The esbuild options the CDK stack uses, for esbuild's JavaScript API. NodejsFunction runs the
  * esbuild CLI from the project root with `--bundle`, these settings and `--external:` per
- * BUNDLING.externalModules (no source map, no metafile); the only translation needed is the banner
- * (`--banner:js=`), which the API takes as `{ js }`.
+ * BUNDLING.externalModules (no source map, no metafile); the only translations needed are the banner
+ * (`--banner:js=`), which the API takes as `{ js }`, and the built-in shims (`--alias:` per entry
+ * of BUNDLING.esbuildArgs, the API's `alias`).
  */
 export function stackEsbuildOptions(): BuildOptions {
-  const { banner, mainFields, ...settings } = ESBUILD_SETTINGS;
+  const { banner, mainFields, alias, ...settings } = ESBUILD_SETTINGS;
   return {
     ...settings,
     mainFields: [...mainFields],
     banner: { js: banner },
+    alias: { ...alias },
     external: [...(BUNDLING.externalModules ?? [])],
     absWorkingDir: ROOT,
     logLevel: 'error',
@@ -41,10 +43,13 @@ export interface BundleResult {
  * One esbuild run with several entry points and no code splitting writes the same files as one run
  * per entry (each output is a self-contained bundle), and parses shared dependencies only once.
  */
-export async function bundleAll(entries: Record<string, string>): Promise<Map<string, BundleResult>> {
+export async function bundleAll(entries: Record<string, string>, options: { withoutShims?: boolean } = {}): Promise<Map<string, BundleResult>> {
   mkdirSync(OUT_DIR, { recursive: true });
+  const { alias, ...stack } = stackEsbuildOptions();
   await build({
-    ...stackEsbuildOptions(),
+    ...stack,
+    // The old path, measured for comparison only (bench/cold-start-old-path.ts): Node's ESM facades.
+    ...(options.withoutShims ? {} : { alias }),
     entryPoints: Object.entries(entries).map(([name, entry]) => ({ in: resolve(ROOT, entry), out: `${name}/index` })),
     outdir: OUT_DIR,
     outExtension: { '.js': '.mjs' },

@@ -11,6 +11,7 @@ import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
 import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_NAME, OUT_DIR, ROOT } from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
+import { bundleOldPath, checkOldPathBundles, oldPathName, oldPathTargets, OLD_PATH_SUBJECTS, renderOldPath, summarizeOldPath, type OldPathSection } from './cold-start-old-path.ts';
 import { createFloors, floorLabel, floorRequests } from './floors.ts';
 import { parseOptions } from './options.ts';
 import { BUDGETS, check, fmt, outcome, table, verdict, type BudgetCheck } from './report.ts';
@@ -71,6 +72,8 @@ async function main(): Promise<BudgetCheck[]> {
   const entries: Record<string, string> = { [BASELINE_NAME]: BASELINE_ENTRY, [FLOOR_NAME]: FLOOR_ENTRY };
   for (const [fn, def] of Object.entries(FUNCTIONS)) entries[fn] = def.entry;
   const bundles = await bundleAll(entries);
+  const oldBundles = await bundleOldPath({ baseline: BASELINE_ENTRY, 'get-user': FUNCTIONS['get-user'].entry });
+  for (const subject of OLD_PATH_SUBJECTS) checkOldPathBundles(bundles.get(subject)!, oldBundles.get(oldPathName(subject))!);
   const baselineBytes = bundles.get(BASELINE_NAME)!.bytes;
   const floorBundle = bundles.get(FLOOR_NAME)!;
 
@@ -142,6 +145,7 @@ async function main(): Promise<BudgetCheck[]> {
       env: lambdaEnv(FLOOR_NAME),
     });
   }
+  targets.push(...oldPathTargets(targets, oldBundles));
   let lastReported = 0;
   const cold = await measureColdStarts(targets, options.coldRuns, (done, total) => {
     if (done === total || Date.now() - lastReported > 10_000) {
@@ -306,6 +310,7 @@ async function main(): Promise<BudgetCheck[]> {
         pass: clientAuthCheck.pass,
       },
     },
+    httpShim: summarizeOldPath(cold, bundles, oldBundles),
     budgets,
     summary: { checks: budgets.length, passed: budgets.filter((b) => b.pass).length, failed: budgets.filter((b) => !b.pass).map((b) => b.id) },
   };
@@ -348,6 +353,7 @@ type Results = {
     localSigningCpuMs: number; throughput: Record<string, number>[];
     clientAuthentication: { cpuMsPerCall: number; wrongSecretCpuMsPerCall: number; pass: boolean; limitMs: number };
   };
+  httpShim: OldPathSection;
   budgets: BudgetCheck[];
   summary: { checks: number; passed: number; failed: string[] };
 };
@@ -412,6 +418,8 @@ function render(r: Results): string {
     tp,
     `Local RS256 signature: ${fmt(r.tokenEndpoint.localSigningCpuMs, 3)} ms CPU (AWS: KMS Sign, a network request).`,
     `Client authentication: ${fmt(ca.cpuMsPerCall * 1000, 2)} µs CPU per call (wrong secret: ${fmt(ca.wrongSecretCpuMsPerCall * 1000, 2)} µs), budget ${ca.limitMs * 1000} µs: ${verdict(ca.pass)}`,
+    '',
+    renderOldPath(r.httpShim),
     '',
     `Budgets: ${r.summary.passed}/${r.summary.checks} PASS${failed.length ? `; FAIL: ${failed.map((b) => `${b.id} (${b.value} > ${b.limit})`).join(', ')}` : ''}`,
   ].join('\n');
