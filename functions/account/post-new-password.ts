@@ -22,7 +22,7 @@ export const handler = pageHandler(async (event) => {
   const userId = await links.peekLink('reset-password', token);
   const user = userId && (await users.getUserById(userId));
   if (!user) return expiredLinkPage(viewer, 'reset-password');
-  const problem = passwordProblem(form.password ?? '', user.email);
+  const problem = await passwordProblem(form.password ?? '', { email: user.email, names: [user.firstname, user.lastname] });
   if (problem) return newPasswordPage(viewer, token, problem, 400);
   const passwordHash = await hashPassword(form.password!);
   const signedInElsewhere = await sessions.sessionKeysOf(user.id);
