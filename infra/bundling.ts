@@ -43,3 +43,20 @@ export const BUNDLING: BundlingOptions = {
   externalModules: [],
   forceDockerBundling: false,
 };
+
+/** The file a lazily imported module (FunctionDef.lazyModules) becomes beside the bundle: `password-strength.mjs`. */
+export const lazyModuleFile = (entry: string) => `${entry.split('/').pop()!.replace(/\.[cm]?[jt]s$/, '')}.mjs`;
+
+/**
+ * The esbuild CLI arguments (after `--bundle <entry>`) that bundle a lazily imported module as
+ * NodejsFunction bundles the handler: the same settings, one self-contained ESM file.
+ */
+export function lazyModuleEsbuildArgs(outfile: string): string[] {
+  const s = ESBUILD_SETTINGS;
+  return [
+    `--platform=${s.platform}`, `--target=${s.target}`, `--format=${s.format}`, ...(s.minify ? ['--minify'] : []),
+    `--main-fields=${s.mainFields.join(',')}`, `--banner:js=${s.banner}`,
+    ...Object.entries(s.alias).map(([module, path]) => `--alias:${module}=${path}`),
+    `--outfile=${outfile}`,
+  ];
+}

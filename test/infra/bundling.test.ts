@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AWS_ENV, ENV } from '#shared/config';
-import { FUNCTIONS } from '#shared/routes';
+import { FUNCTIONS, type FunctionDef } from '#shared/routes';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import { DEMO_USERS, seedDemoData } from '#local/seed';
 import { carriesHttpShims, importsHttpAsEsm } from '../../bench/cold-start-old-path.ts';
@@ -23,6 +24,7 @@ describe('the synthesized bundle of a function', () => {
   let outdir: string;
   let code: string;
   let bundle: string;
+  let signupPackage: string;
 
   beforeAll(() => {
     // Bundling on (testApp turns it off for template tests): CDK runs esbuild with BUNDLING's settings.
@@ -35,14 +37,17 @@ describe('the synthesized bundle of a function', () => {
     process.env.NODE_DISABLE_COMPILE_CACHE = '1';
     try {
       new ServiceFunction(stack, 'GetUser', { entry: FUNCTIONS['get-user'].entry, environment: {} });
+      const signup: FunctionDef = FUNCTIONS['post-signup'];
+      new ServiceFunction(stack, 'PostSignup', { entry: signup.entry, environment: {}, lazyModules: signup.lazyModules });
       app.synth();
     } finally {
       if (compileCache === undefined) delete process.env.NODE_DISABLE_COMPILE_CACHE;
       else process.env.NODE_DISABLE_COMPILE_CACHE = compileCache;
     }
-    const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.'));
-    expect(assets).toHaveLength(1);
-    bundle = join(outdir, assets[0]!, 'index.mjs');
+    const assets = readdirSync(outdir).filter((name) => name.startsWith('asset.')).map((name) => join(outdir, name));
+    expect(assets).toHaveLength(2);
+    signupPackage = assets.find((dir) => readdirSync(dir).includes('password-strength.mjs'))!;
+    bundle = join(assets.find((dir) => dir !== signupPackage)!, 'index.mjs');
     code = readFileSync(bundle, 'utf8');
   }, 120_000);
 
@@ -54,6 +59,18 @@ describe('the synthesized bundle of a function', () => {
     expect(code).toMatch(/@aws-sdk|DynamoDB/); // the SDK is in it: the shims have something to replace
     expect(importsHttpAsEsm(code)).toBe(false);
     expect(carriesHttpShims(code)).toBe(true);
+  });
+
+  it('ships the password strength estimator beside the sign-up bundle, not in it, and the estimator works', async () => {
+    expect(readdirSync(signupPackage).sort()).toEqual(['index.mjs', 'password-strength.mjs']);
+    const main = readFileSync(join(signupPackage, 'index.mjs'), 'utf8');
+    const estimator = readFileSync(join(signupPackage, 'password-strength.mjs'), 'utf8');
+    expect(estimator).toContain('passwords-common'); // the dictionaries are in the estimator's file
+    expect(main).not.toContain('passwords-common'); // and not in the bundle loaded at cold start
+    expect(statSync(join(signupPackage, 'index.mjs')).size).toBeLessThan(statSync(join(signupPackage, 'password-strength.mjs')).size / 3);
+    const { estimateStrength } = (await import(pathToFileURL(join(signupPackage, 'password-strength.mjs')).href)) as typeof import('#shared/domain/password-strength');
+    expect(estimateStrength('password123!', []).score).toBeLessThan(3);
+    expect(estimateStrength('tide-pool saxophone marmalade', []).score).toBeGreaterThanOrEqual(3);
   });
 
   it('answers a request through the SDK from a fresh Node process (the bench driver, as Lambda would call it)', async () => {
