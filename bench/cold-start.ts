@@ -17,6 +17,11 @@ export interface ColdStartTarget {
    * that a function and its floor see the same moment of a shared machine.
    */
   group?: string;
+  /**
+   * Not a bundle: a bare Node start (`node -e` reporting `performance.now()` at its first
+   * statement), the reference of the old-path comparison (bench/cold-start-old-path.ts).
+   */
+  bareNode?: boolean;
 }
 
 interface ProbeResult {
@@ -89,9 +94,13 @@ export async function measureColdStarts(targets: readonly ColdStartTarget[], run
   }));
 }
 
+/** What the driver reports, for a process that only starts Node: its first statement's time and CPU. */
+const BARE_NODE_SCRIPT = `const t=performance.now(),c=process.cpuUsage();process.stdout.write('\\n${MARKER}'+JSON.stringify({totalMs:t,bootMs:t,importMs:0,firstCallMs:0,cpuMs:(c.user+c.system)/1000,socketsAtLoad:[],keyFileReadAtLoad:false})+'\\n')`;
+
 function probe(target: ColdStartTarget, eventFile: string): Promise<ProbeResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DRIVER, target.bundleFile, eventFile], {
+    const args = target.bareNode ? ['-e', BARE_NODE_SCRIPT] : [DRIVER, target.bundleFile, eventFile];
+    const child = spawn(process.execPath, args, {
       env: target.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -28,7 +28,9 @@ export type FloorStep =
   /** One RS256 signature of an access token (locally with the key file, in AWS a KMS Sign request). */
   | { op: 'sign' }
   /** The answer leaves no sooner than `ms` after the call began (the work runs meanwhile). */
-  | { op: 'wait'; ms: number };
+  | { op: 'wait'; ms: number }
+  /** One password strength estimate (zxcvbn with its dictionaries, loaded on first use as the functions do). */
+  | { op: 'zxcvbn' };
 
 /** Floor steps, as scenarios write them. */
 export const step = {
@@ -42,6 +44,7 @@ export const step = {
   scrypt: (): FloorStep => ({ op: 'scrypt' }),
   sign: (): FloorStep => ({ op: 'sign' }),
   wait: (ms: number): FloorStep => ({ op: 'wait', ms }),
+  zxcvbn: (): FloorStep => ({ op: 'zxcvbn' }),
 };
 
 /** shared/auth/password.ts's parameters, written out: the floor imports nothing of the service. */
@@ -51,7 +54,7 @@ const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 } 
 const ACCESS_TOKEN_SIGNING_INPUT_BYTES = 420;
 
 /** DynamoDB requests of a floor (scrypt, signature and wait are not DynamoDB requests). */
-export const floorRequests = (steps: readonly FloorStep[]) => steps.filter((s) => s.op !== 'scrypt' && s.op !== 'sign' && s.op !== 'wait').length;
+export const floorRequests = (steps: readonly FloorStep[]) => steps.filter((s) => s.op !== 'scrypt' && s.op !== 'sign' && s.op !== 'wait' && s.op !== 'zxcvbn').length;
 
 /** E.g. `BatchGetItem(session, user) + Query(gsi1: client ×2)`; `none` for an empty floor. */
 export function floorLabel(steps: readonly FloorStep[]): string {
@@ -69,6 +72,8 @@ export function floorLabel(steps: readonly FloorStep[]): string {
         return 'RS256 signature';
       case 'wait':
         return `wait ${s.ms} ms`;
+      case 'zxcvbn':
+        return 'zxcvbn';
       default:
         return `${s.op}(${s.of})`;
     }
@@ -173,6 +178,8 @@ export function createFloors(doc: DynamoDBDocumentClient, table: string) {
         return { op: 'scrypt', password: 'correct horse battery staple', salt: randomUUID(), ...SCRYPT };
       case 'wait':
         return { op: 'wait', ms: s.ms };
+      case 'zxcvbn':
+        return { op: 'zxcvbn', password: 'correct horse battery staple', userInputs: ['camille.roux@example.com', 'camille.roux', 'camille', 'roux'] };
     }
   }
 

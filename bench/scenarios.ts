@@ -477,9 +477,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-signup', fn: 'post-signup', expectStatus: 303,
-      floor: [step.scrypt(), step.transact('user', 'email', 'link'), step.update('mailLimit')],
-      minReason: 'scrypt hash of the new password (by design) + TransactWriteItems(user, e-mail item, confirmation link) + UpdateItem(the '
-        + 'address\'s mail count); the mail goes to the outbox, not DynamoDB',
+      floor: [step.zxcvbn(), step.scrypt(), step.transact('user', 'email', 'link'), step.update('mailLimit')],
+      minReason: 'strength estimate of the new password (zxcvbn and its dictionaries, by design) + scrypt hash of it (by design) + '
+        + 'TransactWriteItems(user, e-mail item, confirmation link) + UpdateItem(the address\'s mail count); the mail goes to the outbox, not DynamoDB',
       events: async (n) => repeat(n, () => authEvent('POST', '/signup', {
         cookies: [`csrf=${csrf}`],
         form: { csrf, firstname: 'Camille', lastname: 'Roux', gender: '0', email: `camille.${randomUUID()}@example.com`, password: 'a long enough password 7' },
@@ -534,9 +534,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-new-password', fn: 'post-new-password', expectStatus: 303,
-      floor: [step.get('link'), step.get('user'), step.scrypt(), step.query('session', 0, 'gsi1'), step.transact('link', 'user')],
-      minReason: 'GetItem(link: gives the user id) + GetItem(user: the policy refuses a password containing the address) + '
-        + 'scrypt hash (by design) + Query(gsi1: the user\'s sessions, none here) + TransactWriteItems(use the link, set the '
+      floor: [step.get('link'), step.get('user'), step.zxcvbn(), step.scrypt(), step.query('session', 0, 'gsi1'), step.transact('link', 'user')],
+      minReason: 'GetItem(link: gives the user id) + GetItem(user: the policy judges the password against the address and names) + '
+        + 'strength estimate (zxcvbn and its dictionaries, by design) + scrypt hash (by design) + Query(gsi1: the user\'s sessions, none here) + TransactWriteItems(use the link, set the '
         + 'hash, delete the sessions found): four, since each read needs what the previous one returned',
       // Each link of an account of its own: using one ends the account's other reset links.
       events: async (n) => (await freshResetLinks(n)).map((token) => authEvent('POST', '/password-reset/confirm', {

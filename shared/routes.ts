@@ -1,4 +1,5 @@
 import { RENDERER_FILE } from '#shared/docs/api-reference';
+import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
 import type { Scope } from '#shared/domain/scopes';
 
 // The one route table. The CDK stack, the local gateway and the 405 fallback are all derived
@@ -17,6 +18,12 @@ export interface FunctionDef {
    * Lambda package at the same path, so that it resolves them as it does locally.
    */
   assets?: readonly string[];
+  /**
+   * Modules the handler imports only when it first needs them (too large for its bundle), each
+   * bundled on its own with the same settings, beside the handler's bundle as `<module name>.mjs`
+   * (e.g. shared/domain/password-strength.ts → password-strength.mjs).
+   */
+  lazyModules?: readonly string[];
   /** Has no HTTP route: an EventBridge rule invokes it on this schedule expression (and an operator by `aws lambda invoke`). */
   schedule?: string;
 }
@@ -41,14 +48,14 @@ export const FUNCTIONS = {
   'post-logout': { entry: 'functions/auth/post-logout.ts' },
   'get-home': { entry: 'functions/account/get-home.ts' },
   'get-signup': { entry: 'functions/account/get-signup.ts' },
-  'post-signup': { entry: 'functions/account/post-signup.ts' },
+  'post-signup': { entry: 'functions/account/post-signup.ts', lazyModules: [PASSWORD_STRENGTH_ENTRY] },
   'get-confirm-email': { entry: 'functions/account/get-confirm-email.ts' },
   'post-confirm-email': { entry: 'functions/account/post-confirm-email.ts' },
   'post-resend-confirmation': { entry: 'functions/account/post-resend-confirmation.ts' },
   'get-password-reset': { entry: 'functions/account/get-password-reset.ts' },
   'post-password-reset': { entry: 'functions/account/post-password-reset.ts' },
   'get-new-password': { entry: 'functions/account/get-new-password.ts' },
-  'post-new-password': { entry: 'functions/account/post-new-password.ts' },
+  'post-new-password': { entry: 'functions/account/post-new-password.ts', lazyModules: [PASSWORD_STRENGTH_ENTRY] },
   'get-account': { entry: 'functions/account/get-account.ts' },
   'post-revoke-app': { entry: 'functions/account/post-revoke-app.ts' },
   'get-outbox': { entry: 'functions/account/get-outbox.ts', localOnly: true },

@@ -34,7 +34,13 @@ export type FloorRequest =
    */
   | { op: 'sign'; bytes: number }
   /** The answer leaves no sooner than `ms` after the call began; the steps after it run meanwhile. */
-  | { op: 'wait'; ms: number };
+  | { op: 'wait'; ms: number }
+  /**
+   * One password strength estimate: the estimator file beside this bundle (zxcvbn-ts and its common
+   * and English dictionaries, bundled from shared/domain/password-strength.ts) loaded on first use,
+   * as the functions load it, and one password checked with the account's words.
+   */
+  | { op: 'zxcvbn'; password: string; userInputs: string[] };
 
 export interface FloorEvent {
   steps: FloorRequest[];
@@ -84,6 +90,10 @@ async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown
     case 'sign': {
       const key = createPrivateKey(readFileSync(process.env[ENV.localSigningKeyFile] ?? '', 'utf8'));
       return sign('sha256', Buffer.alloc(step.bytes, 'a'), key);
+    }
+    case 'zxcvbn': {
+      const estimator = (await import(new URL('./password-strength.mjs', import.meta.url).href)) as { estimateStrength: (password: string, userInputs: string[]) => unknown };
+      return estimator.estimateStrength(step.password, step.userInputs);
     }
     case 'scrypt': {
       const { password, salt, keylen, ...params } = step;

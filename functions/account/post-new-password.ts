@@ -33,7 +33,7 @@ export const handler = pageHandler(async (event) => {
   if (!record || record.resetGeneration !== link.generation) return expiredLinkPage(viewer, 'reset-password');
   const { user } = record;
   const signOutApps = form.sign_out_apps === 'yes';
-  const problem = passwordProblem(form.password ?? '', user.email);
+  const problem = await passwordProblem(form.password ?? '', { email: user.email, names: [user.firstname, user.lastname] });
   if (problem) return newPasswordPage(viewer, token, problem, 400, signOutApps);
   const passwordHash = await hashPassword(form.password!);
   if (signOutApps) countMetric(METRIC.grantsRevoked, await endEveryAppAccess(grants, user.id));

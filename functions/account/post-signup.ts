@@ -15,7 +15,7 @@ export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
   const { viewer } = await pageContext(event);
-  const problems = signupProblems(form);
+  const problems = await signupProblems(form);
   if (Object.keys(problems).length > 0) {
     const { password: _password, ...values } = form;
     return signupPage(viewer, values, problems, 400);

@@ -6,7 +6,7 @@ import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-l
 import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { BUNDLING } from '#infra/bundling';
+import { BUNDLING, lazyModuleEsbuildArgs, lazyModuleFile } from '#infra/bundling';
 import type { TableAction } from '#shared/data/table-access';
 import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
@@ -17,24 +17,33 @@ export interface ServiceFunctionProps {
   memorySize?: number;
   /** Files of node_modules the handler reads at run time, copied into its package (FunctionDef.assets). */
   assets?: readonly string[];
+  /** Modules imported on first use, bundled on their own beside the handler (FunctionDef.lazyModules). */
+  lazyModules?: readonly string[];
   /** AWS X-Ray active tracing (off unless asked: each trace is billed). */
   tracing?: boolean;
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
+const shellQuote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+
 /**
  * After esbuild, copies each asset from the project's node_modules into the package at the same
- * path (node_modules/<package>/<file>), where the handler's `require.resolve` finds it in Lambda.
+ * path (node_modules/<package>/<file>), where the handler's `require.resolve` finds it in Lambda;
+ * and bundles each lazily imported module beside the handler's bundle, with the same settings.
  */
-function copyAssets(assets: readonly string[]): ICommandHooks {
+function afterBundling(assets: readonly string[], lazyModules: readonly string[]): ICommandHooks {
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) => assets.map((asset) => {
-      const target = `${outputDir}/node_modules/${asset}`;
-      return `mkdir -p "${posix.dirname(target)}" && cp "${inputDir}/node_modules/${asset}" "${target}"`;
-    }),
+    afterBundling: (inputDir, outputDir) => [
+      ...assets.map((asset) => {
+        const target = `${outputDir}/node_modules/${asset}`;
+        return `mkdir -p "${posix.dirname(target)}" && cp "${inputDir}/node_modules/${asset}" "${target}"`;
+      }),
+      ...lazyModules.map((entry) => [`${inputDir}/node_modules/.bin/esbuild`, '--bundle', `${inputDir}/${entry}`, ...lazyModuleEsbuildArgs(`${outputDir}/${lazyModuleFile(entry)}`)]
+        .map(shellQuote).join(' ')),
+    ],
   };
 }
 
@@ -61,7 +70,9 @@ export class ServiceFunction extends NodejsFunction {
       memorySize: props.memorySize ?? 512,
       timeout: Duration.seconds(10),
       environment: props.environment,
-      bundling: props.assets?.length ? { ...BUNDLING, commandHooks: copyAssets(props.assets) } : BUNDLING,
+      bundling: props.assets?.length || props.lazyModules?.length
+        ? { ...BUNDLING, commandHooks: afterBundling(props.assets ?? [], props.lazyModules ?? []) }
+        : BUNDLING,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
       ...(props.tracing ? { tracing: Tracing.ACTIVE } : {}),

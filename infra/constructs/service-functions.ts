@@ -89,7 +89,7 @@ export class ServiceFunctions extends Construct {
     const { props } = this;
     const def: FunctionDef = FUNCTIONS[fn];
     const needs = FUNCTION_NEEDS[fn];
-    const fnc = new ServiceFunction(this, id, { entry: def.entry, environment, assets: def.assets, tracing: props.tracing });
+    const fnc = new ServiceFunction(this, id, { entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing });
     const table = tableGrantOf(fn);
     if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);
     if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);

@@ -1,25 +1,66 @@
-/** Length over composition rules (NIST SP 800-63B): 10 to 128 characters, not a common password. */
+import type { StrengthEstimate } from './password-strength.ts';
+
+/**
+ * Length over composition rules (NIST SP 800-63B): 10 to 128 characters; and hard to guess: a
+ * zxcvbn score of at least 3 against its common and English dictionaries and the account's own
+ * words (address, names), the estimator of shared/domain/password-strength.ts.
+ */
 export const PASSWORD_MIN_LENGTH = 10;
 export const PASSWORD_MAX_LENGTH = 128;
+/**
+ * zxcvbn's 3: "safely unguessable", about 10^8 guesses or more, which the scrypt hash turns into
+ * years of an offline attack per account; 2 (10^6) falls to a few days of it.
+ */
+export const PASSWORD_MIN_SCORE = 3;
 
-// The most common passwords of public breach corpora that meet the length rule, and their obvious kin.
-const COMMON = new Set([
-  '1234567890', '12345678910', '123456789a', '0123456789', '1111111111', '0000000000', 'qwertyuiop', 'qwerty1234',
-  '1q2w3e4r5t', '1qaz2wsx3edc', 'password1', 'password12', 'password123', 'password1234', 'passw0rd123', 'iloveyou123',
-  'abcdefghij', 'abcd123456', 'asdfghjkl1', 'zaq12wsxcde', 'qwerty123456', 'princess123', 'sunshine123', 'football123',
-  'baseball123', 'welcome123', 'welcome1234', 'monkey12345', 'dragon12345', 'letmein123', 'trustno1234', 'superman123',
-  'michael1234', 'charlie123', 'computer123', 'administrator', 'changeme123', 'qwertyuiop1', 'aaaaaaaaaa', 'password!',
-  'passwordpassword', 'qazwsxedcrfv', '987654321', '9876543210', 'starwars123', 'whatever123', 'freedom1234',
-]);
+/** The start of the problem of a password the estimator scores too low; zxcvbn's feedback follows. */
+export const TOO_EASY = 'This password is too easy to guess.';
+
+/** The estimator's module, bundled on its own beside the functions that check passwords (FunctionDef.lazyModules). */
+export const PASSWORD_STRENGTH_ENTRY = 'shared/domain/password-strength.ts';
+
+/** What an attacker knows of the account: words the password must not lean on. */
+export interface PasswordContext {
+  email?: string;
+  names?: readonly (string | undefined)[];
+}
+
+type Estimator = (password: string, userInputs: readonly string[]) => StrengthEstimate;
+
+// Run from source (tests, local service) this file is a .ts and the estimator is its neighbour;
+// bundled, the estimator is password-strength.mjs beside the bundle. The specifier is computed, so
+// esbuild leaves the import to run time instead of putting the dictionaries into the bundle.
+const ESTIMATOR_URL = new URL(import.meta.url.endsWith('.ts') ? './password-strength.ts' : './password-strength.mjs', import.meta.url).href;
+let estimator: Promise<Estimator> | undefined;
+
+/** Loads the estimator and its dictionaries on first use, once per process (again after a failed load). */
+function loadEstimator(): Promise<Estimator> {
+  estimator ??= (import(ESTIMATOR_URL) as Promise<{ estimateStrength: Estimator }>).then(
+    (module) => module.estimateStrength,
+    (error: unknown) => {
+      estimator = undefined;
+      throw error;
+    },
+  );
+  return estimator;
+}
+
+/** The words of the account that zxcvbn treats as known to an attacker. */
+function userInputs({ email = '', names = [] }: PasswordContext): string[] {
+  const local = email.toLowerCase().split('@')[0] ?? '';
+  const words = [email, local, ...local.split(/[^\p{L}\p{N}]+/u), ...names.flatMap((name) => (name ?? '').split(/\s+/))];
+  return [...new Set(words.map((word) => word.trim().toLowerCase()).filter((word) => word.length >= 2))];
+}
 
 /** The reason a password is refused, or undefined when it is acceptable. */
-export function passwordProblem(password: string, email = ''): string | undefined {
+export async function passwordProblem(password: string, context: PasswordContext = {}): Promise<string | undefined> {
   const length = [...password].length;
   if (length < PASSWORD_MIN_LENGTH) return `Use at least ${PASSWORD_MIN_LENGTH} characters.`;
   if (length > PASSWORD_MAX_LENGTH) return `Use at most ${PASSWORD_MAX_LENGTH} characters.`;
-  const lower = password.toLowerCase();
-  if (COMMON.has(lower) || /^(.)\1+$/iu.test(password)) return 'This password is too common. Choose another one.';
-  const local = email.toLowerCase().split('@')[0] ?? '';
-  if (local.length >= 3 && lower.includes(local)) return 'Do not use your e-mail address in your password.';
-  return undefined;
+  const local = context.email?.toLowerCase().split('@')[0] ?? '';
+  if (local.length >= 3 && password.toLowerCase().includes(local)) return 'Do not use your e-mail address in your password.';
+  const estimate = (await loadEstimator())(password, userInputs(context));
+  if (estimate.score >= PASSWORD_MIN_SCORE) return undefined;
+  const advice = [estimate.warning, ...estimate.suggestions].filter(Boolean).join(' ');
+  return `${TOO_EASY} ${advice || 'Add more words that are less common.'}`;
 }

@@ -3,8 +3,11 @@ import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, normalizeEmail, normalizeName } from
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Checks a sign-up form; returns the problems by field (empty when valid). */
-export function signupProblems(form: Record<string, string>): Record<string, string> {
+/**
+ * Checks a sign-up form; returns the problems by field (empty when valid). The password's strength
+ * is judged against the form's own address and names (password-policy.ts).
+ */
+export async function signupProblems(form: Record<string, string>): Promise<Record<string, string>> {
   const problems: Record<string, string> = {};
   // Names are judged as they will be stored: a name of only invisible characters is no name.
   for (const [field, label] of [['firstname', 'first'], ['lastname', 'last']] as const) {
@@ -13,7 +16,7 @@ export function signupProblems(form: Record<string, string>): Record<string, str
   }
   const email = normalizeEmail(form.email ?? '');
   if (!EMAIL.test(email) || email.length > MAX_EMAIL_LENGTH) problems.email = 'Give a valid e-mail address.';
-  const password = passwordProblem(form.password ?? '', email);
+  const password = await passwordProblem(form.password ?? '', { email, names: [form.firstname, form.lastname] });
   if (password) problems.password = password;
   if (form.gender !== undefined && !['0', '1', '2'].includes(form.gender)) problems.gender = 'Choose one of the options.';
   return problems;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { signupProblems } from '#shared/domain/signup';
 import { redirectUriProblem, registrationProblems, type ClientRegistration } from '#shared/domain/client';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from '#shared/domain/password-policy';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_SCORE, passwordProblem, TOO_EASY } from '#shared/domain/password-policy';
 
 const GOOD_PASSPHRASE = 'correct horse battery staple';
 
@@ -25,58 +25,88 @@ function makeSignup(overrides: Record<string, string | undefined> = {}): Record<
 }
 
 describe('passwordProblem', () => {
-  it('accepts a passphrase', () => {
-    expect(passwordProblem(GOOD_PASSPHRASE, 'ada@example.com')).toBeUndefined();
+  const ADA = { email: 'ada@example.com', names: ['Ada', 'Lovelace'] };
+
+  it('accepts a passphrase', async () => {
+    expect(await passwordProblem(GOOD_PASSPHRASE, ADA)).toBeUndefined();
   });
 
-  it('refuses a password shorter than the minimum and accepts one of exactly the minimum', () => {
+  it('refuses a password shorter than the minimum and accepts one of exactly the minimum', async () => {
     expect(PASSWORD_MIN_LENGTH).toBe(10);
-    expect(passwordProblem('k7#mQ2!vz')).toBe('Use at least 10 characters.');
-    expect(passwordProblem('k7#mQ2!vzX')).toBeUndefined();
-    expect(passwordProblem('')).toBe('Use at least 10 characters.');
+    expect(await passwordProblem('k7#mQ2!vz')).toBe('Use at least 10 characters.');
+    expect(await passwordProblem('k7#mQ2!vzX')).toBeUndefined();
+    expect(await passwordProblem('')).toBe('Use at least 10 characters.');
   });
 
-  it('refuses a password longer than the maximum and accepts one of exactly the maximum', () => {
+  it('refuses a password longer than the maximum and accepts one of exactly the maximum', async () => {
     expect(PASSWORD_MAX_LENGTH).toBe(128);
     const atMost = 'plum tree '.repeat(13).slice(0, 128);
 
-    expect(passwordProblem(atMost)).toBeUndefined();
-    expect(passwordProblem(`${atMost}x`)).toBe('Use at most 128 characters.');
+    expect(await passwordProblem(atMost)).toBeUndefined();
+    expect(await passwordProblem(`${atMost}x`)).toBe('Use at most 128 characters.');
   });
 
-  it('counts code points, not UTF-16 units', () => {
+  it('counts code points, not UTF-16 units', async () => {
     // Five emoji are ten UTF-16 units but five characters: too short.
-    expect(passwordProblem('🔑🌳🚲🎻🍋')).toBe('Use at least 10 characters.');
-    expect(passwordProblem('🔑🌳🚲🎻🍋🔑🌳🚲🎻🍋')).toBeUndefined();
+    expect(await passwordProblem('🔑🌳🚲🎻🍋')).toBe('Use at least 10 characters.');
+    expect(await passwordProblem('🔑🌳🚲🎻🍋🔑🌳🚲🎻🍋')).toBeUndefined();
     // 128 emoji are 256 UTF-16 units but within the limit; 129 are not.
     const emoji = ['🔑', '🌳', '🚲', '🎻'];
     const many = (n: number) => Array.from({ length: n }, (_, i) => emoji[i % emoji.length]).join('');
-    expect(passwordProblem(many(128))).toBeUndefined();
-    expect(passwordProblem(many(129))).toBe('Use at most 128 characters.');
+    expect(await passwordProblem(many(128))).toBeUndefined();
+    expect(await passwordProblem(many(129))).toBe('Use at most 128 characters.');
   });
 
-  it.each(['password123', 'PASSWORD123', 'qwertyuiop', '1234567890', 'iloveyou123', 'Administrator'])(
-    'refuses the common password %s, whatever its case',
-    (password) => {
-      expect(passwordProblem(password)).toBe('This password is too common. Choose another one.');
+  it('asks for a zxcvbn score of at least 3', () => {
+    expect(PASSWORD_MIN_SCORE).toBe(3);
+  });
+
+  // Long enough for the length rule, and none in the old 50-entry list except password123 and qwertyuiop.
+  it.each(['password123!', 'Password1234', 'qwertyuiop', 'QWERTYUIOP', 'qwerty123456', '1234567890', 'iloveyou123', 'Administrator', 'sunshine2024', 'monkey123456', 'lovelace2024'])(
+    'refuses the guessable password %s, with zxcvbn\'s feedback',
+    async (password) => {
+      const problem = await passwordProblem(password);
+      expect(problem).toMatch(new RegExp(`^${TOO_EASY.replace(/\./g, '\\.')} \\S`));
+      expect(problem).toMatch(/common|guess|words|used/i);
+      expect(problem).not.toContain(password);
     },
   );
 
-  it.each(['aaaaaaaaaa', 'aAaAaAaAaA', '          ', '%%%%%%%%%%%%%%%%', '🔑🔑🔑🔑🔑🔑🔑🔑🔑🔑'])('refuses one character repeated (%s)', (password) => {
-    expect(passwordProblem(password)).toBe('This password is too common. Choose another one.');
+  it('says why: a frequently used password, a keyboard row, repeated characters', async () => {
+    expect(await passwordProblem('1234567890')).toContain('This is a frequently used password.');
+    expect(await passwordProblem('aaaaaaaaaa')).toContain('Repeated characters like "aaa" are easy to guess.');
   });
 
-  it('refuses a password containing the local part of the e-mail address, in any case', () => {
+  it.each(['aaaaaaaaaa', 'aAaAaAaAaA', '          ', '%%%%%%%%%%%%%%%%', '🔑🔑🔑🔑🔑🔑🔑🔑🔑🔑'])('refuses one character or pattern repeated (%s)', async (password) => {
+    expect(await passwordProblem(password)).toMatch(new RegExp(`^${TOO_EASY.replace(/\./g, '\\.')}`));
+  });
+
+  it('refuses a password built on the account\'s own names, which it accepts for another account', async () => {
+    const tooEasy = new RegExp(`^${TOO_EASY.replace(/\./g, '\\.')} There should not be any personal or page related data\\.`);
+    expect(await passwordProblem('Lovelace1815!', { email: 'countess@example.com', names: ['Ada', 'Lovelace'] })).toMatch(tooEasy);
+    expect(await passwordProblem('Lovelace1815!', { email: 'countess@example.com', names: ['Zelda', 'Sayre'] })).toBeUndefined();
+    expect(await passwordProblem('ixelmar1896!', { email: 'q@example.com', names: ['Quorvath', 'Ixelmar'] })).toMatch(tooEasy);
+    expect(await passwordProblem('ixelmar1896!', { email: 'q@example.com', names: ['Zelda', 'Sayre'] })).toBeUndefined();
+  });
+
+  it.each(['correct horse battery staple', 'tide-pool saxophone marmalade', 'k7#mQ2!vzX', 'algebra of tides', 'a brand new password 9'])(
+    'accepts the strong password %s',
+    async (password) => {
+      expect(await passwordProblem(password, ADA)).toBeUndefined();
+    },
+  );
+
+  it('refuses a password containing the local part of the e-mail address, in any case', async () => {
     const problem = 'Do not use your e-mail address in your password.';
 
-    expect(passwordProblem('my name is ada.lovelace!', 'Ada.Lovelace@example.com')).toBe(problem);
-    expect(passwordProblem('ADA.LOVELACE forever', 'ada.lovelace@example.com')).toBe(problem);
-    expect(passwordProblem('ada.lovelace', 'ada.lovelace@example.com')).toBe(problem);
+    expect(await passwordProblem('my name is ada.lovelace!', { email: 'Ada.Lovelace@example.com' })).toBe(problem);
+    expect(await passwordProblem('ADA.LOVELACE forever', { email: 'ada.lovelace@example.com' })).toBe(problem);
+    expect(await passwordProblem('ada.lovelace', { email: 'ada.lovelace@example.com' })).toBe(problem);
   });
 
-  it('allows a very short local part inside the password (too common a substring to refuse)', () => {
-    expect(passwordProblem('algebra of tides', 'al@example.com')).toBeUndefined();
-    expect(passwordProblem(GOOD_PASSPHRASE, '')).toBeUndefined();
+  it('allows a very short local part inside the password (too common a substring to refuse)', async () => {
+    expect(await passwordProblem('algebra of tides', { email: 'al@example.com' })).toBeUndefined();
+    expect(await passwordProblem(GOOD_PASSPHRASE, {})).toBeUndefined();
   });
 });
 
@@ -192,39 +222,46 @@ describe('registrationProblems', () => {
   });
 });
 
-describe('signupProblems', () => {
-  it('accepts a complete form, gender optional, address in any case and with spaces', () => {
-    expect(signupProblems(makeSignup())).toEqual({});
-    expect(signupProblems(makeSignup({ gender: undefined }))).toEqual({});
-    expect(signupProblems(makeSignup({ email: '  Ada@Example.COM ' }))).toEqual({});
+describe('signupProblems', async () => {
+  it('accepts a complete form, gender optional, address in any case and with spaces', async () => {
+    expect(await signupProblems(makeSignup())).toEqual({});
+    expect(await signupProblems(makeSignup({ gender: undefined }))).toEqual({});
+    expect(await signupProblems(makeSignup({ email: '  Ada@Example.COM ' }))).toEqual({});
   });
 
-  it('requires the first and last names, up to 100 characters', () => {
-    expect(signupProblems(makeSignup({ firstname: undefined }))).toEqual({ firstname: 'Give your first name (up to 100 characters).' });
-    expect(signupProblems(makeSignup({ firstname: '   ' }))).toEqual({ firstname: 'Give your first name (up to 100 characters).' });
-    expect(signupProblems(makeSignup({ lastname: 'L'.repeat(100) }))).toEqual({});
-    expect(signupProblems(makeSignup({ lastname: 'L'.repeat(101) }))).toEqual({ lastname: 'Give your last name (up to 100 characters).' });
+  it('requires the first and last names, up to 100 characters', async () => {
+    expect(await signupProblems(makeSignup({ firstname: undefined }))).toEqual({ firstname: 'Give your first name (up to 100 characters).' });
+    expect(await signupProblems(makeSignup({ firstname: '   ' }))).toEqual({ firstname: 'Give your first name (up to 100 characters).' });
+    expect(await signupProblems(makeSignup({ lastname: 'L'.repeat(100) }))).toEqual({});
+    expect(await signupProblems(makeSignup({ lastname: 'L'.repeat(101) }))).toEqual({ lastname: 'Give your last name (up to 100 characters).' });
   });
 
   it.each(['', 'ada', 'ada@', '@example.com', 'ada@example', 'ada lovelace@example.com', `${'a'.repeat(250)}@example.com`])(
     'refuses the address "%s"',
-    (email) => {
-      expect(signupProblems(makeSignup({ email })).email).toBe('Give a valid e-mail address.');
+    async (email) => {
+      expect((await signupProblems(makeSignup({ email }))).email).toBe('Give a valid e-mail address.');
     },
   );
 
-  it('applies the password policy, with the address given', () => {
-    expect(signupProblems(makeSignup({ password: 'short' }))).toEqual({ password: 'Use at least 10 characters.' });
-    expect(signupProblems(makeSignup({ password: undefined }))).toEqual({ password: 'Use at least 10 characters.' });
-    expect(signupProblems(makeSignup({ email: 'lovelace@example.com', password: 'i am lovelace, hello' })))
+  it('applies the password policy, with the address given', async () => {
+    expect(await signupProblems(makeSignup({ password: 'short' }))).toEqual({ password: 'Use at least 10 characters.' });
+    expect(await signupProblems(makeSignup({ password: undefined }))).toEqual({ password: 'Use at least 10 characters.' });
+    expect(await signupProblems(makeSignup({ email: 'lovelace@example.com', password: 'i am lovelace, hello' })))
       .toEqual({ password: 'Do not use your e-mail address in your password.' });
+    expect((await signupProblems(makeSignup({ password: 'password123!' }))).password).toMatch(/^This password is too easy to guess\. /);
   });
 
-  it.each(['3', '-1', 'female', ''])('refuses the gender "%s"', (gender) => {
-    expect(signupProblems(makeSignup({ gender }))).toEqual({ gender: 'Choose one of the options.' });
+  it('judges the password against the form\'s own names', async () => {
+    const password = 'ixelmar1896!';
+    expect(await signupProblems(makeSignup({ firstname: 'Zelda', lastname: 'Sayre', password }))).toEqual({});
+    expect((await signupProblems(makeSignup({ firstname: 'Quorvath', lastname: 'Ixelmar', password }))).password).toMatch(/^This password is too easy to guess\. /);
   });
 
-  it('reports every wrong field at once', () => {
-    expect(Object.keys(signupProblems({})).sort()).toEqual(['email', 'firstname', 'lastname', 'password']);
+  it.each(['3', '-1', 'female', ''])('refuses the gender "%s"', async (gender) => {
+    expect(await signupProblems(makeSignup({ gender }))).toEqual({ gender: 'Choose one of the options.' });
+  });
+
+  it('reports every wrong field at once', async () => {
+    expect(Object.keys(await signupProblems({})).sort()).toEqual(['email', 'firstname', 'lastname', 'password']);
   });
 });
