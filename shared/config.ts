@@ -27,7 +27,8 @@ export type EnvName =
   | (typeof AWS_ENV)[keyof typeof AWS_ENV]
   | (typeof LOG_ENV)[keyof typeof LOG_ENV]
   | (typeof LOCAL_ENV)[keyof typeof LOCAL_ENV]
-  | (typeof METRICS_ENV)[keyof typeof METRICS_ENV];
+  | (typeof METRICS_ENV)[keyof typeof METRICS_ENV]
+  | (typeof WEBHOOK_ENV)[keyof typeof WEBHOOK_ENV];
 
 /** A setting with a value that cannot work; its message is one line naming the variable. */
 export class ConfigError extends Error {
@@ -108,4 +109,15 @@ export const LOCAL_ENV = {
 export const METRICS_ENV = {
   /** CloudWatch namespace of the Embedded Metric Format lines; the stack sets one per stack. */
   namespace: 'POWERTOOLS_METRICS_NAMESPACE',
+} as const;
+
+/** The webhook pipeline's settings (shared/webhooks/). */
+export const WEBHOOK_ENV = {
+  /** URL of the SQS delivery queue (AWS); locally absent: the local queue stand-in takes the messages. */
+  queueUrl: 'WEBHOOK_QUEUE_URL',
+  /**
+   * Local service only: `true` accepts `http://localhost` webhook URLs (checkWebhookUrl's
+   * allowLocalHttp). Never set in AWS.
+   */
+  allowLocalHttp: 'WEBHOOK_ALLOW_LOCAL_HTTP',
 } as const;

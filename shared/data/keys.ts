@@ -58,3 +58,12 @@ export const linkKey = (tokenHash: string) => ({ pk: `LINK#${tokenHash}`, sk: 'L
 
 /** The one item listing the access-token signing keys and their schedule (see signing-key-repo.ts). */
 export const signingKeysKey = () => ({ pk: 'SIGNING#KEYS', sk: 'SIGNING#KEYS' });
+
+/** An application's webhook subscription (URL, signing secrets), next to the application's own item. */
+export const webhookKey = (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: 'WEBHOOK' });
+/** One webhook delivery of an application, newest last in its partition: `<ISO time>#<webhook id>`. */
+export const deliveriesOfClientKey = (clientId: string) => ({ pk: `DELIVERIES#${clientId}` });
+export const deliveryKey = (clientId: string, createdAt: string, webhookId: string) => ({
+  pk: `DELIVERIES#${clientId}`,
+  sk: `${createdAt}#${webhookId}`,
+});
