@@ -59,6 +59,8 @@ export interface AttemptOutcome {
   statusCode?: number;
   latencyMs?: number;
   error?: string;
+  /** False for a delivery dropped without sending (grant ended, webhook removed or disabled): not an attempt. */
+  attempted?: boolean;
 }
 
 export type WebhookRepo = ReturnType<typeof createWebhookRepo>;
@@ -259,7 +261,7 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
       return Items.map((item) => fromItem<WebhookDelivery>(item)).filter((d) => d.expiresAt > now);
     },
 
-    /** Records one attempt (or a redelivery's reset to `pending`): one UpdateItem; the attempt count grows unless `status` is `pending`. */
+    /** Records one attempt (or a drop, or a redelivery's reset to `pending`): one UpdateItem; the attempt count grows for an attempt only. */
     async recordAttempt(clientId: string, webhookId: string, outcome: AttemptOutcome): Promise<void> {
       const key = keyOf(clientId, webhookId);
       if (!key) return;
@@ -269,20 +271,22 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
       if (outcome.latencyMs !== undefined) set.lastLatencyMs = outcome.latencyMs;
       if (outcome.error !== undefined) set.lastError = outcome.error;
       const entries = Object.entries(set);
-      const removals = [outcome.statusCode === undefined ? 'lastStatusCode' : undefined, outcome.error === undefined ? 'lastError' : undefined]
-        .filter((name) => name !== undefined && outcome.status !== 'pending');
+      const counted = outcome.status !== 'pending' && outcome.attempted !== false;
+      // An attempt replaces the previous one's status code or error; a drop keeps the last status code beside its reason.
+      const removals = counted ? [outcome.statusCode === undefined ? 'lastStatusCode' : undefined, outcome.error === undefined ? 'lastError' : undefined]
+        .filter((name) => name !== undefined) : [];
       try {
         await doc.send(new UpdateCommand({
           TableName: table,
           Key: key,
           UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`
-            + (outcome.status === 'pending' ? '' : ' ADD attempts :one')
+            + (counted ? ' ADD attempts :one' : '')
             + (removals.length ? ` REMOVE ${removals.join(', ')}` : ''),
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
           ExpressionAttributeValues: {
             ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
-            ...(outcome.status === 'pending' ? {} : { ':one': 1 }),
+            ...(counted ? { ':one': 1 } : {}),
           },
         }));
       } catch (error) {
