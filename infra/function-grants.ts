@@ -86,7 +86,9 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-app-secret': { table: [...pageReads, clients.takeSecretReveal] },
   'post-retire-secret': { table: [...pageReads, clients.retirePreviousSecret] },
   'get-delete-app': { table: pageReads },
-  'post-delete-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem] },
+  'post-delete-app': {
+    table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem],
+  },
   'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
   'rotate-signing-key': { table: [signingKeys.getSchedule, signingKeys.saveSchedule], signingKey: 'rotate' },

@@ -4,7 +4,7 @@ import { isPlausibleClientId } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
 import type { WebhookEventType } from '#shared/webhooks/events';
 import { webhookIdTime } from '#shared/webhooks/events';
@@ -158,6 +158,11 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
       await doc.send(new DeleteCommand({ TableName: table, Key: webhookKey(clientId) }));
     },
 
+    /** The transaction item that deletes the subscription with its application (post-delete-app). */
+    deleteSubscriptionItem(clientId: string): TransactItem {
+      return { Delete: { TableName: table, Key: webhookKey(clientId) } };
+    },
+
     /**
      * Records that a delivery failed: sets `failingSince` unless already set, and returns it
      * (the start of the failing streak). One UpdateItem; undefined without a subscription.
@@ -305,6 +310,7 @@ export const WEBHOOK_REPO_NEEDS = {
   setUrl: { actions: ['UpdateItem'] },
   rotateSecret: { actions: ['GetItem', 'UpdateItem'] },
   removeSubscription: { actions: ['DeleteItem'] },
+  deleteSubscriptionItem: { actions: ['DeleteItem'] },
   markFailing: { actions: ['UpdateItem'] },
   clearFailing: { actions: ['UpdateItem'] },
   disableSubscription: { actions: ['UpdateItem'] },
