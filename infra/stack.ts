@@ -111,9 +111,8 @@ export class DeviceUserServiceStack extends Stack {
     const webhooks = new Webhooks(this, 'Webhooks', { table, functions });
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
+      webhookDeadLetters: webhooks.deadLetters,
     });
-
-    webhooks.alarmOn(monitoring.topic);
 
     new CfnOutput(this, 'ApiUrl', { value: audience, description: 'Resource API base URL ({base_url})' });
     new CfnOutput(this, 'AuthUrl', { value: issuer, description: 'Authorization server base URL ({auth_url})' });

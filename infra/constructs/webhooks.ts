@@ -1,10 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ServiceFunction } from '#infra/constructs/service-function';
@@ -27,7 +24,7 @@ const DEAD_LETTER_RETENTION = Duration.days(14);
  * two on an error so a poisonous record cannot hold the others back, retried for at most a day) →
  * the delivery queue → deliver-webhooks (batches of 10, partial batch failures: a failed delivery
  * comes back after its own backoff) → after MAX_DELIVERY_ATTEMPTS receives, the dead-letter queue,
- * whose first message raises an alarm (`alarmOn`).
+ * whose first message raises an alarm (Monitoring's `WebhookDeadLetters`).
  */
 export class Webhooks extends Construct {
   readonly queue: Queue;
@@ -66,20 +63,5 @@ export class Webhooks extends Construct {
       environment, queue: this.queue, timeoutSeconds: DELIVERY_FUNCTION_TIMEOUT_SECONDS,
     });
     this.deliver.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
-  }
-
-  /** An alarm as soon as a delivery is dead-lettered: a receiver failed for more than a day. */
-  alarmOn(topic: ITopic): Alarm {
-    const alarm = new Alarm(this, 'DeadLetterAlarm', {
-      metric: this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-      alarmDescription: 'A webhook delivery failed every attempt for more than a day and was dead-lettered: its receiver is down (the console shows it; '
-        + 'the developer is e-mailed when it has failed for days).',
-    });
-    alarm.addAlarmAction(new SnsAction(topic));
-    return alarm;
   }
 }
