@@ -32,8 +32,12 @@ const progress = (message: string) => process.stderr.write(`[bench ${((Date.now(
 const AUTH_URL = 'https://auth.example.com';
 const API_URL = 'https://api.example.com';
 const TABLE = 'bench-device-user-service';
-/** Every function that answers requests: a scheduled one (the signing-key rotation) has no request path to measure. */
-const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule);
+/**
+ * Every function that answers requests: a scheduled one (the signing-key rotation) has no request
+ * path to measure, and the webhook pipeline's two (stream and queue) have their own benchmark,
+ * `npm run bench:webhooks` (bench/webhooks.ts).
+ */
+const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule && !(FUNCTIONS[fn] as FunctionDef).eventSource);
 const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
 const resourceSized = (fn: FunctionName) => RESOURCE_FUNCTIONS.has(fn) || fn === FALLBACK_FUNCTION;
 

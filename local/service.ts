@@ -9,7 +9,7 @@ import { createJwtAuthorizer } from '#local/jwt-authorizer';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { startGateway } from '#local/gateway';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
-import { startLocalWebhooks, type LocalWebhooks } from '#local/webhooks';
+import { startLocalWebhooks, type InvocationObserver, type LocalWebhooks } from '#local/webhooks';
 
 export interface LocalServiceOptions {
   /** Ports of the two hosts; 0 picks free ones. */
@@ -35,7 +35,7 @@ export interface LocalServiceOptions {
    * The webhook pipeline: the stream reader (fan-out) and the queue stand-in (delivery), the real
    * retry schedule multiplied by `timeScale` (default 1). `false`: none.
    */
-  webhooks?: { timeScale?: number } | false;
+  webhooks?: { timeScale?: number; observe?: InvocationObserver } | false;
 }
 
 export interface LocalService {
@@ -82,7 +82,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     }
 
     // The delivery queue's URL is part of the handlers' environment: it starts before they load.
-    const webhooks = options.webhooks === false ? undefined : await startLocalWebhooks(dynamodbEndpoint, tableName, options.webhooks?.timeScale ?? 1);
+    const webhooks = options.webhooks === false ? undefined : await startLocalWebhooks(dynamodbEndpoint, tableName, options.webhooks?.timeScale ?? 1, options.webhooks?.observe);
     if (webhooks) stops.push(webhooks.stop);
 
     // Handlers load on first request, after the environment below names both hosts.

@@ -23,15 +23,26 @@ export interface LocalWebhooks {
   stop(): Promise<void>;
 }
 
-export async function startLocalWebhooks(endpoint: string, tableName: string, timeScale: number): Promise<LocalWebhooks> {
+/** Told of every invocation of the pipeline's two functions and its duration (the webhook benchmark sums them). */
+export type InvocationObserver = (fn: 'fan-out-events' | 'deliver-webhooks', ms: number) => void;
+
+export async function startLocalWebhooks(endpoint: string, tableName: string, timeScale: number, observe?: InvocationObserver): Promise<LocalWebhooks> {
   let reader: StreamReader | undefined;
+  const timed = async <T>(fn: 'fan-out-events' | 'deliver-webhooks', work: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      observe?.(fn, performance.now() - started);
+    }
+  };
   const queue = await startWebhookQueue({
     timeScale,
     visibilityTimeoutSeconds: QUEUE_VISIBILITY_TIMEOUT_SECONDS,
     maxReceiveCount: MAX_DELIVERY_ATTEMPTS,
     deliver: (event: SQSEvent) => runAsFunction({ fn: 'deliver-webhooks', ...QUEUE_SOURCE }, async () => {
       const { handler } = await import('#functions/webhooks/deliver-webhooks');
-      return handler(event);
+      return timed('deliver-webhooks', () => handler(event));
     }),
   });
   return {
@@ -42,7 +53,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
         tableName,
         handle: (records) => runAsFunction({ fn: 'fan-out-events', ...STREAM_SOURCE }, async () => {
           const { handler } = await import('#functions/webhooks/fan-out-events');
-          return handler({ Records: records as never });
+          return timed('fan-out-events', () => handler({ Records: records as never }));
         }),
         onError: (error) => logger.error('webhook fan-out failed; the batch will be read again', { error }),
       });
