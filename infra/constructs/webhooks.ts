@@ -43,7 +43,7 @@ export class Webhooks extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(QUEUE_VISIBILITY_TIMEOUT_SECONDS),
-      // Longer than the retry schedule (about 28 to 33 hours), so no message expires before its last attempt.
+      // Longer than the retry schedule (27.7 to 30.9 hours), so no message expires before its last attempt.
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: MAX_DELIVERY_ATTEMPTS },
     });
