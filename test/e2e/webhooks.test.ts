@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
+import { serviceFacts, type LocalService } from '#local/service';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
@@ -12,6 +15,7 @@ import { formatTimestamp } from '#shared/domain/time';
 import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_SECONDS } from '#shared/webhooks/deliver';
 import { redeliver, sendTestEvent } from '#shared/webhooks/dispatch';
 import { createRepos, type Repos } from '../support/repos';
+import { runTool } from '../support/run-tool';
 import { startTestService, tokenFor } from '../support/service';
 import { startReceiver, type Received } from '../support/webhook-receiver';
 
@@ -252,6 +256,34 @@ describe('webhooks', () => {
     expect(redirecting.received.length).toBeGreaterThan(0);
     for (const app of [apps.slow, apps.redirecting, apps.unreachable]) await webhooks.removeSubscription(app.clientId);
   }, 30_000);
+
+  it('npm run admin -- subscribe-webhook refuses an unsafe URL and stores nothing, then subscribes a local one and prints its secret once', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'dus-subscribe-'));
+    try {
+      writeFileSync(join(stateDir, 'service.json'), JSON.stringify(serviceFacts(service)));
+      // This process has the service's environment; TABLE_NAME would send the tool to AWS.
+      const env = { STATE_DIR: stateDir, TABLE_NAME: '' };
+      const clientId = `app-${randomUUID()}`;
+      await repos.clients.createClient({
+        clientId, secretHash: 'x', name: 'CLI app', description: '', website: 'https://example.com', redirectUris: ['https://example.com/cb'],
+        developerId: ALICE.user.id, developerName: 'Alice', createdAt: new Date().toISOString(),
+      });
+      const refused = await runTool('local/admin.ts', ['subscribe-webhook', '--client', clientId, '--url', 'https://10.0.0.1/hook'], env);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('public Internet address');
+      expect(await webhooks.getSubscription(clientId)).toBeUndefined();
+
+      const first = await runTool('local/admin.ts', ['subscribe-webhook', '--client', clientId, '--url', 'http://127.0.0.1:9/hook'], env);
+      expect(first.code, first.stderr).toBe(0);
+      const printed = JSON.parse(first.stdout) as { created: boolean; secret?: string };
+      expect(printed).toMatchObject({ client: clientId, url: 'http://127.0.0.1:9/hook', created: true, secret: expect.stringMatching(/^whsec_/) });
+      expect((await webhooks.getSubscription(clientId))!.secrets.map((x) => x.secret)).toEqual([printed.secret]);
+      const again = await runTool('local/admin.ts', ['subscribe-webhook', '--client', clientId, '--url', 'http://127.0.0.1:10/hook'], env);
+      expect(JSON.parse(again.stdout)).toEqual({ client: clientId, url: 'http://127.0.0.1:10/hook', created: false });
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('the URL is checked again at delivery: a stored loopback https URL gets nothing sent', async () => {
     const hook = await receiver();
