@@ -42,8 +42,12 @@ const TABLE = 'bench-device-user-service';
  * the service's 1 s per attempt; the functions' own clients keep the service's limits.
  */
 const SETUP_LIMITS = { requestTimeoutMs: 30_000 };
-/** Every function that answers requests: a scheduled one (the signing-key rotation) has no request path to measure. */
-const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule);
+/**
+ * Every function that answers requests: a scheduled one (the signing-key rotation) has no request
+ * path to measure, and the webhook pipeline's two (stream and queue) have their own benchmark,
+ * `npm run bench:webhooks` (bench/webhooks.ts).
+ */
+const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule && !(FUNCTIONS[fn] as FunctionDef).eventSource);
 const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
 const resourceSized = (fn: FunctionName) => RESOURCE_FUNCTIONS.has(fn) || fn === FALLBACK_FUNCTION;
 

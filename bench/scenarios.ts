@@ -699,8 +699,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   // and CSRF cookies; a POST carries only the CSRF field). Its row is marked "(generic)": the call
   // may well be an error path, and no floor is known (its cold start is compared with the empty floor).
   for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
-    // A scheduled function answers no HTTP event (the signing-key rotation): not a request path to measure.
-    if (list.some((s) => s.fn === fn) || (FUNCTIONS[fn] as FunctionDef).schedule) continue;
+    // A scheduled function answers no HTTP event (the signing-key rotation): not a request path to
+    // measure; the webhook pipeline's functions have their own benchmark (bench/webhooks.ts).
+    if (list.some((s) => s.fn === fn) || (FUNCTIONS[fn] as FunctionDef).schedule || (FUNCTIONS[fn] as FunctionDef).eventSource) continue;
     const route = ROUTES.find((r) => r.fn === fn);
     list.push({
       name: `${fn} (generic)`, fn, minReason: 'no scenario in bench/scenarios.ts yet',

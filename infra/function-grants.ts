@@ -9,6 +9,7 @@ import { SIGNING_KEY_REPO_NEEDS as signingKeys } from '#shared/data/signing-key-
 import { THROTTLE_REPO_NEEDS as throttle } from '#shared/data/throttle-repo';
 import { unionOfNeeds, type TableNeed } from '#shared/data/table-access';
 import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
+import { WEBHOOK_REPO_NEEDS as webhooks } from '#shared/data/webhook-repo';
 
 // Each function's role is derived from the data operations its handler uses: the repository methods
 // it calls, directly or through the auth services named below. Each method declares its own
@@ -26,6 +27,8 @@ export interface FunctionNeeds {
   signingKey?: 'sign' | 'verify' | 'rotate';
   /** Sends account e-mail (ses:SendEmail from the configured sender). */
   sendsMail?: boolean;
+  /** The webhook delivery queue: 'send' (sqs:SendMessage) and/or 'retry' (sqs:ChangeMessageVisibility, a failed delivery's backoff). */
+  webhookQueue?: readonly ('send' | 'retry')[];
 }
 
 // The auth services (shared/auth/) and the operations they use.
@@ -89,10 +92,23 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-app-secret': { table: [...pageReads, clients.takeSecretReveal] },
   'post-retire-secret': { table: [...pageReads, clients.retirePreviousSecret] },
   'get-delete-app': { table: pageReads },
-  'post-delete-app': { table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem] },
+  'post-delete-app': {
+    table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem],
+  },
   'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
   'rotate-signing-key': { table: [signingKeys.getSchedule, signingKeys.saveSchedule], signingKey: 'rotate' },
+  // shared/webhooks/fan-out.ts: the owner's consents, their subscriptions, one delivery per event and application.
+  'fan-out-events': { table: [grants.listConsentsByUser, webhooks.subscriptionsRead, webhooks.createDelivery], webhookQueue: ['send'] },
+  // shared/webhooks/deliver.ts (delivery, subscription and consent in one read), and the e-mail to the developer of a disabled one.
+  'deliver-webhooks': {
+    table: [
+      webhooks.deliveryRead, webhooks.subscriptionRead, grants.consentRead, webhooks.recordAttempt, webhooks.markFailing,
+      webhooks.clearFailing, webhooks.disableSubscription, clients.getClient, users.getUserById,
+    ],
+    sendsMail: true,
+    webhookQueue: ['retry'],
+  },
 };
 
 /** The DynamoDB grant of a function: the union of what its operations declare. */

@@ -70,7 +70,19 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
-const service = await startLocalService({ apiPort: api.port, authPort: auth.port, dataDir, stateDir })
+/** WEBHOOK_TIME_SCALE: the local webhook queue's timeouts multiplied (1, the real retry schedule, by default). */
+const webhookTimeScale = (() => {
+  const value = optionalEnv(LOCAL_ENV.webhookTimeScale);
+  if (value === undefined) return 1;
+  const scale = Number(value);
+  if (!Number.isFinite(scale) || scale <= 0 || scale > 1) {
+    console.error(`${LOCAL_ENV.webhookTimeScale} must be a number above 0 and at most 1 (1: the real retry schedule), not '${value}'.`);
+    return process.exit(2);
+  }
+  return scale;
+})();
+
+const service = await startLocalService({ apiPort: api.port, authPort: auth.port, dataDir, stateDir, webhooks: { timeScale: webhookTimeScale } })
   // startLocalService has already stopped what it started (DynamoDB Local included) when it throws.
   .catch((error: unknown) => abort(error, async () => undefined));
 
@@ -107,7 +119,7 @@ Device and User Service is running (data ${facts.persistence}).
   Resource API          ${service.apiUrl}   (also under ${service.apiUrl}/api)
   API reference         ${service.apiUrl}/docs
   Authorization server  ${service.authUrl}   (discovery: ${service.authUrl}/.well-known/openid-configuration)
-  DynamoDB Local        ${service.dynamodbEndpoint}, table ${service.tableName}
+  DynamoDB Local        ${service.dynamodbEndpoint}, table ${service.tableName} (its stream feeds the webhooks${webhookTimeScale === 1 ? '' : `, retries ×${webhookTimeScale}`})
   Example app           ${exampleApp.url} — sign in as ${facts.users[0]!.email} / ${facts.users[0]!.password}
 Demo accounts:
 ${facts.users.map((u) => `  ${u.email.padEnd(20)} password ${u.password.padEnd(22)} ${u.devices.length} devices`).join('\n')}

@@ -27,7 +27,8 @@ export type EnvName =
   | (typeof AWS_ENV)[keyof typeof AWS_ENV]
   | (typeof LOG_ENV)[keyof typeof LOG_ENV]
   | (typeof LOCAL_ENV)[keyof typeof LOCAL_ENV]
-  | (typeof METRICS_ENV)[keyof typeof METRICS_ENV];
+  | (typeof METRICS_ENV)[keyof typeof METRICS_ENV]
+  | (typeof WEBHOOK_ENV)[keyof typeof WEBHOOK_ENV];
 
 /** A setting with a value that cannot work; its message is one line naming the variable. */
 export class ConfigError extends Error {
@@ -102,10 +103,28 @@ export const LOCAL_ENV = {
   dataDir: 'DATA_DIR',
   /** Folder of the local service's state (signing key, outbox, service.json); default `.local`. */
   stateDir: 'STATE_DIR',
+  /**
+   * Multiplies the webhook queue's timeouts (the retry schedule) in the local service: 1 (default)
+   * is the real schedule, 0.001 turns its 30 s into 30 ms.
+   */
+  webhookTimeScale: 'WEBHOOK_TIME_SCALE',
 } as const;
 
 /** The business metrics' settings (shared/metrics.ts), named as Powertools' metrics utility names them. */
 export const METRICS_ENV = {
   /** CloudWatch namespace of the Embedded Metric Format lines; the stack sets one per stack. */
   namespace: 'POWERTOOLS_METRICS_NAMESPACE',
+} as const;
+
+/** The webhook pipeline's settings (shared/webhooks/). */
+export const WEBHOOK_ENV = {
+  /** URL of the SQS delivery queue. */
+  queueUrl: 'WEBHOOK_QUEUE_URL',
+  /** The local queue stand-in's URL (local service only; absent in AWS). */
+  sqsEndpoint: 'WEBHOOK_SQS_ENDPOINT',
+  /**
+   * Local service only: `true` accepts `http://localhost` webhook URLs (checkWebhookUrl's
+   * allowLocalHttp). Never set in AWS.
+   */
+  allowLocalHttp: 'WEBHOOK_ALLOW_LOCAL_HTTP',
 } as const;

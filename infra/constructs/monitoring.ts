@@ -6,6 +6,7 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
@@ -23,6 +24,8 @@ export interface MonitoringProps {
   metricsNamespace: string;
   /** E-mailed when an alarm fires or clears (a subscription the recipient must confirm). */
   alarmEmail?: string;
+  /** The webhook deliveries' dead-letter queue (infra/constructs/webhooks.ts). */
+  webhookDeadLetters?: IQueue;
 }
 
 /** The DynamoDB operations the service sends (shared/data/): its throttling and system-error metrics are per operation. */
@@ -156,6 +159,17 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
       description: '5 % or more of account e-mail bounced in 6 hours (at least 20 sent): SES puts an account under review at 5 %.',
     });
+
+    // A webhook delivery that failed every attempt for more than a day: its receiver is down.
+    if (props.webhookDeadLetters) {
+      alarm('WebhookDeadLetters', {
+        metric: props.webhookDeadLetters.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        description: 'A webhook delivery failed all its attempts (more than a day) and was dead-lettered: a receiver is down. The console '
+          + 'shows the delivery; its developer is e-mailed when the receiver has failed for days.',
+      });
+    }
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });
     const graph = (title: string, left: IMetric[], right: IMetric[] = []) => new GraphWidget({ title, left, right, width: 8, height: 6 });

@@ -8,6 +8,7 @@ import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 
 // The authorization server's singletons, built once per process at module load, with no I/O.
 // Only what every auth function needs is here: the token signer (token-runtime.ts) and the mailer
@@ -25,3 +26,5 @@ export const sessions = createSessionRepo({ doc, table });
 export const throttle = createThrottleRepo({ doc, table });
 export const links = createLinkRepo({ doc, table });
 export const mailLimits = createMailLimitRepo({ doc, table });
+/** Webhook subscriptions and deliveries (the developer console; the pipeline has its own, shared/webhooks/runtime.ts). */
+export const webhooks = createWebhookRepo({ doc, table });

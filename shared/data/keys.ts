@@ -65,3 +65,12 @@ export const signingKeysKey = () => ({ pk: 'SIGNING#KEYS', sk: 'SIGNING#KEYS' })
 export const mailLimitKey = (addressHash: string, windowStart: number) => ({ pk: `MAILLIMIT#${addressHash}`, sk: `WINDOW#${windowStart}` });
 /** A browser that signed in to an account before (OWASP's "device cookie"), by the hash of its cookie value. */
 export const knownBrowserKey = (tokenHash: string) => ({ pk: `BROWSER#${tokenHash}`, sk: 'BROWSER' });
+
+/** An application's webhook subscription (URL, signing secrets), next to the application's own item. */
+export const webhookKey = (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: 'WEBHOOK' });
+/** One webhook delivery of an application, newest last in its partition: `<ISO time>#<webhook id>`. */
+export const deliveriesOfClientKey = (clientId: string) => ({ pk: `DELIVERIES#${clientId}` });
+export const deliveryKey = (clientId: string, createdAt: string, webhookId: string) => ({
+  pk: `DELIVERIES#${clientId}`,
+  sk: `${createdAt}#${webhookId}`,
+});

@@ -57,6 +57,8 @@ const EXPECTED: Record<FunctionName, number> = {
   'post-delete-app': 303,
   'get-jwks': 200,
   'rotate-signing-key': 200,
+  'fan-out-events': 200,
+  'deliver-webhooks': 200,
   'http-fallback': 405,
 };
 
@@ -125,10 +127,12 @@ describe('npm run invoke', () => {
     'get-jwks': (r) => expect(JSON.parse(r.body!).keys[0].kty).toBe('RSA'),
     'rotate-signing-key': (r) => expect(JSON.parse(r.body!)).toMatchObject({ mode: 'report', introduced: null, deleted: [], keys: [{ phase: 'active' }] }),
     'http-fallback': (r) => expect(r.headers.allow).toBe('GET'),
+    'fan-out-events': (r) => expect(JSON.parse(r.body!)).toEqual({ queued: 0 }),
+    'deliver-webhooks': (r) => expect(JSON.parse(r.body!)).toEqual({ batchItemFailures: [] }),
   };
 
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestService({ webhooks: {} });
     facts = serviceFacts(service);
     cwd = mkdtempSync(join(tmpdir(), 'dus-invoke-'));
   });

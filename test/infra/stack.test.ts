@@ -5,7 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, SCHEDULED_FUNCTIONS, THROTTLES, type ThrottleClass } from '#shared/routes';
+import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, FUNCTIONS, SCHEDULED_FUNCTIONS, THROTTLES, type FunctionDef, type ThrottleClass } from '#shared/routes';
 import { SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
@@ -85,7 +85,9 @@ describe('DeviceUserServiceStack', () => {
   it('runs every function on Node.js 24, arm64, with its own log group', () => {
     const functions = ofType('AWS::Lambda::Function');
     const expected = new Set(ROUTES.map((r) => `${r.api} ${r.fn}`));
-    expect(functions).toHaveLength(expected.size + 2 + SCHEDULED_FUNCTIONS.length); // + one fallback per API, + the scheduled ones
+    const eventSourced = Object.values(FUNCTIONS).filter((def) => (def as FunctionDef).eventSource).length;
+    // + one fallback per API, + the scheduled ones, + the webhook pipeline's (stream and queue)
+    expect(functions).toHaveLength(expected.size + 2 + SCHEDULED_FUNCTIONS.length + eventSourced);
     for (const [, fn] of functions) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -196,9 +198,9 @@ describe('DeviceUserServiceStack', () => {
     expect(keys.some((k) => k.includes('/outbox'))).toBe(false);
   });
 
-  it('lets only the three functions that send account e-mail call ses:SendEmail', () => {
+  it('lets only the three functions that send account e-mail, and the webhook delivery (a disabled webhook’s notice), call ses:SendEmail', () => {
     const senders = allStatements().filter((s) => [s.Action].flat().includes('ses:SendEmail'));
-    expect(senders).toHaveLength(3);
+    expect(senders).toHaveLength(4);
     for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset']) {
       expect(statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes('ses:SendEmail')), routeKey).toBe(true);
     }

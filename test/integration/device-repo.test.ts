@@ -167,7 +167,8 @@ describe('device repository', () => {
       await repo.updateOwnedDevice(ownerId, device!.id, { sound: false });
 
       // Assess
-      expect(await rawItem(ownerId, device!.id)).toEqual({ ...before, sound: false });
+      // …and adds one to its sequence number, which its webhook events carry.
+      expect(await rawItem(ownerId, device!.id)).toEqual({ ...before, sound: false, seq: Number(before!.seq) + 1 });
     });
 
     it('treats {} as a no-op that costs one GetItem', async () => {
@@ -244,6 +245,7 @@ describe('device repository', () => {
         ...deviceKey(ownerId, device.id),
         gsi1pk: `DEVICE#${device.id}`,
         gsi1sk: 'DEVICE',
+        seq: 1,
         ownerId,
       });
       expect(await repo.getOwnedDevice(ownerId, device.id)).toEqual(device);

@@ -1,0 +1,67 @@
+import { Duration } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { ServiceFunction } from '#infra/constructs/service-function';
+import type { ServiceFunctions } from '#infra/constructs/service-functions';
+import { WEBHOOK_ENV } from '#shared/config';
+import {
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+} from '#shared/webhooks/deliver';
+
+export interface WebhooksProps {
+  table: ITableV2;
+  functions: ServiceFunctions;
+}
+
+/** How long a dead-lettered delivery is kept for an operator to look at or redrive (SQS's maximum). */
+const DEAD_LETTER_RETENTION = Duration.days(14);
+
+/**
+ * The webhook pipeline: the table's stream → fan-out-events (batches of up to 100 records, split in
+ * two on an error so a poisonous record cannot hold the others back, retried for at most a day) →
+ * the delivery queue → deliver-webhooks (batches of 10, partial batch failures: a failed delivery
+ * comes back after its own backoff) → after MAX_DELIVERY_ATTEMPTS receives, the dead-letter queue,
+ * whose first message raises an alarm (Monitoring's `WebhookDeadLetters`).
+ */
+export class Webhooks extends Construct {
+  readonly queue: Queue;
+  readonly deadLetters: Queue;
+  readonly fanOut: ServiceFunction;
+  readonly deliver: ServiceFunction;
+
+  constructor(scope: Construct, id: string, props: WebhooksProps) {
+    super(scope, id);
+    this.deadLetters = new Queue(this, 'DeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    this.queue = new Queue(this, 'Deliveries', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(QUEUE_VISIBILITY_TIMEOUT_SECONDS),
+      // Longer than the retry schedule (27.7 to 30.9 hours), so no message expires before its last attempt.
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: MAX_DELIVERY_ATTEMPTS },
+    });
+    const environment = { [WEBHOOK_ENV.queueUrl]: this.queue.queueUrl };
+
+    this.fanOut = props.functions.eventSourceFunction('fan-out-events', { environment, queue: this.queue });
+    this.fanOut.addEventSource(new DynamoEventSource(props.table, {
+      startingPosition: StartingPosition.LATEST,
+      batchSize: 100,
+      maxBatchingWindow: Duration.seconds(0),
+      bisectBatchOnError: true,
+      retryAttempts: 10,
+      maxRecordAge: Duration.days(1),
+    }));
+
+    this.deliver = props.functions.eventSourceFunction('deliver-webhooks', {
+      environment, queue: this.queue, timeoutSeconds: DELIVERY_FUNCTION_TIMEOUT_SECONDS,
+    });
+    this.deliver.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
+  }
+}

@@ -1,0 +1,71 @@
+import { ENV, optionalEnv, requireEnv } from '#shared/config';
+import { createDocumentClient } from '#shared/data/dynamodb';
+import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { newWebhookId, testEvent } from '#shared/webhooks/events';
+import { webhookQueueFromEnv, type WebhookQueue } from '#shared/webhooks/queue';
+
+export interface DispatchDeps {
+  webhooks: Pick<WebhookRepo, 'getDelivery' | 'createDelivery' | 'recordAttempt' | 'getSubscription'>;
+  queue: WebhookQueue;
+  now?: () => Date;
+}
+
+/**
+ * "Send again" and "send test event", given their repository and queue. The console's handlers use
+ * `redeliver` and `sendTestEvent` below, which build these from the environment.
+ */
+export function createDispatch({ webhooks, queue, now = () => new Date() }: DispatchDeps) {
+  return {
+    /**
+     * Sends a delivery again: the same `webhook-id` and the same body (signed anew, with a new
+     * timestamp), whatever its status. False when the application has no such delivery (or it
+     * expired). GetItem + UpdateItem (back to `pending`) + one queue message.
+     */
+    async redeliver(clientId: string, webhookId: string): Promise<boolean> {
+      const delivery = await webhooks.getDelivery(clientId, webhookId);
+      if (!delivery || delivery.expiresAt <= Math.floor(now().getTime() / 1000)) return false;
+      await webhooks.recordAttempt(clientId, webhookId, { status: 'pending', at: now() });
+      const userId = delivery.eventType.startsWith('device.') ? delivery.userId : undefined;
+      await queue.send([{ clientId, webhookId, redelivery: true, ...(userId ? { userId } : {}) }]);
+      return true;
+    },
+
+    /**
+     * Queues a `webhook.test` event to the application's webhook and returns its webhook id;
+     * undefined when the application has no webhook. GetItem + PutItem + one queue message.
+     */
+    async sendTestEvent(clientId: string): Promise<string | undefined> {
+      if (!(await webhooks.getSubscription(clientId))) return undefined;
+      const at = now();
+      const webhookId = newWebhookId(at);
+      await webhooks.createDelivery({ clientId, webhookId, eventType: 'webhook.test', payload: JSON.stringify(testEvent(clientId, at)) }, at);
+      await queue.send([{ clientId, webhookId }]);
+      return webhookId;
+    },
+  };
+}
+
+let fromEnv: ReturnType<typeof createDispatch> | undefined;
+function dispatchFromEnv() {
+  fromEnv ??= createDispatch({
+    webhooks: createWebhookRepo({ doc: createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) }), table: requireEnv(ENV.tableName) }),
+    queue: webhookQueueFromEnv(),
+  });
+  return fromEnv;
+}
+
+/** Sends a delivery again with the same `webhook-id` and payload (see createDispatch); false if there is no such delivery. */
+export function redeliver(clientId: string, webhookId: string): Promise<boolean> {
+  return dispatchFromEnv().redeliver(clientId, webhookId);
+}
+
+/** Queues a `webhook.test` event to the application's webhook; its webhook id, or undefined without a webhook. */
+export function sendTestEvent(clientId: string): Promise<string | undefined> {
+  return dispatchFromEnv().sendTestEvent(clientId);
+}
+
+/** The operations `redeliver` and `sendTestEvent` send, for the console functions' grants (infra/function-grants.ts). */
+export const DISPATCH_NEEDS = {
+  redeliver: ['getDelivery', 'recordAttempt'],
+  sendTestEvent: ['getSubscription', 'createDelivery'],
+} as const;

@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
+
+/** Every event type a webhook receives; the OpenAPI document's `webhooks` section lists each one. */
+export const WEBHOOK_EVENT_TYPES = [
+  'device.updated',
+  'device.connection_changed',
+  'device.added',
+  'device.removed',
+  'grant.revoked',
+  'webhook.test',
+] as const;
+
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** Device events need the application to hold this scope from the device's owner. */
+export const DEVICE_EVENT_SCOPE = 'read_device';
+
+/** Why an application lost (part of) its grant. */
+export type GrantRevokedReason = 'user_revoked' | 'refresh_token_reuse' | 'code_replay' | 'token_revoked' | 'password_reset';
+
+export interface DeviceEventData {
+  /** The device's owner: the `sub` of the application's tokens. */
+  user_id: string;
+  device_id: string;
+  /**
+   * Grows by one with every write of the device: a receiver keeps the highest it has seen per
+   * device and drops an event with a sequence at or below it (stale or duplicate).
+   */
+  sequence: number;
+}
+
+export interface DeviceUpdatedData extends DeviceEventData {
+  /** The fields that changed, with their new values (public device fields only). */
+  changes: Partial<Device>;
+}
+export interface DeviceConnectionChangedData extends DeviceEventData {
+  connected: boolean;
+  last_connection: string;
+}
+export interface DeviceAddedData extends DeviceEventData {
+  device: Device;
+}
+export type DeviceRemovedData = DeviceEventData;
+export interface GrantRevokedData {
+  user_id: string;
+  client_id: string;
+  reason: GrantRevokedReason;
+}
+export interface WebhookTestData {
+  client_id: string;
+  message: string;
+}
+
+export interface EventDataByType {
+  'device.updated': DeviceUpdatedData;
+  'device.connection_changed': DeviceConnectionChangedData;
+  'device.added': DeviceAddedData;
+  'device.removed': DeviceRemovedData;
+  'grant.revoked': GrantRevokedData;
+  'webhook.test': WebhookTestData;
+}
+
+/** The JSON body of a webhook (Standard Webhooks' recommended `type`/`timestamp`/`data` envelope). */
+export interface WebhookEvent<T extends WebhookEventType = WebhookEventType> {
+  type: T;
+  /** ISO 8601 time of the change. */
+  timestamp: string;
+  data: EventDataByType[T];
+}
+
+export function isWebhookEventType(value: unknown): value is WebhookEventType {
+  return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** Builds an event of the given type. */
+export function webhookEvent<T extends WebhookEventType>(type: T, data: EventDataByType[T], at: Date): WebhookEvent<T> {
+  return { type, timestamp: at.toISOString(), data };
+}
+
+/** The event that "send test event" delivers. */
+export function testEvent(clientId: string, at: Date): WebhookEvent<'webhook.test'> {
+  return webhookEvent('webhook.test', { client_id: clientId, message: 'This is a test event from the Device and User Service.' }, at);
+}
+
+/**
+ * What one table change means for webhooks: the events, and whom they concern. Device events go
+ * to every application holding a live grant from `ownerId` with `DEVICE_EVENT_SCOPE`; a
+ * grant event goes to `clientId` only.
+ */
+export type TableChange =
+  | { kind: 'device'; ownerId: string; events: WebhookEvent[]; sourceId: string }
+  | { kind: 'grant'; ownerId: string; clientId: string; events: WebhookEvent[]; sourceId: string };
+
+/** The part of a DynamoDB stream record the events are made from, with images already unmarshalled. */
+export interface ChangeRecord {
+  /** The stream record's `eventID`: the same record read twice gives the same webhook ids. */
+  eventId: string;
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
+  /** Time of the change. */
+  at: Date;
+  oldImage?: Record<string, unknown>;
+  newImage?: Record<string, unknown>;
+}
+
+const UPDATE_FIELDS = DEVICE_FIELDS.filter((field) => field !== 'id' && field !== 'connected' && field !== 'last_connection');
+
+/**
+ * The webhook events of one table change, or undefined when it means none (most items are not
+ * devices, consents or token families). Pure: the fan-out function and the local stream reader
+ * both call it.
+ */
+export function changeToEvents(record: ChangeRecord): TableChange | undefined {
+  const image = record.newImage ?? record.oldImage;
+  if (!image) return undefined;
+  const pk = String(image.pk ?? '');
+  const sk = String(image.sk ?? '');
+  if (pk.startsWith('USER#') && sk.startsWith('DEVICE#')) return deviceChange(record, pk.slice(5), sk.slice(7));
+  if (pk.startsWith('USER#') && sk.startsWith('CONSENT#')) {
+    if (record.eventName !== 'REMOVE') return undefined;
+    const userId = pk.slice(5);
+    const clientId = sk.slice(8);
+    return {
+      kind: 'grant', ownerId: userId, clientId, sourceId: record.eventId,
+      events: [webhookEvent('grant.revoked', { user_id: userId, client_id: clientId, reason: 'user_revoked' }, record.at)],
+    };
+  }
+  if (pk.startsWith('FAMILY#') && record.eventName === 'MODIFY') {
+    const before = record.oldImage;
+    const after = record.newImage;
+    if (before?.status !== 'active' || after?.status !== 'revoked') return undefined;
+    // A family revoked with its consent (the user revoked the application) is told by the consent's removal.
+    const reason = after.revokedReason as GrantRevokedReason | undefined;
+    if (reason === undefined || reason === 'user_revoked') return undefined;
+    const userId = String(after.userId);
+    const clientId = String(after.clientId);
+    return {
+      kind: 'grant', ownerId: userId, clientId, sourceId: record.eventId,
+      events: [webhookEvent('grant.revoked', { user_id: userId, client_id: clientId, reason }, record.at)],
+    };
+  }
+  return undefined;
+}
+
+function deviceChange(record: ChangeRecord, ownerId: string, deviceId: string): TableChange | undefined {
+  const after = record.newImage;
+  const before = record.oldImage;
+  const base = (image: Record<string, unknown>): DeviceEventData => ({
+    user_id: ownerId, device_id: deviceId, sequence: Number(image.seq ?? 0),
+  });
+  const events: WebhookEvent[] = [];
+  if (record.eventName === 'INSERT' && after) {
+    events.push(webhookEvent('device.added', { ...base(after), device: publicDevice(after) }, record.at));
+  } else if (record.eventName === 'REMOVE' && before) {
+    // The removal comes after every write of the device: one past its last sequence.
+    events.push(webhookEvent('device.removed', { ...base(before), sequence: Number(before.seq ?? 0) + 1 }, record.at));
+  } else if (record.eventName === 'MODIFY' && before && after) {
+    const changes = Object.fromEntries(
+      UPDATE_FIELDS.filter((field) => !sameValue(before[field], after[field])).map((field) => [field, after[field]]),
+    ) as Partial<Device>;
+    if (Object.keys(changes).length > 0) events.push(webhookEvent('device.updated', { ...base(after), changes }, record.at));
+    if (!sameValue(before.connected, after.connected) || !sameValue(before.last_connection, after.last_connection)) {
+      events.push(webhookEvent('device.connection_changed', {
+        ...base(after), connected: Boolean(after.connected), last_connection: String(after.last_connection ?? ''),
+      }, record.at));
+    }
+  }
+  return events.length > 0 ? { kind: 'device', ownerId, events, sourceId: record.eventId } : undefined;
+}
+
+function publicDevice(image: Record<string, unknown>): Device {
+  return Object.fromEntries(DEVICE_FIELDS.map((field) => [field, image[field]])) as unknown as Device;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Whether an application holding `scopes` may receive events of this type. */
+export function scopesCover(type: WebhookEventType, scopes: readonly string[]): boolean {
+  return type.startsWith('device.') ? scopes.includes(DEVICE_EVENT_SCOPE) : true;
+}
+
+/**
+ * A `webhook-id`: `msg_`, the creation time (milliseconds, base 36, 9 characters: sortable, and
+ * how the delivery item is found from the id alone), `_`, then 20 characters that identify it.
+ * `seed` makes it deterministic (the stream record and the application: a record read twice makes
+ * the same ids); without it, the rest is random.
+ */
+export function newWebhookId(at: Date, seed?: string): string {
+  const time = at.getTime().toString(36).padStart(9, '0');
+  const rest = seed === undefined
+    ? createHash('sha256').update(crypto.randomUUID()).digest('hex').slice(0, 20)
+    : createHash('sha256').update(seed).digest('hex').slice(0, 20);
+  return `msg_${time}_${rest}`;
+}
+
+/** The creation time a webhook id carries, or undefined for a string that is not one. */
+export function webhookIdTime(webhookId: string): Date | undefined {
+  const match = /^msg_([0-9a-z]{9})_[0-9a-f]{20}$/.exec(webhookId);
+  if (!match) return undefined;
+  const ms = parseInt(match[1]!, 36);
+  return Number.isSafeInteger(ms) ? new Date(ms) : undefined;
+}

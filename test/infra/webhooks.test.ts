@@ -1,0 +1,108 @@
+import { Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeviceUserServiceStack } from '#infra/stack';
+import { WEBHOOK_ENV } from '#shared/config';
+import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS, RETRY_DELAYS_SECONDS } from '#shared/webhooks/deliver';
+import { removeTestApps, testApp } from '../support/cdk-app';
+
+// The webhook pipeline as deployed, read from the template: the table's stream, the delivery queue
+// with its dead-letter queue and alarm, the two functions, their event source mappings and their
+// least-privilege grants (the IAM proof, test/infra/iam-grants.test.ts, checks them against the calls).
+
+type Resource = { Type: string; Properties: Record<string, any> };
+
+afterAll(removeTestApps);
+
+describe('webhooks: stream, queues, alarm, functions', () => {
+  let resources: Record<string, Resource>;
+  let nagError: unknown;
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+  const functionWithEntry = (id: string) => {
+    const found = ofType('AWS::Lambda::Function').find(([logicalId]) => logicalId.includes(id));
+    if (!found) throw new Error(`no function ${id}`);
+    return found;
+  };
+  const statementsOf = (fnId: string) => {
+    const roleId = resources[fnId]!.Properties.Role['Fn::GetAtt'][0];
+    return ofType('AWS::IAM::Policy').filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === roleId))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[]);
+  };
+  const actionsOf = (fnId: string) => statementsOf(fnId).flatMap((s) => [s.Action].flat());
+
+  beforeAll(() => {
+    const app = testApp({ mailFrom: 'no-reply@mail.stack-test.invalid' });
+    const stack = new DeviceUserServiceStack(app, 'Webhooked');
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+    try {
+      app.synth();
+    } catch (error) {
+      nagError = error;
+    }
+  });
+
+  it('the table streams new and old images', () => {
+    const [[, table]] = ofType('AWS::DynamoDB::GlobalTable') as [[string, Resource]];
+    expect(table.Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+  });
+
+  it('the delivery queue dead-letters after the last attempt, and the dead-letter queue raises an alarm', () => {
+    const queues = ofType('AWS::SQS::Queue');
+    expect(queues).toHaveLength(2);
+    const [deliveriesId, deliveries] = queues.find(([, q]) => q.Properties.RedrivePolicy)!;
+    const [deadId, dead] = queues.find(([id]) => id !== deliveriesId)!;
+    expect(deliveries.Properties).toMatchObject({
+      VisibilityTimeout: QUEUE_VISIBILITY_TIMEOUT_SECONDS, SqsManagedSseEnabled: true,
+      RedrivePolicy: { maxReceiveCount: MAX_DELIVERY_ATTEMPTS, deadLetterTargetArn: { 'Fn::GetAtt': [deadId, 'Arn'] } },
+    });
+    // The queue keeps a message longer than the whole retry schedule.
+    expect(deliveries.Properties.MessageRetentionPeriod).toBeGreaterThan(RETRY_DELAYS_SECONDS.reduce((a: number, b: number) => a + b, 0) * 1.2);
+    expect(dead.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    // Both refuse plain HTTP.
+    expect(ofType('AWS::SQS::QueuePolicy')).toHaveLength(2);
+
+    const alarm = ofType('AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.Namespace === 'AWS/SQS');
+    expect(alarm?.[1].Properties).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadId, 'QueueName'] } }],
+    });
+    // Monitoring's alarm: the one topic, when it fires and when it clears.
+    expect(alarm?.[1].Properties.AlarmActions).toHaveLength(1);
+    expect(alarm?.[1].Properties.OKActions).toEqual(alarm?.[1].Properties.AlarmActions);
+  });
+
+  it('the fan-out reads the stream (split on errors, bounded retries); the delivery takes batches of 10 with partial failures', () => {
+    const [fanOutId] = functionWithEntry('FanOutEvents');
+    const [deliverId, deliver] = functionWithEntry('DeliverWebhooks');
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
+    expect(mappings.find((m) => m.FunctionName.Ref === fanOutId)).toMatchObject({
+      StartingPosition: 'LATEST', BatchSize: 100, BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, MaximumRecordAgeInSeconds: 86_400,
+      EventSourceArn: { 'Fn::GetAtt': [expect.any(String), 'StreamArn'] },
+    });
+    expect(mappings.find((m) => m.FunctionName.Ref === deliverId)).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(deliver.Properties.Timeout).toBe(DELIVERY_FUNCTION_TIMEOUT_SECONDS);
+    for (const id of [fanOutId, deliverId]) expect(resources[id]!.Properties.Environment.Variables[WEBHOOK_ENV.queueUrl]).toEqual({ Ref: expect.any(String) });
+  });
+
+  it('each function may do only its part: the fan-out sends, the delivery changes visibility and mails', () => {
+    const [fanOutId] = functionWithEntry('FanOutEvents');
+    const [deliverId] = functionWithEntry('DeliverWebhooks');
+    const fanOut = actionsOf(fanOutId);
+    const deliver = actionsOf(deliverId);
+    expect(fanOut).toContain('sqs:SendMessage');
+    expect(fanOut).not.toContain('sqs:ChangeMessageVisibility');
+    expect(fanOut).toEqual(expect.arrayContaining(['dynamodb:GetRecords', 'dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:PutItem']));
+    expect(fanOut).not.toContain('dynamodb:UpdateItem');
+    expect(deliver).toEqual(expect.arrayContaining(['sqs:ChangeMessageVisibility', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'ses:SendEmail', 'dynamodb:UpdateItem']));
+    expect(deliver).not.toContain('sqs:SendMessage');
+    expect(deliver).not.toContain('dynamodb:PutItem');
+    expect([...fanOut, ...deliver].filter((a) => a.includes('*'))).toEqual([]);
+  });
+
+  it('keeps the stack well under CloudFormation’s 500 resources, and passes cdk-nag', () => {
+    expect(Object.keys(resources).length).toBeLessThan(450);
+    expect(nagError).toBeUndefined();
+  });
+});
