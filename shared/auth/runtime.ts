@@ -7,6 +7,7 @@ import { createLinkRepo } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 
 // The authorization server's singletons, built once per process at module load, with no I/O.
 // Only what every auth function needs is here: the token signer (token-runtime.ts) and the mailer
@@ -23,3 +24,4 @@ export const grants = createGrantRepo({ doc, table });
 export const sessions = createSessionRepo({ doc, table });
 export const throttle = createThrottleRepo({ doc, table });
 export const links = createLinkRepo({ doc, table });
+export const webhooks = createWebhookRepo({ doc, table });
