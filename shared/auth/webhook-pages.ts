@@ -71,7 +71,7 @@ export function webhookCard(csrf: Html, clientId: string, view: WebhookView, now
       <div class="actions"><button type="submit" class="secondary">Send test event</button></div></form>
     <h3 id="deliveries-title">Last deliveries</h3>
     ${view.deliveries.length === 0 ? html`<p class="muted">No delivery yet.</p>` : html`<table class="deliveries" aria-labelledby="deliveries-title">
-      <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+      <thead><tr><th scope="col">Event and time</th><th scope="col">Status, attempts, latency</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
       <tbody>${view.deliveries.map((d) => deliveryRow(csrf, base, d))}</tbody></table>`}
     ${error('webhook_resend')}
     <h3>Remove</h3>
@@ -89,8 +89,7 @@ function deliveryRow(csrf: Html, base: string, d: WebhookDelivery): Html {
   const code = d.lastStatusCode === undefined ? '' : ` (HTTP ${d.lastStatusCode})`;
   return html`<tr>
     <td><code>${d.eventType}</code><br><span class="muted">${readable(d.createdAt)}</span></td>
-    <td>${STATUS_TEXT[d.status] ?? d.status}${code}<br><span class="muted">${attempts}</span></td>
-    <td>${d.lastLatencyMs === undefined ? '–' : `${d.lastLatencyMs} ms`}</td>
+    <td>${STATUS_TEXT[d.status] ?? d.status}${code}<br><span class="muted">${attempts}${d.lastLatencyMs === undefined ? '' : ` · ${d.lastLatencyMs} ms`}</span></td>
     <td><form method="post" action="${base}/deliveries/${encodeURIComponent(d.webhookId)}">${csrf}
       <button type="submit" class="secondary small" aria-label="Send again: ${d.eventType} of ${readable(d.createdAt)}">Send again</button></form></td>
   </tr>`;
