@@ -97,7 +97,7 @@ const repeat = <T>(count: number, make: () => T): T[] => Array.from({ length: co
 
 const BENCH_PASSWORD = 'bench account password 1';
 /** A public address as an IP literal: the webhook forms check it without DNS; the bench delivers nothing. */
-const BENCH_WEBHOOK_URL = 'https://93.184.215.14/webhooks';
+const BENCH_WEBHOOK_URL = 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/webhooks';
 /** A valid registration, as stored and as the developer form sends it. */
 const APP_FORM_VALUES = {
   name: 'Weather Station', description: 'Shows the temperature your devices report.', website: 'https://weather.example.com',
@@ -605,9 +605,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-delete-app', fn: 'post-delete-app', expectStatus: 303,
-      floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family', 'refreshToken')],
+      floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family', 'refreshToken'), step.delete('webhook')],
       minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families and consents, one family here) + '
-        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items',
+        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items; then DeleteItem(its webhook)',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);

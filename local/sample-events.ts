@@ -176,8 +176,8 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
 
 const SIGNUP_EMAIL = 'sample.signup@example.com';
 const SCRATCH_APP_NAME = 'Scratch application (npm run invoke)';
-/** A public address (example.com's), so the URL check passes without DNS; samples deliver nothing there (no queue runs them to it). */
-const SAMPLE_WEBHOOK_URL = 'https://93.184.215.14/webhooks';
+/** A public address as an IPv6 literal (example.com's), so the URL check passes without DNS; the samples deliver nothing there. */
+const SAMPLE_WEBHOOK_URL = 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/webhooks';
 const CODE_VERIFIER = 'sample-code-verifier-for-npm-run-invoke-0123456789';
 
 type DemoUser = ServiceFacts['users'][number];

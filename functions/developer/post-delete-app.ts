@@ -1,6 +1,6 @@
 import { deleteAppPage } from '#shared/auth/account-pages';
 import { ownedApp, pathClientId } from '#shared/auth/developer';
-import { clients, grants } from '#shared/auth/runtime';
+import { clients, grants, webhooks } from '#shared/auth/runtime';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
@@ -13,7 +13,8 @@ import { countMetric, METRIC } from '#shared/metrics';
  * granted it, once the developer typed its name (otherwise the form again, 400, and nothing
  * deleted): one BatchGetItem (session, user, application), one Query (its active token families
  * and its users' consents, indexed together), and one transaction that revokes the families, deletes
- * the consents and deletes the application (more only beyond 100 items).
+ * the consents and deletes the application (more only beyond 100 items), then one DeleteItem (its
+ * webhook subscription, if any).
  */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
@@ -28,6 +29,8 @@ export const handler = pageHandler(async (event) => {
   await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.', {
     deleting: consentUserIds.map((userId) => grants.deleteConsentItem(userId, app.clientId)),
   });
+  // Its webhook too, so no secret outlives the application (its deliveries expire with their TTL).
+  await webhooks.removeSubscription(app.clientId);
   countMetric(METRIC.grantsRevoked, families.length);
   return redirect('/developer', 303);
 });

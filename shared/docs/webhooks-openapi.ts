@@ -15,7 +15,8 @@ export const WEBHOOK_DELIVERY_TEXT = [
   'backoff and jitter for at least 24 hours, then the delivery is dead-lettered (visible in the developer console,',
   'where "send again" redelivers it with the same `webhook-id`). Delivery is at least once: use `webhook-id` to drop',
   'duplicates. Order is not guaranteed: device events carry a per-device `sequence` that grows with every write of',
-  'the device; keep the highest you have seen per device and ignore an event at or below it.',
+  'the device (one write can yield a `device.updated` and a `device.connection_changed` with the same sequence):',
+  'apply a member\'s new value only when the event\'s sequence is above the one that last set that member.',
 ].join(' ');
 
 const SIGNED_HEADERS = [
@@ -27,7 +28,7 @@ const SIGNED_HEADERS = [
 const DEVICE_BASE = {
   user_id: { type: 'string', format: 'uuid', description: 'The device\'s owner: the `sub` of your access tokens for that user' },
   device_id: { type: 'string', format: 'uuid' },
-  sequence: { type: 'integer', minimum: 0, description: 'Grows with every write of this device: ignore an event whose sequence is at or below the highest you have seen for the device (stale or duplicate)' },
+  sequence: { type: 'integer', minimum: 0, description: 'Grows with every write of this device (events of the same write share it): apply a member only when the sequence is above the one that last set that member, so a stale or duplicate event changes nothing' },
 };
 
 /** The `data` member of each event type. */
