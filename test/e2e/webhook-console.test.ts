@@ -162,6 +162,15 @@ describe('webhook in the developer console over HTTP', () => {
     expect(queued.length).toBe(count);
   });
 
+  it('removes the webhook, signing secrets included, with the application', async () => {
+    const { b, clientId, appPath } = await developerWithApp();
+    await post(b, appPath, `${appPath}/webhook`, { webhook_url: 'http://localhost:9/hooks' });
+    expect(await webhooks.getSubscription(clientId)).toBeDefined();
+    const deleted = await b.postForm(`${appPath}/delete`, { ...formFields((await b.get(`${appPath}/delete`)).text, `${appPath}/delete`), confirm_name: 'Webhook app' });
+    expect(deleted).toMatchObject({ status: 303, location: '/developer' });
+    expect(await webhooks.getSubscription(clientId)).toBeUndefined();
+  });
+
   it("answers 404 for another developer's application and a missing CSRF token with 403, changing nothing", async () => {
     const owner = await developerWithApp();
     await post(owner.b, owner.appPath, `${owner.appPath}/webhook`, { webhook_url: 'http://localhost:9/hooks' });
