@@ -27,11 +27,8 @@ export interface FunctionNeeds {
   signingKey?: 'sign' | 'verify' | 'rotate';
   /** Sends account e-mail (ses:SendEmail from the configured sender). */
   sendsMail?: boolean;
-  /**
-   * Puts messages on the webhook delivery queue (sqs:SendMessage on it, and WEBHOOK_QUEUE_URL):
-   * shared/webhooks/dispatch.ts, the console's "send test event" and "send again".
-   */
-  sendsWebhooks?: boolean;
+  /** The webhook delivery queue: 'send' (sqs:SendMessage) and/or 'retry' (sqs:ChangeMessageVisibility, a failed delivery's backoff). */
+  webhookQueue?: readonly ('send' | 'retry')[];
 }
 
 // The auth services (shared/auth/) and the operations they use.
@@ -99,11 +96,22 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-webhook': { table: [...appPageReads, webhooks.setUrl, clients.saveSecretReveal] },
   'post-rotate-webhook-secret': { table: [...appPageReads, webhooks.rotateSecret, clients.saveSecretReveal] },
   'post-delete-webhook': { table: [...appPageReads, webhooks.removeSubscription] },
-  'post-send-test-event': { table: [...appPageReads, ...sendTestEvent], sendsWebhooks: true },
-  'post-redeliver-event': { table: [...appPageReads, ...redeliver], sendsWebhooks: true },
+  'post-send-test-event': { table: [...appPageReads, ...sendTestEvent], webhookQueue: ['send'] },
+  'post-redeliver-event': { table: [...appPageReads, ...redeliver], webhookQueue: ['send'] },
   'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
   'rotate-signing-key': { table: [signingKeys.getSchedule, signingKeys.saveSchedule], signingKey: 'rotate' },
+  // shared/webhooks/fan-out.ts: the owner's consents, their subscriptions, one delivery per event and application.
+  'fan-out-events': { table: [grants.listConsentsByUser, webhooks.subscriptionsRead, webhooks.createDelivery], webhookQueue: ['send'] },
+  // shared/webhooks/deliver.ts (delivery, subscription and consent in one read), and the e-mail to the developer of a disabled one.
+  'deliver-webhooks': {
+    table: [
+      webhooks.deliveryRead, webhooks.subscriptionRead, grants.consentRead, webhooks.recordAttempt, webhooks.markFailing,
+      webhooks.clearFailing, webhooks.disableSubscription, clients.getClient, users.getUserById,
+    ],
+    sendsMail: true,
+    webhookQueue: ['retry'],
+  },
 };
 
 /** The DynamoDB grant of a function: the union of what its operations declare. */

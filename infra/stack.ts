@@ -10,6 +10,7 @@ import { ServiceFunctions } from '#infra/constructs/service-functions';
 import { SigningKey } from '#infra/constructs/signing-key';
 import { AccountMail } from '#infra/constructs/account-mail';
 import { Monitoring } from '#infra/constructs/monitoring';
+import { Webhooks } from '#infra/constructs/webhooks';
 import {
   ALARM_EMAIL_CONTEXT, alarmEmail, customDomainSettings, EMAIL_ADDRESS, serviceStage, StackConfigurationError, STAGE_CONTEXT,
   TRACING_CONTEXT, tracingEnabled,
@@ -106,9 +107,13 @@ export class DeviceUserServiceStack extends Stack {
     }
     // The functions without a route: the signing-key rotation (hourly; it acts when a step is due).
     const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, function: functions.scheduledFunction(fn) }));
+    // The webhook pipeline: the table's stream, the fan-out, the delivery queue and its dead letters.
+    const webhooks = new Webhooks(this, 'Webhooks', { table, functions });
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
     });
+
+    webhooks.alarmOn(monitoring.topic);
 
     new CfnOutput(this, 'ApiUrl', { value: audience, description: 'Resource API base URL ({base_url})' });
     new CfnOutput(this, 'AuthUrl', { value: issuer, description: 'Authorization server base URL ({auth_url})' });

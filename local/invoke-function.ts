@@ -6,12 +6,13 @@ import { runAsFunction } from '#local/invocation-context';
 import { lambdaContext } from '#local/lambda-context';
 import { sampleEvent, type ScheduledInput } from '#local/sample-events';
 import { useServiceEnvironment, type ServiceFacts } from '#local/service';
+import { QUEUE_SOURCE, STREAM_SOURCE } from '#local/webhooks';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 type ScheduledHandler = (event: ScheduledInput, context: Context) => Promise<unknown>;
 
 export interface Invocation {
-  /** The handler's answer; a scheduled function's return value is the JSON body of a 200. */
+  /** The handler's answer; a scheduled or event-source function's return value is the JSON body of a 200. */
   result: APIGatewayProxyStructuredResultV2;
   /** What the sample event asked, when no event was given. */
   sample?: string;
@@ -32,11 +33,12 @@ export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, even
     const entry = fileURLToPath(new URL(`../${FUNCTIONS[fn].entry}`, import.meta.url));
     const sent = event ?? sample!.event;
     const context = lambdaContext(fn, randomUUID());
-    const { schedule } = FUNCTIONS[fn] as FunctionDef;
-    if (schedule) {
-      // Attributed as its EventBridge rule invokes it, so its AWS calls are checked against its role too.
+    const { schedule, eventSource } = FUNCTIONS[fn] as FunctionDef;
+    if (schedule || eventSource) {
+      // Attributed as its EventBridge rule or event source mapping invokes it, so its AWS calls are checked against its role too.
       const { handler } = (await import(entry)) as { handler: ScheduledHandler };
-      const output = await runAsFunction({ fn, api: 'schedule', routeKey: schedule }, () => handler(sent as ScheduledInput, context));
+      const source = schedule ? { api: 'schedule' as const, routeKey: schedule } : eventSource === 'table-stream' ? STREAM_SOURCE : QUEUE_SOURCE;
+      const output = await runAsFunction({ fn, ...source }, () => handler(sent as ScheduledInput, context));
       return { result: { statusCode: 200, body: JSON.stringify(output) }, ...(sample ? { sample: sample.description } : {}) };
     }
     const { handler } = (await import(entry)) as { handler: LambdaHandler };

@@ -73,6 +73,12 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   'get-jwks': (kit) => kit.page('get-jwks', 'GET /.well-known/jwks.json'),
   // A report only: a rotation step would change the running service's keys, which a sample must not.
   'rotate-signing-key': () => ({ event: { mode: 'report' }, description: 'the signing-key rotation in report mode: the keys and their phases, nothing changed' }),
+  // A stream record of a rename that did not happen: the demo user has authorized no application, so nothing is queued.
+  'fan-out-events': (kit) => ({ event: kit.deviceRenameRecord(), description: 'a stream record of a rename of the demo user’s first device: the applications to tell (none authorized: nothing queued)' }),
+  'deliver-webhooks': (kit) => ({
+    event: kit.queueMessage({ clientId: kit.facts.demoClient.clientId, webhookId: 'msg_000000000_00000000000000000000' }),
+    description: 'a delivery-queue message naming a delivery that does not exist: read, nothing sent, no failure reported',
+  }),
   'get-authorize': async (kit) => kit.page('get-authorize', 'GET /oauth/authorize for the demo application, signed in: the consent page', {
     query: kit.authorizeParams(), cookies: [await kit.session()],
   }),
@@ -210,6 +216,37 @@ class SampleKit {
 
   private get table() {
     return { doc: this.doc, table: this.facts.tableName };
+  }
+
+  /** A DynamoDB stream event (as Lambda sends it): the confirmed demo user's first device renamed. */
+  deviceRenameRecord(): ScheduledInput {
+    const userId = this.confirmed.id;
+    const deviceId = this.confirmed.devices[0]!;
+    const image = (name: string, seq: number) => ({
+      pk: { S: `USER#${userId}` }, sk: { S: `DEVICE#${deviceId}` }, id: { S: deviceId }, name: { S: name }, seq: { N: String(seq) },
+    });
+    return {
+      Records: [{
+        eventID: randomUUID(), eventName: 'MODIFY', eventSource: 'aws:dynamodb', awsRegion: 'us-east-1',
+        dynamodb: {
+          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+          Keys: { pk: { S: `USER#${userId}` }, sk: { S: `DEVICE#${deviceId}` } },
+          OldImage: image('Before', 1), NewImage: image('After', 2), StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
+      }],
+    };
+  }
+
+  /** An SQS event (as Lambda sends it) of one delivery-queue message. */
+  queueMessage(message: Record<string, unknown>): ScheduledInput {
+    const body = JSON.stringify(message);
+    return {
+      Records: [{
+        messageId: randomUUID(), receiptHandle: randomUUID(), body, md5OfBody: createHash('md5').update(body).digest('hex'),
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+        messageAttributes: {}, eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:webhook-deliveries', awsRegion: 'us-east-1',
+      }],
+    };
   }
 
   /** A session of the user (default: the confirmed demo user), ended after the call; its cookie. */

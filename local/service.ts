@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { AWS_ENV, ENV, LOCAL_ENV, MAIL_ENV, optionalEnv } from '#shared/config';
+import { AWS_ENV, ENV, LOCAL_ENV, MAIL_ENV, optionalEnv, WEBHOOK_ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
@@ -9,6 +9,7 @@ import { createJwtAuthorizer } from '#local/jwt-authorizer';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { startGateway } from '#local/gateway';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
+import { startLocalWebhooks, type LocalWebhooks } from '#local/webhooks';
 
 export interface LocalServiceOptions {
   /** Ports of the two hosts; 0 picks free ones. */
@@ -30,6 +31,11 @@ export interface LocalServiceOptions {
    * outbox directly.
    */
   awsStandIns?: boolean;
+  /**
+   * The webhook pipeline: the stream reader (fan-out) and the queue stand-in (delivery), the real
+   * retry schedule multiplied by `timeScale` (default 1). `false`: none.
+   */
+  webhooks?: { timeScale?: number } | false;
 }
 
 export interface LocalService {
@@ -42,6 +48,8 @@ export interface LocalService {
   outboxDir: string;
   /** Present with `awsStandIns`: the KMS and SES stand-ins. */
   aws?: AwsStandIns;
+  /** The webhook pipeline, unless turned off. */
+  webhooks?: LocalWebhooks;
   stop(): Promise<void>;
 }
 
@@ -73,6 +81,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       doc.destroy();
     }
 
+    // The delivery queue's URL is part of the handlers' environment: it starts before they load.
+    const webhooks = options.webhooks === false ? undefined : await startLocalWebhooks(dynamodbEndpoint, tableName, options.webhooks?.timeScale ?? 1);
+    if (webhooks) stops.push(webhooks.stop);
+
     // Handlers load on first request, after the environment below names both hosts.
     let authorize: ReturnType<typeof createJwtAuthorizer> | undefined;
     const auth = await startGateway({ api: 'auth', port: options.authPort });
@@ -85,8 +97,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     stops.push(() => close(api.server));
     authorize = createJwtAuthorizer({ issuer: auth.url, audience: [api.url] });
 
-    const service: LocalService = { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, stop };
+    const service: LocalService = { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, stop, webhooks };
     useServiceEnvironment(service);
+    if (webhooks) await webhooks.startReading();
     if (options.awsStandIns) {
       createLocalSigner(signingKeyFile);
       service.aws = await startAwsStandIns({ signingKeyFile, outboxDir, configurationSets: [LOCAL_CONFIGURATION_SET] });
@@ -117,7 +130,10 @@ export { DEMO_USERS };
 export const LOCAL_CONFIGURATION_SET = 'local-account-mail';
 
 /** Where the local service's handlers find their table, hosts, signing key and outbox. */
-export type ServiceEnvironment = Pick<LocalService, 'apiUrl' | 'authUrl' | 'tableName' | 'dynamodbEndpoint' | 'signingKeyFile' | 'outboxDir'>;
+export type ServiceEnvironment = Pick<LocalService, 'apiUrl' | 'authUrl' | 'tableName' | 'dynamodbEndpoint' | 'signingKeyFile' | 'outboxDir'> & {
+  /** The webhook delivery queue (stand-in) of a service running its webhook pipeline. */
+  webhookQueue?: { queueUrl: string; endpoint: string };
+};
 
 /**
  * Gives this process the environment the local service's handlers run with (local key, outbox,
@@ -133,6 +149,14 @@ export function useServiceEnvironment(service: ServiceEnvironment): void {
     [ENV.localSigningKeyFile]: service.signingKeyFile,
     [MAIL_ENV.outboxDir]: service.outboxDir,
   });
+  const queue = service.webhookQueue ?? (service as Partial<LocalService>).webhooks?.queue;
+  if (queue) {
+    Object.assign(process.env, {
+      [WEBHOOK_ENV.queueUrl]: queue.queueUrl,
+      [WEBHOOK_ENV.sqsEndpoint]: 'endpoint' in queue ? queue.endpoint : queue.url,
+      [WEBHOOK_ENV.allowLocalHttp]: 'true',
+    });
+  }
   // Set in the shell for AWS work, it would send the handlers to KMS instead of the local key.
   delete process.env[ENV.signingKeyId];
 }
@@ -155,9 +179,10 @@ export interface ServiceFacts extends ServiceEnvironment {
 
 /** The facts of a running service seeded with the demo data; `redirectUri` is the example app's callback. */
 export function serviceFacts(service: LocalService, redirectUri: string = DEMO_CLIENT.redirectUris[0]): ServiceFacts {
-  const { apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir } = service;
+  const { apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, webhooks } = service;
   return {
     apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir,
+    ...(webhooks ? { webhookQueue: { queueUrl: webhooks.queue.queueUrl, endpoint: webhooks.queue.url } } : {}),
     demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri },
     users: DEMO_USERS.map(({ user, password, devices }) => ({
       id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),

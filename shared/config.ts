@@ -103,6 +103,11 @@ export const LOCAL_ENV = {
   dataDir: 'DATA_DIR',
   /** Folder of the local service's state (signing key, outbox, service.json); default `.local`. */
   stateDir: 'STATE_DIR',
+  /**
+   * Multiplies the webhook queue's timeouts (the retry schedule) in the local service: 1 (default)
+   * is the real schedule, 0.001 turns its 30 s into 30 ms.
+   */
+  webhookTimeScale: 'WEBHOOK_TIME_SCALE',
 } as const;
 
 /** The business metrics' settings (shared/metrics.ts), named as Powertools' metrics utility names them. */
@@ -113,8 +118,10 @@ export const METRICS_ENV = {
 
 /** The webhook pipeline's settings (shared/webhooks/). */
 export const WEBHOOK_ENV = {
-  /** URL of the SQS delivery queue (AWS); locally absent: the local queue stand-in takes the messages. */
+  /** URL of the SQS delivery queue. */
   queueUrl: 'WEBHOOK_QUEUE_URL',
+  /** The local queue stand-in's URL (local service only; absent in AWS). */
+  sqsEndpoint: 'WEBHOOK_SQS_ENDPOINT',
   /**
    * Local service only: `true` accepts `http://localhost` webhook URLs (checkWebhookUrl's
    * allowLocalHttp). Never set in AWS.

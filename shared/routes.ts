@@ -19,6 +19,11 @@ export interface FunctionDef {
   assets?: readonly string[];
   /** Has no HTTP route: an EventBridge rule invokes it on this schedule expression (and an operator by `aws lambda invoke`). */
   schedule?: string;
+  /**
+   * Has no HTTP route: an event source mapping invokes it with the records of the table's stream
+   * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts).
+   */
+  eventSource?: 'table-stream' | 'webhook-queue';
 }
 
 /** One Lambda function each. */
@@ -69,6 +74,8 @@ export const FUNCTIONS = {
   'get-jwks': { entry: 'functions/auth/get-jwks.ts' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
   'rotate-signing-key': { entry: 'functions/ops/rotate-signing-key.ts', schedule: 'rate(1 hour)' },
+  'fan-out-events': { entry: 'functions/webhooks/fan-out-events.ts', eventSource: 'table-stream' },
+  'deliver-webhooks': { entry: 'functions/webhooks/deliver-webhooks.ts', eventSource: 'webhook-queue' },
 } as const satisfies Record<string, FunctionDef>;
 
 export type FunctionName = keyof typeof FUNCTIONS;

@@ -1,5 +1,5 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
@@ -8,7 +8,10 @@ export interface DataTableProps {
   keep: boolean;
 }
 
-/** The service's one table: on-demand, TTL, point-in-time recovery; deletion protection and retained when kept. */
+/**
+ * The service's one table: on-demand, TTL, point-in-time recovery, a stream of new and old images
+ * (the webhook pipeline's source); deletion protection and retained when kept.
+ */
 export class DataTable extends Construct {
   readonly table: TableV2;
 
@@ -20,6 +23,7 @@ export class DataTable extends Construct {
       sortKey: { name: sortKey, type: AttributeType.STRING },
       billing: Billing.onDemand(),
       timeToLiveAttribute: ttlAttribute,
+      dynamoStream: StreamViewType.NEW_AND_OLD_IMAGES,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: props.keep,
       removalPolicy: props.keep ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,

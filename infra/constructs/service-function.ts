@@ -15,6 +15,8 @@ export interface ServiceFunctionProps {
   entry: string;
   environment: Record<string, string>;
   memorySize?: number;
+  /** Seconds; default 10. */
+  timeoutSeconds?: number;
   /** Files of node_modules the handler reads at run time, copied into its package (FunctionDef.assets). */
   assets?: readonly string[];
   /** AWS X-Ray active tracing (off unless asked: each trace is billed). */
@@ -59,7 +61,7 @@ export class ServiceFunction extends NodejsFunction {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
-      timeout: Duration.seconds(10),
+      timeout: Duration.seconds(props.timeoutSeconds ?? 10),
       environment: props.environment,
       bundling: props.assets?.length ? { ...BUNDLING, commandHooks: copyAssets(props.assets) } : BUNDLING,
       logGroup,

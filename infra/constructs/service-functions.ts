@@ -11,6 +11,7 @@ import type { SigningKey } from '#infra/constructs/signing-key';
 import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV, METRICS_ENV } from '#shared/config';
 import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#shared/routes';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 
 export interface ServiceFunctionsProps {
   table: ITableV2;
@@ -85,11 +86,30 @@ export class ServiceFunctions extends Construct {
     return fnc;
   }
 
-  private create(id: string, fn: FunctionName, environment: Record<string, string>): ServiceFunction {
+  /**
+   * A function an event source mapping invokes (`eventSource` in the route table), with its grants,
+   * the webhook delivery queue's among them, and `environment` added to the shared one. The caller
+   * creates the mapping (infra/constructs/webhooks.ts).
+   */
+  eventSourceFunction(fn: FunctionName, options: { environment: Record<string, string>; queue: IQueue; timeoutSeconds?: number }): ServiceFunction {
+    if (!(FUNCTIONS[fn] as FunctionDef).eventSource) throw new Error(`${fn} has no event source in the route table`);
+    const id = `${pascal(fn)}Function`;
+    const fnc = this.create(id, fn, { ...this.environment, ...options.environment }, options);
+    this.functions.set(id, fnc);
+    return fnc;
+  }
+
+  private create(id: string, fn: FunctionName, environment: Record<string, string>, extra: { queue?: IQueue; timeoutSeconds?: number } = {}): ServiceFunction {
     const { props } = this;
     const def: FunctionDef = FUNCTIONS[fn];
     const needs = FUNCTION_NEEDS[fn];
-    const fnc = new ServiceFunction(this, id, { entry: def.entry, environment, assets: def.assets, tracing: props.tracing });
+    const fnc = new ServiceFunction(this, id, { entry: def.entry, environment, assets: def.assets, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds });
+    if (needs.webhookQueue?.length) {
+      if (!extra.queue) throw new Error(`${fn} uses the webhook queue, which it was not given`);
+      // Exactly these actions (grantSendMessages would add GetQueueAttributes and GetQueueUrl, which the code never calls).
+      const actions = needs.webhookQueue.map((use) => (use === 'send' ? 'sqs:SendMessage' : 'sqs:ChangeMessageVisibility'));
+      fnc.addToRolePolicy(new PolicyStatement({ actions, resources: [extra.queue.queueArn] }));
+    }
     const table = tableGrantOf(fn);
     if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);
     if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);

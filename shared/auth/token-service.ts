@@ -3,7 +3,7 @@ import { ACCESS_TOKEN_TTL_SECONDS, issueAccessToken } from '#shared/auth/access-
 import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
 import { hashSecret, openWith, randomToken, safeEqual, sealWith } from '#shared/auth/secrets';
 import type { TokenSigner } from '#shared/auth/signer';
-import { GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
+import { GrantWriteError, type GrantRepo, type RevocationReason } from '#shared/data/grant-repo';
 import { parseScopeString } from '#shared/domain/scopes';
 import type { RefreshToken } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
@@ -82,7 +82,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!code || code.clientId !== credentials.clientId) throw invalid();
       if (code.usedAt) {
         // RFC 6749 §4.1.2: a replayed code revokes what it produced (during the code's 10 minutes).
-        if (code.familyId) await revokeFamily(deps.grants, code.familyId, code.refreshTokenHash, now());
+        if (code.familyId) await revokeFamily(deps.grants, code.familyId, code.refreshTokenHash, now(), 'code_replay');
         throw invalid();
       }
       if (form.redirectUri !== code.redirectUri) {
@@ -108,7 +108,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         if (error instanceof GrantWriteError) {
           // Another exchange of the same code won: this one is a replay.
           const { code: winner } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
-          if (winner?.familyId) await revokeFamily(deps.grants, winner.familyId, winner.refreshTokenHash, now());
+          if (winner?.familyId) await revokeFamily(deps.grants, winner.familyId, winner.refreshTokenHash, now(), 'code_replay');
           throw invalid();
         }
         throw error;
@@ -143,7 +143,7 @@ export function createTokenService(deps: TokenServiceDeps) {
           if (!successor) {
             // Reuse. The successor is the family's current token unless it was rotated too.
             countMetric(METRIC.refreshTokenReuse);
-            await revokeFamily(deps.grants, token.familyId, token.successorHash, now());
+            await revokeFamily(deps.grants, token.familyId, token.successorHash, now(), 'refresh_token_reuse');
             throw invalid();
           }
           return respond(await signOnce(), scopes, successor);
@@ -192,12 +192,12 @@ export async function revokeToken(grants: GrantRepo, credentials: ClientCredenti
   authenticateClient(client, credentials, now);
   if (!refresh || refresh.clientId !== credentials.clientId) return;
   if (refresh.expiresAt !== undefined && refresh.expiresAt <= epochSeconds(now)) return;
-  await revokeFamily(grants, refresh.familyId, refresh.status === 'active' ? refresh.tokenHash : refresh.successorHash, now);
+  await revokeFamily(grants, refresh.familyId, refresh.status === 'active' ? refresh.tokenHash : refresh.successorHash, now, 'token_revoked');
 }
 
 /** Revokes a family, counted in the GrantsRevoked metric. */
-async function revokeFamily(grants: Pick<GrantRepo, 'revokeFamily'>, familyId: string, currentHint: string | undefined, now: Date) {
-  await grants.revokeFamily(familyId, currentHint, now);
+async function revokeFamily(grants: Pick<GrantRepo, 'revokeFamily'>, familyId: string, currentHint: string | undefined, now: Date, reason: RevocationReason) {
+  await grants.revokeFamily(familyId, currentHint, now, reason);
   countMetric(METRIC.grantsRevoked);
 }
 

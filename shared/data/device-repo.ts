@@ -7,7 +7,11 @@ import { deviceByIdIndexKey, deviceKey, devicesOfUserKey } from '#shared/data/ke
 
 export type DeviceRepo = ReturnType<typeof createDeviceRepo>;
 
-/** Access patterns on devices. Every device is read and written through its owner's key. */
+/**
+ * Access patterns on devices. Every device is read and written through its owner's key. Every write
+ * adds one to the device's `seq` (not part of the public device): the sequence number of its
+ * webhook events, so receivers can drop stale or duplicate ones.
+ */
 export function createDeviceRepo({ doc, table }: RepoDeps) {
   return {
     /** All devices of a user, in id order. One Query (more only past 1 MB of devices). */
@@ -49,10 +53,10 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
         await doc.send(new UpdateCommand({
           TableName: table,
           Key: deviceKey(userId, deviceId),
-          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD seq :one`,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
-          ExpressionAttributeValues: Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
+          ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
         }));
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw new NotFoundError();
@@ -78,9 +82,9 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
         await doc.send(new UpdateCommand({
           TableName: table,
           Key: deviceKey(ownerId, deviceId),
-          UpdateExpression: connected ? 'SET connected = :c, last_connection = :at' : 'SET connected = :c',
+          UpdateExpression: connected ? 'SET connected = :c, last_connection = :at ADD seq :one' : 'SET connected = :c ADD seq :one',
           ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: connected ? { ':c': true, ':at': at } : { ':c': false },
+          ExpressionAttributeValues: connected ? { ':c': true, ':at': at, ':one': 1 } : { ':c': false, ':one': 1 },
         }));
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw new NotFoundError();
@@ -93,7 +97,7 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
       try {
         await doc.send(new PutCommand({
           TableName: table,
-          Item: { ...deviceKey(ownerId, device.id), ...deviceByIdIndexKey(device.id), ownerId, ...device },
+          Item: { ...deviceKey(ownerId, device.id), ...deviceByIdIndexKey(device.id), ownerId, ...device, seq: 1 },
           ConditionExpression: 'attribute_not_exists(pk)',
         }));
       } catch (error) {

@@ -22,6 +22,9 @@ export class GrantWriteError extends Error {
 
 export type GrantRepo = ReturnType<typeof createGrantRepo>;
 
+/** Why a family was revoked: the user (or the application's deletion), a replayed code, a reused refresh token, or the client (RFC 7009). */
+export type RevocationReason = 'user_revoked' | 'code_replay' | 'refresh_token_reuse' | 'token_revoked';
+
 /** An active token family as its revocation needs it: the id and the current refresh token's hash. */
 export interface ActiveFamily {
   familyId: string;
@@ -55,14 +58,18 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
   };
 
   const { getItems: batchGet } = createBatchReader({ doc, table });
-  /** The update that revokes a family under `condition` (on `values`), and gives it a TTL (kept if it has one). */
-  const revokeFamilyUpdate = (familyId: string, expiresAt: number, condition: string, values: Record<string, unknown> = {}) => ({
+  /**
+   * The update that revokes a family under `condition` (on `values`), and gives it a TTL (kept if it
+   * has one). `revokedReason` (the first one kept) tells the webhook pipeline why: its stream record
+   * becomes the application's `grant.revoked` event (shared/webhooks/events.ts).
+   */
+  const revokeFamilyUpdate = (familyId: string, expiresAt: number, condition: string, values: Record<string, unknown> = {}, reason: RevocationReason = 'user_revoked') => ({
     TableName: table,
     Key: familyKey(familyId),
-    UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires)',
+    UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires), revokedReason = if_not_exists(revokedReason, :reason)',
     ConditionExpression: condition,
     ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': expiresAt, ...values },
+    ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': expiresAt, ':reason': reason, ...values },
   });
   /** The update that gives a refresh token a TTL (kept if it has one: a rotated token keeps its own). */
   const expireTokenUpdate = (tokenHash: string, expiresAt: number) => ({
@@ -277,13 +284,13 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * an UpdateItem that returns the family's current token, then an UpdateItem of that token.
      * Idempotent; a family that does not exist is no error.
      */
-    async revokeFamily(familyId: string, currentHint?: string, now = new Date()): Promise<void> {
+    async revokeFamily(familyId: string, currentHint?: string, now = new Date(), reason: RevocationReason = 'token_revoked'): Promise<void> {
       const expiresAt = epochSeconds(now) + REVOKED_GRANT_SECONDS;
       if (currentHint) {
         try {
           await doc.send(new TransactWriteCommand({
             TransactItems: [
-              { Update: revokeFamilyUpdate(familyId, expiresAt, 'activeTokenHash = :current', { ':current': currentHint }) },
+              { Update: revokeFamilyUpdate(familyId, expiresAt, 'activeTokenHash = :current', { ':current': currentHint }, reason) },
               { Update: { ...expireTokenUpdate(currentHint, expiresAt), ConditionExpression: 'attribute_exists(pk)' } },
             ],
           }));
@@ -295,7 +302,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       let before: Record<string, unknown> | undefined;
       try {
         ({ Attributes: before } = await doc.send(new UpdateCommand({
-          ...revokeFamilyUpdate(familyId, expiresAt, 'attribute_exists(pk)'), ReturnValues: 'ALL_OLD',
+          ...revokeFamilyUpdate(familyId, expiresAt, 'attribute_exists(pk)', {}, reason), ReturnValues: 'ALL_OLD',
         })));
       } catch (error) {
         if (isConditionalCheckFailed(error)) return;

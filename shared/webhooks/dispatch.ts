@@ -25,7 +25,8 @@ export function createDispatch({ webhooks, queue, now = () => new Date() }: Disp
       const delivery = await webhooks.getDelivery(clientId, webhookId);
       if (!delivery || delivery.expiresAt <= Math.floor(now().getTime() / 1000)) return false;
       await webhooks.recordAttempt(clientId, webhookId, { status: 'pending', at: now() });
-      await queue.send([{ clientId, webhookId, redelivery: true }]);
+      const userId = delivery.eventType.startsWith('device.') ? delivery.userId : undefined;
+      await queue.send([{ clientId, webhookId, redelivery: true, ...(userId ? { userId } : {}) }]);
       return true;
     },
 

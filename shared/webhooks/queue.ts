@@ -1,19 +1,21 @@
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
-import { optionalEnv, WEBHOOK_ENV } from '#shared/config';
+import { AWS_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
 
 /** What a delivery-queue message says: which delivery item to send. The item holds the payload. */
 export interface WebhookMessage {
   clientId: string;
   webhookId: string;
+  /** A device event's owner: the delivery happens only while this user's grant to the application covers it. */
+  userId?: string;
   /** "Send again" from the console: deliver even if it was delivered before. */
   redelivery?: boolean;
 }
 
 /**
- * The delivery queue as the pipeline uses it: SQS in AWS, the local queue stand-in
- * (local/webhook-queue.ts) in the local service. Both hand the messages to the same delivery
- * handler, which decides the retry delay of a failed one (`retryAfter`).
+ * The delivery queue as the pipeline uses it: SQS (in AWS, or the local queue stand-in, which
+ * speaks SQS's protocol). Both hand the messages to the same delivery handler, which decides the
+ * retry delay of a failed one (`retryAfter`).
  */
 export interface WebhookQueue {
   send(messages: readonly WebhookMessage[]): Promise<void>;
@@ -24,7 +26,7 @@ export interface WebhookQueue {
 /** SendMessageBatch takes at most 10 messages. */
 const SQS_BATCH = 10;
 
-export function createSqsWebhookQueue(queueUrl: string, client = observeClient(new SQSClient(awsClientConfig()))): WebhookQueue {
+export function createSqsWebhookQueue(queueUrl: string, client: SQSClient): WebhookQueue {
   return {
     async send(messages) {
       for (let start = 0; start < messages.length; start += SQS_BATCH) {
@@ -43,19 +45,19 @@ export function createSqsWebhookQueue(queueUrl: string, client = observeClient(n
   };
 }
 
-let localQueue: WebhookQueue | undefined;
-
-/** The local service registers its queue stand-in here; the handlers of the same process find it. */
-export function useLocalWebhookQueue(queue: WebhookQueue | undefined): void {
-  localQueue = queue;
-}
-
 let fromEnv: WebhookQueue | undefined;
 
-/** SQS when WEBHOOK_QUEUE_URL is set (AWS), else the local stand-in; throws when there is neither. */
+/**
+ * The delivery queue named by WEBHOOK_QUEUE_URL: SQS in AWS; with WEBHOOK_SQS_ENDPOINT (the local
+ * service) the same SQS client, sent to the local queue stand-in (local/webhook-queue.ts).
+ */
 export function webhookQueueFromEnv(): WebhookQueue {
-  const url = optionalEnv(WEBHOOK_ENV.queueUrl);
-  if (url) return (fromEnv ??= createSqsWebhookQueue(url));
-  if (localQueue) return localQueue;
-  throw new Error(`Missing required environment variable ${WEBHOOK_ENV.queueUrl}`);
+  const endpoint = optionalEnv(WEBHOOK_ENV.sqsEndpoint);
+  fromEnv ??= createSqsWebhookQueue(requireEnv(WEBHOOK_ENV.queueUrl), observeClient(new SQSClient({
+    ...awsClientConfig(),
+    ...(endpoint === undefined ? {} : {
+      endpoint, region: optionalEnv(AWS_ENV.region) ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  })));
+  return fromEnv;
 }

@@ -62,6 +62,8 @@ const EXPECTED: Record<FunctionName, number> = {
   'post-redeliver-event': 303,
   'get-jwks': 200,
   'rotate-signing-key': 200,
+  'fan-out-events': 200,
+  'deliver-webhooks': 200,
   'http-fallback': 405,
 };
 
@@ -135,6 +137,8 @@ describe('npm run invoke', () => {
     'get-jwks': (r) => expect(JSON.parse(r.body!).keys[0].kty).toBe('RSA'),
     'rotate-signing-key': (r) => expect(JSON.parse(r.body!)).toMatchObject({ mode: 'report', introduced: null, deleted: [], keys: [{ phase: 'active' }] }),
     'http-fallback': (r) => expect(r.headers.allow).toBe('GET'),
+    'fan-out-events': (r) => expect(JSON.parse(r.body!)).toEqual({ queued: 0 }),
+    'deliver-webhooks': (r) => expect(JSON.parse(r.body!)).toEqual({ batchItemFailures: [] }),
   };
 
   beforeAll(async () => {

@@ -3,7 +3,8 @@ import type { LocalService } from '#local/service';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
-import { useLocalWebhookQueue, type WebhookMessage } from '#shared/webhooks/queue';
+import { createServer, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
 import { Browser, createAccount, formFields, signIn, textOf, type Reply } from '../support/oauth-client';
 import { startTestService } from '../support/service';
 
@@ -12,26 +13,42 @@ describe('webhook in the developer console over HTTP', () => {
   let service: LocalService;
   let doc: ReturnType<typeof createDocumentClient>;
   let webhooks: WebhookRepo;
-  /** What the console put on the delivery queue (a recording stand-in: no receiver is called here). */
-  const queued: WebhookMessage[] = [];
-  const allowLocalHttp = process.env.WEBHOOK_ALLOW_LOCAL_HTTP;
+  /** A receiver on this machine (the local service accepts http://localhost): what it was sent. */
+  let receiver: Server;
+  let receiverUrl: string;
+  const received: { headers: Record<string, string>; body: string }[] = [];
 
   beforeAll(async () => {
-    // The local service accepts http://localhost webhook URLs; AWS never sets this.
-    process.env.WEBHOOK_ALLOW_LOCAL_HTTP = 'true';
     service = await startTestService();
-    useLocalWebhookQueue({ send: async (messages) => void queued.push(...messages), retryAfter: async () => undefined });
     doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     webhooks = createWebhookRepo({ doc, table: service.tableName });
+    receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        received.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://localhost:${(receiver.address() as { port: number }).port}/hooks`;
   });
 
   afterAll(async () => {
-    useLocalWebhookQueue(undefined);
-    if (allowLocalHttp === undefined) delete process.env.WEBHOOK_ALLOW_LOCAL_HTTP;
-    else process.env.WEBHOOK_ALLOW_LOCAL_HTTP = allowLocalHttp;
+    await new Promise((resolve) => receiver?.close(resolve));
     doc?.destroy();
     await service?.stop();
   });
+
+  /** The requests the receiver got for `webhookId`, once there are `count` (within 5 s). */
+  async function receivedFor(webhookId: string, count: number) {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const mine = received.filter((r) => r.headers['webhook-id'] === webhookId);
+      if (mine.length >= count || Date.now() > deadline) return mine;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 
   /** A signed-in developer with a new application; its page path. */
   async function developerWithApp(): Promise<{ b: Browser; clientId: string; appPath: string }> {
@@ -132,34 +149,36 @@ describe('webhook in the developer console over HTTP', () => {
     expect(early.status).toBe(400);
     expect(early.text).toContain('Register a webhook URL first.');
 
-    await post(b, appPath, `${appPath}/webhook`, { webhook_url: 'http://localhost:9/hooks' });
-    const before = queued.length;
+    const registered = await post(b, appPath, `${appPath}/webhook`, { webhook_url: receiverUrl });
+    const secret = secretOn(await b.get(registered.location!))!;
     const sent = await post(b, appPath, `${appPath}/webhook/test`);
     expect(sent).toMatchObject({ status: 303, location: `${appPath}?done=webhook-test-sent#webhook` });
-    const [message] = queued.slice(before);
-    expect(message).toMatchObject({ clientId });
     const [delivery] = await webhooks.listDeliveries(clientId);
-    expect(delivery).toMatchObject({ webhookId: message!.webhookId, eventType: 'webhook.test', status: 'pending' });
+    expect(delivery).toMatchObject({ eventType: 'webhook.test' });
+    const [first] = await receivedFor(delivery!.webhookId, 1);
+    // Signed with the secret the console showed once.
+    expect(new Webhook(secret).verify(first!.body, first!.headers)).toMatchObject({ type: 'webhook.test', data: { client_id: clientId } });
 
-    // The receiver's answer, as the delivery function records it.
-    await webhooks.recordAttempt(clientId, delivery!.webhookId, { status: 'delivered', at: new Date(), statusCode: 204, latencyMs: 87 });
+    await expect.poll(async () => (await webhooks.getDelivery(clientId, delivery!.webhookId))?.status).toBe('delivered');
     const page = await b.get(`${appPath}?done=webhook-test-sent`);
     expect(page.text).toContain('A webhook.test event is on its way');
     const row = /<table class="deliveries"[\s\S]*?<\/table>/.exec(page.text)![0];
     expect(textOf(row)).toMatch(/webhook\.test \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
-    expect(textOf(row)).toContain('Delivered (HTTP 204) 1 attempt · 87 ms');
+    expect(textOf(row)).toMatch(/Delivered \(HTTP 204\) 1 attempt · \d+ ms/);
 
     const resendPath = `${appPath}/webhook/deliveries/${delivery!.webhookId}`;
     const resent = await b.postForm(resendPath, formFields(page.text, resendPath));
     expect(resent).toMatchObject({ status: 303, location: `${appPath}?done=webhook-resent#webhook` });
-    expect(queued.at(-1)).toEqual({ clientId, webhookId: delivery!.webhookId, redelivery: true });
-    expect((await webhooks.getDelivery(clientId, delivery!.webhookId))?.status).toBe('pending');
+    const both = await receivedFor(delivery!.webhookId, 2);
+    expect(both).toHaveLength(2);
+    expect(both[1]!.body).toBe(first!.body);
+    expect(new Webhook(secret).verify(both[1]!.body, both[1]!.headers)).toBeTruthy();
 
-    // An id that is no delivery of this application is 404, and nothing is queued.
-    const count = queued.length;
+    // An id that is no delivery of this application is 404, and nothing is sent.
+    const count = received.length;
     const unknown = await b.postForm(`${appPath}/webhook/deliveries/msg_000000000_00000000000000000000`, formFields(page.text, resendPath));
     expect(unknown.status).toBe(404);
-    expect(queued.length).toBe(count);
+    expect(received.length).toBe(count);
   });
 
   it('removes the webhook, signing secrets included, with the application', async () => {

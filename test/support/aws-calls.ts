@@ -14,7 +14,8 @@ import { setClientHook } from '#shared/aws/client-config';
  * the request does not name); SES's SendEmail checks the sending identity (the `Source` address)
  * and, when the request names one, the configuration set too (Service Authorization Reference,
  * "Actions, resources, and condition keys for Amazon SES": SendEmail's resource types are
- * `identity`, required, and `configuration-set`).
+ * `identity`, required, and `configuration-set`); SQS checks the queue, SendMessageBatch as
+ * sqs:SendMessage.
  */
 export interface AwsCall {
   /** The function and the route through which it was invoked. */
@@ -29,7 +30,8 @@ export interface AwsCall {
     | { type: 'new-key'; tags: Record<string, string> }
     | { type: 'alias'; alias: string }
     | { type: 'identity'; identity: string }
-    | { type: 'configuration-set'; name: string };
+    | { type: 'configuration-set'; name: string }
+    | { type: 'queue'; queueUrl: string };
   /** The SDK command that needed it, and the test that sent it (the scenario). */
   command: string;
   test: string;
@@ -95,6 +97,11 @@ export function authorizationsOf(clientName: string, commandName: string, input:
         action: `ses:${operation}`, resource: { type: 'configuration-set' as const, name: String(input.ConfigurationSetName) }, command: operation,
       }]),
     ];
+  }
+  if (clientName === 'SQSClient') {
+    // A batch send is authorized as sqs:SendMessage (Service Authorization Reference, Amazon SQS).
+    const action = operation === 'SendMessageBatch' ? 'SendMessage' : operation === 'ChangeMessageVisibilityBatch' ? 'ChangeMessageVisibility' : operation;
+    return [{ action: `sqs:${action}`, resource: { type: 'queue', queueUrl: String(input.QueueUrl) }, command: operation }];
   }
   throw new Error(`No IAM mapping for ${clientName} ${commandName}: add one before the service uses it`);
 }

@@ -49,6 +49,8 @@ export interface DeployedForm {
   mailFrom: string;
   /** The SES configuration set the mail functions send with. */
   configurationSetArn: string;
+  /** The webhook delivery queue (the source of the delivery function's event source mapping). */
+  webhookQueueArn: string;
 }
 
 export function readDeployedForm(template: Record<string, any>): DeployedForm {
@@ -104,6 +106,20 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     }
   }
 
+  // A function an event source mapping invokes is reached through it: `stream table` for the
+  // table's stream, `queue webhook-deliveries` for the delivery queue (as local/webhooks.ts names them).
+  let webhookQueueArn = '';
+  for (const [, mapping] of ofType('AWS::Lambda::EventSourceMapping')) {
+    const fn = functions.get((mapping.Properties.FunctionName as { Ref: string }).Ref);
+    if (!fn) continue;
+    const [sourceId, attribute] = (mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
+    const isStream = attribute === 'StreamArn';
+    if (!isStream) webhookQueueArn = arnOf(sourceId, resources);
+    const key = isStream ? 'stream table' : 'queue webhook-deliveries';
+    fn.routes.push(key);
+    functionOfRoute.set(key, fn);
+  }
+
   const [tableId, table] = only('AWS::DynamoDB::GlobalTable');
   const [keyId, key] = only('AWS::KMS::Key');
   const [configurationSetId] = only('AWS::SES::ConfigurationSet');
@@ -118,6 +134,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     mailFrom: MAIL_FROM,
     // Unnamed in the template, its name is CloudFormation's; a Ref to it resolves to the logical id here.
     configurationSetArn: `arn:aws:ses:${REGION}:${ACCOUNT}:configuration-set/${ref(configurationSetId, resources)}`,
+    webhookQueueArn,
   };
 }
 
@@ -130,6 +147,7 @@ function resolveIntrinsics(value: unknown, resources: Record<string, Resource>):
   if (entries.length === 1 && name === 'Ref') return ref(argument as string, resources);
   if (entries.length === 1 && name === 'Fn::GetAtt') {
     const [id, attribute] = argument as [string, string];
+    if (attribute === 'StreamArn' && resources[id]?.Type === 'AWS::DynamoDB::GlobalTable') return `${arnOf(id, resources)}/stream/2026-01-01T00:00:00.000`;
     if (attribute !== 'Arn') throw new Error(`cannot resolve Fn::GetAtt ${id}.${attribute}`);
     return arnOf(id, resources);
   }
@@ -156,6 +174,7 @@ function arnOf(id: string, resources: Record<string, Resource>): string {
     case 'AWS::Logs::LogGroup': return `arn:aws:logs:${REGION}:${ACCOUNT}:log-group:${id}:*`;
     case 'AWS::IAM::Role': return `arn:aws:iam::${ACCOUNT}:role/${id}`;
     case 'AWS::Lambda::Function': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`;
+    case 'AWS::SQS::Queue': return `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`;
     default: throw new Error(`cannot resolve the ARN of ${id} (${type})`);
   }
 }

@@ -1,0 +1,59 @@
+import type { SQSEvent } from 'aws-lambda';
+import { runAsFunction } from '#local/invocation-context';
+import { startStreamReader, type StreamReader } from '#local/stream-reader';
+import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
+import { logger } from '#shared/log';
+import { MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
+
+// The webhook pipeline of the local service, with the functions that run it in AWS: the table's
+// stream → fan-out-events (the same handler) → the delivery queue (an SQS stand-in with the
+// stack's visibility timeout and redrive policy, its timeouts multiplied by `timeScale`) →
+// deliver-webhooks (the same handler). Each invocation is attributed to its function, as in AWS.
+
+/** How the local invocations name their event sources (and test/support/deployed-form.ts the deployed ones). */
+export const STREAM_SOURCE = { api: 'stream', routeKey: 'table' } as const;
+export const QUEUE_SOURCE = { api: 'queue', routeKey: 'webhook-deliveries' } as const;
+
+export interface LocalWebhooks {
+  queue: WebhookQueueStandIn;
+  /** Starts reading the table's stream; call it once the handlers' environment is set. */
+  startReading(): Promise<void>;
+  /** Resolves once the stream is read up to now and the queue is empty: every event so far was handled. */
+  settled(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalWebhooks(endpoint: string, tableName: string, timeScale: number): Promise<LocalWebhooks> {
+  let reader: StreamReader | undefined;
+  const queue = await startWebhookQueue({
+    timeScale,
+    visibilityTimeoutSeconds: QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+    maxReceiveCount: MAX_DELIVERY_ATTEMPTS,
+    deliver: (event: SQSEvent) => runAsFunction({ fn: 'deliver-webhooks', ...QUEUE_SOURCE }, async () => {
+      const { handler } = await import('#functions/webhooks/deliver-webhooks');
+      return handler(event);
+    }),
+  });
+  return {
+    queue,
+    async startReading() {
+      reader = await startStreamReader({
+        endpoint,
+        tableName,
+        handle: (records) => runAsFunction({ fn: 'fan-out-events', ...STREAM_SOURCE }, async () => {
+          const { handler } = await import('#functions/webhooks/fan-out-events');
+          return handler({ Records: records as never });
+        }),
+        onError: (error) => logger.error('webhook fan-out failed; the batch will be read again', { error }),
+      });
+    },
+    async settled() {
+      await reader?.caughtUp();
+      await queue.drained();
+    },
+    async stop() {
+      await reader?.stop();
+      await queue.stop();
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import type { BatchReader } from '#shared/data/batch-read';
+import type { GrantRepo } from '#shared/data/grant-repo';
+import type { WebhookRepo, WebhookSubscription } from '#shared/data/webhook-repo';
+import { DEVICE_EVENT_SCOPE } from '#shared/webhooks/events';
+import { postWebhook, type PostOutcome } from '#shared/webhooks/http-post';
+import type { WebhookMessage } from '#shared/webhooks/queue';
+import { liveSecrets, signWithSecrets } from '#shared/webhooks/signing';
+import { checkWebhookUrl, type Resolve } from '#shared/webhooks/url-safety';
+
+/**
+ * How long the delivery queue holds a failed delivery before the next attempt, after attempt 1, 2,
+ * …: exponential backoff, each delay multiplied by a random 1 to 1.2 (jitter, so that receivers that
+ * come back are not hit by every retry at once; capped at SQS's 12-hour visibility limit). The
+ * delays add up to 27 h 42 min 30 s at least, so a delivery is tried 10 times over more than a day;
+ * after the 10th failure it goes to the dead-letter queue.
+ */
+export const RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600, 7200, 14_400, 28_800, 43_200] as const;
+export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+/** The delivery function's timeout: a 5 s attempt per message, all messages of a batch at once, and the records around it. */
+export const DELIVERY_FUNCTION_TIMEOUT_SECONDS = 15;
+/** The queue's visibility timeout while a batch is handled: at least 6 times the function's timeout, as AWS advises for SQS event sources. */
+export const QUEUE_VISIBILITY_TIMEOUT_SECONDS = 6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS;
+/** SQS's longest visibility timeout. */
+const MAX_VISIBILITY_SECONDS = 43_200;
+/** A receiver that has failed every delivery for this long is disabled, and its developer e-mailed. */
+export const DISABLE_FAILING_AFTER_SECONDS = 3 * 24 * 3600;
+
+/** The delay before attempt `attempt + 1`, with jitter (`random` in [0, 1)). */
+export function retryDelaySeconds(attempt: number, random: () => number = Math.random): number {
+  const base = RETRY_DELAYS_SECONDS[Math.min(attempt, RETRY_DELAYS_SECONDS.length) - 1] ?? RETRY_DELAYS_SECONDS[0];
+  return Math.min(MAX_VISIBILITY_SECONDS, Math.round(base * (1 + 0.2 * random())));
+}
+
+export type DeliveryOutcome =
+  /** Delivered, or nothing (more) to deliver: the message is done. */
+  | { result: 'done'; delivered: boolean }
+  /** Failed; try again after this delay. */
+  | { result: 'retry'; delaySeconds: number }
+  /** Failed for the last time: to the dead-letter queue. */
+  | { result: 'dead' };
+
+export interface DeliverDeps {
+  batch: Pick<BatchReader, 'read'>;
+  webhooks: Pick<WebhookRepo, 'deliveryRead' | 'subscriptionRead' | 'recordAttempt' | 'markFailing' | 'clearFailing' | 'disableSubscription'>;
+  grants: Pick<GrantRepo, 'consentRead'>;
+  /** The local service only: accept `http://localhost` receivers. */
+  allowLocalHttp: boolean;
+  /** E-mails the developer of an application whose webhook the service disabled. */
+  notifyDisabled(subscription: WebhookSubscription): Promise<void>;
+  resolve?: Resolve;
+  post?: typeof postWebhook;
+  now?: () => Date;
+  random?: () => number;
+}
+
+/**
+ * Delivers one queued message, attempt `attempt` (SQS's receive count): reads the delivery, the
+ * subscription and, for a device event, the owner's consent (one BatchGetItem); drops it if the
+ * webhook is gone or disabled, or the grant ended; checks the URL again (DNS may have changed) and
+ * POSTs the signed payload to the checked address; records the attempt on the delivery (UpdateItem).
+ * A failure marks the subscription failing (UpdateItem) and disables it when it has failed for
+ * DISABLE_FAILING_AFTER_SECONDS.
+ */
+export async function deliverMessage(message: WebhookMessage, attempt: number, deps: DeliverDeps): Promise<DeliveryOutcome> {
+  const { batch, webhooks, grants, now = () => new Date() } = deps;
+  const { clientId, webhookId } = message;
+  const [delivery, subscription, consent] = await batch.read([
+    webhooks.deliveryRead(clientId, webhookId),
+    webhooks.subscriptionRead(clientId),
+    grants.consentRead(message.userId, message.userId ? clientId : undefined),
+  ]);
+  if (!delivery) return { result: 'done', delivered: false };
+  if (delivery.status === 'delivered' && !message.redelivery) return { result: 'done', delivered: false };
+  const drop = async (error: string) => {
+    await webhooks.recordAttempt(clientId, webhookId, { status: 'failed', at: now(), error });
+    return { result: 'done', delivered: false } as const;
+  };
+  if (!subscription) return drop('webhook removed');
+  if (subscription.disabledAt !== undefined) return drop('webhook disabled');
+  if (delivery.eventType.startsWith('device.') && !consent?.scopes.includes(DEVICE_EVENT_SCOPE)) return drop('grant ended');
+
+  const at = now();
+  const checked = await checkWebhookUrl(subscription.url, { allowLocalHttp: deps.allowLocalHttp, resolve: deps.resolve });
+  let outcome: PostOutcome;
+  if (!checked.ok) {
+    outcome = { latencyMs: 0, error: 'address refused' };
+  } else {
+    const headers = signWithSecrets(liveSecrets(subscription.secrets, at), webhookId, at, delivery.payload);
+    outcome = await (deps.post ?? postWebhook)(checked.url, checked.addresses[0]!, { ...headers }, delivery.payload);
+  }
+  const ok = outcome.statusCode !== undefined && outcome.statusCode >= 200 && outcome.statusCode < 300;
+  const last = attempt >= MAX_DELIVERY_ATTEMPTS;
+  await webhooks.recordAttempt(clientId, webhookId, {
+    status: ok ? 'delivered' : last ? 'dead' : 'retrying',
+    at, statusCode: outcome.statusCode, latencyMs: outcome.latencyMs, error: outcome.error,
+  });
+  if (ok) {
+    if (subscription.failingSince !== undefined) await webhooks.clearFailing(clientId);
+    return { result: 'done', delivered: true };
+  }
+  const failingSince = await webhooks.markFailing(clientId, at);
+  if (failingSince !== undefined && at.getTime() - Date.parse(failingSince) >= DISABLE_FAILING_AFTER_SECONDS * 1000) {
+    if (await webhooks.disableSubscription(clientId, failingSince, at)) await deps.notifyDisabled(subscription);
+  }
+  return last ? { result: 'dead' } : { result: 'retry', delaySeconds: retryDelaySeconds(attempt, deps.random) };
+}

@@ -1,0 +1,81 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { BatchReader } from '#shared/data/batch-read';
+import type { GrantRepo } from '#shared/data/grant-repo';
+import type { WebhookRepo } from '#shared/data/webhook-repo';
+import { changeToEvents, newWebhookId, scopesCover, type ChangeRecord, type TableChange } from '#shared/webhooks/events';
+import type { WebhookMessage, WebhookQueue } from '#shared/webhooks/queue';
+
+/** A DynamoDB stream record as Lambda and the Streams API hand it over (images in the attribute-value form). */
+export interface StreamRecordLike {
+  eventID?: string;
+  eventName?: string;
+  dynamodb?: {
+    /** Epoch seconds (Lambda's event), or a Date (the Streams API through the SDK). */
+    ApproximateCreationDateTime?: number | Date;
+    NewImage?: Record<string, unknown>;
+    OldImage?: Record<string, unknown>;
+  };
+}
+
+/** A stream record in the form `changeToEvents` takes, or undefined for one it cannot read. */
+export function toChangeRecord(record: StreamRecordLike): ChangeRecord | undefined {
+  const { eventID, eventName, dynamodb } = record;
+  if (!eventID || !dynamodb || (eventName !== 'INSERT' && eventName !== 'MODIFY' && eventName !== 'REMOVE')) return undefined;
+  const time = dynamodb.ApproximateCreationDateTime;
+  const at = time instanceof Date ? time : typeof time === 'number' ? new Date(time * 1000) : new Date();
+  const image = (value: Record<string, unknown> | undefined) => (value ? unmarshall(value as Record<string, AttributeValue>) : undefined);
+  return { eventId: eventID, eventName, at, newImage: image(dynamodb.NewImage), oldImage: image(dynamodb.OldImage) };
+}
+
+export interface FanOutDeps {
+  grants: Pick<GrantRepo, 'listConsentsByUser'>;
+  webhooks: Pick<WebhookRepo, 'subscriptionsRead' | 'createDelivery'>;
+  batch: Pick<BatchReader, 'read'>;
+  queue: WebhookQueue;
+  now?: () => Date;
+}
+
+/**
+ * Turns table changes into deliveries: for each change with events, the applications concerned
+ * (device events: every application holding a consent from the device's owner that covers
+ * `read_device`, found with one Query of the owner's consents; grant events: that application),
+ * those with a live webhook (one BatchGetItem of their subscriptions), and for each event and
+ * application one delivery item (PutItem, TTL 30 days) and one queue message. Webhook ids derive
+ * from the stream record, so a batch read again (after a failure) makes the same ids, and an
+ * existing delivery is not written again. Returns the number of deliveries queued.
+ */
+export async function fanOut(records: readonly StreamRecordLike[], deps: FanOutDeps): Promise<number> {
+  const { grants, webhooks, batch, queue, now = () => new Date() } = deps;
+  const changes = records.map(toChangeRecord).flatMap((r) => (r ? [changeToEvents(r)] : [])).filter((c): c is TableChange => c !== undefined);
+  if (changes.length === 0) return 0;
+
+  // One Query per owner with device changes in this batch, not per change.
+  const consentsByOwner = new Map<string, Promise<Awaited<ReturnType<FanOutDeps['grants']['listConsentsByUser']>>>>();
+  const targets = await Promise.all(changes.map(async (change) => {
+    if (change.kind === 'grant') return change.events.map((event) => ({ change, event, clientIds: [change.clientId] }));
+    let consents = consentsByOwner.get(change.ownerId);
+    if (!consents) consentsByOwner.set(change.ownerId, (consents = grants.listConsentsByUser(change.ownerId)));
+    const held = await consents;
+    return change.events.map((event) => ({
+      change, event, clientIds: held.filter((c) => scopesCover(event.type, c.scopes)).map((c) => c.clientId),
+    }));
+  }));
+  const flat = targets.flat();
+  const clientIds = [...new Set(flat.flatMap((t) => t.clientIds))];
+  if (clientIds.length === 0) return 0;
+  const [subscriptions] = await batch.read([webhooks.subscriptionsRead(clientIds)]);
+  const live = new Set(clientIds.filter((id, i) => subscriptions[i] !== undefined && subscriptions[i]!.disabledAt === undefined));
+
+  const messages: WebhookMessage[] = [];
+  const at = now();
+  await Promise.all(flat.flatMap(({ change, event, clientIds: ids }) => ids.filter((id) => live.has(id)).map(async (clientId) => {
+    const webhookId = newWebhookId(new Date(event.timestamp), `${change.sourceId}/${clientId}/${event.type}`);
+    const userId = change.ownerId;
+    await webhooks.createDelivery({ clientId, webhookId, eventType: event.type, payload: JSON.stringify(event), userId }, at);
+    // A device event is delivered only while the owner's grant stands: the delivery checks it again.
+    messages.push(change.kind === 'device' ? { clientId, webhookId, userId } : { clientId, webhookId });
+  })));
+  await queue.send(messages);
+  return messages.length;
+}

@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
+import { createDeviceRepo } from '#shared/data/device-repo';
+import { createDocumentClient } from '#shared/data/dynamodb';
+import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { formatTimestamp } from '#shared/domain/time';
+import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_SECONDS } from '#shared/webhooks/deliver';
+import { redeliver, sendTestEvent } from '#shared/webhooks/dispatch';
+import { createRepos, type Repos } from '../support/repos';
+import { startTestService, tokenFor } from '../support/service';
+import { startReceiver, type Received } from '../support/webhook-receiver';
+
+// The webhook pipeline end to end on the local service: the table's stream → the fan-out handler →
+// the delivery queue (the SQS stand-in, its timeouts compressed by TIME_SCALE) → the delivery
+// handler → a receiver on 127.0.0.1.
+const TIME_SCALE = 1e-4;
+const [ALICE] = DEMO_USERS;
+const DEVICE = ALICE.devices[0].id;
+
+describe('webhooks', () => {
+  let service: LocalService;
+  let doc: DynamoDBDocumentClient;
+  let repos: Repos;
+  let webhooks: WebhookRepo;
+  const stops: (() => Promise<void>)[] = [];
+
+  /** A new application of Alice's, subscribed to `url`, holding a consent of Alice's for `scopes`; its id and signing secret. */
+  async function subscribedApp(url: string, scopes = ['read_device']) {
+    const clientId = `app-${randomUUID()}`;
+    await repos.clients.createClient({
+      clientId, secretHash: 'x', name: 'Webhook test app', description: '', website: 'https://example.com', redirectUris: ['https://example.com/cb'],
+      developerId: ALICE.user.id, developerName: 'Alice', createdAt: new Date().toISOString(),
+    });
+    if (scopes.length > 0) await repos.grants.saveConsent({ userId: ALICE.user.id, clientId, scopes, grantedAt: formatTimestamp(new Date()) });
+    const { secret } = await webhooks.setUrl(clientId, url);
+    return { clientId, secret: secret! };
+  }
+
+  async function receiver(...args: Parameters<typeof startReceiver>) {
+    const r = await startReceiver(...args);
+    stops.push(r.stop);
+    return r;
+  }
+
+  async function putDevice(changes: Record<string, unknown>, clientId = 'another-app') {
+    const token = await tokenFor(service, ALICE.user.id, ['write_device'], { clientId });
+    const res = await fetch(`${service.apiUrl}/devices/${DEVICE}`, {
+      method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(changes),
+    });
+    expect(res.status).toBe(204);
+  }
+
+  const headersOf = (r: Received) => ({
+    'webhook-id': r.headers['webhook-id']!, 'webhook-timestamp': r.headers['webhook-timestamp']!, 'webhook-signature': r.headers['webhook-signature']!,
+  });
+
+  beforeAll(async () => {
+    service = await startTestService({ webhooks: { timeScale: TIME_SCALE } });
+    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits: { requestTimeoutMs: 10_000 } });
+    repos = createRepos({ doc, table: service.tableName });
+    webhooks = createWebhookRepo({ doc, table: service.tableName });
+  });
+
+  afterAll(async () => {
+    for (const stop of stops) await stop();
+    await service?.stop();
+    doc?.destroy();
+  });
+
+  it('a PUT by another application → a device.updated that both verifiers accept, within 2 s', async () => {
+    const hook = await receiver();
+    const { secret } = await subscribedApp(hook.url);
+    const name = `Kitchen ${randomUUID().slice(0, 8)}`;
+    const started = Date.now();
+    await putDevice({ name, sound: false });
+    const got = await hook.next((r) => r.body.includes(name), 2000);
+    expect(got.at - started).toBeLessThan(2000);
+
+    const event = new StandardWebhook(secret).verify(got.body, headersOf(got)) as { type: string; data: Record<string, unknown> };
+    expect(new SvixWebhook(secret).verify(got.body, headersOf(got))).toEqual(event);
+    expect(event.type).toBe('device.updated');
+    expect(event.data).toMatchObject({ user_id: ALICE.user.id, device_id: DEVICE, changes: { name, sound: false } });
+    expect(Object.keys(event.data.changes as object).sort()).toEqual(['name', 'sound']);
+    expect(event.data.sequence).toEqual(expect.any(Number));
+    expect(got.headers['webhook-id']).toMatch(/^msg_[0-9a-z]{9}_[0-9a-f]{20}$/);
+
+    // A tampered body, or the same delivery presented long after, is refused by both.
+    const tampered = got.body.replace(name, 'Evil');
+    expect(() => new StandardWebhook(secret).verify(tampered, headersOf(got))).toThrow();
+    expect(() => new SvixWebhook(secret).verify(tampered, headersOf(got))).toThrow();
+  });
+
+  it('sequence numbers grow with every write of the device', async () => {
+    const hook = await receiver();
+    await subscribedApp(hook.url);
+    await putDevice({ place: 'Seq 1' });
+    await putDevice({ place: 'Seq 2' });
+    const first = JSON.parse((await hook.next((r) => r.body.includes('Seq 1'))).body);
+    const second = JSON.parse((await hook.next((r) => r.body.includes('Seq 2'))).body);
+    expect(second.data.sequence).toBe(first.data.sequence + 1);
+  });
+
+  it('an operator set-connection → device.connection_changed', async () => {
+    const hook = await receiver();
+    await subscribedApp(hook.url);
+    const devices = createDeviceRepo({ doc, table: service.tableName });
+    const at = formatTimestamp(new Date());
+    // What `npm run admin -- set-connection` does.
+    await devices.setConnection(ALICE.user.id, DEVICE, false, at);
+    await devices.setConnection(ALICE.user.id, DEVICE, true, at);
+    const got = await hook.next((r) => r.body.includes('"connected":true'));
+    expect(JSON.parse(got.body)).toMatchObject({ type: 'device.connection_changed', data: { device_id: DEVICE, connected: true, last_connection: at } });
+  });
+
+  it('an application without read_device, or without a consent, gets no device event', async () => {
+    const covered = await receiver();
+    const uncovered = await receiver();
+    const stranger = await receiver();
+    await subscribedApp(covered.url);
+    await subscribedApp(uncovered.url, ['read_user']);
+    await subscribedApp(stranger.url, []);
+    await putDevice({ place: 'Scope check' });
+    await covered.next((r) => r.body.includes('Scope check'));
+    await service.webhooks!.settled();
+    expect(uncovered.received).toEqual([]);
+    expect(stranger.received).toEqual([]);
+  });
+
+  it('the user revokes the application → grant.revoked, and no device event after it', async () => {
+    const hook = await receiver();
+    const witness = await receiver();
+    const { clientId } = await subscribedApp(hook.url);
+    await subscribedApp(witness.url);
+    const sessionId = await repos.sessions.createSession(ALICE.user.id);
+    const res = await fetch(`${service.authUrl}/account/apps/${clientId}/revoke`, {
+      method: 'POST', redirect: 'manual',
+      headers: { cookie: `session=${encodeURIComponent(sessionId)}; csrf=${'c'.repeat(40)}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${'c'.repeat(40)}`,
+    });
+    expect(res.status).toBe(303);
+    const revoked = await hook.next((r) => r.body.includes('grant.revoked'));
+    expect(JSON.parse(revoked.body)).toMatchObject({ type: 'grant.revoked', data: { user_id: ALICE.user.id, client_id: clientId, reason: 'user_revoked' } });
+
+    await putDevice({ place: 'After revocation' });
+    await witness.next((r) => r.body.includes('After revocation'));
+    await service.webhooks!.settled();
+    expect(hook.events().map((e) => e.type)).toEqual(['grant.revoked']);
+  });
+
+  it('a device event queued before the revocation is dropped at delivery, not sent', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const hook = await receiver(() => 204);
+    const { clientId } = await subscribedApp(hook.url);
+    // Hold the delivery: stop the receiver's consent between fan-out and delivery by revoking it right after the PUT.
+    await putDevice({ place: 'Racing the revocation' });
+    await repos.grants.deleteConsent(ALICE.user.id, clientId);
+    release();
+    await gate;
+    await service.webhooks!.settled();
+    const devices = hook.events().filter((e) => e.type.startsWith('device.'));
+    // Either the delivery won the race (sent before the consent was gone) or it was dropped: never after grant.revoked.
+    const types = hook.events().map((e) => e.type);
+    if (types.includes('grant.revoked')) expect(types.indexOf('grant.revoked')).toBeGreaterThanOrEqual(devices.length);
+    const dropped = (await webhooks.listDeliveries(clientId)).filter((d) => d.eventType === 'device.updated' && d.status === 'failed');
+    for (const d of dropped) expect(d.lastError).toBe('grant ended');
+  });
+
+  it('a receiver answering 500 is retried on the (compressed) schedule, then dead-lettered', async () => {
+    const hook = await receiver(() => 500);
+    const { clientId } = await subscribedApp(hook.url);
+    await putDevice({ place: 'Always failing' });
+    const deadline = Date.now() + 30_000;
+    while (hook.received.length < MAX_DELIVERY_ATTEMPTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await service.webhooks!.settled();
+    expect(hook.received).toHaveLength(MAX_DELIVERY_ATTEMPTS);
+    expect(new Set(hook.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    const gaps = hook.received.slice(1).map((r, i) => r.at - hook.received[i]!.at);
+    gaps.forEach((gap, i) => {
+      const planned = RETRY_DELAYS_SECONDS[i]! * 1000 * TIME_SCALE;
+      expect(gap).toBeGreaterThanOrEqual(planned - 5);
+      expect(gap).toBeLessThan(planned * 1.2 + 500);
+    });
+    const [delivery] = (await webhooks.listDeliveries(clientId)).filter((d) => d.eventType === 'device.updated');
+    expect(delivery).toMatchObject({ status: 'dead', attempts: MAX_DELIVERY_ATTEMPTS, lastStatusCode: 500 });
+    expect(service.webhooks!.queue.deadLetters().map((m) => JSON.parse(m.body).webhookId)).toContain(delivery!.webhookId);
+    expect((await webhooks.getSubscription(clientId))!.failingSince).toEqual(expect.any(String));
+  }, 60_000);
+
+  it('"send again" redelivers with the same webhook-id and body; "send test event" sends webhook.test', async () => {
+    const hook = await receiver();
+    const { clientId, secret } = await subscribedApp(hook.url);
+    await putDevice({ place: 'Send me again' });
+    const first = await hook.next((r) => r.body.includes('Send me again'));
+    expect(await redeliver(clientId, first.headers['webhook-id']!)).toBe(true);
+    const deadline = Date.now() + 5000;
+    while (hook.received.filter((r) => r.headers['webhook-id'] === first.headers['webhook-id']).length < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const again = hook.received.filter((r) => r.headers['webhook-id'] === first.headers['webhook-id']);
+    expect(again).toHaveLength(2);
+    expect(again[1]!.body).toBe(first.body);
+    expect(new StandardWebhook(secret).verify(again[1]!.body, headersOf(again[1]!))).toBeTruthy();
+    expect(await redeliver(clientId, 'msg_not-an-id')).toBe(false);
+    expect(await redeliver(`app-${randomUUID()}`, first.headers['webhook-id']!)).toBe(false);
+
+    const testId = await sendTestEvent(clientId);
+    const test = await hook.next((r) => r.headers['webhook-id'] === testId);
+    expect(JSON.parse(test.body)).toMatchObject({ type: 'webhook.test', data: { client_id: clientId } });
+    const listed = await webhooks.listDeliveries(clientId);
+    expect(listed[0]).toMatchObject({ webhookId: testId, status: 'delivered', attempts: 1, lastStatusCode: 204 });
+    expect(listed.find((d) => d.webhookId === first.headers['webhook-id'])).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+
+  it('an unreachable, slow, redirecting or huge-answering receiver blocks no other and loses no event', async () => {
+    const good = await receiver();
+    const slow = await receiver(() => 'hang');
+    const redirecting = await receiver(() => 'redirect');
+    const huge = await receiver(() => 'huge');
+    const closed = await startReceiver();
+    await closed.stop();
+    const apps = {
+      slow: await subscribedApp(slow.url),
+      redirecting: await subscribedApp(redirecting.url),
+      huge: await subscribedApp(huge.url),
+      unreachable: await subscribedApp(closed.url),
+      good: await subscribedApp(good.url),
+    };
+    const started = Date.now();
+    await putDevice({ place: 'Bad neighbours' });
+    await good.next((r) => r.body.includes('Bad neighbours'), 2000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    // The slow one is given up after 5 s; every other outcome is recorded sooner.
+    await new Promise((r) => setTimeout(r, 5500));
+    const statusOf = async (clientId: string) => (await webhooks.listDeliveries(clientId)).find((d) => d.eventType === 'device.updated');
+    expect(await statusOf(apps.huge.clientId)).toMatchObject({ status: 'delivered', lastStatusCode: 200 });
+    expect(await statusOf(apps.redirecting.clientId)).toMatchObject({ lastStatusCode: 307 });
+    expect((await statusOf(apps.redirecting.clientId))!.status).not.toBe('delivered');
+    expect(await statusOf(apps.unreachable.clientId)).toMatchObject({ lastError: 'connection refused' });
+    expect(await statusOf(apps.slow.clientId)).toMatchObject({ lastError: 'timeout' });
+    expect(redirecting.received.length).toBeGreaterThan(0);
+    for (const app of [apps.slow, apps.redirecting, apps.unreachable]) await webhooks.removeSubscription(app.clientId);
+  }, 30_000);
+
+  it('the URL is checked again at delivery: a stored loopback https URL gets nothing sent', async () => {
+    const hook = await receiver();
+    const { clientId } = await subscribedApp(hook.url);
+    // As if the host name had come to resolve to this machine after registration.
+    await webhooks.setUrl(clientId, hook.url.replace('http://', 'https://'));
+    await putDevice({ place: 'Rebound' });
+    await service.webhooks!.settled();
+    const delivery = (await webhooks.listDeliveries(clientId)).find((d) => d.eventType === 'device.updated');
+    expect(delivery).toMatchObject({ lastError: 'address refused' });
+    expect(hook.received).toEqual([]);
+    await webhooks.removeSubscription(clientId);
+  });
+});
