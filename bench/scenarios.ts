@@ -607,7 +607,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       name: 'post-delete-app', fn: 'post-delete-app', expectStatus: 303,
       floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family', 'refreshToken')],
       minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families and consents, one family here) + '
-        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items (and a DeleteItem of its webhook when it has one)',
+        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items (its webhook subscription included)',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);

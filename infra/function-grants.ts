@@ -92,7 +92,9 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-app-secret': { table: [...pageReads, clients.takeSecretReveal] },
   'post-retire-secret': { table: [...pageReads, clients.retirePreviousSecret] },
   'get-delete-app': { table: pageReads },
-  'post-delete-app': { table: [...pageReads, webhooks.subscriptionRead, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.removeSubscription] },
+  'post-delete-app': {
+    table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem],
+  },
   'post-webhook': { table: [...appPageReads, webhooks.setUrl, clients.saveSecretReveal] },
   'post-rotate-webhook-secret': { table: [...appPageReads, webhooks.rotateSecret, clients.saveSecretReveal] },
   'post-delete-webhook': { table: [...appPageReads, webhooks.removeSubscription] },

@@ -11,15 +11,14 @@ import { countMetric, METRIC } from '#shared/metrics';
 /**
  * POST /developer/apps/{client_id}/delete — deletes the application and everything its users
  * granted it, once the developer typed its name (otherwise the form again, 400, and nothing
- * deleted): one BatchGetItem (session, user, application, its webhook), one Query (its active token families
+ * deleted): one BatchGetItem (session, user, application), one Query (its active token families
  * and its users' consents, indexed together), and one transaction that revokes the families, deletes
- * the consents and deletes the application (more only beyond 100 items), then, if it has a webhook,
- * one DeleteItem (the subscription).
+ * the consents and the webhook subscription, and deletes the application (more only beyond 100 items).
  */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
-  const { signedIn, client, viewer, webhook } = await pageContext(event, pathClientId(event), true);
+  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
   if (!signedIn) return loginRedirect('/developer', 303);
   const app = ownedApp(client, signedIn.user.id);
   if ((form.confirm_name ?? '').trim() !== app.name) {
@@ -27,10 +26,8 @@ export const handler = pageHandler(async (event) => {
   }
   const { families, consentUserIds } = await grants.grantsOf(app.clientId);
   await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.', {
-    deleting: consentUserIds.map((userId) => grants.deleteConsentItem(userId, app.clientId)),
+    deleting: [...consentUserIds.map((userId) => grants.deleteConsentItem(userId, app.clientId)), webhooks.deleteSubscriptionItem(app.clientId)],
   });
-  // Its webhook too, so no signing secret outlives the application (its deliveries expire with their TTL).
-  if (webhook) await webhooks.removeSubscription(app.clientId);
   countMetric(METRIC.grantsRevoked, families.length);
   return redirect('/developer', 303);
 });

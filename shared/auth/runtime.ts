@@ -24,4 +24,5 @@ export const grants = createGrantRepo({ doc, table });
 export const sessions = createSessionRepo({ doc, table });
 export const throttle = createThrottleRepo({ doc, table });
 export const links = createLinkRepo({ doc, table });
+/** Webhook subscriptions and deliveries (the developer console; the pipeline has its own, shared/webhooks/runtime.ts). */
 export const webhooks = createWebhookRepo({ doc, table });

@@ -4,7 +4,7 @@ import { isPlausibleClientId } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
 import type { WebhookEventType } from '#shared/webhooks/events';
 import { webhookIdTime } from '#shared/webhooks/events';
@@ -59,6 +59,8 @@ export interface AttemptOutcome {
   statusCode?: number;
   latencyMs?: number;
   error?: string;
+  /** False for a delivery dropped without sending (grant ended, webhook removed or disabled): not an attempt. */
+  attempted?: boolean;
 }
 
 export type WebhookRepo = ReturnType<typeof createWebhookRepo>;
@@ -154,6 +156,11 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
     /** Ends the subscription (its deliveries stay until their TTL). One DeleteItem. */
     async removeSubscription(clientId: string): Promise<void> {
       await doc.send(new DeleteCommand({ TableName: table, Key: webhookKey(clientId) }));
+    },
+
+    /** The transaction item that deletes the subscription with its application (post-delete-app). */
+    deleteSubscriptionItem(clientId: string): TransactItem {
+      return { Delete: { TableName: table, Key: webhookKey(clientId) } };
     },
 
     /**
@@ -259,7 +266,7 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
       return Items.map((item) => fromItem<WebhookDelivery>(item)).filter((d) => d.expiresAt > now);
     },
 
-    /** Records one attempt (or a redelivery's reset to `pending`): one UpdateItem; the attempt count grows unless `status` is `pending`. */
+    /** Records one attempt (or a drop, or a redelivery's reset to `pending`): one UpdateItem; the attempt count grows for an attempt only. */
     async recordAttempt(clientId: string, webhookId: string, outcome: AttemptOutcome): Promise<void> {
       const key = keyOf(clientId, webhookId);
       if (!key) return;
@@ -269,20 +276,22 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
       if (outcome.latencyMs !== undefined) set.lastLatencyMs = outcome.latencyMs;
       if (outcome.error !== undefined) set.lastError = outcome.error;
       const entries = Object.entries(set);
-      const removals = [outcome.statusCode === undefined ? 'lastStatusCode' : undefined, outcome.error === undefined ? 'lastError' : undefined]
-        .filter((name) => name !== undefined && outcome.status !== 'pending');
+      const counted = outcome.status !== 'pending' && outcome.attempted !== false;
+      // An attempt replaces the previous one's status code or error; a drop keeps the last status code beside its reason.
+      const removals = counted ? [outcome.statusCode === undefined ? 'lastStatusCode' : undefined, outcome.error === undefined ? 'lastError' : undefined]
+        .filter((name) => name !== undefined) : [];
       try {
         await doc.send(new UpdateCommand({
           TableName: table,
           Key: key,
           UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`
-            + (outcome.status === 'pending' ? '' : ' ADD attempts :one')
+            + (counted ? ' ADD attempts :one' : '')
             + (removals.length ? ` REMOVE ${removals.join(', ')}` : ''),
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
           ExpressionAttributeValues: {
             ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
-            ...(outcome.status === 'pending' ? {} : { ':one': 1 }),
+            ...(counted ? { ':one': 1 } : {}),
           },
         }));
       } catch (error) {
@@ -301,6 +310,7 @@ export const WEBHOOK_REPO_NEEDS = {
   setUrl: { actions: ['UpdateItem'] },
   rotateSecret: { actions: ['GetItem', 'UpdateItem'] },
   removeSubscription: { actions: ['DeleteItem'] },
+  deleteSubscriptionItem: { actions: ['DeleteItem'] },
   markFailing: { actions: ['UpdateItem'] },
   clearFailing: { actions: ['UpdateItem'] },
   disableSubscription: { actions: ['UpdateItem'] },

@@ -72,7 +72,7 @@ export async function deliverMessage(message: WebhookMessage, attempt: number, d
   if (!delivery) return { result: 'done', delivered: false };
   if (delivery.status === 'delivered' && !message.redelivery) return { result: 'done', delivered: false };
   const drop = async (error: string) => {
-    await webhooks.recordAttempt(clientId, webhookId, { status: 'failed', at: now(), error });
+    await webhooks.recordAttempt(clientId, webhookId, { status: 'failed', at: now(), error, attempted: false });
     return { result: 'done', delivered: false } as const;
   };
   if (!subscription) return drop('webhook removed');

@@ -20,16 +20,19 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 // metadata service at 169.254.169.254 and fd00:ec2::254 among them), carrier-grade NAT,
 // documentation and benchmark ranges, multicast, reserved, and IPv6 forms that embed IPv4
 // addresses (mapped, NAT64, 6to4, Teredo), which could reach the same places.
-const BLOCKED = new BlockList();
+// Two lists: BlockList matches an IPv4 address against IPv6 rules too (as ::ffff:a.b.c.d), which
+// the rule for IPv4-mapped addresses would then refuse.
+const BLOCKED_V4 = new BlockList();
+const BLOCKED_V6 = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
+] as const) BLOCKED_V4.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
   ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64],
   ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
+] as const) BLOCKED_V6.addSubnet(net, prefix, 'ipv6');
 // Of IPv6, only global unicast (2000::/3) is public at all.
 const GLOBAL_UNICAST = new BlockList();
 GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
@@ -37,10 +40,10 @@ GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
 /** True when `address` (an IPv4 or IPv6 literal) is a public unicast address a webhook may reach. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return !BLOCKED.check(address, 'ipv4');
+  if (family === 4) return !BLOCKED_V4.check(address, 'ipv4');
   if (family === 6) {
     const bare = address.split('%')[0]!;
-    return GLOBAL_UNICAST.check(bare, 'ipv6') && !BLOCKED.check(bare, 'ipv6');
+    return GLOBAL_UNICAST.check(bare, 'ipv6') && !BLOCKED_V6.check(bare, 'ipv6');
   }
   return false;
 }

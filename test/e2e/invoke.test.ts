@@ -142,7 +142,7 @@ describe('npm run invoke', () => {
   };
 
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestService({ webhooks: {} });
     facts = serviceFacts(service);
     cwd = mkdtempSync(join(tmpdir(), 'dus-invoke-'));
   });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
+import { newWebhookId } from '#shared/webhooks/events';
 import type { LocalService } from '#local/service';
 import { newSecretReveal } from '#shared/auth/developer';
 import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
@@ -63,6 +65,17 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
   {
     kind: 'application', pk: /^CLIENT#[^#]+$/, sk: /^CLIENT$/,
     lifetime: () => ({ state: 'application', ttl: 'none' }),
+  },
+  {
+    kind: 'webhook subscription', pk: /^CLIENT#[^#]+$/, sk: /^WEBHOOK$/,
+    lifetime: (item, find) => (find(String(item.pk), 'CLIENT')
+      ? { state: 'webhook subscription', ttl: 'none' }
+      : { state: 'webhook subscription', dead: 'the webhook of an application that no longer exists' }),
+  },
+  {
+    // Kept for the console's list of last deliveries.
+    kind: 'webhook delivery', pk: /^DELIVERIES#[^#]+$/, sk: /^\d{4}-\d\d-\d\dT[\d:.]+Z#msg_[0-9a-z]{9}_[0-9a-f]{20}$/,
+    lifetime: () => ({ state: 'webhook delivery', ttl: 30 * DAY }),
   },
   {
     // Shown once on the page the registration or rotation redirects to, and deleted by that GET.
@@ -259,6 +272,13 @@ describe('item lifetimes', () => {
     expect((await exchange(kept, replayed)).status).toBe(400);
     await codeFor(b, walker, kept);
 
+    // A webhook with a delivery on the kept application, and one on the application deleted below (deleted with it).
+    const hooks = createWebhookRepo({ doc, table: service.tableName });
+    await hooks.setUrl(kept.clientId, 'http://127.0.0.1:9/hook');
+    await hooks.setUrl(deleted.clientId, 'http://127.0.0.1:9/hook');
+    const deliveredAt = new Date();
+    await hooks.createDelivery({ clientId: kept.clientId, webhookId: newWebhookId(deliveredAt), eventType: 'webhook.test', payload: '{}' }, deliveredAt);
+
     // An application deleted by its developer while two users have consented (one holds tokens).
     const other = await createAccount(service);
     const otherBrowser = new Browser(service.authUrl);
@@ -325,7 +345,10 @@ describe('item lifetimes', () => {
       'account throttle record', 'active family', 'address throttle record', 'application', 'confirmation link', 'consent',
       'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'password reset link',
       'revoked family', 'rotated refresh token', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'used code', 'user',
+      'webhook delivery', 'webhook subscription',
     ]);
+    // The deleted application's webhook went with it.
+    expect(items.filter((item) => item.sk === 'WEBHOOK').map((item) => item.pk)).toEqual([`CLIENT#${kept.clientId}`]);
     // The three secrets shown on their page were deleted by it; only the rotation's, never shown, waits out its TTL.
     expect(items.filter((item) => String(item.pk).startsWith('REVEAL#')).map((item) => [item.clientId, item.reason])).toEqual([[kept.clientId, 'rotated']]);
     // What the flows deleted is gone: the deleted application's consents, the revoked one's, used links.

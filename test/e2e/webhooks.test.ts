@@ -64,6 +64,12 @@ describe('webhooks', () => {
     doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits: { requestTimeoutMs: 10_000 } });
     repos = createRepos({ doc, table: service.tableName });
     webhooks = createWebhookRepo({ doc, table: service.tableName });
+    // The first event loads both handlers and their SDK clients (a cold start, in Lambda too): the 2 s below is for a warm pipeline.
+    const warm = await receiver();
+    const { clientId } = await subscribedApp(warm.url);
+    await putDevice({ place: 'Warm-up' });
+    await warm.next((r) => r.body.includes('Warm-up'), 20_000);
+    await webhooks.removeSubscription(clientId);
   });
 
   afterAll(async () => {
@@ -82,7 +88,8 @@ describe('webhooks', () => {
     expect(got.at - started).toBeLessThan(2000);
 
     const event = new StandardWebhook(secret).verify(got.body, headersOf(got)) as { type: string; data: Record<string, unknown> };
-    expect(new SvixWebhook(secret).verify(got.body, headersOf(got))).toEqual(event);
+    // svix's verifier returns nothing and throws on a bad signature.
+    expect(() => new SvixWebhook(secret).verify(got.body, headersOf(got))).not.toThrow();
     expect(event.type).toBe('device.updated');
     expect(event.data).toMatchObject({ user_id: ALICE.user.id, device_id: DEVICE, changes: { name, sound: false } });
     expect(Object.keys(event.data.changes as object).sort()).toEqual(['name', 'sound']);
@@ -152,23 +159,21 @@ describe('webhooks', () => {
     expect(hook.events().map((e) => e.type)).toEqual(['grant.revoked']);
   });
 
-  it('a device event queued before the revocation is dropped at delivery, not sent', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const hook = await receiver(() => 204);
+  it('a device event still being retried when the grant ends is dropped at delivery, not sent', async () => {
+    let failing = true;
+    const hook = await receiver(() => (failing ? 500 : 204));
     const { clientId } = await subscribedApp(hook.url);
-    // Hold the delivery: stop the receiver's consent between fan-out and delivery by revoking it right after the PUT.
     await putDevice({ place: 'Racing the revocation' });
+    await hook.next((r) => r.body.includes('Racing the revocation'));
     await repos.grants.deleteConsent(ALICE.user.id, clientId);
-    release();
-    await gate;
+    // At most the attempt already under way (it read the consent before it was deleted) may still arrive.
+    const sentBefore = hook.received.filter((r) => r.body.includes('Racing the revocation')).length;
+    failing = false;
     await service.webhooks!.settled();
-    const devices = hook.events().filter((e) => e.type.startsWith('device.'));
-    // Either the delivery won the race (sent before the consent was gone) or it was dropped: never after grant.revoked.
-    const types = hook.events().map((e) => e.type);
-    if (types.includes('grant.revoked')) expect(types.indexOf('grant.revoked')).toBeGreaterThanOrEqual(devices.length);
-    const dropped = (await webhooks.listDeliveries(clientId)).filter((d) => d.eventType === 'device.updated' && d.status === 'failed');
-    for (const d of dropped) expect(d.lastError).toBe('grant ended');
+    expect(hook.received.filter((r) => r.body.includes('Racing the revocation')).length).toBeLessThanOrEqual(sentBefore + 1);
+    const delivery = (await webhooks.listDeliveries(clientId)).find((d) => d.eventType === 'device.updated');
+    expect(delivery).toMatchObject({ status: 'failed', lastError: 'grant ended' });
+    expect(hook.events().map((e) => e.type)).toContain('grant.revoked');
   });
 
   it('a receiver answering 500 is retried on the (compressed) schedule, then dead-lettered', async () => {
@@ -212,6 +217,7 @@ describe('webhooks', () => {
     const testId = await sendTestEvent(clientId);
     const test = await hook.next((r) => r.headers['webhook-id'] === testId);
     expect(JSON.parse(test.body)).toMatchObject({ type: 'webhook.test', data: { client_id: clientId } });
+    await service.webhooks!.settled();
     const listed = await webhooks.listDeliveries(clientId);
     expect(listed[0]).toMatchObject({ webhookId: testId, status: 'delivered', attempts: 1, lastStatusCode: 204 });
     expect(listed.find((d) => d.webhookId === first.headers['webhook-id'])).toMatchObject({ status: 'delivered', attempts: 2 });

@@ -22,7 +22,7 @@ export async function freshTable() {
 /**
  * The whole local service (both hosts, seeded) on free ports, over a fresh table of the run's
  * DynamoDB Local unless `options` name another; a state folder (signing key, outbox) of its own,
- * unless `options` name one, is removed when it stops.
+ * unless `options` name one, is removed when it stops. The webhook pipeline runs only when `options.webhooks` asks.
  */
 export async function startTestService(options: Partial<LocalServiceOptions> = {}): Promise<LocalService> {
   const ownState = options.stateDir === undefined;
@@ -36,6 +36,8 @@ export async function startTestService(options: Partial<LocalServiceOptions> = {
       authPort: 0,
       dynamodbEndpoint: inject('dynamodbEndpoint'),
       tableName: `test-${randomUUID()}`,
+      // The webhook pipeline polls the table's stream: only the files that test it (or invoke its functions) turn it on.
+      webhooks: false,
       ...options,
       stateDir,
     });
