@@ -31,7 +31,7 @@ describe('webhooks in a real browser', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    service = await startTestService();
+    service = await startTestService({ webhooks: {} });
     doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     clientId = `home-dashboard-${randomUUID()}`;
     const clientSecret = randomToken();

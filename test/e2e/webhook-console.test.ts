@@ -19,7 +19,7 @@ describe('webhook in the developer console over HTTP', () => {
   const received: { headers: Record<string, string>; body: string }[] = [];
 
   beforeAll(async () => {
-    service = await startTestService();
+    service = await startTestService({ webhooks: {} });
     doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     webhooks = createWebhookRepo({ doc, table: service.tableName });
     receiver = createServer((req, res) => {
