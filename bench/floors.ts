@@ -12,7 +12,7 @@ import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 /** The kinds of items the service stores. `throttle` has no stand-in to read: a first login finds none (it writes them). */
 export type ItemKind =
   | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'reveal' | 'throttle'
-  | 'knownBrowser' | 'mailLimit';
+  | 'knownBrowser' | 'mailLimit' | 'webhook' | 'delivery';
 
 export type FloorStep =
   | { op: 'GetItem'; of: ItemKind }
@@ -123,6 +123,15 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
     clientId: CLIENT_ID, developerId: USER_ID, reason: 'rotated', expiresAt: 1_800_000_000,
     sealedSecret: 'c2VhbGVkLWl2LTEy.dGFnLW9mLXNpeHRlZW4tYnl0ZXM.Ym9keS1vZi10aGUtc2VhbGVkLXNlY3JldC1mb3J0eS10aHJlZS1jaGFyYWN0ZXJzLWxvbmc',
   },
+  webhook: {
+    url: 'https://dashboard.example.com/webhooks', createdAt: '2026-01-02T03:04:05.678Z', updatedAt: '2026-01-02T03:04:05.678Z',
+    secrets: [{ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6YNrJS+GaIA=', createdAt: 1_767_323_045 }],
+  },
+  delivery: {
+    clientId: CLIENT_ID, webhookId: 'msg_mjwq8ry8c_5a4b3c2d1e0f9a8b7c6d', eventType: 'device.updated', status: 'delivered', attempts: 1,
+    payload: JSON.stringify({ type: 'device.updated', timestamp: '2026-01-02T03:04:05.678Z', data: { user_id: USER_ID, device_id: USER_ID, sequence: 7, changes: { active: true } } }),
+    lastStatusCode: 204, lastLatencyMs: 84, lastAttemptAt: '2026-01-02T03:04:05.900Z', createdAt: '2026-01-02T03:04:05.678Z', expiresAt: 1_800_000_000,
+  },
 };
 
 /** What an UpdateItem of each kind changes (the service's updates of it). */
@@ -131,6 +140,7 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   family: { status: 'revoked' },
   client: { secretHash: HASH },
   mailLimit: { sent: 2, expiresAt: 1_800_000_000 },
+  webhook: { url: 'https://dashboard.example.com/webhooks', updatedAt: STAMP },
 };
 
 const PREFIX = 'BENCH#floor#';

@@ -14,6 +14,7 @@ import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 import {
   clientKey, codeKey, deviceKey, devicesOfUserKey, familiesOfClientIndexKey, familyKey, refreshTokenKey, sessionKey, userKey,
 } from '#shared/data/keys';
@@ -97,6 +98,8 @@ async function pool<T>(count: number, limit: number, task: (i: number) => Promis
 const repeat = <T>(count: number, make: () => T): T[] => Array.from({ length: count }, make);
 
 const BENCH_PASSWORD = 'bench account password 1';
+/** A public address as an IP literal: the webhook forms check it without DNS; the bench delivers nothing. */
+const BENCH_WEBHOOK_URL = 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/webhooks';
 /** A valid registration, as stored and as the developer form sends it. */
 const APP_FORM_VALUES = {
   name: 'Weather Station', description: 'Shows the temperature your devices report.', website: 'https://weather.example.com',
@@ -118,6 +121,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   const grants = createGrantRepo(deps);
   const sessions = createSessionRepo(deps);
   const links = createLinkRepo(deps);
+  const webhooks = createWebhookRepo(deps);
   const authHost = new URL(env.authUrl).host;
   const scopes = [...ALL_SCOPES];
 
@@ -587,8 +591,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'get-app', fn: 'get-app', expectStatus: 200, floor: [step.batchGet('session', 'user', 'client')],
-      minReason: 'BatchGetItem(session, user, client)',
+      name: 'get-app', fn: 'get-app', expectStatus: 200, floor: [step.batchGet('session', 'user', 'client', 'webhook'), step.query('delivery', 20)],
+      minReason: 'BatchGetItem(session, user, client, webhook subscription) + Query(its last 20 deliveries)',
       events: async (n) => {
         const pathParameters = { client_id: await aliceApp() };
         const cookies = await signedIn(aliceSession);
@@ -651,7 +655,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       name: 'post-delete-app', fn: 'post-delete-app', expectStatus: 303,
       floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family', 'refreshToken')],
       minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families and consents, one family here) + '
-        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items',
+        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items (its webhook subscription included)',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);
@@ -683,6 +687,42 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     {
       name: 'get-discovery', fn: 'get-discovery', expectStatus: 200, floor: [], minReason: 'static document',
       events: async (n) => repeat(n, () => authEvent('GET', '/.well-known/openid-configuration')),
+    },
+    {
+      name: 'post-webhook', fn: 'post-webhook', expectStatus: 303, floor: [step.batchGet('session', 'user', 'client', 'webhook'), step.update('webhook')],
+      minReason: 'BatchGetItem(session, user, client, webhook subscription) + UpdateItem(webhook: the URL changed, secrets kept); the URL is an IP literal (no DNS)',
+      events: async (n) => {
+        const clientId = await aliceApp();
+        await webhooks.setUrl(clientId, BENCH_WEBHOOK_URL);
+        const cookies = await signedIn(aliceSession);
+        return repeat(n, () => authEvent('POST', '/developer/apps/{client_id}/webhook', { cookies, pathParameters: { client_id: clientId }, form: { csrf, webhook_url: BENCH_WEBHOOK_URL } }));
+      },
+    },
+    {
+      name: 'post-rotate-webhook-secret', fn: 'post-rotate-webhook-secret', expectStatus: 303,
+      floor: [step.batchGet('session', 'user', 'client', 'webhook'), step.get('webhook'), step.update('webhook'), step.put('reveal')],
+      minReason: 'BatchGetItem(session, user, client, webhook) + GetItem and UpdateItem(webhook: the new secret first, the current one retiring in 24 h) + PutItem(the secret to show once)',
+      events: async (n) => {
+        const clientId = await aliceApp();
+        await webhooks.setUrl(clientId, BENCH_WEBHOOK_URL);
+        const cookies = await signedIn(aliceSession);
+        return repeat(n, () => authEvent('POST', '/developer/apps/{client_id}/webhook/secret', { cookies, pathParameters: { client_id: clientId }, form: { csrf, confirm: 'yes' } }));
+      },
+    },
+    {
+      name: 'post-delete-webhook', fn: 'post-delete-webhook', expectStatus: 303, floor: [step.batchGet('session', 'user', 'client', 'webhook'), step.delete('webhook')],
+      minReason: 'BatchGetItem(session, user, client, webhook) + DeleteItem(webhook)',
+      events: async (n) => {
+        const cookies = await signedIn(aliceSession);
+        // Each event removes a webhook of its own application.
+        const clientIds = await pool(n, 16, async () => {
+          const clientId = randomUUID();
+          await clients.createClient({ ...APP_FORM_VALUES, clientId, secretHash: hashSecret(randomToken()), developerId: alice.id, developerName: 'Alice', createdAt: formatTimestamp(new Date()), secretCreatedAt: formatTimestamp(new Date()) });
+          await webhooks.setUrl(clientId, BENCH_WEBHOOK_URL);
+          return clientId;
+        });
+        return clientIds.map((clientId) => authEvent('POST', '/developer/apps/{client_id}/webhook/delete', { cookies, pathParameters: { client_id: clientId }, form: { csrf, confirm: 'yes' } }));
+      },
     },
     {
       name: 'get-jwks', fn: 'get-jwks', expectStatus: 200, floor: [], minReason: 'public key (AWS: one KMS GetPublicKey per container)',

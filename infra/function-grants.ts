@@ -10,6 +10,7 @@ import { THROTTLE_REPO_NEEDS as throttle } from '#shared/data/throttle-repo';
 import { unionOfNeeds, type TableNeed } from '#shared/data/table-access';
 import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
 import { WEBHOOK_REPO_NEEDS as webhooks } from '#shared/data/webhook-repo';
+import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 
 // Each function's role is derived from the data operations its handler uses: the repository methods
 // it calls, directly or through the auth services named below. Each method declares its own
@@ -34,6 +35,8 @@ export interface FunctionNeeds {
 // The auth services (shared/auth/) and the operations they use.
 /** web.ts readPage, pageContext, signedInUser: session, user, application and consent in one read. */
 const pageReads = [sessions.signedInRead, clients.clientsRead, grants.consentRead];
+/** The application page and its webhook forms: pageReads with the subscription, and the last deliveries. */
+const appPageReads = [...pageReads, webhooks.subscriptionRead, webhooks.listDeliveries];
 /** authorize-request.ts issueCode: the code alone, or with the new consent. */
 const issueCode = [grants.createCode, grants.saveConsentWithCode];
 /** token-service.ts exchangeCode, refresh and revokeToken. */
@@ -46,6 +49,9 @@ const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];
 const requestPasswordReset = [mailLimits.takeMailSlot, users.findUserByEmail, links.createLink];
 /** app-access.ts endEveryAppAccess: the account page's revoke, for every application the user authorized. */
 const endEveryAppAccess = [grants.listConsentsByUser, grants.deleteConsent, grants.grantsOf, grants.revokeFamilies];
+/** dispatch.ts redeliver and sendTestEvent (DISPATCH_NEEDS). */
+const redeliver = DISPATCH_NEEDS.redeliver.map((op) => webhooks[op]);
+const sendTestEvent = DISPATCH_NEEDS.sendTestEvent.map((op) => webhooks[op]);
 
 export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-user': { table: [users.getUserById] },
@@ -86,15 +92,20 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'get-outbox': { table: pageReads },
   'get-developer': { table: [...pageReads, clients.listClientsByDeveloper] },
   'post-register-app': { table: [...pageReads, clients.listClientsByDeveloper, clients.registerClient] },
-  'get-app': { table: pageReads },
-  'post-update-app': { table: [...pageReads, clients.updateClient] },
-  'post-rotate-secret': { table: [...pageReads, clients.rotateSecret] },
+  'get-app': { table: appPageReads },
+  'post-update-app': { table: [...appPageReads, clients.updateClient] },
+  'post-rotate-secret': { table: [...appPageReads, clients.rotateSecret] },
   'get-app-secret': { table: [...pageReads, clients.takeSecretReveal] },
   'post-retire-secret': { table: [...pageReads, clients.retirePreviousSecret] },
   'get-delete-app': { table: pageReads },
   'post-delete-app': {
     table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem],
   },
+  'post-webhook': { table: [...appPageReads, webhooks.setUrl, clients.saveSecretReveal] },
+  'post-rotate-webhook-secret': { table: [...appPageReads, webhooks.rotateSecret, clients.saveSecretReveal] },
+  'post-delete-webhook': { table: [...appPageReads, webhooks.removeSubscription] },
+  'post-send-test-event': { table: [...appPageReads, ...sendTestEvent], webhookQueue: ['send'] },
+  'post-redeliver-event': { table: [...appPageReads, ...redeliver], webhookQueue: ['send'] },
   'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
   'rotate-signing-key': { table: [signingKeys.getSchedule, signingKeys.saveSchedule], signingKey: 'rotate' },

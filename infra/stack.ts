@@ -109,6 +109,7 @@ export class DeviceUserServiceStack extends Stack {
     const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, function: functions.scheduledFunction(fn) }));
     // The webhook pipeline: the table's stream, the fan-out, the delivery queue and its dead letters.
     const webhooks = new Webhooks(this, 'Webhooks', { table, functions });
+    functions.bindWebhookQueue(webhooks.queue);
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
       webhookDeadLetters: webhooks.deadLetters,

@@ -1,6 +1,7 @@
 /*
  * Home Dashboard: an example third-party web application for the Device and User Service.
- * Copy it as a starting point; it uses nothing but Node's standard library.
+ * Copy it as a starting point; it uses nothing but Node's standard library and, to verify webhook signatures, the
+ * `standardwebhooks` package.
  *
  * The flow (OAuth 2.0 authorization code grant, RFC 6749, with PKCE, RFC 7636):
  *  1. `/` links to the authorization server's authorize endpoint with our client_id, our
@@ -14,12 +15,18 @@
  *  4. `/devices` calls the resource API with the access token. When the API answers 401 (the
  *     token expired), the refresh token buys one new pair, and the new refresh token replaces
  *     the old one: each refresh token works once.
+ *  5. `/webhooks` receives the service's signed events (Standard Webhooks): it verifies each with
+ *     the `standardwebhooks` package and the webhook signing secret, drops duplicates (`webhook-id`)
+ *     and stale values (a field is set only by an event with a higher `sequence` than the one that
+ *     set it last), and pushes what changed to the open device pages of that user over Server-Sent
+ *     Events (`/events`), which update themselves without a reload.
  * Tokens, the client secret and the PKCE verifier never reach the browser or the logs; the
  * browser holds only a random session id. Sessions live in memory here: a real application keeps
  * them in its own store.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 export interface ExampleAppOptions {
   /** 0 picks a free port. */
@@ -36,6 +43,10 @@ export interface ExampleAppOptions {
 
 export interface ExampleApp {
   url: string;
+  /** Where the service should send this application's webhook events. */
+  webhookUrl: string;
+  /** The webhook signing secret (`whsec_…`) the events are verified with; until set, every event is refused. */
+  useWebhookSecret(secret: string): void;
   stop(): Promise<void>;
 }
 
@@ -61,6 +72,8 @@ interface Session {
   pending?: { state: string; codeVerifier: string; startedAt: number };
   tokens?: Tokens;
   refreshing?: Promise<Tokens | undefined>;
+  /** The signed-in user's id (`GET /user`): the webhook events about them go to this session's pages. */
+  userId?: string;
   /** A one-time message for the next page. */
   notice?: string;
 }
@@ -74,6 +87,7 @@ interface Device {
 }
 
 interface User {
+  id: string;
   firstname: string;
   lastname: string;
   /** A path on the resource API (`/avatars/<id>.png`): resolved against its URL, like a link. */
@@ -205,18 +219,20 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
       callApi(session, 'GET', '/devices').then((r) => readApi<Device[]>(r, 'your devices')),
       callApi(session, 'GET', '/user').then((r) => readApi<User>(r, 'your profile')),
     ]);
+    session.userId = user.id;
     return {
       title: 'Your devices · Home Dashboard',
       session,
+      live: true,
       body: html`<div class="hello"><img class="avatar" src="${new URL(user.avatar_url, options.apiUrl).href}" alt="" width="48" height="48">
           <h1>Hello ${user.firstname} ${user.lastname}</h1></div>
-        ${devices.length === 0
-          ? html`<p>You have no devices yet.</p>`
-          : html`<table>
-          <caption>Your devices. Away mode on means nobody is at home.</caption>
+        <p id="none" class="muted" ${devices.length === 0 ? '' : html`hidden`}>You have no devices yet.</p>
+        <table id="devices" data-csrf="${session.csrf}" ${devices.length === 0 ? html`hidden` : ''}>
+          <caption>Your devices. Away mode on means nobody is at home. This page updates itself when a device changes.</caption>
           <thead><tr><th scope="col">Device</th><th scope="col">Connection</th><th scope="col">Away mode</th></tr></thead>
           <tbody>${devices.map((device) => deviceRow(device, session.csrf))}</tbody>
-        </table>`}`,
+        </table>
+        <p id="live" class="muted" role="status" aria-live="polite"></p>`,
     };
   }
 
@@ -312,6 +328,92 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
     return { authorization: `Basic ${Buffer.from(pair).toString('base64')}` };
   }
 
+  // Webhooks: the secret, the ids already handled, the sequence that last set each field of each
+  // device, and the open device pages (Server-Sent Events streams) by user.
+  let webhook: Webhook | undefined;
+  const seenIds = new Set<string>();
+  const fieldSequences = new Map<string, number>();
+  const streams = new Map<string, Set<ServerResponse>>();
+
+  /** POST /webhooks: a signed event from the service. 204 when taken (or a duplicate), 401 when the signature does not verify. */
+  async function receiveWebhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req, WEBHOOK_BODY_LIMIT).catch((error: unknown) => {
+      if (error instanceof PageError) return undefined;
+      throw error;
+    });
+    if (body === undefined) {
+      res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8' }).end('Too large.\n');
+      return;
+    }
+    let event: WebhookEvent;
+    try {
+      if (!webhook) throw new WebhookVerificationError('no secret yet');
+      // Checks the signature over the exact bytes received, and that the timestamp is within 5 minutes.
+      event = webhook.verify(body, req.headers as Record<string, string>) as WebhookEvent;
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8' }).end('Signature not verified.\n');
+      return;
+    }
+    const id = String(req.headers['webhook-id']);
+    if (!seenIds.has(id)) {
+      remember(seenIds, id);
+      const update = applyEvent(event);
+      if (update) for (const stream of streams.get(update.userId) ?? []) stream.write(`data: ${JSON.stringify(update)}\n\n`);
+    }
+    // Answer at once: the service waits at most 5 seconds, and retries anything but a 2xx.
+    res.writeHead(204).end();
+  }
+
+  /** What an event changes on a user's device page, keeping only values newer than those shown. */
+  function applyEvent(event: WebhookEvent): PageUpdate | undefined {
+    const data = event.data;
+    if (event.type === 'grant.revoked') {
+      for (const session of sessions.values()) if (session.userId === data.user_id) session.tokens = undefined;
+      return { userId: data.user_id, type: 'revoked' };
+    }
+    if (!event.type.startsWith('device.') || typeof data.device_id !== 'string') return undefined;
+    const fresh = (field: string) => {
+      const key = `${data.device_id}:${field}`;
+      if ((fieldSequences.get(key) ?? -1) >= data.sequence!) return false;
+      fieldSequences.set(key, data.sequence!);
+      return true;
+    };
+    switch (event.type) {
+      case 'device.updated': {
+        const changes = Object.fromEntries(Object.entries(data.changes ?? {}).filter(([field]) => fresh(field)));
+        return Object.keys(changes).length ? { userId: data.user_id, type: 'changed', deviceId: data.device_id, changes } : undefined;
+      }
+      case 'device.connection_changed':
+        return fresh('connected') ? { userId: data.user_id, type: 'changed', deviceId: data.device_id, changes: { connected: data.connected } } : undefined;
+      case 'device.added':
+        return fresh('presence') ? { userId: data.user_id, type: 'added', deviceId: data.device_id, device: data.device } : undefined;
+      case 'device.removed':
+        return fresh('presence') ? { userId: data.user_id, type: 'removed', deviceId: data.device_id } : undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  /** GET /events: the signed-in user's device updates as Server-Sent Events, for as long as the page is open. */
+  function openStream(session: Session, res: ServerResponse): void {
+    const userId = session.userId;
+    if (!session.tokens || !userId) {
+      res.writeHead(204).end(); // nothing to follow: EventSource stops on a 204
+      return;
+    }
+    res.writeHead(200, { ...securityHeaders, 'content-type': 'text/event-stream; charset=utf-8' });
+    res.write('retry: 3000\n\n');
+    const mine = streams.get(userId) ?? new Set();
+    streams.set(userId, mine.add(res));
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 25_000);
+    res.on('close', () => {
+      clearInterval(keepAlive);
+      mine.delete(res);
+      if (mine.size === 0) streams.delete(userId);
+    });
+  }
+
   function sessionOf(req: IncomingMessage): Session {
     const now = Date.now();
     const existing = sessions.get(readCookie(req, SESSION_COOKIE) ?? '');
@@ -330,6 +432,8 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
     const method = req.method ?? 'GET';
     const session = sessionOf(req);
     const toggleMatch = /^\/devices\/([A-Za-z0-9-]{1,64})\/toggle$/.exec(url.pathname);
+    if (method === 'POST' && url.pathname === '/webhooks') return receiveWebhook(req, res);
+    if (method === 'GET' && url.pathname === '/events') return openStream(session, res);
     let result: string | Page;
     try {
       if (method === 'GET' && url.pathname === '/') result = await home(session);
@@ -387,7 +491,13 @@ export async function startExampleApp(options: ExampleAppOptions): Promise<Examp
   redirectUri ||= `${url}/callback`;
   return {
     url,
+    webhookUrl: `${url}/webhooks`,
+    useWebhookSecret: (secret) => {
+      webhook = new Webhook(secret);
+    },
     stop: () => new Promise((resolve) => {
+      for (const open of streams.values()) for (const stream of open) stream.end();
+      streams.clear();
       sessions.clear();
       server.close(() => resolve());
       server.closeAllConnections();
@@ -419,13 +529,51 @@ async function getJson(url: string): Promise<unknown> {
 }
 
 async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  let body = '';
-  for await (const chunk of req) {
-    body += String(chunk);
-    if (body.length > 4096) throw new PageError(413, 'Too large', 'The form is too large.');
-  }
-  return new URLSearchParams(body);
+  return new URLSearchParams(await readBody(req, 4096));
 }
+
+/** The request body as text, up to `limit` bytes. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new PageError(413, 'Too large', 'The request is too large.');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Webhook events are small; a larger body is not one. */
+const WEBHOOK_BODY_LIMIT = 64 * 1024;
+/** How many handled webhook ids are remembered (duplicates come within the retry window; older ones are forgotten first). */
+const SEEN_IDS = 10_000;
+
+function remember(ids: Set<string>, id: string): void {
+  ids.add(id);
+  if (ids.size > SEEN_IDS) ids.delete(ids.values().next().value!);
+}
+
+/** A webhook event's body (Standard Webhooks envelope); the members read here. */
+interface WebhookEvent {
+  type: string;
+  timestamp: string;
+  data: {
+    user_id: string;
+    device_id?: string;
+    sequence?: number;
+    changes?: Partial<Device>;
+    connected?: boolean;
+    device?: Device;
+  };
+}
+
+/** What an open device page is told. */
+type PageUpdate =
+  | { userId: string; type: 'changed'; deviceId: string; changes: Partial<Device> }
+  | { userId: string; type: 'added'; deviceId: string; device?: Device }
+  | { userId: string; type: 'removed'; deviceId: string }
+  | { userId: string; type: 'revoked' };
 
 function readCookie(req: IncomingMessage, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
@@ -452,9 +600,9 @@ function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
 
 function deviceRow(device: Device, csrf: string): Html {
   const want = !device.active;
-  return html`<tr>
-    <td>${device.name}<br><span class="muted">${device.place}</span></td>
-    <td class="state"><span class="${device.connected ? 'dot on' : 'dot'}"></span>${device.connected ? 'Connected' : 'Offline'}</td>
+  return html`<tr data-device="${device.id}">
+    <td><span class="name">${device.name}</span><br><span class="muted place">${device.place}</span></td>
+    <td class="state"><span class="${device.connected ? 'dot on' : 'dot'}"></span><span class="connection">${device.connected ? 'Connected' : 'Offline'}</span></td>
     <td><form method="post" action="/devices/${device.id}/toggle" class="toggle">
       <input type="hidden" name="csrf" value="${csrf}">
       <input type="hidden" name="name" value="${device.name}">
@@ -470,7 +618,59 @@ interface Page {
   body: Html;
   status?: number;
   session?: Session;
+  /** Follows the user's device events (/events) and updates the device table in place. */
+  live?: boolean;
 }
+
+// The device page's only script: it applies the updates /events sends to the table, with DOM
+// methods only (no HTML from the network), and says what changed in the live region.
+const LIVE_SCRIPT = `(() => {
+const table = document.getElementById('devices'), body = table.tBodies[0], live = document.getElementById('live');
+const say = (text) => { live.textContent = text; };
+const rowOf = (id) => body.querySelector('tr[data-device="' + CSS.escape(id) + '"]');
+function setAway(row, active) {
+  const form = row.querySelector('form'), name = row.querySelector('.name').textContent;
+  form.querySelector('strong').textContent = active ? 'On' : 'Off';
+  form.elements.active.value = String(!active);
+  const button = form.querySelector('button');
+  button.textContent = 'Turn ' + (active ? 'off' : 'on');
+  button.setAttribute('aria-label', 'Turn ' + (active ? 'off' : 'on') + ' away mode for ' + name);
+}
+function setName(row, name) {
+  row.querySelector('.name').textContent = name;
+  row.querySelector('form').elements.name.value = name;
+  setAway(row, row.querySelector('strong').textContent === 'On');
+}
+function setConnected(row, connected) {
+  row.querySelector('.dot').className = connected ? 'dot on' : 'dot';
+  row.querySelector('.connection').textContent = connected ? 'Connected' : 'Offline';
+}
+function addRow(id, device) {
+  const row = body.rows[0] ? body.rows[0].cloneNode(true) : null;
+  if (!row || !device) { location.reload(); return; }
+  row.dataset.device = id;
+  row.querySelector('form').action = '/devices/' + encodeURIComponent(id) + '/toggle';
+  row.querySelector('.place').textContent = device.place;
+  setName(row, device.name); setConnected(row, device.connected); setAway(row, device.active);
+  body.append(row); table.hidden = false; document.getElementById('none').hidden = true;
+}
+const source = new EventSource('/events');
+source.onmessage = (message) => {
+  const update = JSON.parse(message.data);
+  if (update.type === 'revoked') { source.close(); say('Home Dashboard no longer has access to your devices. Reload to connect again.'); return; }
+  if (update.type === 'added') { if (!rowOf(update.deviceId)) addRow(update.deviceId, update.device); say('A device was added.'); return; }
+  const row = rowOf(update.deviceId);
+  if (!row) return;
+  const name = row.querySelector('.name').textContent;
+  if (update.type === 'removed') { row.remove(); say(name + ' was removed.'); return; }
+  const c = update.changes;
+  if ('name' in c) setName(row, c.name);
+  if ('place' in c) row.querySelector('.place').textContent = c.place;
+  if ('connected' in c) setConnected(row, c.connected);
+  if ('active' in c) setAway(row, c.active);
+  say(row.querySelector('.name').textContent + ' changed: ' + Object.keys(c).map((k) => k === 'active' ? 'away mode ' + (c.active ? 'on' : 'off') : k === 'connected' ? (c.connected ? 'connected' : 'offline') : k + ' ' + c[k]).join(', ') + '.');
+};
+})();`;
 
 // Mobile first: one column edge to edge on a phone, a card from 40rem.
 const STYLE = `*,*::before,*::after{box-sizing:border-box}
@@ -493,10 +693,14 @@ td.state{white-space:nowrap}.dot{display:inline-block;width:.6rem;height:.6rem;m
 
 const securityHeadersFor = (imageOrigin: string) => ({
   'cache-control': 'no-store',
-  'content-security-policy': `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; img-src ${imageOrigin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'content-security-policy': `default-src 'none'; style-src 'sha256-${sha256(STYLE)}'; script-src 'sha256-${sha256(LIVE_SCRIPT)}'; connect-src 'self'; img-src ${imageOrigin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
 });
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('base64');
+}
 
 function render(page: Page): string {
   const connected = page.session?.tokens;
@@ -508,5 +712,6 @@ function render(page: Page): string {
 <body><header><strong>Home Dashboard</strong><span>example application</span>
 ${connected ? html`<form method="post" action="/disconnect"><input type="hidden" name="csrf" value="${page.session!.csrf}"><button type="submit">Disconnect</button></form>` : ''}
 </header>
-<main>${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${page.body}</main></body></html>`.value;
+<main>${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}${page.body}</main>
+${page.live ? html`<script>${new Html(LIVE_SCRIPT)}</script>` : ''}</body></html>`.value;
 }

@@ -5,7 +5,9 @@ import { newSecretReveal } from '#shared/auth/developer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { clientKey, linkKey, secretRevealKey } from '#shared/data/keys';
+import { clientKey, deliveryKey, linkKey, secretRevealKey } from '#shared/data/keys';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
+import { newWebhookId, testEvent } from '#shared/webhooks/events';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { rendererScript } from '#shared/docs/api-reference';
@@ -156,11 +158,32 @@ const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>
   'post-delete-app': async (kit) => kit.page('post-delete-app', 'POST /developer/apps/{client_id}/delete on a scratch application, its name typed', {
     pathParameters: { client_id: await kit.scratchApp() }, form: { confirm_name: SCRATCH_APP_NAME }, cookies: [await kit.session()],
   }),
+  // Webhook forms act on a scratch application with a webhook of its own (a public address never called: nothing is delivered).
+  'post-webhook': async (kit) => kit.page('post-webhook', 'POST /developer/apps/{client_id}/webhook on a scratch application: registers its webhook, then to the page that shows the signing secret once', {
+    pathParameters: { client_id: await kit.scratchApp({ webhook: false }) }, form: { webhook_url: SAMPLE_WEBHOOK_URL }, cookies: [await kit.session()],
+  }),
+  'post-rotate-webhook-secret': async (kit) => kit.page('post-rotate-webhook-secret', 'POST /developer/apps/{client_id}/webhook/secret, confirmed, on a scratch application with a webhook: to the page of its new signing secret', {
+    pathParameters: { client_id: await kit.scratchApp({ webhook: true }) }, form: { confirm: 'yes' }, cookies: [await kit.session()],
+  }),
+  'post-delete-webhook': async (kit) => kit.page('post-delete-webhook', 'POST /developer/apps/{client_id}/webhook/delete, confirmed, on a scratch application with a webhook', {
+    pathParameters: { client_id: await kit.scratchApp({ webhook: true }) }, form: { confirm: 'yes' }, cookies: [await kit.session()],
+  }),
+  'post-send-test-event': async (kit) => kit.page('post-send-test-event', 'POST /developer/apps/{client_id}/webhook/test on a scratch application with a webhook: a webhook.test delivery queued', {
+    pathParameters: { client_id: await kit.scratchApp({ webhook: true }) }, form: {}, cookies: [await kit.session()],
+  }),
+  'post-redeliver-event': async (kit) => {
+    const clientId = await kit.scratchApp({ webhook: true });
+    return kit.page('post-redeliver-event', 'POST /developer/apps/{client_id}/webhook/deliveries/{webhook_id}: "send again" of a scratch application\'s test delivery', {
+      pathParameters: { client_id: clientId, webhook_id: await kit.scratchDelivery(clientId) }, form: {}, cookies: [await kit.session()],
+    });
+  },
   'http-fallback': (kit) => kit.page('http-fallback', 'DELETE /user (the resource API\'s fallback route DELETE /user): 405 with Allow', { route: { method: 'DELETE', path: '/user' }, method: 'DELETE' }),
 };
 
 const SIGNUP_EMAIL = 'sample.signup@example.com';
 const SCRATCH_APP_NAME = 'Scratch application (npm run invoke)';
+/** A public address as an IPv6 literal (example.com's), so the URL check passes without DNS; the samples deliver nothing there. */
+const SAMPLE_WEBHOOK_URL = 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/webhooks';
 const CODE_VERIFIER = 'sample-code-verifier-for-npm-run-invoke-0123456789';
 
 type DemoUser = ServiceFacts['users'][number];
@@ -241,13 +264,34 @@ class SampleKit {
     return token;
   }
 
-  /** An application of the confirmed demo user, removed after the call; its client id. */
-  async scratchApp(): Promise<string> {
+  /**
+   * An application of the confirmed demo user, removed after the call (with its webhook and its
+   * deliveries, whether the sample or the function made them); `webhook`: registered with one. Its client id.
+   */
+  async scratchApp({ webhook = false }: { webhook?: boolean } = {}): Promise<string> {
     const clients = createClientRepo(this.table);
+    const webhooks = createWebhookRepo(this.table);
     const app = this.scratchClient();
     await clients.createClient(app);
     this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: clientKey(app.clientId) })));
+    this.undo.push(async () => {
+      await webhooks.removeSubscription(app.clientId);
+      for (const d of await webhooks.listDeliveries(app.clientId, 100)) {
+        await this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: deliveryKey(app.clientId, d.createdAt, d.webhookId) }));
+      }
+    });
+    if (webhook) await webhooks.setUrl(app.clientId, SAMPLE_WEBHOOK_URL);
     return app.clientId;
+  }
+
+  /** A delivered test event of a scratch application (removed with it); its webhook id. */
+  async scratchDelivery(clientId: string): Promise<string> {
+    const webhooks = createWebhookRepo(this.table);
+    const at = new Date();
+    const webhookId = newWebhookId(at);
+    await webhooks.createDelivery({ clientId, webhookId, eventType: 'webhook.test', payload: JSON.stringify(testEvent(clientId, at)) }, at);
+    await webhooks.recordAttempt(clientId, webhookId, { status: 'delivered', at, statusCode: 204, latencyMs: 12 });
+    return webhookId;
   }
 
   /** A scratch application registered as the console does, its secret waiting to be shown: its id and the cookie of the secret's key. */

@@ -4,6 +4,7 @@ import { ConfigError, LOCAL_ENV, optionalEnv, portEnv } from '#shared/config';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { startExampleApp } from '#local/example-app';
+import { subscribeExampleApp } from '#local/example-webhook';
 import { DEMO_CLIENT } from '#local/seed';
 import { localStateDir, serviceFacts, startLocalService } from '#local/service';
 
@@ -106,6 +107,10 @@ if (!(DEMO_CLIENT.redirectUris as readonly string[]).includes(redirectUri)) {
   doc.destroy();
 }
 
+// Its webhook: the service pushes the demo users' device changes to it, and its device page shows them live.
+await subscribeExampleApp(exampleApp, { dynamodbEndpoint: service.dynamodbEndpoint, tableName: service.tableName, clientId: DEMO_CLIENT.clientId })
+  .catch((error: unknown) => abort(error, () => exampleApp.stop().then(() => service.stop())));
+
 const facts = {
   ...serviceFacts(service, redirectUri),
   persistence: dataDir ? `folder ${dataDir}` : 'in memory',
@@ -121,6 +126,7 @@ Device and User Service is running (data ${facts.persistence}).
   Authorization server  ${service.authUrl}   (discovery: ${service.authUrl}/.well-known/openid-configuration)
   DynamoDB Local        ${service.dynamodbEndpoint}, table ${service.tableName} (its stream feeds the webhooks${webhookTimeScale === 1 ? '' : `, retries ×${webhookTimeScale}`})
   Example app           ${exampleApp.url} — sign in as ${facts.users[0]!.email} / ${facts.users[0]!.password}
+                        (webhook ${exampleApp.webhookUrl}: its device page updates live)
 Demo accounts:
 ${facts.users.map((u) => `  ${u.email.padEnd(20)} password ${u.password.padEnd(22)} ${u.devices.length} devices`).join('\n')}
 Try:  TOKEN=$(npm run -s token -- --user alice@example.com --scope "read_user read_device write_device")

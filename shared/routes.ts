@@ -73,6 +73,11 @@ export const FUNCTIONS = {
   'post-retire-secret': { entry: 'functions/developer/post-retire-secret.ts' },
   'get-delete-app': { entry: 'functions/developer/get-delete-app.ts' },
   'post-delete-app': { entry: 'functions/developer/post-delete-app.ts' },
+  'post-webhook': { entry: 'functions/developer/post-webhook.ts' },
+  'post-rotate-webhook-secret': { entry: 'functions/developer/post-rotate-webhook-secret.ts' },
+  'post-delete-webhook': { entry: 'functions/developer/post-delete-webhook.ts' },
+  'post-send-test-event': { entry: 'functions/developer/post-send-test-event.ts' },
+  'post-redeliver-event': { entry: 'functions/developer/post-redeliver-event.ts' },
   'get-jwks': { entry: 'functions/auth/get-jwks.ts' },
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
   'rotate-signing-key': { entry: 'functions/ops/rotate-signing-key.ts', schedule: 'rate(1 hour)' },
@@ -140,6 +145,11 @@ export const ROUTES: readonly Route[] = [
   auth('POST', '/developer/apps/{client_id}/secret/retire', 'post-retire-secret', 'page'),
   auth('GET', '/developer/apps/{client_id}/delete', 'get-delete-app', 'page'),
   auth('POST', '/developer/apps/{client_id}/delete', 'post-delete-app', 'page'),
+  auth('POST', '/developer/apps/{client_id}/webhook', 'post-webhook', 'page'),
+  auth('POST', '/developer/apps/{client_id}/webhook/secret', 'post-rotate-webhook-secret', 'page'),
+  auth('POST', '/developer/apps/{client_id}/webhook/delete', 'post-delete-webhook', 'page'),
+  auth('POST', '/developer/apps/{client_id}/webhook/test', 'post-send-test-event', 'page'),
+  auth('POST', '/developer/apps/{client_id}/webhook/deliveries/{webhook_id}', 'post-redeliver-event', 'page'),
   auth('GET', '/outbox', 'get-outbox', 'page'),
 ];
 

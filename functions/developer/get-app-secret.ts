@@ -1,4 +1,4 @@
-import { secretPage, secretShownPage } from '#shared/auth/account-pages';
+import { secretPage, secretShownPage, webhookSecretPage } from '#shared/auth/account-pages';
 import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret } from '#shared/auth/secrets';
@@ -6,8 +6,8 @@ import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**
- * GET /developer/apps/{client_id}/secret — shows the secret a registration or rotation just created,
- * once: the browser's key (a cookie of this path) opens it, and reading deletes it, so a reload or a
+ * GET /developer/apps/{client_id}/secret — shows the secret a registration or rotation just created
+ * (the client secret, or the webhook signing secret), once: the browser's key (a cookie of this path) opens it, and reading deletes it, so a reload or a
  * second tab shows that it was already shown. One BatchGetItem (session, user, application), and one
  * DeleteItem that returns the secret when there is a key.
  */
@@ -20,5 +20,8 @@ export const handler = pageHandler(async (event) => {
   const reveal = key === undefined ? undefined : await clients.takeSecretReveal(hashSecret(key), app.clientId, signedIn.user.id, new Date());
   const secret = reveal && openReveal(key!, reveal.sealedSecret);
   if (!reveal || secret === undefined) return secretShownPage(shown, app);
+  if (reveal.reason === 'webhook-registered' || reveal.reason === 'webhook-rotated') {
+    return webhookSecretPage(shown, app, secret, reveal.reason === 'webhook-registered');
+  }
   return secretPage(shown, app, secret, reveal.reason === 'registered');
 });

@@ -1,11 +1,18 @@
 import { appPage } from '#shared/auth/account-pages';
-import { ownedApp, pathClientId } from '#shared/auth/developer';
+import { ownedApp, pathClientId, WEBHOOK_OUTCOMES, webhookOutcomeOf } from '#shared/auth/developer';
 import { loginRedirect, pageContext } from '#shared/auth/web';
+import { webhookView } from '#shared/auth/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';
 
-/** GET /developer/apps/{client_id} — one of my applications, editable. One BatchGetItem (session, user, application). */
+/**
+ * GET /developer/apps/{client_id} — one of my applications, editable, with its webhook and last
+ * deliveries. One BatchGetItem (session, user, application, webhook subscription), and one Query
+ * (the last deliveries) when there is a subscription.
+ */
 export const handler = pageHandler(async (event) => {
-  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
+  const { signedIn, client, viewer, webhook } = await pageContext(event, pathClientId(event), true);
   if (!signedIn) return loginRedirect(event.rawPath);
-  return appPage(viewer, ownedApp(client, signedIn.user.id));
+  const app = ownedApp(client, signedIn.user.id);
+  const done = webhookOutcomeOf(event.queryStringParameters);
+  return appPage(viewer, app, undefined, {}, undefined, await webhookView(app.clientId, webhook, { notice: done && WEBHOOK_OUTCOMES[done] }));
 });

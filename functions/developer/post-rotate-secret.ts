@@ -2,6 +2,7 @@ import { appPage } from '#shared/auth/account-pages';
 import { newSecretReveal, ownedApp, pathClientId, secretPath } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { webhookView } from '#shared/auth/webhook-console';
 import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { formatTimestamp } from '#shared/domain/time';
 import { checkCsrf } from '#shared/http/csrf';
@@ -19,11 +20,11 @@ import { pageHandler } from '#shared/http/page-handler';
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
-  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
+  const { signedIn, client, viewer, webhook } = await pageContext(event, pathClientId(event), true);
   if (!signedIn) return loginRedirect(event.rawPath, 303);
   const app = ownedApp(client, signedIn.user.id);
   if (form.confirm !== 'yes') {
-    return appPage(viewer, app, undefined, { confirm: 'Tick the box to confirm that you want a new secret.' }, 400);
+    return appPage(viewer, app, undefined, { confirm: 'Tick the box to confirm that you want a new secret.' }, 400, await webhookView(app.clientId, webhook));
   }
   const now = new Date();
   const secret = randomToken();

@@ -1,6 +1,7 @@
 import { appPage } from '#shared/auth/account-pages';
 import { ownedApp, pathClientId, registrationFrom } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
+import { webhookView } from '#shared/auth/webhook-console';
 import { loginRedirect, pageContext } from '#shared/auth/web';
 import { registrationProblems } from '#shared/domain/client';
 import { checkCsrf } from '#shared/http/csrf';
@@ -12,12 +13,12 @@ import { redirect } from '#shared/http/responses';
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
   checkCsrf(event, form);
-  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
+  const { signedIn, client, viewer, webhook } = await pageContext(event, pathClientId(event), true);
   if (!signedIn) return loginRedirect(event.rawPath, 303);
   const app = ownedApp(client, signedIn.user.id);
   const registration = registrationFrom(form);
   const problems = registrationProblems(registration);
-  if (Object.keys(problems).length > 0) return appPage(viewer, app, form, problems, 400);
+  if (Object.keys(problems).length > 0) return appPage(viewer, app, form, problems, 400, await webhookView(app.clientId, webhook));
   await clients.updateClient(signedIn.user.id, app.clientId, registration);
   return redirect(`/developer/apps/${encodeURIComponent(app.clientId)}`, 303);
 });

@@ -9,7 +9,7 @@ import { ServiceFunction } from '#infra/constructs/service-function';
 import type { AccountMail } from '#infra/constructs/account-mail';
 import type { SigningKey } from '#infra/constructs/signing-key';
 import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
-import { ENV, MAIL_ENV, METRICS_ENV } from '#shared/config';
+import { ENV, MAIL_ENV, METRICS_ENV, WEBHOOK_ENV } from '#shared/config';
 import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#shared/routes';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 
@@ -42,6 +42,7 @@ export class ServiceFunctions extends Construct {
 
   constructor(scope: Construct, id: string, private readonly props: ServiceFunctionsProps) {
     super(scope, id);
+    this.node.addValidation({ validate: () => this.waitingForQueue.map(({ fn }) => `${fn} uses the webhook queue, which was never bound (bindWebhookQueue)`) });
     this.environment = {
       [ENV.tableName]: props.table.tableName,
       [ENV.issuer]: props.issuer,
@@ -51,6 +52,26 @@ export class ServiceFunctions extends Construct {
       [MAIL_ENV.configurationSet]: props.mail.configurationSetName,
       [METRICS_ENV.namespace]: props.metricsNamespace,
     };
+  }
+
+  /** HTTP functions that put messages on the webhook queue, created before it (see bindWebhookQueue). */
+  private readonly waitingForQueue: { fn: FunctionName; fnc: ServiceFunction }[] = [];
+
+  /**
+   * Gives the webhook delivery queue to the functions created before it that use it: its URL in
+   * WEBHOOK_QUEUE_URL and exactly their queue actions. A synth fails while any is left unbound.
+   */
+  bindWebhookQueue(queue: IQueue): void {
+    for (const { fn, fnc } of this.waitingForQueue.splice(0)) {
+      fnc.addEnvironment(WEBHOOK_ENV.queueUrl, queue.queueUrl);
+      this.grantQueue(fn, fnc, queue);
+    }
+  }
+
+  private grantQueue(fn: FunctionName, fnc: ServiceFunction, queue: IQueue): void {
+    // Exactly these actions (grantSendMessages would add GetQueueAttributes and GetQueueUrl, which the code never calls).
+    const actions = (FUNCTION_NEEDS[fn].webhookQueue ?? []).map((use) => (use === 'send' ? 'sqs:SendMessage' : 'sqs:ChangeMessageVisibility'));
+    fnc.addToRolePolicy(new PolicyStatement({ actions, resources: [queue.queueArn] }));
   }
 
   /** The function `fn` of `api`, created with its grants on first use. */
@@ -105,10 +126,9 @@ export class ServiceFunctions extends Construct {
     const needs = FUNCTION_NEEDS[fn];
     const fnc = new ServiceFunction(this, id, { entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds });
     if (needs.webhookQueue?.length) {
-      if (!extra.queue) throw new Error(`${fn} uses the webhook queue, which it was not given`);
-      // Exactly these actions (grantSendMessages would add GetQueueAttributes and GetQueueUrl, which the code never calls).
-      const actions = needs.webhookQueue.map((use) => (use === 'send' ? 'sqs:SendMessage' : 'sqs:ChangeMessageVisibility'));
-      fnc.addToRolePolicy(new PolicyStatement({ actions, resources: [extra.queue.queueArn] }));
+      // An HTTP function (the console's "send test event", "send again") exists before the queue: bound by bindWebhookQueue.
+      if (extra.queue) this.grantQueue(fn, fnc, extra.queue);
+      else this.waitingForQueue.push({ fn, fnc });
     }
     const table = tableGrantOf(fn);
     if (table.actions.length > 0 || table.index) fnc.bindTable(props.table, table.actions, table.index);

@@ -1,3 +1,5 @@
+import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/auth/developer';
+import { webhookCard, type WebhookView } from '#shared/auth/webhook-pages';
 import { ENV, requireEnv } from '#shared/config';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
@@ -157,7 +159,7 @@ export function developerPage(viewer: Viewer, apps: Client[], values: Record<str
     ${registrationForm(viewer, '/developer/apps', 'Register', values, errors)}</div>`, status);
 }
 
-export function appPage(viewer: Viewer, app: Client, values?: Record<string, string>, errors: Record<string, string> = {}, status?: number): HttpResult {
+export function appPage(viewer: Viewer, app: Client, values?: Record<string, string>, errors: Record<string, string> = {}, status?: number, webhook: WebhookView = { deliveries: [] }): HttpResult {
   const current = values ?? { name: app.name, description: app.description, website: app.website, redirect_uris: app.redirectUris.join('\n') };
   const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
   const previousUntil = previousSecretValidUntil(app, new Date());
@@ -177,6 +179,7 @@ export function appPage(viewer: Viewer, app: Client, values?: Record<string, str
         I understand, generate a new secret</label>
       ${errors.confirm ? html`<p class="error" id="confirm-error">${errors.confirm}</p>` : ''}
       <div class="actions"><button type="submit" class="secondary">Generate a new client secret</button></div></form></div>
+    ${webhookCard(csrfField(viewer), app.clientId, webhook)}
     <div class="card"><h2>Edit</h2>${registrationForm(viewer, base, 'Save changes', current, errors)}</div>
     <div class="card"><h2>Delete</h2><p>Deleting the application ends every access its users gave it.</p>
       <p><a href="${base}/delete">Delete this application…</a></p></div>
@@ -204,6 +207,16 @@ export function secretPage(viewer: Viewer, app: Client, secret: string, isNew: b
     <p><code class="secret" id="client-secret">${secret}</code></p>
     ${isNew || !previousUntil ? '' : html`<p class="notice">The previous secret keeps working until ${readableTime(formatTimestamp(previousUntil))}, or until you retire it on the application’s page.</p>`}
     <p><a href="/developer/apps/${encodeURIComponent(app.clientId)}">Continue</a></p></div>`);
+}
+
+/** The new webhook signing secret, shown once after the webhook's registration or a rotation. */
+export function webhookSecretPage(viewer: Viewer, app: Client, secret: string, isNew: boolean): HttpResult {
+  return render(viewer, 'Webhook signing secret', html`<div class="card"><h1>${isNew ? 'Webhook registered' : 'New webhook signing secret'}</h1>
+    <p>Application: ${app.name} (<code>${app.clientId}</code>)</p>
+    <p>Signing secret (shown only this once; give it to your receiver now, which verifies every delivery with it):</p>
+    <p><code class="secret" id="webhook-signing-secret">${secret}</code></p>
+    ${isNew ? '' : html`<p class="notice">The previous secret also signs every delivery for ${WEBHOOK_SECRET_OVERLAP_SECONDS / 3600} more hours, so your receiver keeps accepting them while you switch it over.</p>`}
+    <p><a href="/developer/apps/${encodeURIComponent(app.clientId)}#webhook">Continue</a></p></div>`);
 }
 
 /** The secret page once its secret was shown (a reload, or another tab): it is never shown again. */

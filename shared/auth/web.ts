@@ -1,8 +1,10 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { batch, clients, grants, issuer, sessions } from '#shared/auth/runtime';
+import { batch, clients, grants, issuer, sessions, webhooks } from '#shared/auth/runtime';
 import { sessionUserId, type SignedIn } from '#shared/data/session-repo';
-import type { Client } from '#shared/domain/client';
+import type { BatchRead } from '#shared/data/batch-read';
+import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
+import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import { readCookie, secureCookies, SESSION_COOKIE } from '#shared/http/cookies';
 import { csrfToken } from '#shared/http/csrf';
 import { redirect, type HttpResult } from '#shared/http/responses';
@@ -19,22 +21,29 @@ export interface PageReads {
   client?: Client;
   /** The signed-in user's consent to that application, if any. */
   consent?: Consent;
+  /** That application's webhook subscription, when asked for and there is one. */
+  webhook?: WebhookSubscription;
 }
 
 /**
  * What a browser page reads before it acts, in at most one BatchGetItem: the session and its user,
- * and, when `clientId` is given, that application (and, `withConsent`, the user's consent to it).
+ * and, when `clientId` is given, that application (and, `withConsent`, the user's consent to it;
+ * `withWebhook`, its webhook subscription).
  */
-export async function readPage(event: APIGatewayProxyEventV2, clientId?: string, withConsent = false): Promise<PageReads> {
+export async function readPage(event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false): Promise<PageReads> {
   const sessionId = readCookie(event, SESSION_COOKIE);
   const userId = sessionId === undefined || !withConsent ? undefined : sessionUserId(sessionId);
-  const [signedIn, [client], consent] = await batch.read([
+  const [signedIn, [client], consent, webhook] = await batch.read([
     sessions.signedInRead(sessionId),
     clients.clientsRead([clientId]),
     grants.consentRead(userId, clientId),
+    withWebhook && isPlausibleClientId(clientId) ? webhooks.subscriptionRead(clientId) : NOTHING,
   ] as const);
-  return { signedIn, client, consent: signedIn && client ? consent : undefined };
+  return { signedIn, client, consent: signedIn && client ? consent : undefined, webhook: signedIn && client ? webhook : undefined };
 }
+
+/** A read of no item. */
+const NOTHING: BatchRead<undefined> = { keys: [], parse: () => undefined };
 
 /** The signed-in user of a browser request, if its session cookie names a live session. */
 export async function signedInUser(event: APIGatewayProxyEventV2): Promise<SignedIn | undefined> {
@@ -60,8 +69,8 @@ export function redirectOriginOf(returnTo: string): string[] {
  * The page's reads (see readPage) and what every page needs: the CSRF token and the cookie that
  * carries it, and the viewer shown in the header.
  */
-export async function pageContext(event: APIGatewayProxyEventV2, clientId?: string) {
-  const reads = await readPage(event, clientId);
+export async function pageContext(event: APIGatewayProxyEventV2, clientId?: string, withWebhook = false) {
+  const reads = await readPage(event, clientId, false, withWebhook);
   const { token, cookies } = csrfToken(event, secure);
   return { ...reads, viewer: { email: reads.signedIn?.user.email, csrf: token, cookies } };
 }

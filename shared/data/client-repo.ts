@@ -21,8 +21,11 @@ export interface SecretReveal {
   developerId: string;
   /** The secret, sealed under the browser's key (sealWith). */
   sealedSecret: string;
-  /** What issued the secret: the page says "Application registered" or "New client secret". */
-  reason: 'registered' | 'rotated';
+  /**
+   * What issued the secret: the page says "Application registered" or "New client secret", or, for
+   * the application's webhook signing secret, "Webhook registered" or "New webhook signing secret".
+   */
+  reason: 'registered' | 'rotated' | 'webhook-registered' | 'webhook-rotated';
   /** TTL (epoch seconds): unread, it is gone after this. */
   expiresAt: number;
 }
@@ -123,6 +126,14 @@ export function createClientRepo({ doc, table }: RepoDeps) {
     },
 
     /**
+     * Stores a secret to show once that no write of the application goes with (the webhook signing
+     * secret, which the webhook repository creates). One PutItem.
+     */
+    async saveSecretReveal(reveal: SecretReveal): Promise<void> {
+      await doc.send(new PutCommand(revealPut(reveal).Put!));
+    },
+
+    /**
      * Reads and deletes the secret waiting to be shown under `keyHash`, if it is that developer's,
      * for that application, and not past its TTL: one DeleteItem, so it is shown at most once.
      */
@@ -200,6 +211,7 @@ export const CLIENT_REPO_NEEDS = {
   registerClient: { actions: ['PutItem'] },
   rotateSecret: { actions: ['UpdateItem', 'PutItem'] },
   retirePreviousSecret: { actions: ['UpdateItem'] },
+  saveSecretReveal: { actions: ['PutItem'] },
   takeSecretReveal: { actions: ['DeleteItem'] },
   listClientsByDeveloper: { actions: [], index: true },
   updateClient: { actions: ['UpdateItem'] },

@@ -2,6 +2,7 @@ import { ROUTES, type Route } from '#shared/routes';
 import { DEVICE_FIELDS, TEXT_MAX_LENGTH } from '#shared/domain/device';
 import { SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';
+import { webhooksSection } from '#shared/docs/webhooks-openapi';
 
 // The resource API's OpenAPI 3.1 document, derived from the route table like the stack and the
 // local gateway: a route added there appears here. Served at {base_url}/openapi.json.
@@ -91,10 +92,12 @@ export function openApiDocument(apiUrl: string, authUrl: string) {
     info: {
       title: 'Device and User Service',
       version: '1.0.0',
-      description: 'Read the authorized user\'s profile; read and control the devices they own. Errors use {"error", "error_description"}.',
+      description: 'Read the authorized user\'s profile; read and control the devices they own. Errors use {"error", "error_description"}. '
+        + 'Changes are pushed to an application\'s webhook URL (registered in the developer console) as signed Standard Webhooks events: see `webhooks`.',
     },
     servers: [{ url: apiUrl }],
     paths,
+    webhooks: webhooksSection(),
     components: {
       securitySchemes: {
         oauth2: {

@@ -73,6 +73,10 @@ code,.secret{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:.4rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
 form.inline{display:inline}
+button.small{margin-top:0;padding:.25rem .75rem;white-space:nowrap}
+table.deliveries td{overflow-wrap:normal}table.deliveries td:last-child{text-align:right}table.deliveries code{word-break:normal;overflow-wrap:anywhere}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+h3{font-size:1rem;margin:1.25rem 0 .25rem}
 .pre{white-space:pre-wrap;word-break:break-word}
 @media (min-width:40rem){
 main{padding:2rem 1rem}

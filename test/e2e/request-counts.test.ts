@@ -262,6 +262,39 @@ describe('DynamoDB requests per browser call', () => {
       expect(retirement.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
     });
 
+    it('webhook: GET of the app page adds one Query (deliveries); registering, changing, rotating and removing cost one write each (+ the secret to show)', async () => {
+      // Prepare: a public address as an IPv6 literal, so the URL check needs no DNS.
+      const url = 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hooks';
+      const { b } = await signedIn();
+      const app = await registerApp(b);
+      const base = `/developer/apps/${app.clientId}`;
+      const fieldsOf = async (action: string, extra: Record<string, string>) => ({ ...formFields((await b.get(base)).text, action), ...extra });
+
+      // Act and assess
+      const registerFields = await fieldsOf(`${base}/webhook`, { webhook_url: url });
+      const register = await measure(() => b.postForm(`${base}/webhook`, registerFields));
+      const changeFields = await fieldsOf(`${base}/webhook`, { webhook_url: `${url}/2` });
+      const change = await measure(() => b.postForm(`${base}/webhook`, changeFields));
+      const page = await measure(() => b.get(base));
+      const rotateFields = await fieldsOf(`${base}/webhook/secret`, { confirm: 'yes' });
+      const rotation = await measure(() => b.postForm(`${base}/webhook/secret`, rotateFields));
+      const removeFields = await fieldsOf(`${base}/webhook/delete`, { confirm: 'yes' });
+      const removal = await measure(() => b.postForm(`${base}/webhook/delete`, removeFields));
+
+      expect(register.reply.status).toBe(303);
+      expect(register.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand', 'PutItemCommand']);
+      expect(change.reply.status).toBe(303);
+      expect(change.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
+      expect(page.reply.status).toBe(200);
+      expect(page.operations).toEqual(['BatchGetItemCommand', 'QueryCommand']);
+      expect(rotation.reply.status).toBe(303);
+      expect(rotation.operations).toEqual(['BatchGetItemCommand', 'GetItemCommand', 'UpdateItemCommand', 'PutItemCommand']);
+      expect(removal.reply.status).toBe(303);
+      expect(removal.operations).toEqual(['BatchGetItemCommand', 'DeleteItemCommand']);
+      // Without a webhook the page reads no deliveries.
+      expect((await measure(() => b.get(base))).operations).toEqual(['BatchGetItemCommand']);
+    });
+
     it('GET /developer/apps/{client_id}/delete: one BatchGetItem; its POST with a wrong name: one BatchGetItem, nothing written', async () => {
       // Prepare
       const { b } = await signedIn();

@@ -4,6 +4,7 @@ import { ROUTES } from '#shared/routes';
 import { DEVICE_FIELDS } from '#shared/domain/device';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';
+import { WEBHOOK_EVENT_TYPES, testEvent, changeToEvents } from '#shared/webhooks/events';
 
 describe('OpenAPI document', () => {
   const doc = openApiDocument('https://api.example', 'https://auth.example');
@@ -30,5 +31,42 @@ describe('OpenAPI document', () => {
     expect(flow.tokenUrl).toBe('https://auth.example/oauth/token');
     expect(Object.keys(flow.scopes).sort()).toEqual([...ALL_SCOPES].sort());
     expect(doc.servers).toEqual([{ url: 'https://api.example' }]);
+  });
+
+  describe('webhooks', () => {
+    const webhooks = doc.webhooks as Record<string, { post: { requestBody: { content: { 'application/json': { schema: { required: string[]; properties: Record<string, { const?: string; required?: string[]; properties?: Record<string, unknown> }> } } } }; parameters: { name: string; in: string; required: boolean }[] } }>;
+    const schemaOf = (type: string) => webhooks[type]!.post.requestBody.content['application/json'].schema;
+
+    it('lists every event type of shared/webhooks/events.ts, and no other', () => {
+      expect(Object.keys(webhooks).sort()).toEqual([...WEBHOOK_EVENT_TYPES].sort());
+      for (const type of WEBHOOK_EVENT_TYPES) expect(schemaOf(type).properties.type!.const).toBe(type);
+    });
+
+    it('names the three Standard Webhooks headers on every event', () => {
+      for (const type of WEBHOOK_EVENT_TYPES) {
+        expect(webhooks[type]!.post.parameters.filter((p) => p.in === 'header' && p.required).map((p) => p.name).sort())
+          .toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);
+      }
+    });
+
+    it('documents the members of the payloads events.ts builds, and a sequence on device events', () => {
+      const at = new Date('2030-01-02T03:04:05.000Z');
+      const device = { pk: 'USER#u1', sk: 'DEVICE#d1', id: 'd1', name: 'Lamp', place: 'Hall', active: false, sound: true, connected: false, last_connection: '2030-01-01T00:00:00.000', seq: 4 };
+      const built = [
+        testEvent('client-1', at),
+        ...changeToEvents({ eventId: 'e1', eventName: 'MODIFY', at, oldImage: device, newImage: { ...device, name: 'Lamp 2', connected: true, seq: 5 } })!.events,
+        ...changeToEvents({ eventId: 'e2', eventName: 'INSERT', at, newImage: device })!.events,
+        ...changeToEvents({ eventId: 'e3', eventName: 'REMOVE', at, oldImage: device })!.events,
+        ...changeToEvents({ eventId: 'e4', eventName: 'REMOVE', at, oldImage: { pk: 'USER#u1', sk: 'CONSENT#client-1' } })!.events,
+      ];
+      expect(new Set(built.map((e) => e.type))).toEqual(new Set(WEBHOOK_EVENT_TYPES));
+      for (const event of built) {
+        const schema = schemaOf(event.type);
+        expect(Object.keys(event).sort()).toEqual([...schema.required].sort());
+        const data = schema.properties.data!;
+        expect(Object.keys(event.data).sort(), event.type).toEqual([...data.required!].sort());
+        if (event.type.startsWith('device.')) expect(data.required).toContain('sequence');
+      }
+    });
   });
 });

@@ -1,0 +1,19 @@
+import { webhookDonePath } from '#shared/auth/developer';
+import { webhooks } from '#shared/auth/runtime';
+import { readWebhookForm } from '#shared/auth/webhook-console';
+import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
+
+/**
+ * POST /developer/apps/{client_id}/webhook/delete — removes the application's webhook (URL and
+ * signing secrets) once the developer ticked the confirmation (else the page with the error, 400),
+ * then back to the application page (303). One BatchGetItem (session, user, application,
+ * subscription) and one DeleteItem.
+ */
+export const handler = pageHandler(async (event) => {
+  const read = await readWebhookForm(event);
+  if ('redirect' in read) return read.redirect;
+  if (read.subscription && read.form.confirm !== 'yes') return read.refuse('webhook_remove', 'Tick the box to confirm that you want to remove the webhook.');
+  if (read.subscription) await webhooks.removeSubscription(read.app.clientId);
+  return redirect(webhookDonePath(read.app.clientId, 'webhook-removed'), 303);
+});

@@ -1,0 +1,22 @@
+import { webhookDonePath } from '#shared/auth/developer';
+import { NO_WEBHOOK, readWebhookForm } from '#shared/auth/webhook-console';
+import { NotFoundError } from '#shared/errors';
+import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
+import { redeliver } from '#shared/webhooks/dispatch';
+
+/**
+ * POST /developer/apps/{client_id}/webhook/deliveries/{webhook_id} — "send again": queues the
+ * delivery again with the same `webhook-id` and payload, then back to the application page (303).
+ * A delivery that is not this application's is 404; without a webhook, the page with the error
+ * (400). One BatchGetItem (session, user, application, subscription), then what dispatch.ts
+ * redeliver does (GetItem and UpdateItem of the delivery, one queue message).
+ */
+export const handler = pageHandler(async (event) => {
+  const read = await readWebhookForm(event);
+  if ('redirect' in read) return read.redirect;
+  if (!read.subscription) return read.refuse('webhook_resend', NO_WEBHOOK);
+  const webhookId = event.pathParameters?.webhook_id ?? '';
+  if (!(await redeliver(read.app.clientId, webhookId))) throw new NotFoundError('No such delivery.');
+  return redirect(webhookDonePath(read.app.clientId, 'webhook-resent'), 303);
+});

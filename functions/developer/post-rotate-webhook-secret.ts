@@ -1,0 +1,24 @@
+import { newSecretReveal, secretPath, WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/auth/developer';
+import { clients, webhooks } from '#shared/auth/runtime';
+import { secure } from '#shared/auth/web';
+import { NO_WEBHOOK, readWebhookForm } from '#shared/auth/webhook-console';
+import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
+
+/**
+ * POST /developer/apps/{client_id}/webhook/secret — a new webhook signing secret, once the developer
+ * ticked the confirmation (else the page with the error, 400). The current secret keeps signing for
+ * WEBHOOK_SECRET_OVERLAP_SECONDS (24 h) beside it; an older one ends. Redirects (303) to the page
+ * that shows the new secret once. One BatchGetItem (session, user, application, subscription), the
+ * subscription's update, and a PutItem (the secret to show).
+ */
+export const handler = pageHandler(async (event) => {
+  const read = await readWebhookForm(event);
+  if ('redirect' in read) return read.redirect;
+  if (!read.subscription) return read.refuse('webhook_url', NO_WEBHOOK);
+  if (read.form.confirm !== 'yes') return read.refuse('webhook_rotate', 'Tick the box to confirm that you want a new signing secret.');
+  const secret = await webhooks.rotateSecret(read.app.clientId, WEBHOOK_SECRET_OVERLAP_SECONDS);
+  const { reveal, cookie } = newSecretReveal(read.app, secret, 'webhook-rotated', new Date(), secure);
+  await clients.saveSecretReveal(reveal);
+  return redirect(secretPath(read.app.clientId), 303, [cookie]);
+});

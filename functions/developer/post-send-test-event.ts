@@ -1,0 +1,19 @@
+import { webhookDonePath } from '#shared/auth/developer';
+import { NO_WEBHOOK, readWebhookForm } from '#shared/auth/webhook-console';
+import { pageHandler } from '#shared/http/page-handler';
+import { redirect } from '#shared/http/responses';
+import { sendTestEvent } from '#shared/webhooks/dispatch';
+
+/**
+ * POST /developer/apps/{client_id}/webhook/test — queues a `webhook.test` event for the application's
+ * webhook URL, then back to the application page (303), where it appears among the deliveries.
+ * Without a webhook: the page with the error (400). One BatchGetItem (session, user, application,
+ * subscription), then what dispatch.ts sendTestEvent does (the delivery item and the queue message).
+ */
+export const handler = pageHandler(async (event) => {
+  const read = await readWebhookForm(event);
+  if ('redirect' in read) return read.redirect;
+  if (!read.subscription) return read.refuse('webhook_url', NO_WEBHOOK);
+  await sendTestEvent(read.app.clientId);
+  return redirect(webhookDonePath(read.app.clientId, 'webhook-test-sent'), 303);
+});
