@@ -56,9 +56,11 @@ describe('token endpoint, a fresh instance (no signing-key schedule read yet)', 
       redirectUris: [REDIRECT_URI], developerId: randomUUID(), developerName: 'Test Developer', createdAt: '2026-01-01T00:00:00.000',
     });
     const grants = createGrantRepo({ doc, table });
+    const [userId, grantGeneration] = [randomUUID(), randomUUID()];
+    await grants.saveConsent({ userId, clientId, scopes: ['read_device'], grantedAt: '2026-01-01T00:00:00.000', grantGeneration });
     const code = randomToken();
     await grants.createCode(hashSecret(code), {
-      clientId, userId: randomUUID(), redirectUri: REDIRECT_URI, scopes: ['read_device'], expiresAt: Math.floor(Date.now() / 1000) + 600,
+      clientId, userId, redirectUri: REDIRECT_URI, scopes: ['read_device'], expiresAt: Math.floor(Date.now() / 1000) + 600, grantGeneration,
     });
     const keyring = createKeyring({ repo: createSigningKeyRepo({ doc, table }), source: createLocalKeyStore(join(keyDir, 'signing-key.pem')) });
     const tokens = createTokenService({ grants, signer: () => keyring.currentSigner(), issuer: ISSUER, audience: AUDIENCE });

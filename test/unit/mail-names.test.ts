@@ -23,15 +23,15 @@ describe('normalizeName', () => {
 describe('signupProblems for names', () => {
   it.each([['only spaces', '   '], ['only invisible characters', '\u200B\u202E\u2066'], ['only line breaks', '\r\n\r\n']])(
     'refuses a first name of %s with the field\'s message',
-    (_, firstname) => {
-      expect(signupProblems(signup(firstname))).toEqual({ firstname: `Give your first name (up to ${MAX_NAME_LENGTH} characters).` });
+    async (_, firstname) => {
+      expect(await signupProblems(signup(firstname))).toEqual({ firstname: `Give your first name (up to ${MAX_NAME_LENGTH} characters).` });
     },
   );
 
-  it('measures the length after normalization, in characters', () => {
-    expect(signupProblems(signup(`  ${'é'.repeat(MAX_NAME_LENGTH)}\u200B  `))).toEqual({});
-    expect(signupProblems(signup('e\u0301'.repeat(MAX_NAME_LENGTH)))).toEqual({});
-    expect(signupProblems(signup('é'.repeat(MAX_NAME_LENGTH + 1)))).toHaveProperty('firstname');
+  it('measures the length after normalization, in characters', async () => {
+    expect(await signupProblems(signup(`  ${'é'.repeat(MAX_NAME_LENGTH)}\u200B  `))).toEqual({});
+    expect(await signupProblems(signup('e\u0301'.repeat(MAX_NAME_LENGTH)))).toEqual({});
+    expect(await signupProblems(signup('é'.repeat(MAX_NAME_LENGTH + 1)))).toHaveProperty('firstname');
   });
 });
 
