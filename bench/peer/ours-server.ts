@@ -40,6 +40,7 @@ try {
   // Handler modules read the environment when they load: only now may they be imported.
   const { doc } = await import('#shared/auth/runtime');
   const { startGateway } = await import('#local/gateway');
+  const { newRefreshToken } = await import('#shared/auth/token-service');
   const counter = countRequests(doc);
   const waited = timeRequests(doc);
   const grants = createGrantRepo({ doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } }), table });
@@ -70,11 +71,11 @@ try {
     });
     if (kind === 'code') return { value: code, codeVerifier };
     // A refresh token is the first of a family: its code redeemed through the repository.
-    const token = randomToken();
     const familyId = randomUUID();
-    const common = { familyId, clientId, userId, scopes, ...generation };
-    await grants.redeemCode(hashSecret(code), formatTimestamp(new Date()), { ...common, status: 'active', createdAt: formatTimestamp(new Date()) },
-      { ...common, tokenHash: hashSecret(token), status: 'active' });
+    const token = newRefreshToken(userId, familyId);
+    await grants.redeemCode(hashSecret(code), formatTimestamp(new Date()), {
+      familyId, clientId, userId, scopes, ...generation, status: 'active', createdAt: formatTimestamp(new Date()), activeTokenHash: hashSecret(token),
+    });
     return { value: token };
   };
 
