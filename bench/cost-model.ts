@@ -85,10 +85,12 @@ export const RUNTIME = {
   coldStartShare: 0.01,
   /** Log bytes per call: our request line, Lambda's platform records (JSON format), the stage's access log line. */
   logBytesPerCall: 350 + 450 + 280,
-  /** Stored bytes per user: profile, e-mail item, 3 devices, a consent, a family and its token, index entries, overheads. */
-  storageBytesPerUser: 600 + 200 + 3 * 350 + 300 + 350 + 250 + 5 * 200,
-  /** A rotated refresh token is kept 30 days (reuse detection). */
-  rotatedTokenBytes: 250,
+  /**
+   * Stored bytes per user: profile, e-mail item, 3 devices, a consent, a token family (its refresh
+   * tokens are two hashes and a sealed successor in it: no item of their own, nothing kept per
+   * rotation), index entries, overheads.
+   */
+  storageBytesPerUser: 600 + 200 + 3 * 350 + 300 + 600 + 4 * 200,
 };
 
 /** Account quotas that bind as users grow (defaults of a new account, us-east-1). */
@@ -162,7 +164,7 @@ export function parseFloor(label: string): FloorStep[] {
 // --- Per call ----------------------------------------------------------------------------------
 
 /** Item kinds read with strong consistency by a GetItem (BatchGetItem always is: shared/data/batch-read.ts). */
-const CONSISTENT_GETS = new Set(['link', 'family', 'refreshToken']);
+const CONSISTENT_GETS = new Set(['link', 'family']);
 /** Item kinds with a gsi1 entry: a write of one also writes the index (shared/data/keys.ts). */
 const INDEXED = new Set(['device', 'client', 'consent', 'session', 'family']);
 
@@ -275,7 +277,7 @@ export function monthlyCost(mau: number, measured: readonly Measured[], usage = 
   // API Gateway's tiers apply to the month's total; each API pays its share at the blended price.
   const apiGateway = Math.min(requests, 300e6) * prices.apiGatewayPerMillion / 1e6
     + Math.max(requests - 300e6, 0) * prices.apiGatewayPerMillionAbove300M / 1e6;
-  const storageGb = mau * (RUNTIME.storageBytesPerUser + usage.refreshesPerDay * usage.daysPerMonth * RUNTIME.rotatedTokenBytes) / 1e9;
+  const storageGb = mau * RUNTIME.storageBytesPerUser / 1e9;
   const storage = storageGb * (prices.dynamoDbStoragePerGbMonth + prices.dynamoDbPitrPerGbMonth);
   const lines = { apiGateway, lambda: 0, dynamoDb: storage, kms: prices.kmsKeyPerMonth, logs: 0, ses: 0 };
   for (const v of variable) {

@@ -11,7 +11,7 @@ import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 
 /** The kinds of items the service stores. `throttle` has no stand-in to read: a first login finds none (it writes them). */
 export type ItemKind =
-  | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'refreshToken' | 'link' | 'reveal' | 'throttle'
+  | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'link' | 'reveal' | 'throttle'
   | 'knownBrowser' | 'mailLimit' | 'webhook' | 'delivery';
 
 export type FloorStep =
@@ -84,6 +84,8 @@ const USER_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 const CLIENT_ID = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
 const HASH = 'b5bb9d8014a0f9b1d61e21e796d78dccdf1352f23cd32812f4850b878ae4944c';
 const STAMP = '2026-01-02T03:04:05.678';
+/** A refresh token (`<user id>.<family id>.<43 characters>`, 117 characters) sealed with the one before it (see sealWith). */
+const SEALED_TOKEN = `c2VhbGVkLWl2LTEy.dGFnLW9mLXNpeHRlZW4tYnl0ZXM.${'x'.repeat(156)}`;
 const SCOPES = ['read_user', 'read_device', 'write_device', 'offline_access'];
 
 /** The attributes of each kind of item (keys apart), with the service's names and typical sizes. */
@@ -111,10 +113,10 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
     codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', expiresAt: 1_800_000_000,
   },
   family: {
-    familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active', createdAt: STAMP, activeTokenHash: HASH,
+    familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active', createdAt: STAMP, grantGeneration: USER_ID,
+    activeTokenHash: HASH, previousTokenHash: HASH, rotatedAt: 1_800_000_000_000, sealedSuccessor: SEALED_TOKEN,
     gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#${USER_ID}`,
   },
-  refreshToken: { tokenHash: HASH, familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active' },
   link: { purpose: 'reset-password', userId: USER_ID, generation: 0, expiresAt: 1_800_000_000 },
   mailLimit: { sent: 1, expiresAt: 1_800_000_000 },
   throttle: { failures: 1, nextAttemptAt: 1_800_000_000_000, expiresAt: 1_800_000_000 },
@@ -137,7 +139,8 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
 /** What an UpdateItem of each kind changes (the service's updates of it). */
 const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   device: { name: 'Living room', active: false },
-  family: { status: 'revoked' },
+  // A rotation (the larger of its two updates; a revocation sets status and expiresAt).
+  family: { activeTokenHash: HASH, previousTokenHash: HASH, rotatedAt: 1_800_000_000_000, sealedSuccessor: SEALED_TOKEN },
   client: { secretHash: HASH },
   mailLimit: { sent: 2, expiresAt: 1_800_000_000 },
   webhook: { url: 'https://dashboard.example.com/webhooks', updatedAt: STAMP },

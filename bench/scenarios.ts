@@ -7,6 +7,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { newSecretReveal } from '#shared/auth/developer';
 import { hashPassword } from '#shared/auth/password';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { newRefreshToken } from '#shared/auth/token-service';
 import { doc as authDoc } from '#shared/auth/runtime';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
@@ -16,10 +17,10 @@ import { createSessionRepo } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import {
-  clientKey, codeKey, deviceKey, devicesOfUserKey, familiesOfClientIndexKey, familyKey, refreshTokenKey, sessionKey, userKey,
+  clientKey, codeKey, deviceKey, devicesOfUserKey, familiesOfClientIndexKey, familyKey, consentKey, sessionKey, userKey,
 } from '#shared/data/keys';
 import { rendererScript } from '#shared/docs/api-reference';
-import { REUSE_DETECTION_SECONDS, REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
@@ -169,11 +170,12 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     await grants.createCode(codeHash, {
       clientId, userId, redirectUri: CALLBACK, scopes, expiresAt: Math.floor(Date.now() / 1000) + 3600, grantGeneration: BENCH_GENERATION,
     });
-    const token = randomToken();
     const familyId = randomUUID();
-    const common = { familyId, clientId, userId, scopes, grantGeneration: BENCH_GENERATION };
-    await grants.redeemCode(codeHash, formatTimestamp(new Date()), { ...common, status: 'active', createdAt: formatTimestamp(new Date()) },
-      { ...common, tokenHash: hashSecret(token), status: 'active' });
+    const token = newRefreshToken(userId, familyId);
+    await grants.redeemCode(codeHash, formatTimestamp(new Date()), {
+      familyId, clientId, userId, scopes, grantGeneration: BENCH_GENERATION, status: 'active', createdAt: formatTimestamp(new Date()),
+      activeTokenHash: hashSecret(token),
+    });
     return { token, tokenHash: hashSecret(token), familyId };
   };
   /** Fresh, active refresh tokens of Alice for the demo client. */
@@ -307,51 +309,31 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-token (refresh)', fn: 'post-token', expectStatus: 200, requestBudget: 2,
-      floor: [step.batchGet('refreshToken', 'client'), step.transact('family', 'refreshToken', 'refreshToken'), step.sign()],
-      minReason: 'BatchGetItem(token, client) + TransactWriteItems(family: still active, now naming the successor; rotate with a TTL; successor) + the access token\'s RS256 signature',
+      floor: [step.batchGet('family', 'client', 'consent'), step.update('family'), step.sign()],
+      minReason: 'BatchGetItem(family, client, consent) + UpdateItem(family: still active with the presented token current, now naming the successor) + the access token\'s RS256 signature',
       events: async (n) => (await freshRefreshTokens(n)).map(({ token }) => authEvent('POST', '/oauth/token', {
         headers: { authorization: basicAuth(DEMO_CLIENT.clientId, DEMO_CLIENT.clientSecret) },
         form: { grant_type: 'refresh_token', refresh_token: token },
       })),
       bare: {
-        label: 'BatchGetItem+TransactWriteItems',
+        label: 'BatchGetItem+UpdateItem',
         prepare: async (n) => (await freshRefreshTokens(n)).map(({ tokenHash, familyId }) => async () => {
-          await batchGetWithClient(authDoc, refreshTokenKey(tokenHash));
-          const successor = hashSecret(randomToken());
-          await authDoc.send(new TransactWriteCommand({
-            TransactItems: [
-              {
-                Update: {
-                  TableName: table, Key: familyKey(familyId), UpdateExpression: 'SET activeTokenHash = :next', ConditionExpression: '#status = :active',
-                  ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':active': 'active', ':next': successor },
-                },
-              },
-              {
-                Update: {
-                  TableName: table, Key: refreshTokenKey(tokenHash),
-                  UpdateExpression: 'SET #status = :rotated, rotatedAt = :at, successorHash = :next, sealedSuccessor = :sealed, expiresAt = :expires',
-                  ConditionExpression: '#status = :active', ExpressionAttributeNames: { '#status': 'status' },
-                  ExpressionAttributeValues: {
-                    ':rotated': 'rotated', ':active': 'active', ':at': Date.now(), ':next': successor, ':sealed': randomToken(),
-                    ':expires': Math.floor(Date.now() / 1000) + REUSE_DETECTION_SECONDS,
-                  },
-                },
-              },
-              {
-                Put: {
-                  TableName: table,
-                  Item: { ...refreshTokenKey(successor), tokenHash: successor, familyId, clientId: DEMO_CLIENT.clientId, userId: alice.id, scopes, status: 'active' },
-                },
-              },
-            ],
+          await authDoc.send(new BatchGetCommand({
+            RequestItems: { [table]: { Keys: [familyKey(familyId), clientKey(DEMO_CLIENT.clientId), consentKey(alice.id, DEMO_CLIENT.clientId)], ConsistentRead: true } },
+          }));
+          await authDoc.send(new UpdateCommand({
+            TableName: table, Key: familyKey(familyId),
+            UpdateExpression: 'SET activeTokenHash = :next, previousTokenHash = :presented, rotatedAt = :at, sealedSuccessor = :sealed',
+            ConditionExpression: '#status = :active AND activeTokenHash = :presented', ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':active': 'active', ':presented': tokenHash, ':next': hashSecret(randomToken()), ':at': Date.now(), ':sealed': randomToken() },
           }));
         }),
       },
     },
     {
       name: 'post-token (code)', fn: 'post-token', expectStatus: 200, requestBudget: 2,
-      floor: [step.batchGet('code', 'client'), step.transact('code', 'family', 'refreshToken'), step.sign()],
-      minReason: 'BatchGetItem(code, client) + TransactWriteItems(use code, family, first token) + the access token\'s RS256 signature',
+      floor: [step.batchGet('code', 'client'), step.transact('code', 'family', 'consent'), step.sign()],
+      minReason: 'BatchGetItem(code, client) + TransactWriteItems(use code, family with its first token\'s hash, check the consent) + the access token\'s RS256 signature',
       events: async (n) => (await freshCodes(n)).map((code) => authEvent('POST', '/oauth/token', {
         form: { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret },
       })),
@@ -362,14 +344,14 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
           await batchGetWithClient(authDoc, codeKey(codeHash));
           const familyId = randomUUID();
           const tokenHash = hashSecret(randomToken());
-          const common = { familyId, clientId: DEMO_CLIENT.clientId, userId: alice.id, scopes };
+          const common = { familyId, clientId: DEMO_CLIENT.clientId, userId: alice.id, scopes, grantGeneration: BENCH_GENERATION };
           await authDoc.send(new TransactWriteCommand({
             TransactItems: [
               {
                 Update: {
-                  TableName: table, Key: codeKey(codeHash), UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId, refreshTokenHash = :first',
-                  ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt)',
-                  ExpressionAttributeValues: { ':usedAt': formatTimestamp(new Date()), ':familyId': familyId, ':first': tokenHash },
+                  TableName: table, Key: codeKey(codeHash), UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId',
+                  ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt) AND attribute_not_exists(replayedAt)',
+                  ExpressionAttributeValues: { ':usedAt': formatTimestamp(new Date()), ':familyId': familyId },
                 },
               },
               {
@@ -381,40 +363,32 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
                   },
                 },
               },
-              { Put: { TableName: table, Item: { ...refreshTokenKey(tokenHash), ...common, tokenHash, status: 'active' } } },
+              {
+                ConditionCheck: {
+                  TableName: table, Key: consentKey(alice.id, DEMO_CLIENT.clientId), ConditionExpression: 'grantGeneration = :generation',
+                  ExpressionAttributeValues: { ':generation': BENCH_GENERATION },
+                },
+              },
             ],
           }));
         }),
       },
     },
     {
-      name: 'post-revoke', fn: 'post-revoke', expectStatus: 200, floor: [step.batchGet('refreshToken', 'client'), step.transact('family', 'refreshToken')],
-      minReason: 'BatchGetItem(token, client) + TransactWriteItems(family revoked, both with a TTL: the token is the family\'s current one)',
+      name: 'post-revoke', fn: 'post-revoke', expectStatus: 200, floor: [step.batchGet('family', 'client'), step.update('family')],
+      minReason: 'BatchGetItem(family, client) + UpdateItem(family revoked, with a TTL: no token is stored apart from it)',
       events: async (n) => (await freshRefreshTokens(n)).map(({ token }) => authEvent('POST', '/oauth/revoke', {
         headers: { authorization: basicAuth(DEMO_CLIENT.clientId, DEMO_CLIENT.clientSecret) },
         form: { token, token_type_hint: 'refresh_token' },
       })),
       bare: {
-        label: 'BatchGetItem+TransactWriteItems',
-        prepare: async (n) => (await freshRefreshTokens(n)).map(({ tokenHash, familyId }) => async () => {
-          await batchGetWithClient(authDoc, refreshTokenKey(tokenHash));
-          const expires = Math.floor(Date.now() / 1000) + REVOKED_GRANT_SECONDS;
-          await authDoc.send(new TransactWriteCommand({
-            TransactItems: [
-              {
-                Update: {
-                  TableName: table, Key: familyKey(familyId), UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires)',
-                  ConditionExpression: 'activeTokenHash = :current', ExpressionAttributeNames: { '#status': 'status' },
-                  ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': expires, ':current': tokenHash },
-                },
-              },
-              {
-                Update: {
-                  TableName: table, Key: refreshTokenKey(tokenHash), UpdateExpression: 'SET expiresAt = if_not_exists(expiresAt, :expires)',
-                  ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':expires': expires },
-                },
-              },
-            ],
+        label: 'BatchGetItem+UpdateItem',
+        prepare: async (n) => (await freshRefreshTokens(n)).map(({ familyId }) => async () => {
+          await batchGetWithClient(authDoc, familyKey(familyId));
+          await authDoc.send(new UpdateCommand({
+            TableName: table, Key: familyKey(familyId), UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires)',
+            ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': Math.floor(Date.now() / 1000) + REVOKED_GRANT_SECONDS },
           }));
         }),
       },
@@ -559,9 +533,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-revoke-app', fn: 'post-revoke-app', expectStatus: 303,
-      floor: [step.batchGet('session', 'user'), step.delete('consent'), step.query('family', 1, 'gsi1'), step.transact('family', 'refreshToken')],
+      floor: [step.batchGet('session', 'user'), step.delete('consent'), step.query('family', 1, 'gsi1'), step.transact('family')],
       minReason: 'BatchGetItem(session, user) + DeleteItem(the consent: its grant generation ends first) + '
-        + 'Query(gsi1: the user\'s token families of the app, one here) + TransactWriteItems(revoke the families, their current tokens\' TTL)',
+        + 'Query(gsi1: the user\'s token families of the app, one here) + TransactWriteItems(revoke the families: status and TTL)',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);
@@ -653,9 +627,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-delete-app', fn: 'post-delete-app', expectStatus: 303,
-      floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family', 'refreshToken')],
+      floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family')],
       minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families and consents, one family here) + '
-        + 'TransactWriteItems(delete the client, revoke the families with their current tokens\' TTL, delete the consents): one transaction up to 100 items (its webhook subscription included)',
+        + 'TransactWriteItems(delete the client, revoke the families with their TTL, delete the consents): one transaction up to 100 items (its webhook subscription included)',
       events: async (n) => {
         const user = await dana();
         const cookies = await signedIn(danaSession);

@@ -41,8 +41,8 @@ const appPageReads = [...pageReads, webhooks.subscriptionRead, webhooks.listDeli
 const issueCode = [grants.createCode, grants.saveConsentWithCode];
 /** token-service.ts exchangeCode, refresh and revokeToken. */
 const exchangeCode = [grants.getCodeAndClient, grants.redeemCode, grants.markCodeReplayed, grants.revokeFamily];
-const refresh = [grants.getRefreshTokenAndClient, grants.getRefreshToken, grants.graceRead, grants.rotateRefreshToken, grants.revokeFamily];
-const revokeToken = [grants.getRefreshTokenAndClient, grants.revokeFamily];
+const refresh = [grants.getFamilyClientAndConsent, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
+const revokeToken = [grants.getFamilyClientAndConsent, grants.revokeFamily];
 /** accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
 const signUp = [users.createUser, links.newLink, mailLimits.takeMailSlot];
 const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];

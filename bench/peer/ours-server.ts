@@ -40,6 +40,7 @@ try {
   // Handler modules read the environment when they load: only now may they be imported.
   const { doc } = await import('#shared/auth/runtime');
   const { startGateway } = await import('#local/gateway');
+  const { newRefreshToken } = await import('#shared/auth/token-service');
   const counter = countRequests(doc);
   const waited = timeRequests(doc);
   const grants = createGrantRepo({ doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } }), table });
@@ -52,19 +53,29 @@ try {
   const userId = DEMO_USERS[0].user.id;
   const redirectUri = DEMO_CLIENT.redirectUris[0];
   const expiresAt = () => Math.floor(Date.now() / 1000) + 3600;
+  // Alice's consent to the demo client (the peer's Grant), recorded once; codes and families carry
+  // its generation (see Consent.grantGeneration): without both the exchange's and the rotation's
+  // check of the consent fails (grant_revoked).
+  let consent = await grants.getConsent(userId, clientId);
+  if (!consent) {
+    consent = { userId, clientId, scopes, grantedAt: formatTimestamp(new Date()), grantGeneration: randomUUID() };
+    await grants.saveConsent(consent);
+  }
+  const generation = consent.grantGeneration === undefined ? {} : { grantGeneration: consent.grantGeneration };
   const mintOne = async (kind: 'code' | 'refresh'): Promise<Minted> => {
     const code = randomToken();
     const codeVerifier = randomBytes(32).toString('base64url');
     await grants.createCode(hashSecret(code), {
       clientId, userId, redirectUri, scopes, expiresAt: expiresAt(), codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url'),
+      ...generation,
     });
     if (kind === 'code') return { value: code, codeVerifier };
     // A refresh token is the first of a family: its code redeemed through the repository.
-    const token = randomToken();
     const familyId = randomUUID();
-    const common = { familyId, clientId, userId, scopes };
-    await grants.redeemCode(hashSecret(code), formatTimestamp(new Date()), { ...common, status: 'active', createdAt: formatTimestamp(new Date()) },
-      { ...common, tokenHash: hashSecret(token), status: 'active' });
+    const token = newRefreshToken(userId, familyId);
+    await grants.redeemCode(hashSecret(code), formatTimestamp(new Date()), {
+      familyId, clientId, userId, scopes, ...generation, status: 'active', createdAt: formatTimestamp(new Date()), activeTokenHash: hashSecret(token),
+    });
     return { value: token };
   };
 

@@ -5,7 +5,7 @@ import { GOAL, type PeerComparison } from './compare.ts';
 export const PEER_DIFFERENCES = [
   'Client: ours reads the client from the table in the same BatchGetItem as the code or token; the peer keeps its static client in memory (no request).',
   'Grant model: ours writes a token family and its first refresh token in the code exchange\'s transaction; the peer keeps one Grant item (the consent, read on every call), and a code or refresh token item per value.',
-  'Single use: ours spends a code and rotates a token in one TransactWriteItems with conditions; the peer reads, then consumes with a conditional UpdateItem (this adapter; without the condition a race would pass), then writes the new refresh token with a PutItem: three writes of a token exchange are two requests for ours.',
+  'Single use: ours spends a code in one TransactWriteItems with conditions (code, new family, consent check) and rotates a refresh token with one conditional UpdateItem of its family; the peer reads, then consumes with a conditional UpdateItem (this adapter; without the condition a race would pass), then writes the new refresh token with a PutItem.',
   'Reuse: a replayed code or rotated token revokes its family in ours (and a rotation retried within 30 s gets the same successor); in the peer it revokes the whole grant (revokeByGrantId: a Query and a delete per record).',
   'Sessions: neither endpoint reads the user or a session; the peer\'s tokens are made with expiresWithSession false (as for offline access).',
   'Keys: both sign RS256 with the same local key; ours reads its signing-key schedule once a minute (a GetItem, counted), the peer\'s keystore is in memory.',

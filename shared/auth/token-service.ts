@@ -5,7 +5,7 @@ import { hashSecret, openWith, randomToken, safeEqual, sealWith } from '#shared/
 import type { TokenSigner } from '#shared/auth/signer';
 import { GrantWriteError, type GrantRepo, type RevocationReason } from '#shared/data/grant-repo';
 import { parseScopeString } from '#shared/domain/scopes';
-import type { RefreshToken } from '#shared/domain/grant';
+import type { Consent, TokenFamily } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
 import { countMetric, METRIC } from '#shared/metrics';
@@ -15,6 +15,25 @@ export const REFRESH_GRACE_SECONDS = 30;
 const ROTATION_ATTEMPTS = 8;
 /** Attempts of a code exchange whose transaction met a transient conflict on the consent item. */
 const REDEMPTION_ATTEMPTS = 4;
+/**
+ * A refresh token is `<user id>.<family id>.<256-bit random token>`. The ids are no secret: they
+ * name the family item and the consent, so a refresh reads both (and the client) in one
+ * BatchGetItem. Only the hash of the whole value is stored, in its family.
+ */
+const REFRESH_TOKEN = /^([0-9A-Za-z-]{1,64})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9A-Za-z_-]{43}$/;
+
+/** The user and family a refresh token names, if it has the shape of one of ours. */
+export function refreshTokenNames(token: string): { userId: string; familyId: string } | undefined {
+  const match = REFRESH_TOKEN.exec(token);
+  return match ? { userId: match[1]!, familyId: match[2]! } : undefined;
+}
+
+/** A new refresh token of a family. */
+export const newRefreshToken = (userId: string, familyId: string) => `${userId}.${familyId}.${randomToken()}`;
+
+/** Whether the consent a family was issued under still stands: it exists, with the family's generation. */
+const consentStands = (consent: Consent | undefined, family: TokenFamily) => consent !== undefined && consent.grantGeneration === family.grantGeneration;
+
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
 
@@ -84,7 +103,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!code || code.clientId !== credentials.clientId) throw invalid();
       if (code.usedAt || code.replayedAt) {
         // RFC 6749 §4.1.2: a replayed code revokes what it produced (during the code's 10 minutes).
-        if (code.familyId) await revokeFamily(deps.grants, code.familyId, code.refreshTokenHash, now(), 'code_replay');
+        if (code.familyId) await revokeFamily(deps.grants, code.familyId, now(), 'code_replay');
         throw invalid();
       }
       if (form.redirectUri !== code.redirectUri) {
@@ -98,15 +117,14 @@ export function createTokenService(deps: TokenServiceDeps) {
       }
 
       const accessToken = await signAccessToken(code.userId, code.clientId, code.scopes);
-      const refreshToken = randomToken();
       const familyId = randomUUID();
+      const refreshToken = newRefreshToken(code.userId, familyId);
       const generation = code.grantGeneration === undefined ? {} : { grantGeneration: code.grantGeneration };
       for (let attempt = 1; ; attempt++) {
         try {
           await deps.grants.redeemCode(codeHash, formatTimestamp(now()), {
-            familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', createdAt: formatTimestamp(now()), ...generation,
-          }, {
-            tokenHash: hashSecret(refreshToken), familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', ...generation,
+            familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', createdAt: formatTimestamp(now()),
+            activeTokenHash: hashSecret(refreshToken), ...generation,
           });
           return respond(accessToken, code.scopes, refreshToken);
         } catch (error) {
@@ -118,7 +136,7 @@ export function createTokenService(deps: TokenServiceDeps) {
             // code first means the other either committed before (its family is in the marked code,
             // and is revoked) or cannot commit at all.
             const marked = await deps.grants.markCodeReplayed(codeHash, formatTimestamp(now()));
-            if (marked?.familyId) await revokeFamily(deps.grants, marked.familyId, marked.refreshTokenHash, now(), 'code_replay');
+            if (marked?.familyId) await revokeFamily(deps.grants, marked.familyId, now(), 'code_replay');
             throw invalid();
           }
           if (attempt >= REDEMPTION_ATTEMPTS) throw error;
@@ -128,58 +146,56 @@ export function createTokenService(deps: TokenServiceDeps) {
     },
 
     /**
-     * grant_type=refresh_token: rotates the token (two DynamoDB requests). A retry of a just rotated
-     * token, within the grace window and while its successor is unused, gets that same successor;
-     * any other reuse revokes the whole family. The access token is signed before the rotation is
-     * written (and only once, however many attempts a race takes): if signing fails, nothing is.
+     * grant_type=refresh_token: rotates the token (two DynamoDB requests: BatchGetItem of the family,
+     * the client and the consent; UpdateItem of the family, on condition that the presented token is
+     * still its current one). The previous token, presented again within the grace window while its
+     * successor is unused, gets that same successor; any other token of the family presented again
+     * is reuse and revokes the family. The access token is signed before the rotation is written (and
+     * only once, however many attempts a race takes): if signing fails, nothing is.
      */
     async refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
-      const tokenHash = hashSecret(form.refreshToken);
-      const { token: stored, client } = await deps.grants.getRefreshTokenAndClient(tokenHash, credentials.clientId);
+      const names = refreshTokenNames(form.refreshToken);
+      const presentedHash = hashSecret(form.refreshToken);
+      const { family: stored, client, consent } = await deps.grants.getFamilyClientAndConsent(names?.familyId, credentials.clientId, names?.userId);
       authenticateClient(client, credentials, now());
       const invalid = () => new InvalidGrantError('The refresh token is invalid or has been revoked.');
-      // A rotated token past its TTL (REUSE_DETECTION_SECONDS) is unknown: refused, and no reuse.
+      // A revoked family past its TTL (REVOKED_GRANT_SECONDS) is unknown: refused, and nothing else.
       const first = live(stored);
-      if (!first || first.clientId !== credentials.clientId) throw invalid();
+      if (!names || !first || first.clientId !== credentials.clientId || first.userId !== names.userId) throw invalid();
       const scopes = narrowScopes(first.scopes, form.scope);
 
       // Every attempt acts for the same user, client and scopes: one token serves them all.
       let accessToken: Promise<string> | undefined;
       const signOnce = () => (accessToken ??= signAccessToken(first.userId, first.clientId, scopes));
 
-      let token: RefreshToken | undefined = first;
-      for (let attempt = 0; attempt < ROTATION_ATTEMPTS && token; attempt++) {
-        if (token.status === 'rotated') {
-          const successor = await graceSuccessor(token, form.refreshToken);
-          if (!successor) {
-            // Reuse. The successor is the family's current token unless it was rotated too.
-            countMetric(METRIC.refreshTokenReuse);
-            await revokeFamily(deps.grants, token.familyId, token.successorHash, now(), 'refresh_token_reuse');
-            throw invalid();
-          }
-          return respond(await signOnce(), scopes, successor);
+      let family: TokenFamily | undefined = first;
+      for (let attempt = 0; attempt < ROTATION_ATTEMPTS && family?.status === 'active'; attempt++) {
+        if (!consentStands(consent, family)) {
+          // The user revoked the application (or authorized it again) and the revocation's Query
+          // missed this family (index lag): it ends here, with its TTL.
+          await revokeFamily(deps.grants, family.familyId, now(), 'user_revoked');
+          throw invalid();
         }
-        const signed = await signOnce();
-        const next = randomToken();
-        try {
-          await deps.grants.rotateRefreshToken(token, {
-            tokenHash: hashSecret(next), familyId: token.familyId, clientId: token.clientId, userId: token.userId,
-            scopes: token.scopes, status: 'active', ...(token.grantGeneration === undefined ? {} : { grantGeneration: token.grantGeneration }),
-          }, sealWith(form.refreshToken, next), now().getTime());
-          return respond(signed, scopes, next);
-        } catch (error) {
-          if (!(error instanceof GrantWriteError)) throw error;
-          if (error.reason === 'family_revoked') throw invalid();
-          if (error.reason === 'grant_revoked') {
-            // The user revoked the application (or authorized it again) and the revocation's Query
-            // missed this family: it ends here, with its TTL.
-            await revokeFamily(deps.grants, token.familyId, token.tokenHash, now(), 'user_revoked');
-            throw invalid();
+        if (family.activeTokenHash === presentedHash) {
+          const signed = await signOnce();
+          const next = newRefreshToken(family.userId, family.familyId);
+          try {
+            await deps.grants.rotateRefreshToken(family.familyId, presentedHash, hashSecret(next), sealWith(form.refreshToken, next), now().getTime());
+            return respond(signed, scopes, next);
+          } catch (error) {
+            if (!(error instanceof GrantWriteError)) throw error;
+            // Lost a race with a concurrent rotation of the same token (or a revocation): look again.
+            if (error.reason === 'conflict') await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+            family = await deps.grants.getFamily(family.familyId);
+            continue;
           }
-          // Lost a race with a concurrent rotation of the same token: look again.
-          await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
-          token = live(await deps.grants.getRefreshToken(tokenHash));
         }
+        const successor = graceSuccessor(family, presentedHash, form.refreshToken);
+        if (successor) return respond(await signOnce(), scopes, successor);
+        // Reuse: a token of this family that is neither current nor a retry within the grace window.
+        countMetric(METRIC.refreshTokenReuse);
+        await revokeFamily(deps.grants, family.familyId, now(), 'refresh_token_reuse');
+        throw invalid();
       }
       throw invalid();
     },
@@ -188,34 +204,35 @@ export function createTokenService(deps: TokenServiceDeps) {
   };
 
   /**
-   * The successor a retry within the grace window gets again: only while it is unused, its family
-   * active and the consent it was issued under unrevoked (one BatchGetItem).
+   * The successor a retry within the grace window gets again: the presented token is the one the
+   * last rotation replaced (so its successor is still the current token: unused), the rotation is at
+   * most the grace window old, and the family active (checked by the caller, as the consent is).
    */
-  async function graceSuccessor(token: RefreshToken, presented: string): Promise<string | undefined> {
-    if (!token.successorHash || !token.sealedSuccessor || token.rotatedAt === undefined) return undefined;
-    if (now().getTime() - token.rotatedAt > graceMs) return undefined;
-    const { successor, family, consent } = await deps.grants.graceRead(token);
-    if (successor?.status !== 'active' || family?.status !== 'active' || !consent || consent.grantGeneration !== token.grantGeneration) return undefined;
-    return openWith(presented, token.sealedSuccessor);
+  function graceSuccessor(family: TokenFamily, presentedHash: string, presented: string): string | undefined {
+    if (family.previousTokenHash !== presentedHash || !family.sealedSuccessor || family.rotatedAt === undefined) return undefined;
+    if (now().getTime() - family.rotatedAt > graceMs) return undefined;
+    return openWith(presented, family.sealedSuccessor);
   }
 }
 
 /**
- * RFC 7009: revokes a refresh token's family; access tokens and unknown tokens (a rotated token past
- * its TTL among them) are accepted as is. An active token is its family's current one, so this is
- * one transaction after the read. Needs no signer, so the revocation endpoint does not bundle one.
+ * RFC 7009: revokes a refresh token's family (one BatchGetItem of the family and the client, one
+ * UpdateItem); access tokens and unknown tokens are accepted as is. Any token that names an active
+ * family of this client and its user revokes it: a token of the family that is no longer current
+ * would revoke it at the token endpoint too (reuse). Needs no signer, so the revocation endpoint
+ * does not bundle one.
  */
 export async function revokeToken(grants: GrantRepo, credentials: ClientCredentials, token: string, now = new Date()): Promise<void> {
-  const { token: refresh, client } = await grants.getRefreshTokenAndClient(hashSecret(token), credentials.clientId);
+  const names = refreshTokenNames(token);
+  const { family, client } = await grants.getFamilyClientAndConsent(names?.familyId, credentials.clientId);
   authenticateClient(client, credentials, now);
-  if (!refresh || refresh.clientId !== credentials.clientId) return;
-  if (refresh.expiresAt !== undefined && refresh.expiresAt <= epochSeconds(now)) return;
-  await revokeFamily(grants, refresh.familyId, refresh.status === 'active' ? refresh.tokenHash : refresh.successorHash, now, 'token_revoked');
+  if (!names || !family || family.clientId !== credentials.clientId || family.userId !== names.userId || family.status !== 'active') return;
+  await revokeFamily(grants, family.familyId, now, 'token_revoked');
 }
 
 /** Revokes a family, counted in the GrantsRevoked metric. */
-async function revokeFamily(grants: Pick<GrantRepo, 'revokeFamily'>, familyId: string, currentHint: string | undefined, now: Date, reason: RevocationReason) {
-  await grants.revokeFamily(familyId, currentHint, now, reason);
+async function revokeFamily(grants: Pick<GrantRepo, 'revokeFamily'>, familyId: string, now: Date, reason: RevocationReason) {
+  await grants.revokeFamily(familyId, now, reason);
   countMetric(METRIC.grantsRevoked);
 }
 

@@ -1,15 +1,13 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  REUSE_DETECTION_SECONDS, REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type RefreshToken, type TokenFamily,
-} from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type TokenFamily } from '#shared/domain/grant';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { NotFoundError } from '#shared/errors';
 import {
-  clientKey, codeKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem, refreshTokenKey,
+  clientKey, codeKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem,
 } from '#shared/data/keys';
 
 /** Why a token-endpoint write lost: the caller maps each to the right OAuth answer. */
@@ -25,11 +23,9 @@ export type GrantRepo = ReturnType<typeof createGrantRepo>;
 /** Why a family was revoked: the user (or the application's deletion), a replayed code, a reused refresh token, or the client (RFC 7009). */
 export type RevocationReason = 'user_revoked' | 'code_replay' | 'refresh_token_reuse' | 'token_revoked';
 
-/** An active token family as its revocation needs it: the id and the current refresh token's hash. */
+/** An active token family as its revocation needs it: its id (no token is stored apart from it). */
 export interface ActiveFamily {
   familyId: string;
-  /** Absent only for a family written before the repository kept it. */
-  activeTokenHash?: string;
 }
 
 /** What ends with an application, or with one user's authorization of it. */
@@ -39,7 +35,7 @@ export interface ClientGrants {
   consentUserIds: string[];
 }
 
-/** Attempts of one revocation transaction whose families changed since they were read. */
+/** Attempts of one revocation transaction that met a concurrent write (a rotation) or a family gone. */
 const REVOCATION_ATTEMPTS = 3;
 
 const isCancelled = (error: unknown) => error instanceof Error && error.name === 'TransactionCanceledException';
@@ -75,65 +71,41 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     ConditionCheck: { TableName: table, Key: consentKey(userId, clientId), ...grantCondition(generation) },
   });
   /**
-   * The update that revokes a family under `condition` (on `values`), and gives it a TTL (kept if it
-   * has one). `revokedReason` (the first one kept) tells the webhook pipeline why: its stream record
-   * becomes the application's `grant.revoked` event (shared/webhooks/events.ts).
+   * The update that revokes a family and gives it a TTL (kept if it has one): idempotent, and only
+   * of a family that exists (no stub item is written for an unknown id). `revokedReason` (the first
+   * one kept) tells the webhook pipeline why: its stream record becomes the application's
+   * `grant.revoked` event (shared/webhooks/events.ts).
    */
-  const revokeFamilyUpdate = (familyId: string, expiresAt: number, condition: string, values: Record<string, unknown> = {}, reason: RevocationReason = 'user_revoked') => ({
+  const revokeFamilyUpdate = (familyId: string, expiresAt: number, reason: RevocationReason = 'user_revoked') => ({
     TableName: table,
     Key: familyKey(familyId),
     UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires), revokedReason = if_not_exists(revokedReason, :reason)',
-    ConditionExpression: condition,
+    ConditionExpression: 'attribute_exists(pk)',
     ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': expiresAt, ':reason': reason, ...values },
-  });
-  /** The update that gives a refresh token a TTL (kept if it has one: a rotated token keeps its own). */
-  const expireTokenUpdate = (tokenHash: string, expiresAt: number) => ({
-    TableName: table,
-    Key: refreshTokenKey(tokenHash),
-    UpdateExpression: 'SET expiresAt = if_not_exists(expiresAt, :expires)',
-    ExpressionAttributeValues: { ':expires': expiresAt },
+    ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': expiresAt, ':reason': reason },
   });
   /**
-   * The items that revoke an active family in a transaction: the family, on condition that it is
-   * still active with the same current token (a rotation in between fails it, and the caller reads
-   * the family again), and that token's TTL. The token update has no condition: the family names
-   * its current token in the same transaction that writes it, so the token exists.
+   * Sends one transaction of revocations (`final`: the one that ends with `last`, its last item). A
+   * family whose condition failed no longer exists (nothing to revoke) and is left out; a
+   * transaction cancelled by a concurrent write (a rotation of one of its families at that moment)
+   * is sent again.
    */
-  const revokeActiveFamily = ({ familyId, activeTokenHash }: ActiveFamily, expiresAt: number): TransactItem[] => (activeTokenHash
-    ? [
-        { Update: revokeFamilyUpdate(familyId, expiresAt, '#status = :active AND activeTokenHash = :current', { ':active': 'active', ':current': activeTokenHash }) },
-        { Update: expireTokenUpdate(activeTokenHash, expiresAt) },
-      ]
-    : [{ Update: revokeFamilyUpdate(familyId, expiresAt, '#status = :active AND attribute_not_exists(activeTokenHash)', { ':active': 'active' }) }]);
-  /**
-   * Sends one transaction of revocation units (`final`: the one that ends with `last`). A family whose
-   * condition failed changed since it was read (rotated, or revoked by someone else): it is read
-   * again and the transaction retried with its new current token, or without it.
-   */
-  async function sendRevocations(chunk: readonly Unit[], final: boolean, missing: string, expiresAt: number): Promise<void> {
-    let units = chunk;
+  async function sendRevocations(chunk: readonly TransactItem[], familyCount: number, final: boolean, missing: string): Promise<void> {
+    let items = chunk;
+    let families = familyCount;
     for (let attempt = 1; ; attempt++) {
-      const items = units.flatMap((unit) => unit.items);
       try {
-        if (items.length > 0) await doc.send(new TransactWriteCommand({ TransactItems: items }));
+        if (items.length > 0) await doc.send(new TransactWriteCommand({ TransactItems: [...items] }));
         return;
       } catch (error) {
         if (!isCancelled(error)) throw error;
         const codes = cancellationCodes(error);
         if (final && codes[items.length - 1] === 'ConditionalCheckFailed') throw new NotFoundError(missing);
-        const stale = new Set<Unit>();
-        let offset = 0;
-        for (const unit of units) {
-          if (unit.family !== undefined && codes[offset] === 'ConditionalCheckFailed') stale.add(unit);
-          offset += unit.items.length;
-        }
-        if (stale.size === 0 || attempt >= REVOCATION_ATTEMPTS) throw error;
-        units = await Promise.all(units.map(async (unit) => {
-          if (!stale.has(unit)) return unit;
-          const { Item } = await doc.send(new GetCommand({ TableName: table, Key: familyKey(unit.family!), ConsistentRead: true }));
-          return { family: unit.family, items: Item?.status === 'active' ? revokeActiveFamily(activeFamily(Item), expiresAt) : [] };
-        }));
+        const gone = new Set(codes.slice(0, families).flatMap((code, i) => (code === 'ConditionalCheckFailed' ? [i] : [])));
+        if (attempt >= REVOCATION_ATTEMPTS || (gone.size === 0 && !codes.includes('TransactionConflict'))) throw error;
+        items = items.filter((_, i) => !gone.has(i));
+        families -= gone.size;
+        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
       }
     }
   }
@@ -217,19 +189,19 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       };
     },
 
-    /** The refresh token (by hash) and the client, in one BatchGetItem. */
-    async getRefreshTokenAndClient(tokenHash: string, clientId: string) {
-      const items = await batchGet([refreshTokenKey(tokenHash), clientKey(clientId)]);
+    /**
+     * What a refresh needs, in one BatchGetItem (consistent): the family a refresh token names, the
+     * client, and the user's consent to it. Without a family id only the client is read (a token that
+     * is not one of ours); without a user id, no consent (a revocation does not need it).
+     */
+    async getFamilyClientAndConsent(familyId: string | undefined, clientId: string, userId?: string) {
+      const keys = [clientKey(clientId), ...(familyId ? [familyKey(familyId)] : []), ...(familyId && userId ? [consentKey(userId, clientId)] : [])];
+      const [client, family, consent] = await batchGet(keys);
       return {
-        token: items[0] && fromItem<RefreshToken>(items[0]),
-        client: items[1] && fromItem<Client>(items[1]),
+        client: client && fromItem<Client>(client),
+        family: family && fromItem<TokenFamily>(family),
+        consent: consent && fromItem<Consent>(consent),
       };
-    },
-
-    /** One GetItem. */
-    async getRefreshToken(tokenHash: string): Promise<RefreshToken | undefined> {
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: refreshTokenKey(tokenHash), ConsistentRead: true }));
-      return Item ? fromItem<RefreshToken>(Item) : undefined;
     },
 
     /**
@@ -239,9 +211,10 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * spent, marked replayed, or in another exchange's transaction at this moment (TransactionConflict
      * on the code: a concurrent exchange, so a replay too); 'grant_revoked' when the consent is gone
      * or given again; 'conflict' for a transient conflict on another item (retry). The code keeps the
-     * family and the token (a replay revokes them); the family names its current token.
+     * family's id (a replay revokes it); the family holds the hash of its first refresh token. Three
+     * items: no refresh token is stored apart from its family.
      */
-    async redeemCode(codeHash: string, usedAt: string, family: TokenFamily, first: RefreshToken): Promise<void> {
+    async redeemCode(codeHash: string, usedAt: string, family: TokenFamily): Promise<void> {
       try {
         await doc.send(new TransactWriteCommand({
           TransactItems: [
@@ -249,19 +222,18 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
               Update: {
                 TableName: table,
                 Key: codeKey(codeHash),
-                UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId, refreshTokenHash = :first',
+                UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId',
                 ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt) AND attribute_not_exists(replayedAt)',
-                ExpressionAttributeValues: { ':usedAt': usedAt, ':familyId': family.familyId, ':first': first.tokenHash },
+                ExpressionAttributeValues: { ':usedAt': usedAt, ':familyId': family.familyId },
               },
             },
-            { Put: { TableName: table, Item: { ...familyItem(family), activeTokenHash: first.tokenHash } } },
-            { Put: { TableName: table, Item: { ...refreshTokenKey(first.tokenHash), ...first } } },
+            { Put: { TableName: table, Item: familyItem(family), ConditionExpression: 'attribute_not_exists(pk)' } },
             grantCheck(family.userId, family.clientId, family.grantGeneration),
           ],
         }));
       } catch (error) {
         if (isCancelled(error) && cancellationCodes(error)[0] === 'TransactionConflict') throw new GrantWriteError('code_used');
-        throw toWriteError(error, ['code_used', undefined, undefined, 'grant_revoked']);
+        throw toWriteError(error, ['code_used', undefined, 'grant_revoked']);
       }
     },
 
@@ -289,60 +261,29 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * Replaces an active refresh token by its successor in one transaction: the family must be
-     * active, the old token still active, and the consent still standing under the token's
-     * generation ('grant_revoked' otherwise: a revocation ended it, even if its Query missed this
-     * family), so of concurrent rotations exactly one wins. The family
-     * now names the successor as its current token; the old token is kept REUSE_DETECTION_SECONDS
-     * (TTL) for the grace window and reuse detection.
+     * Rotates a family's refresh token: one UpdateItem, on condition that the family is active and
+     * `presentedHash` is still its current token, so of concurrent rotations of one token exactly one
+     * wins. Throws GrantWriteError 'token_rotated' when the condition fails (the token was rotated,
+     * or the family revoked: the caller reads the family again to tell), 'conflict' when a
+     * revocation's transaction held the family at that moment. The
+     * presented token becomes the previous one, its successor (sealed with it, for the grace window)
+     * the current one. The consent is checked by the caller, from the same read (see docs/design.md).
      */
-    async rotateRefreshToken(old: RefreshToken, successor: RefreshToken, sealedSuccessor: string, rotatedAt: number): Promise<void> {
+    async rotateRefreshToken(familyId: string, presentedHash: string, successorHash: string, sealedSuccessor: string, rotatedAt: number): Promise<void> {
       try {
-        await doc.send(new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: table,
-                Key: familyKey(old.familyId),
-                UpdateExpression: 'SET activeTokenHash = :next',
-                ConditionExpression: '#status = :active',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':active': 'active', ':next': successor.tokenHash },
-              },
-            },
-            {
-              Update: {
-                TableName: table,
-                Key: refreshTokenKey(old.tokenHash),
-                UpdateExpression: 'SET #status = :rotated, rotatedAt = :at, successorHash = :next, sealedSuccessor = :sealed, expiresAt = :expires',
-                ConditionExpression: '#status = :active',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: {
-                  ':rotated': 'rotated', ':active': 'active', ':at': rotatedAt, ':next': successor.tokenHash, ':sealed': sealedSuccessor,
-                  ':expires': Math.floor(rotatedAt / 1000) + REUSE_DETECTION_SECONDS,
-                },
-              },
-            },
-            { Put: { TableName: table, Item: { ...refreshTokenKey(successor.tokenHash), ...successor } } },
-            grantCheck(old.userId, old.clientId, old.grantGeneration),
-          ],
+        await doc.send(new UpdateCommand({
+          TableName: table,
+          Key: familyKey(familyId),
+          UpdateExpression: 'SET activeTokenHash = :next, previousTokenHash = :presented, rotatedAt = :at, sealedSuccessor = :sealed',
+          ConditionExpression: '#status = :active AND activeTokenHash = :presented',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':active': 'active', ':presented': presentedHash, ':next': successorHash, ':at': rotatedAt, ':sealed': sealedSuccessor },
         }));
       } catch (error) {
-        throw toWriteError(error, ['family_revoked', 'token_rotated', undefined, 'grant_revoked']);
+        if (isConditionalCheckFailed(error)) throw new GrantWriteError('token_rotated');
+        if (error instanceof Error && error.name === 'TransactionConflictException') throw new GrantWriteError('conflict');
+        throw error;
       }
-    },
-
-    /**
-     * What a grace-window retry needs to hand out a successor again, in one BatchGetItem
-     * (consistent): the successor, the family, and the consent the token was issued under.
-     */
-    async graceRead(token: Pick<RefreshToken, 'successorHash' | 'familyId' | 'userId' | 'clientId'>) {
-      const items = await batchGet([refreshTokenKey(token.successorHash ?? ''), familyKey(token.familyId), consentKey(token.userId, token.clientId)]);
-      return {
-        successor: items[0] && fromItem<RefreshToken>(items[0]),
-        family: items[1] && fromItem<TokenFamily>(items[1]),
-        consent: items[2] && fromItem<Consent>(items[2]),
-      };
     },
 
     /** One GetItem (consistent). */
@@ -352,45 +293,15 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * Revokes a family: every refresh token of it stops working, and the family and its current
-     * token get a TTL REVOKED_GRANT_SECONDS from `now`. With `currentHint`, the token the caller
-     * takes for the current one, that is one transaction; without, or when the hint is not current,
-     * an UpdateItem that returns the family's current token, then an UpdateItem of that token.
-     * Idempotent; a family that does not exist is no error.
+     * Revokes a family: every refresh token of it stops working, and the family gets a TTL
+     * REVOKED_GRANT_SECONDS from `now`. One UpdateItem; idempotent; a family that does not exist is no error.
      */
-    async revokeFamily(familyId: string, currentHint?: string, now = new Date(), reason: RevocationReason = 'token_revoked'): Promise<void> {
-      const expiresAt = epochSeconds(now) + REVOKED_GRANT_SECONDS;
-      if (currentHint) {
-        try {
-          await doc.send(new TransactWriteCommand({
-            TransactItems: [
-              { Update: revokeFamilyUpdate(familyId, expiresAt, 'activeTokenHash = :current', { ':current': currentHint }, reason) },
-              { Update: { ...expireTokenUpdate(currentHint, expiresAt), ConditionExpression: 'attribute_exists(pk)' } },
-            ],
-          }));
-          return;
-        } catch (error) {
-          // Only the expected failures fall through to the path that reads the current token: a
-          // condition failed (the hint is not the current token, or the family is gone or revoked),
-          // or a concurrent transaction (a rotation) held the family. Anything else surfaces.
-          const codes = isCancelled(error) ? cancellationCodes(error) : [];
-          if (!codes.includes('ConditionalCheckFailed') && !codes.includes('TransactionConflict')) throw error;
-        }
-      }
-      let before: Record<string, unknown> | undefined;
+    async revokeFamily(familyId: string, now = new Date(), reason: RevocationReason = 'token_revoked'): Promise<void> {
       try {
-        ({ Attributes: before } = await doc.send(new UpdateCommand({
-          ...revokeFamilyUpdate(familyId, expiresAt, 'attribute_exists(pk)', {}, reason), ReturnValues: 'ALL_OLD',
-        })));
+        await doc.send(new UpdateCommand(revokeFamilyUpdate(familyId, epochSeconds(now) + REVOKED_GRANT_SECONDS, reason)));
       } catch (error) {
-        if (isConditionalCheckFailed(error)) return;
-        throw error;
+        if (!isConditionalCheckFailed(error)) throw error;
       }
-      if (before?.status !== 'active' || typeof before.activeTokenHash !== 'string') return;
-      await doc.send(new UpdateCommand({ ...expireTokenUpdate(before.activeTokenHash, expiresAt), ConditionExpression: 'attribute_exists(pk)' }))
-        .catch((error: unknown) => {
-          if (!isConditionalCheckFailed(error)) throw error;
-        });
     },
 
     /**
@@ -412,7 +323,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
         }));
         for (const item of page.Items ?? []) {
           if (String(item.pk).startsWith(familyPrefix)) {
-            if (item.status === 'active') grants.families.push(activeFamily(item));
+            if (item.status === 'active') grants.families.push({ familyId: String(item.familyId) });
           } else if (String(item.sk).startsWith(CONSENT_SK_PREFIX)) {
             grants.consentUserIds.push(String(item.userId));
           }
@@ -423,12 +334,12 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * Revokes the families (each with its current token's TTL: two items), deletes the `deleting`
-     * items, then applies `last` (the deletion that ends the grant: a consent or an application), in
-     * transactions of at most 100 items with `last` in the final one: one request for up to 49
+     * Revokes the families (one item each: the family and its TTL), deletes the `deleting` items,
+     * then applies `last` (the deletion that ends the grant: a consent or an application), in
+     * transactions of at most 100 items with `last` in the final one: one request for up to 99
      * families. Should a transaction fail, `last` has not happened and a retry finds what is left. A
-     * family rotated or revoked since it was read is read again (GetItem) and the transaction retried.
-     * Throws NotFoundError(`missing`) when the condition of `last` fails.
+     * family rotated at that moment (a transaction conflict) is no reason to fail: the transaction
+     * is sent again. Throws NotFoundError(`missing`) when the condition of `last` fails.
      */
     async revokeFamiliesThen(
       families: readonly ActiveFamily[], last: TransactItem, missing: string,
@@ -439,7 +350,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 
     /**
      * Revokes the families as revokeFamiliesThen does, with nothing after them: none for no
-     * families, else one transaction per 50. For a consent already deleted (see post-revoke-app).
+     * families, else one transaction per 100. For a consent already deleted (see post-revoke-app).
      */
     async revokeFamilies(families: readonly ActiveFamily[], now = new Date()): Promise<void> {
       await revokeInChunks(families, { now });
@@ -456,37 +367,20 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     { last, missing = '', deleting = [], now }: { last?: TransactItem; missing?: string; deleting?: readonly TransactItem[]; now: Date },
   ): Promise<void> {
     const expiresAt = epochSeconds(now) + REVOKED_GRANT_SECONDS;
-    // Units stay whole within a transaction: a family is never revoked without its token's TTL.
-    const units: Unit[] = [
-      ...families.map((family) => ({ family: family.familyId, items: revokeActiveFamily(family, expiresAt) })),
-      ...deleting.map((item) => ({ items: [item] })),
-    ];
-    // A family counts as two items even without a known token: read again, it may have one.
-    const sizeOf = (unit: Unit) => (unit.family === undefined ? unit.items.length : 2);
-    const chunks: Unit[][] = [[]];
-    let size = 0;
-    for (const unit of [...units, ...(last ? [{ items: [last] }] : [])]) {
-      if (size + sizeOf(unit) > MAX_TRANSACTION_ITEMS) {
-        chunks.push([]);
-        size = 0;
-      }
-      chunks.at(-1)!.push(unit);
-      size += sizeOf(unit);
+    const chunks: { items: TransactItem[]; families: number }[] = [];
+    const add = (item: TransactItem, family: boolean) => {
+      if (chunks.length === 0 || chunks.at(-1)!.items.length >= MAX_TRANSACTION_ITEMS) chunks.push({ items: [], families: 0 });
+      chunks.at(-1)!.items.push(item);
+      if (family) chunks.at(-1)!.families++;
+    };
+    // Families first in every chunk (sendRevocations counts them from the start).
+    for (const { familyId } of families) add({ Update: revokeFamilyUpdate(familyId, expiresAt) }, true);
+    for (const item of deleting) add(item, false);
+    if (last) add(last, false);
+    for (const [i, chunk] of chunks.entries()) {
+      await sendRevocations(chunk.items, chunk.families, last !== undefined && i === chunks.length - 1, missing);
     }
-    for (const [i, chunk] of chunks.entries()) await sendRevocations(chunk, last !== undefined && i === chunks.length - 1, missing, expiresAt);
   }
-}
-
-/** Items that belong in one transaction; `family` names the family a revocation unit revokes. */
-interface Unit {
-  family?: string;
-  items: TransactItem[];
-}
-
-function activeFamily(item: Record<string, unknown>): ActiveFamily {
-  return typeof item.activeTokenHash === 'string'
-    ? { familyId: String(item.familyId), activeTokenHash: item.activeTokenHash }
-    : { familyId: String(item.familyId) };
 }
 
 function familyItem(family: TokenFamily) {
@@ -503,20 +397,18 @@ export const GRANT_REPO_NEEDS = {
   createCode: { actions: ['PutItem'] },
   saveConsentWithCode: { actions: ['PutItem'] },
   getCodeAndClient: { actions: ['BatchGetItem'] },
-  getRefreshTokenAndClient: { actions: ['BatchGetItem'] },
-  getRefreshToken: { actions: ['GetItem'] },
-  // The code, the family and its first token, and the check of the consent's generation.
+  getFamilyClientAndConsent: { actions: ['BatchGetItem'] },
+  // The code, the family, and the check of the consent's generation.
   redeemCode: { actions: ['UpdateItem', 'PutItem', 'ConditionCheckItem'] },
   markCodeReplayed: { actions: ['UpdateItem'] },
-  // The family's conditional update and the old token's, the successor, and the consent's check.
-  rotateRefreshToken: { actions: ['UpdateItem', 'PutItem', 'ConditionCheckItem'] },
-  graceRead: { actions: ['BatchGetItem'] },
+  // The family's conditional update, and nothing else.
+  rotateRefreshToken: { actions: ['UpdateItem'] },
   getFamily: { actions: ['GetItem'] },
   revokeFamily: { actions: ['UpdateItem'] },
   grantsOf: { actions: [], index: true },
-  // Reads again a family that changed since the Query. Its `last` and `deleting` items are the
-  // caller's (deleteConsentItem, deleteClientItem), which declare their own action.
-  revokeFamiliesThen: { actions: ['UpdateItem', 'GetItem'] },
-  revokeFamilies: { actions: ['UpdateItem', 'GetItem'] },
+  // Its `last` and `deleting` items are the caller's (deleteConsentItem, deleteClientItem), which
+  // declare their own action.
+  revokeFamiliesThen: { actions: ['UpdateItem'] },
+  revokeFamilies: { actions: ['UpdateItem'] },
   deleteConsentItem: { actions: ['DeleteItem'] },
 } as const satisfies RepoNeeds<GrantRepo>;

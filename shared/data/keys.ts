@@ -16,7 +16,8 @@ export const deviceByIdIndexKey = (deviceId: string) => ({ gsi1pk: `DEVICE#${dev
 
 export const emailKey = (email: string) => ({ pk: `EMAIL#${normalizeEmail(email)}`, sk: 'EMAIL' });
 
-// Authorization server items. Secrets (session ids, codes, refresh tokens) appear in keys only as hashes.
+// Authorization server items. Secrets (session ids, codes) appear in keys only as hashes; refresh tokens
+// appear nowhere as keys: their hashes are attributes of their family.
 export const clientKey = (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: 'CLIENT' });
 export const clientsOfDeveloperIndexKey = (developerId: string, createdAt: string) => ({
   gsi1pk: `DEVELOPER#${developerId}`,
@@ -45,7 +46,6 @@ export const consentOfClientIndexKey = (clientId: string, userId: string) => ({
   gsi1pk: `FAMILIES#${clientId}`,
   gsi1sk: `USER#${userId}#CONSENT`,
 });
-export const refreshTokenKey = (tokenHash: string) => ({ pk: `RT#${tokenHash}`, sk: 'RT' });
 
 const KEY_ATTRIBUTES = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk']);
 

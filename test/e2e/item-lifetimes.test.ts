@@ -8,7 +8,7 @@ import { newSecretReveal } from '#shared/auth/developer';
 import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
 import { rotateSigningKeys } from '#shared/auth/signing-keys';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createTokenService, type TokenService } from '#shared/auth/token-service';
+import { createTokenService, refreshTokenNames, type TokenService } from '#shared/auth/token-service';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
@@ -121,20 +121,12 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
   {
     kind: 'token family', pk: /^FAMILY#[0-9a-f-]{36}$/, sk: /^FAMILY$/,
     lifetime: (item, find) => {
+      // Its refresh tokens live in it (hashes): no item of their own.
       if (item.status !== 'active') return { state: 'revoked family', ttl: 30 * DAY };
+      const state = item.previousTokenHash === undefined ? 'active family' : 'active family, rotated';
       return find(`CLIENT#${String(item.clientId)}`, 'CLIENT')
-        ? { state: 'active family', ttl: 'none' }
-        : { state: 'active family', dead: 'an active family of an application that no longer exists' };
-    },
-  },
-  {
-    kind: 'refresh token', pk: /^RT#[A-Za-z0-9_-]{43}$/, sk: /^RT$/,
-    lifetime: (item, find) => {
-      // Kept for the grace window and reuse detection, then unknown.
-      if (item.status === 'rotated') return { state: 'rotated refresh token', ttl: 30 * DAY };
-      const family = find(`FAMILY#${String(item.familyId)}`, 'FAMILY');
-      if (family?.status === 'active') return { state: 'current refresh token', ttl: 'none' };
-      return { state: 'current token of a revoked family', ttl: 30 * DAY };
+        ? { state, ttl: 'none' }
+        : { state, dead: 'an active family of an application that no longer exists' };
     },
   },
 ];
@@ -280,6 +272,8 @@ describe('item lifetimes', () => {
     expect((await tokenEndpoint('/oauth/revoke', kept, { token: await family(b, walker, kept) })).status).toBe(200);
     // A family that stays active, one rotation in.
     expect((await refresh(kept, await family(b, walker, kept))).status).toBe(200);
+    // A family that stays active, never rotated.
+    await family(b, walker, kept);
     // A replayed code revokes its family; a code never exchanged.
     const replayed = await codeFor(b, walker, kept);
     expect((await exchange(kept, replayed)).status).toBe(200);
@@ -360,10 +354,10 @@ describe('item lifetimes', () => {
     expect(problems).toEqual([]);
     // The walk produced every state, so each rule above was exercised.
     expect([...states].sort()).toEqual([
-      'account throttle record', 'account-address throttle record', 'active family', 'address throttle record', 'application',
-      'confirmation link', 'consent', 'current refresh token', 'current token of a revoked family', 'device', 'e-mail address', 'known browser',
+      'account throttle record', 'account-address throttle record', 'active family', 'active family, rotated', 'address throttle record', 'application',
+      'confirmation link', 'consent', 'device', 'e-mail address', 'known browser',
       'mail count', 'password reset link',
-      'revoked family', 'rotated refresh token', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'used code', 'user',
+      'revoked family', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'used code', 'user',
       'webhook delivery', 'webhook subscription',
     ]);
     // The deleted application's webhook went with it.
@@ -412,16 +406,32 @@ describe('item lifetimes', () => {
         expiresAt: Math.floor(current.getTime() / 1000) + 10 * MINUTE, grantGeneration,
       });
       const issued = await tokens.exchangeCode(credentials(), { code, redirectUri: client.redirectUris[0]! });
-      const { familyId } = (await repos.grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
+      const { familyId } = refreshTokenNames(issued.refresh_token)!;
       return { code, refreshToken: issued.refresh_token, familyId };
     }
 
     const familyStatus = async (familyId: string) => (await repos.grants.getFamily(familyId))?.status;
 
-    it('a rotated refresh token presented 30 days after its rotation is unknown: invalid_grant, and its family lives on', async () => {
+    it('a rotated refresh token presented a year after its rotation is still reuse (no 30-day limit): refused, and the family revoked', async () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
       const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
+      advance(365 * DAY);
+
+      // Act
+      const outcome = tokens.refresh(credentials(), { refreshToken });
+
+      // Assess
+      await expect(outcome).rejects.toThrow(InvalidGrantError);
+      expect(await familyStatus(familyId)).toBe('revoked');
+      await expect(tokens.refresh(credentials(), { refreshToken: successor })).rejects.toThrow(InvalidGrantError);
+    });
+
+    it('a revoked family past its 30 days is unknown: its current token is refused, and nothing is written', async () => {
+      // Prepare
+      const { refreshToken, familyId } = await exchanged();
+      await tokens.revoke(credentials(), refreshToken);
+      const revoked = await repos.grants.getFamily(familyId);
       advance(30 * DAY);
 
       // Act
@@ -429,9 +439,7 @@ describe('item lifetimes', () => {
 
       // Assess
       await expect(outcome).rejects.toThrow(InvalidGrantError);
-      expect(await repos.grants.getRefreshToken(hashSecret(refreshToken))).toMatchObject({ status: 'rotated' });
-      expect(await familyStatus(familyId)).toBe('active');
-      expect((await tokens.refresh(credentials(), { refreshToken: successor })).refresh_token).toEqual(expect.any(String));
+      expect(await repos.grants.getFamily(familyId)).toEqual(revoked);
     });
 
     it('the same token presented a second earlier is reuse: refused, and the family revoked', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalService } from '#local/service';
-import { hashSecret } from '#shared/auth/secrets';
+import { refreshTokenNames } from '#shared/auth/token-service';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { countRequests } from '../support/count-requests';
 import {
@@ -90,7 +90,7 @@ describe('DynamoDB requests per browser call', () => {
     });
     expect(response.status).toBe(200);
     const { refresh_token: refreshToken } = (await response.json()) as { refresh_token: string };
-    return (await repos.grants.getRefreshToken(hashSecret(refreshToken)))!.familyId;
+    return refreshTokenNames(refreshToken)!.familyId;
   }
 
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
-import { clientKey, consentKey, familyKey, refreshTokenKey } from '#shared/data/keys';
+import { clientKey, consentKey, familyKey } from '#shared/data/keys';
 import type { Client } from '#shared/domain/client';
 import { REVOKED_GRANT_SECONDS, type TokenFamily } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
@@ -73,7 +73,7 @@ describe('grant revocation in transactions', () => {
 
   /**
    * Creates `count` token families of the client, as the token endpoint does: a code, then the
-   * code's redemption, which writes the family and its first refresh token. Returns their ids.
+   * code's redemption, which writes the family (holding its first refresh token's hash). Returns their ids.
    */
   async function families(clientId: string, count: number, userIds = [randomUUID()]): Promise<string[]> {
     const ids: string[] = [];
@@ -89,10 +89,9 @@ describe('grant revocation in transactions', () => {
         });
         const family: TokenFamily = {
           familyId: randomUUID(), clientId, userId, scopes: ['read_user'], status: 'active', createdAt: '2026-01-02T03:04:05.678', grantGeneration,
+          activeTokenHash: hashSecret(randomToken()),
         };
-        await grants.redeemCode(codeHash, '2026-01-02T03:04:06.000', family, {
-          tokenHash: hashSecret(randomToken()), familyId: family.familyId, clientId, userId, scopes: ['read_user'], status: 'active', grantGeneration,
-        });
+        await grants.redeemCode(codeHash, '2026-01-02T03:04:06.000', family);
         return family.familyId;
       })));
     }
@@ -136,7 +135,7 @@ describe('grant revocation in transactions', () => {
   const sorted = (ids: readonly string[]) => [...ids].sort();
 
   describe('grantsOf', () => {
-    it('finds the active families (with their current tokens) and the consents of the client, or of one user of it, in one Query', async () => {
+    it('finds the active families and the consents of the client, or of one user of it, in one Query', async () => {
       // Prepare: two users' families, one of them already revoked, their consents, and another client's family and consent
       const client = await registeredClient();
       const other = await registeredClient();
@@ -158,9 +157,6 @@ describe('grant revocation in transactions', () => {
 
       // Assess
       expect(sorted(idsOf(all.families))).toEqual(sorted([...ofAnn.slice(1), ...ofBob]));
-      for (const { familyId, activeTokenHash } of all.families) {
-        expect((await item(refreshTokenKey(activeTokenHash!)))?.familyId).toBe(familyId);
-      }
       expect(sorted(all.consentUserIds)).toEqual(sorted([ann, bob]));
       expect(sorted(idsOf(annsOnly.families))).toEqual(sorted(ofAnn.slice(1)));
       expect(annsOnly.consentUserIds).toEqual([ann]);
@@ -201,7 +197,7 @@ describe('grant revocation in transactions', () => {
   });
 
   describe('revokeFamiliesThen, deleting the application last', () => {
-    it('150 families: four transactions (50 families and their tokens each, then the deletion); every family revoked, every current token with a TTL, the application gone', async () => {
+    it('150 families: two transactions (100 families, then 50 and the deletion); every family revoked with a TTL, the application gone', async () => {
       // Prepare
       const client = await registeredClient();
       const ids = await families(client.clientId, 150, [randomUUID(), randomUUID(), randomUUID()]);
@@ -214,14 +210,13 @@ describe('grant revocation in transactions', () => {
       await grants.revokeFamiliesThen(active, clients.deleteClientItem(client.developerId, client.clientId), MISSING, { now });
 
       // Assess
-      expect(requests.operations).toEqual(Array(4).fill('TransactWriteItemsCommand'));
-      expect(transactions.map((items) => items.length)).toEqual([100, 100, 100, 1]);
+      expect(requests.operations).toEqual(Array(2).fill('TransactWriteItemsCommand'));
+      expect(transactions.map((items) => items.length)).toEqual([100, 51]);
       expect(transactions[0]!.every((item) => item.Update !== undefined)).toBe(true);
-      expect(transactions[3]![0]!.Delete!.Key).toEqual(clientKey(client.clientId));
+      expect(transactions[1]!.at(-1)!.Delete!.Key).toEqual(clientKey(client.clientId));
       expect(await statuses(ids)).toEqual({ revoked: 150 });
-      for (const { familyId, activeTokenHash } of active) {
+      for (const { familyId } of active) {
         expect((await item(familyKey(familyId)))?.expiresAt).toBe(epochSeconds(now) + REVOKED_GRANT_SECONDS);
-        expect((await item(refreshTokenKey(activeTokenHash!)))?.expiresAt).toBe(epochSeconds(now) + REVOKED_GRANT_SECONDS);
       }
       expect(await clients.getClient(client.clientId)).toBeUndefined();
       expect(await activeOf(client.clientId)).toEqual([]);
@@ -232,11 +227,11 @@ describe('grant revocation in transactions', () => {
 
     it.each([
       [0, [1]],
-      [1, [3]],
-      [49, [99]],
-      [50, [100, 1]],
-      [99, [100, 99]],
-      [100, [100, 100, 1]],
+      [1, [2]],
+      [49, [50]],
+      [99, [100]],
+      [100, [100, 1]],
+      [199, [100, 100]],
     ])('%i families: transactions of %j items', async (count, sizes) => {
       // Prepare
       const client = await registeredClient();
@@ -270,36 +265,52 @@ describe('grant revocation in transactions', () => {
       });
 
       // Assess
-      expect(transactions.map((items) => items.length)).toEqual([5]);
+      expect(transactions.map((items) => items.length)).toEqual([4]);
       expect(await grants.getConsent(ann, client.clientId)).toBeUndefined();
       expect(await grants.getConsent(bob, client.clientId)).toBeUndefined();
       expect(await grants.grantsOf(client.clientId)).toEqual({ families: [], consentUserIds: [] });
     });
 
-    it('reads a family rotated since the Query again, and gives its new current token the TTL', async () => {
+    it('revokes a family rotated since the Query all the same, in the one transaction (no token is stored apart from it)', async () => {
       // Prepare: the family rotates between the Query and the revocation
       const client = await registeredClient();
       const [familyId] = await families(client.clientId, 1);
       const [stale] = await activeOf(client.clientId);
-      const first = await grants.getRefreshToken(stale!.activeTokenHash!);
-      const successor = hashSecret(randomToken());
-      await grants.rotateRefreshToken(first!, { ...first!, tokenHash: successor }, 'sealed', Date.now());
+      const { activeTokenHash } = (await grants.getFamily(familyId!))!;
+      await grants.rotateRefreshToken(familyId!, activeTokenHash, hashSecret(randomToken()), 'sealed', Date.now());
       forget();
 
       // Act
       await grants.revokeFamiliesThen([stale!], clients.deleteClientItem(client.developerId, client.clientId), MISSING);
 
       // Assess
-      expect(requests.operations).toEqual(['TransactWriteItemsCommand', 'GetItemCommand', 'TransactWriteItemsCommand']);
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
       expect(await statuses([familyId!])).toEqual({ revoked: 1 });
-      expect((await item(refreshTokenKey(successor)))?.expiresAt).toEqual(expect.any(Number));
       expect(await clients.getClient(client.clientId)).toBeUndefined();
     });
 
-    it("another developer's id, 49 families: NotFoundError and nothing revoked, all in one transaction", async () => {
+    it('leaves out a family that no longer exists (its TTL passed since the Query) and sends the rest again', async () => {
       // Prepare
       const client = await registeredClient();
-      const ids = await families(client.clientId, 49);
+      const [gone, kept] = await families(client.clientId, 2);
+      const active = await activeOf(client.clientId);
+      await doc.send(new DeleteCommand({ TableName: table, Key: familyKey(gone!) }));
+      forget();
+
+      // Act
+      await grants.revokeFamiliesThen(active, clients.deleteClientItem(client.developerId, client.clientId), MISSING);
+
+      // Assess
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand', 'TransactWriteItemsCommand']);
+      expect(transactions.map((items) => items.length)).toEqual([3, 2]);
+      expect(await statuses([gone!, kept!])).toEqual({ missing: 1, revoked: 1 });
+      expect(await clients.getClient(client.clientId)).toBeUndefined();
+    });
+
+    it("another developer's id, 99 families: NotFoundError and nothing revoked, all in one transaction", async () => {
+      // Prepare
+      const client = await registeredClient();
+      const ids = await families(client.clientId, 99);
       const active = await activeOf(client.clientId);
 
       // Act
@@ -309,8 +320,8 @@ describe('grant revocation in transactions', () => {
       await expect(outcome).rejects.toThrow(NotFoundError);
       await expect(outcome).rejects.toThrow(MISSING);
       expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
-      expect(transactions.map((items) => items.length)).toEqual([99]);
-      expect(await statuses(ids)).toEqual({ active: 49 });
+      expect(transactions.map((items) => items.length)).toEqual([100]);
+      expect(await statuses(ids)).toEqual({ active: 99 });
       expect(await clients.getClient(client.clientId)).toEqual(client);
     });
 
@@ -343,12 +354,12 @@ describe('grant revocation in transactions', () => {
 
       // Assess
       expect(afterFailure).toEqual({
-        operations: ['TransactWriteItemsCommand', 'TransactWriteItemsCommand', 'TransactWriteItemsCommand'],
+        operations: ['TransactWriteItemsCommand', 'TransactWriteItemsCommand'],
         statuses: { revoked: 100, active: 20 },
         client,
       });
       expect(sorted(idsOf(left))).toEqual(sorted(idsOf(active.slice(100))));
-      expect(transactions.map((items) => items.length)).toEqual([41]);
+      expect(transactions.map((items) => items.length)).toEqual([21]);
       expect(await statuses(idsOf(active))).toEqual({ revoked: 120 });
       expect(await clients.getClient(client.clientId)).toBeUndefined();
     });
@@ -372,7 +383,7 @@ describe('grant revocation in transactions', () => {
       // Assess
       expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
       expect(transactions[0]!.map((item) => item.Update?.Key ?? item.Delete?.Key)).toEqual([
-        ...active.flatMap(({ familyId, activeTokenHash }) => [familyKey(familyId), refreshTokenKey(activeTokenHash!)]),
+        ...active.map(({ familyId }) => familyKey(familyId)),
         consentKey(ann, client.clientId),
       ]);
       expect(await statuses(ofAnn)).toEqual({ revoked: 4 });

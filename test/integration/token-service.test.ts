@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,12 +12,12 @@ import { createLocalSigner } from '#shared/auth/local-signer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
 import { tokenEndpoint } from '#shared/auth/token-endpoint';
-import { createTokenService, REFRESH_GRACE_SECONDS, type TokenResponse, type TokenService } from '#shared/auth/token-service';
+import { createTokenService, REFRESH_GRACE_SECONDS, refreshTokenNames, type TokenResponse, type TokenService } from '#shared/auth/token-service';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
-import { codeKey, familyKey, refreshTokenKey } from '#shared/data/keys';
+import { codeKey, familyKey } from '#shared/data/keys';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, type Client } from '#shared/domain/client';
-import { REUSE_DETECTION_SECONDS, REVOKED_GRANT_SECONDS, type AuthorizationCode } from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS, type AuthorizationCode } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { AppError, InvalidClientError, InvalidGrantError, InvalidScopeError } from '#shared/errors';
 import { toAppError } from '#shared/http/http';
@@ -144,6 +143,13 @@ describe('token service', () => {
     return Item;
   }
 
+  /** The family item a refresh token names (its id is in the token). */
+  async function familyOf(token: string) {
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: familyKey(refreshTokenNames(token)!.familyId), ConsistentRead: true }));
+    requests.reset();
+    return Item;
+  }
+
   async function familyStatus(familyId: string) {
     const { Item } = await doc.send(new GetCommand({ TableName: table, Key: familyKey(familyId), ConsistentRead: true }));
     requests.reset();
@@ -189,9 +195,10 @@ describe('token service', () => {
         access_token: expect.any(String),
         token_type: 'Bearer',
         expires_in: 3600,
-        refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        refresh_token: expect.stringMatching(/^[0-9a-f-]{36}\.[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}$/),
         scope: 'read_device write_device',
       });
+      expect(refreshTokenNames(response.refresh_token)).toEqual({ userId: stored.userId, familyId: expect.any(String) });
       const { payload, protectedHeader } = await verifyAccessToken(response.access_token);
       expect(protectedHeader).toMatchObject({ alg: 'RS256', typ: 'at+jwt', kid: signer.kid });
       expect(payload).toMatchObject({
@@ -201,7 +208,7 @@ describe('token service', () => {
       expect(payload.jti).toEqual(expect.any(String));
     });
 
-    it('stores the refresh token only as a hash, in an active family, and marks the code used', async () => {
+    it('stores the refresh token only as a hash, in its active family (no refresh-token item), and marks the code used', async () => {
       // Prepare
       const { client, credentials, code } = await seedCode();
 
@@ -211,9 +218,11 @@ describe('token service', () => {
       // Assess
       const items = await itemsOf(client.clientId);
       expect(items.families).toHaveLength(1);
-      expect(items.families[0]).toMatchObject({ status: 'active', scopes: ['read_device', 'write_device'] });
-      expect(items.refreshTokens).toHaveLength(1);
-      expect(items.refreshTokens[0]).toMatchObject({ tokenHash: hashSecret(response.refresh_token), status: 'active' });
+      expect(items.families[0]).toMatchObject({
+        status: 'active', scopes: ['read_device', 'write_device'], activeTokenHash: hashSecret(response.refresh_token),
+        familyId: refreshTokenNames(response.refresh_token)!.familyId,
+      });
+      expect(items.refreshTokens).toEqual([]);
       expect(JSON.stringify(items)).not.toContain(response.refresh_token);
       expect(JSON.stringify(items)).not.toContain(code);
       expect(await codeItem(code)).toMatchObject({ usedAt: '2026-03-01T10:00:00.000', familyId: items.families[0]!.familyId });
@@ -453,10 +462,10 @@ describe('token service', () => {
       await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
 
       // Assess
-      expect(requests.operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
     });
 
-    it('keeps the rotated token 30 days after the rotation (TTL), names the successor as the family\'s current token, and gives neither a TTL', async () => {
+    it('rotates in the family item alone: the successor current, the presented token previous, the successor sealed for the grace window, no TTL', async () => {
       // Prepare
       const { client, credentials, issued } = await seedTokens();
 
@@ -465,13 +474,14 @@ describe('token service', () => {
 
       // Assess
       const items = await itemsOf(client.clientId);
-      const [old, successor] = [hashSecret(issued.refresh_token), hashSecret(rotated.refresh_token)]
-        .map((hash) => items.refreshTokens.find((t) => t.tokenHash === hash));
-      expect(old).toMatchObject({ status: 'rotated', expiresAt: epochSeconds(current) + REUSE_DETECTION_SECONDS });
-      expect(successor).toMatchObject({ status: 'active' });
-      expect(successor!.expiresAt).toBeUndefined();
-      expect(items.families).toEqual([expect.objectContaining({ status: 'active', activeTokenHash: hashSecret(rotated.refresh_token) })]);
+      expect(items.refreshTokens).toEqual([]);
+      expect(items.families).toEqual([expect.objectContaining({
+        status: 'active', activeTokenHash: hashSecret(rotated.refresh_token), previousTokenHash: hashSecret(issued.refresh_token),
+        rotatedAt: current.getTime(), sealedSuccessor: expect.any(String),
+      })]);
       expect(items.families[0]!.expiresAt).toBeUndefined();
+      expect(JSON.stringify(items)).not.toContain(rotated.refresh_token.split('.')[2]);
+      expect(refreshTokenNames(rotated.refresh_token)).toEqual(refreshTokenNames(issued.refresh_token));
     });
 
     it('does not expire with time (SPEC.md §8)', async () => {
@@ -617,9 +627,11 @@ describe('token service', () => {
       expect(successors.size).toBe(1);
       const [successor] = successors;
       expect(successor).not.toBe(issued.refresh_token);
+      // Exactly one rotation was written: the family names the winner's successor, after the presented token.
       const items = await itemsOf(client.clientId);
-      expect(items.families.map((f) => f.status)).toEqual(['active']);
-      expect(items.refreshTokens).toHaveLength(2);
+      expect(items.families).toEqual([expect.objectContaining({
+        status: 'active', activeTokenHash: hashSecret(successor!), previousTokenHash: hashSecret(issued.refresh_token),
+      })]);
       expect((await tokens.refresh(credentials, { refreshToken: successor! })).refresh_token).toEqual(expect.any(String));
     });
 
@@ -669,11 +681,6 @@ describe('token service', () => {
       return jwtVerify(token, key, { issuer: ISSUER, audience: AUDIENCE, typ: 'at+jwt', currentDate: current });
     }
 
-    async function refreshTokenItem(token: string) {
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: refreshTokenKey(hashSecret(token)), ConsistentRead: true }));
-      requests.reset();
-      return Item;
-    }
 
     /** The token endpoint's answer to a form, invoked as Lambda invokes it. */
     async function post(fields: Record<string, string>) {
@@ -712,9 +719,7 @@ describe('token service', () => {
       expect((await verifyKmsToken(retry.access_token)).payload).toMatchObject({ sub: stored.userId, client_id: client.clientId });
       const items = await itemsOf(client.clientId);
       expect(items.families).toHaveLength(1);
-      expect(items.families[0]).toMatchObject({ status: 'active' });
-      expect(items.refreshTokens).toHaveLength(1);
-      expect(items.refreshTokens[0]).toMatchObject({ tokenHash: hashSecret(retry.refresh_token), status: 'active' });
+      expect(items.families[0]).toMatchObject({ status: 'active', activeTokenHash: hashSecret(retry.refresh_token) });
       expect(await codeItem(code)).toMatchObject({ usedAt: expect.any(String), familyId: items.families[0]!.familyId });
       expect((await kmsTokens.refresh(credentials, { refreshToken: retry.refresh_token })).refresh_token).toEqual(expect.any(String));
     });
@@ -731,10 +736,9 @@ describe('token service', () => {
       expect(error).toBeInstanceOf(SigningUnavailableError);
       expect(toAppError(error)).toMatchObject({ status: 503, code: 'temporarily_unavailable' });
       expect(requests.operations).toEqual(['BatchGetItemCommand']);
-      const old = await refreshTokenItem(issued.refresh_token);
-      expect(old).toMatchObject({ status: 'active' });
-      expect(old?.successorHash).toBeUndefined();
-      expect((await itemsOf(client.clientId)).refreshTokens).toHaveLength(1);
+      const family = await familyOf(issued.refresh_token);
+      expect(family).toMatchObject({ status: 'active', activeTokenHash: hashSecret(issued.refresh_token) });
+      expect(family?.previousTokenHash).toBeUndefined();
 
       // A retry after the grace window: an already rotated token would count as reuse here.
       advance(REFRESH_GRACE_SECONDS + 1);
@@ -743,7 +747,7 @@ describe('token service', () => {
       await verifyKmsToken(retry.access_token);
       const items = await itemsOf(client.clientId);
       expect(items.families.map((f) => f.status)).toEqual(['active']);
-      expect(items.refreshTokens).toHaveLength(2);
+      expect(items.families[0]).toMatchObject({ activeTokenHash: hashSecret(retry.refresh_token), previousTokenHash: hashSecret(issued.refresh_token) });
       expect((await kmsTokens.refresh(credentials, { refreshToken: retry.refresh_token })).refresh_token).toEqual(expect.any(String));
     });
 
@@ -782,7 +786,7 @@ describe('token service', () => {
       fake.failSign(1, 'DisabledException');
       const refreshError = await failure(kmsTokens.refresh(credentials, { refreshToken: issued.refresh_token }));
       expect(toAppError(refreshError)).toMatchObject({ status: 500, code: 'server_error' });
-      expect(await refreshTokenItem(issued.refresh_token)).toMatchObject({ status: 'active' });
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'active', activeTokenHash: hashSecret(issued.refresh_token) });
       advance(REFRESH_GRACE_SECONDS + 1);
       expect((await kmsTokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
       expect((await itemsOf(client.clientId)).families.map((f) => f.status)).toEqual(['active']);
@@ -936,7 +940,7 @@ describe('token service', () => {
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
     });
 
-    it('revokes a current token in one transaction after the read, and gives the family and the token a TTL of 30 days', async () => {
+    it('revokes a current token with one UpdateItem of its family after the read, and gives the family a TTL of 30 days', async () => {
       // Prepare
       const { client, credentials, issued } = await seedTokens();
 
@@ -944,26 +948,26 @@ describe('token service', () => {
       await tokens.revoke(credentials, issued.refresh_token);
 
       // Assess
-      expect(requests.operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
       const items = await itemsOf(client.clientId);
       expect(items.families).toEqual([expect.objectContaining({ status: 'revoked', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS })]);
-      expect(items.refreshTokens).toEqual([expect.objectContaining({ status: 'active', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS })]);
+      expect(items.refreshTokens).toEqual([]);
     });
 
-    it('revoking through a rotated token reaches the current one further on: it gets the TTL too', async () => {
+    it('revoking through a rotated token, however old, revokes the family, and the current token with it', async () => {
       // Prepare: first → second → third; the first's successor (second) is no longer current
       const { client, credentials, issued } = await seedTokens();
       const second = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
       const third = await tokens.refresh(credentials, { refreshToken: second.refresh_token });
-      advance(3600);
+      advance(400 * 24 * 3600);
 
       // Act
       await tokens.revoke(credentials, issued.refresh_token);
 
       // Assess
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: refreshTokenKey(hashSecret(third.refresh_token)), ConsistentRead: true }));
-      expect(Item).toMatchObject({ status: 'active', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS });
-      expect(await familyStatus((await itemsOf(client.clientId)).families[0]!.familyId as string)).toBe('revoked');
+      expect(await familyOf(third.refresh_token)).toMatchObject({ status: 'revoked', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS });
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: third.refresh_token }));
+      expect((await itemsOf(client.clientId)).families).toHaveLength(1);
     });
 
     it('accepts an access token or an unknown token and changes nothing', async () => {
@@ -973,6 +977,8 @@ describe('token service', () => {
       // Act
       await tokens.revoke(credentials, issued.access_token);
       await tokens.revoke(credentials, randomToken());
+      // A token of our shape naming the family under another user: no family of that user.
+      await tokens.revoke(credentials, issued.refresh_token.replace(/^[^.]+/, randomUUID()));
 
       // Assess
       expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
@@ -1150,82 +1156,99 @@ describe('token service', () => {
       expect(issued.token_type).toBe('Bearer');
     });
 
-    it('revokeFamily surfaces a cancelled transaction that is not a failed condition (throttled), and changes nothing', async () => {
-      // Prepare: DynamoDB cancels the revocation's transaction for throttling (injected on the client:
-      // DynamoDB Local does not throttle), as it names it in CancellationReasons
-      const { issued } = await seedTokens();
-      const { familyId } = (await grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
-      requests.reset();
-      const name = 'throttle-transaction';
-      doc.middlewareStack.add((next, context) => async (args) => {
-        if (context.commandName === 'TransactWriteItemsCommand') {
-          throw new TransactionCanceledException({
-            message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError, None]', $metadata: { httpStatusCode: 400 },
-            CancellationReasons: [{ Code: 'ThrottlingError', Message: 'Throughput exceeds the current capacity for one or more global secondary indexes.' }, { Code: 'None' }],
-          });
-        }
-        return next(args);
-      }, { step: 'initialize', name });
+    it('revokeFamily is one UpdateItem, idempotent (the first TTL stays), and no error for a family that does not exist (nothing written)', async () => {
+      // Prepare
+      const { client, issued } = await seedTokens();
+      const { familyId } = refreshTokenNames(issued.refresh_token)!;
+      const missing = randomUUID();
 
       // Act
-      let revocation: Promise<void>;
-      try {
-        revocation = grants.revokeFamily(familyId, hashSecret(issued.refresh_token), current);
-        await revocation.catch(() => undefined);
-      } finally {
-        doc.middlewareStack.remove(name);
-      }
+      await grants.revokeFamily(familyId, current);
+      const first = await familyOf(issued.refresh_token);
+      advance(3600);
+      await grants.revokeFamily(familyId, current);
+      await grants.revokeFamily(missing, current);
 
       // Assess
-      await expect(revocation).rejects.toMatchObject({ name: 'TransactionCanceledException' });
-      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
-      expect(await familyStatus(familyId)).toBe('active');
+      expect(requests.operations).toEqual(['UpdateItemCommand', 'UpdateItemCommand']);
+      expect(first).toMatchObject({ status: 'revoked', expiresAt: epochSeconds(START) + REVOKED_GRANT_SECONDS });
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'revoked', expiresAt: epochSeconds(START) + REVOKED_GRANT_SECONDS });
+      expect(await familyStatus(missing)).toBeUndefined();
+      expect((await itemsOf(client.clientId)).families).toHaveLength(1);
     });
 
-    it('revokeFamily after a transaction conflict (a concurrent rotation held the family) revokes through the current token', async () => {
-      // Prepare: DynamoDB cancels the first transaction for a conflict with another transaction
-      // (injected once on the client: DynamoDB Local serialises transactions)
-      const { issued } = await seedTokens();
-      const { familyId } = (await grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
-      requests.reset();
+    it('a rotation that meets a revocation at that moment (TransactionConflictException) reads the family again and is refused', async () => {
+      // Prepare: DynamoDB refuses the rotation's UpdateItem because a revocation's transaction holds
+      // the family (injected once on the client: DynamoDB Local serialises), which then commits
+      const { credentials, issued } = await seedTokens();
+      const { familyId } = refreshTokenNames(issued.refresh_token)!;
       const name = 'conflict-once';
       let conflicted = false;
       doc.middlewareStack.add((next, context) => async (args) => {
-        if (context.commandName === 'TransactWriteItemsCommand' && !conflicted) {
+        if (context.commandName === 'UpdateItemCommand' && !conflicted) {
           conflicted = true;
-          throw new TransactionCanceledException({
-            message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]', $metadata: { httpStatusCode: 400 },
-            CancellationReasons: [{ Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }, { Code: 'None' }],
-          });
+          await grants.revokeFamilies([{ familyId }], current);
+          throw Object.assign(new Error('Transaction is ongoing for the item'), { name: 'TransactionConflictException' });
         }
         return next(args);
       }, { step: 'initialize', name });
 
       // Act
+      let refresh: Promise<unknown>;
       try {
-        await grants.revokeFamily(familyId, hashSecret(issued.refresh_token), current);
+        refresh = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+        await refresh.catch(() => undefined);
       } finally {
         doc.middlewareStack.remove(name);
       }
 
       // Assess
-      expect(requests.operations).toEqual(['TransactWriteItemsCommand', 'UpdateItemCommand', 'UpdateItemCommand']);
+      await expectInvalidGrant(refresh);
       expect(await familyStatus(familyId)).toBe('revoked');
     });
 
-    it('revokeFamily with a stale hint falls back to the family\'s current token (the expected condition failure)', async () => {
-      // Prepare
+    it('a token of the family that is neither current nor previous is reuse for the family\'s whole life (not only 30 days): the family is revoked', async () => {
+      // Prepare: first → second → third, a year later
       const { credentials, issued } = await seedTokens();
-      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
-      const { familyId } = (await grants.getRefreshToken(hashSecret(issued.refresh_token)))!;
+      const second = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      const third = await tokens.refresh(credentials, { refreshToken: second.refresh_token });
+      advance(365 * 24 * 3600);
+      requests.reset();
 
       // Act
-      await grants.revokeFamily(familyId, hashSecret(issued.refresh_token), current);
+      const reuse = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
 
       // Assess
-      expect(await familyStatus(familyId)).toBe('revoked');
-      const { Item: successor } = await doc.send(new GetCommand({ TableName: table, Key: refreshTokenKey(hashSecret(rotated.refresh_token)), ConsistentRead: true }));
-      expect(successor).toMatchObject({ expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS });
+      await expectInvalidGrant(reuse);
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
+      expect(await familyOf(third.refresh_token)).toMatchObject({ status: 'revoked', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS });
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: third.refresh_token }));
+    });
+
+    it('a token naming the family under another user is unknown: refused, and the family left alone', async () => {
+      // Prepare
+      const { credentials, issued } = await seedTokens();
+      const forged = issued.refresh_token.replace(/^[^.]+/, randomUUID());
+
+      // Act
+      const refresh = tokens.refresh(credentials, { refreshToken: forged });
+
+      // Assess
+      await expectInvalidGrant(refresh);
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'active' });
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('a token that is not of our shape is refused after reading the client alone', async () => {
+      // Prepare
+      const { credentials } = await seedTokens();
+
+      // Act
+      const refresh = tokens.refresh(credentials, { refreshToken: randomToken() });
+
+      // Assess
+      await expectInvalidGrant(refresh);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
     });
 
     it('a family whose consent is gone (a revocation whose Query missed it) cannot rotate, nor hand out its successor again, and ends', async () => {

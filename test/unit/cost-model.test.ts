@@ -60,7 +60,8 @@ describe('cost model: arithmetic', () => {
     expect(cost.requests).toBe(calls);
     expect(cost.lines.apiGateway).toBeCloseTo(calls * 1.0 / 1e6, 9);
     expect(cost.lines.lambda).toBeCloseTo(calls * 0.2 / 1e6 + calls * 0.006 * 0.5 * 0.0000133334, 9);
-    const storageGb = 1000 * (RUNTIME.storageBytesPerUser + 4 * 30 * 250) / 1e9;
+    // No rotated refresh tokens are stored: a rotation rewrites the family item.
+    const storageGb = 1000 * RUNTIME.storageBytesPerUser / 1e9;
     expect(cost.lines.dynamoDb).toBeCloseTo(calls * 0.5 * 0.125 / 1e6 + storageGb * (0.25 + 0.2), 9);
     expect(cost.lines.logs).toBeCloseTo(calls * RUNTIME.logBytesPerCall / 1e9 * (0.5 + 0.03), 9);
     expect(cost.lines.kms).toBe(1); // the key alone
