@@ -69,10 +69,11 @@ export function authenticateClient(client: Client | undefined, credentials: Clie
   const presented = hashSecret(credentials.clientSecret);
   const previousValid = client !== undefined && previousSecretValidUntil(client, now) !== undefined;
   const current = safeEqual(presented, client?.secretHash ?? NO_SECRET);
+  // A previous secret past its overlap is compared with the placeholder, so it can never match.
   const previous = safeEqual(presented, (previousValid && client?.previousSecretHash) || NO_SECRET);
   // An empty secret (`Basic base64("id:")`) is no secret: it never matches, whatever is stored.
   const presentedSome = credentials.clientSecret !== '';
-  if (!client || !presentedSome || !(current || (previous && previousValid))) throw new InvalidClientError(credentials.basic);
+  if (!client || !presentedSome || !(current || previous)) throw new InvalidClientError(credentials.basic);
   return client;
 }
 
