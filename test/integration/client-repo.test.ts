@@ -115,7 +115,7 @@ describe('client repository', () => {
       await repo.createClient(client);
       const reveal = makeReveal(client);
 
-      await expect(repo.rotateSecret(randomUUID(), client.clientId, hashSecret('new'), '2026-11-23T10:00:00.000', reveal)).rejects.toThrow(NotFoundError);
+      await expect(repo.rotateSecret(randomUUID(), client.clientId, hashSecret('new'), '2026-11-23T10:00:00.000', reveal)).rejects.toThrow(new NotFoundError('No such application.'));
       await expect(repo.rotateSecret(client.developerId, randomUUID(), hashSecret('new'), '2026-11-23T10:00:00.000', reveal)).rejects.toThrow(NotFoundError);
       expect(await repo.getClient(client.clientId)).toEqual(client);
       expect(await repo.takeSecretReveal(reveal.keyHash, client.clientId, client.developerId, NOW)).toBeUndefined();
@@ -127,7 +127,7 @@ describe('client repository', () => {
       await repo.registerClient(client, taken);
 
       await expect(repo.rotateSecret(client.developerId, client.clientId, hashSecret('new'), '2026-11-23T10:00:00.000', { ...taken, sealedSecret: 'other' }))
-        .rejects.toThrow(ConflictError);
+        .rejects.toThrow(new ConflictError('The application changed meanwhile. Reload the page and try again.'));
       expect(await repo.getClient(client.clientId)).toEqual(client);
     });
   });
@@ -137,7 +137,7 @@ describe('client repository', () => {
       const client = makeClient({ previousSecretHash: hashSecret('old'), secretCreatedAt: '2026-11-20T00:00:00.000' });
       await repo.createClient(client);
 
-      await expect(repo.retirePreviousSecret(randomUUID(), client.clientId)).rejects.toThrow(NotFoundError);
+      await expect(repo.retirePreviousSecret(randomUUID(), client.clientId)).rejects.toThrow(new NotFoundError('No such application.'));
       expect(await repo.getClient(client.clientId)).toEqual(client);
       await repo.retirePreviousSecret(client.developerId, client.clientId);
       const { previousSecretHash: _retired, ...rest } = client;
@@ -171,7 +171,7 @@ describe('client repository', () => {
       const client = makeClient();
       await repo.createClient(client);
 
-      await expect(repo.updateClient(randomUUID(), client.clientId, { name: 'Stolen' })).rejects.toThrow(NotFoundError);
+      await expect(repo.updateClient(randomUUID(), client.clientId, { name: 'Stolen' })).rejects.toThrow(new NotFoundError('No such application.'));
       await expect(repo.updateClient(client.developerId, randomUUID(), { name: 'Ghost' })).rejects.toThrow(NotFoundError);
       expect(await repo.getClient(client.clientId)).toEqual(client);
     });
@@ -193,5 +193,23 @@ describe('client repository', () => {
       await doc.send(new TransactWriteCommand({ TransactItems: [repo.deleteClientItem(client.developerId, client.clientId)] }));
       expect(await repo.getClient(client.clientId)).toBeUndefined();
     });
+  });
+});
+
+describe('client repository, when the storage itself fails', () => {
+  it('passes the storage error on rather than answering "not found", "conflict" or "nothing to show"', async () => {
+    const { doc, table } = await freshTable();
+    // A table that does not exist: every request fails with ResourceNotFoundException.
+    const broken = createClientRepo({ doc, table: `${table}-missing` });
+    const client = makeClient();
+    try {
+      const storageError = { name: 'ResourceNotFoundException' };
+      await expect(broken.rotateSecret(client.developerId, client.clientId, 'h', '2026-11-23T10:00:00.000', makeReveal(client))).rejects.toMatchObject(storageError);
+      await expect(broken.retirePreviousSecret(client.developerId, client.clientId)).rejects.toMatchObject(storageError);
+      await expect(broken.takeSecretReveal('k', client.clientId, client.developerId, NOW)).rejects.toMatchObject(storageError);
+      await expect(broken.updateClient(client.developerId, client.clientId, { name: 'x' })).rejects.toMatchObject(storageError);
+    } finally {
+      doc.destroy();
+    }
   });
 });

@@ -25,6 +25,8 @@ function refusal(call: () => unknown): { status: number; code: string; challenge
     call();
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
+    // An invalid_request always says what to send instead.
+    if (error.code === 'invalid_request') expect(error.message).toMatch(/client_id|client credentials/);
     return { status: error.status, code: error.code, challenge: error.headers['www-authenticate'] };
   }
   throw new Error('expected the call to be refused');
@@ -55,6 +57,7 @@ describe('readClientCredentials', () => {
     expect(refusal(() => readClientCredentials(`Basic ${Buffer.from('app-1').toString('base64')}`, {}, 'invalid_request'))).toEqual(INVALID_CLIENT_BASIC);
     expect(refusal(() => readClientCredentials('Basic', {}, 'invalid_request'))).toEqual(INVALID_CLIENT_BASIC);
     expect(refusal(() => readClientCredentials('Basicx YXBwLTE6cw==', {}, 'invalid_request'))).toEqual(INVALID_CLIENT_BASIC);
+    expect(refusal(() => readClientCredentials('xBasic YXBwLTE6cw==', {}, 'invalid_request'))).toEqual(INVALID_CLIENT_BASIC);
   });
 
   it('treats a blank Authorization header as absent and reads the body', () => {
