@@ -38,7 +38,8 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
     const [, scheme = '', value = ''] = /^\s*(\S+)\s*(.*)$/.exec(authorization) ?? [];
     // The scheme is case-insensitive (RFC 9110 §11.1); Basic is the only one these endpoints take.
     if (!/^basic$/i.test(scheme)) throw new InvalidClientError(true);
-    const decoded = Buffer.from(value.trim(), 'base64').toString('utf8');
+    // Base64 decoding skips whitespace, so spaces after the value need no trimming.
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) throw new InvalidClientError(true);
     // RFC 6749 §2.3.1: both parts are form-urlencoded before Basic encoding.
@@ -69,10 +70,11 @@ export function authenticateClient(client: Client | undefined, credentials: Clie
   const presented = hashSecret(credentials.clientSecret);
   const previousValid = client !== undefined && previousSecretValidUntil(client, now) !== undefined;
   const current = safeEqual(presented, client?.secretHash ?? NO_SECRET);
+  // A previous secret past its overlap is compared with the placeholder, so it can never match.
   const previous = safeEqual(presented, (previousValid && client?.previousSecretHash) || NO_SECRET);
   // An empty secret (`Basic base64("id:")`) is no secret: it never matches, whatever is stored.
   const presentedSome = credentials.clientSecret !== '';
-  if (!client || !presentedSome || !(current || (previous && previousValid))) throw new InvalidClientError(credentials.basic);
+  if (!client || !presentedSome || !(current || previous)) throw new InvalidClientError(credentials.basic);
   return client;
 }
 

@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
+import { createSessionRepo, SESSION_TTL_SECONDS, sessionUserId, type SessionRepo } from '#shared/data/session-repo';
+import { createUserRepo } from '#shared/data/user-repo';
+import type { User } from '#shared/domain/user';
+import { freshTable } from '../support/service';
+
+const PASSWORD_HASH = 'scrypt$32768$8$1$c2FsdA$aGFzaA';
+const TOKEN = 'A'.repeat(43);
+
+function makeUser(): User {
+  const id = randomUUID();
+  return {
+    id, firstname: 'Sam', lastname: 'Session', avatar_url: `/avatars/${id}.png`, gender: 1,
+    email: `sam-${id}@example.com`, email_confirmed: true,
+    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
+  };
+}
+
+describe('sessionUserId', () => {
+  it('reads the user id of a cookie of our shape: an id of 1 to 64 letters, digits or dashes, a dot, 43 base64url characters', () => {
+    expect(sessionUserId(`user-1.${TOKEN}`)).toBe('user-1');
+    expect(sessionUserId(`${'a'.repeat(64)}.${'-_'.repeat(21)}z`)).toBe('a'.repeat(64));
+  });
+
+  it('reads nothing from any other value', () => {
+    for (const cookie of [
+      `.${TOKEN}`, `${'a'.repeat(65)}.${TOKEN}`, `user_1.${TOKEN}`, `user.1.${TOKEN}`, `user-1.${TOKEN.slice(1)}`, `user-1.${TOKEN}A`,
+      `user-1.${TOKEN.slice(1)}=`, `user-1 .${TOKEN}`, ` user-1.${TOKEN}`, `user-1.${TOKEN}\n`, `user-1${TOKEN}`, '',
+    ]) {
+      expect(sessionUserId(cookie)).toBeUndefined();
+    }
+  });
+});
+
+describe('session repository', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let sessions: SessionRepo;
+  let batch: BatchReader;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    sessions = createSessionRepo({ doc, table });
+    batch = createBatchReader({ doc, table });
+  });
+  afterAll(() => {
+    doc?.destroy();
+  });
+
+  async function signedInUser(sessionId: string | undefined, now?: Date): Promise<string | undefined> {
+    const [signedIn] = await batch.read([sessions.signedInRead(sessionId, now)]);
+    return signedIn?.user.id;
+  }
+
+  async function existingUser(): Promise<User> {
+    const user = makeUser();
+    await createUserRepo({ doc, table }).createUser(user, PASSWORD_HASH);
+    return user;
+  }
+
+  it('keeps a browser signed in for exactly 8 hours', async () => {
+    const user = await existingUser();
+    const start = new Date('2026-11-23T10:00:00.000Z');
+    const sessionId = await sessions.createSession(user.id, start);
+    const end = start.getTime() + 8 * 3600 * 1000;
+
+    expect(SESSION_TTL_SECONDS).toBe(8 * 3600);
+    expect(await signedInUser(sessionId, new Date(end - 1000))).toBe(user.id);
+    expect(await signedInUser(sessionId, new Date(end))).toBeUndefined();
+  });
+
+  it('signs nobody in with a cookie changed in its last character, or without the user id in front', async () => {
+    const user = await existingUser();
+    const sessionId = await sessions.createSession(user.id);
+    const last = sessionId.at(-1) === 'A' ? 'B' : 'A';
+
+    expect(await signedInUser(`${sessionId.slice(0, -1)}${last}`)).toBeUndefined();
+    expect(await signedInUser(sessionId.slice(user.id.length))).toBeUndefined();
+    expect(await signedInUser(undefined)).toBeUndefined();
+    expect(await signedInUser(sessionId)).toBe(user.id);
+  });
+
+  it('gives each sign-in its own session', async () => {
+    const user = await existingUser();
+    const [first, second] = [await sessions.createSession(user.id), await sessions.createSession(user.id)];
+
+    expect(first).not.toBe(second);
+    expect(await signedInUser(first)).toBe(user.id);
+    expect(await signedInUser(second)).toBe(user.id);
+  });
+
+  it('ends one session on sign-out, leaving the other browsers signed in', async () => {
+    const user = await existingUser();
+    const [phone, laptop] = [await sessions.createSession(user.id), await sessions.createSession(user.id)];
+
+    await sessions.deleteSession(phone);
+
+    expect(await signedInUser(phone)).toBeUndefined();
+    expect(await signedInUser(laptop)).toBe(user.id);
+  });
+
+  it("finds the keys of every session of a user, and no one else's: deleting them signs every browser out", async () => {
+    const [user, other] = [await existingUser(), await existingUser()];
+    const mine = [await sessions.createSession(user.id), await sessions.createSession(user.id), await sessions.createSession(user.id)];
+    const theirs = await sessions.createSession(other.id);
+
+    const keys = await sessions.sessionKeysOf(user.id);
+    expect(keys).toHaveLength(3);
+    await doc.send(new TransactWriteCommand({ TransactItems: keys.map((Key) => ({ Delete: { TableName: table, Key } })) }));
+
+    for (const sessionId of mine) expect(await signedInUser(sessionId)).toBeUndefined();
+    expect(await signedInUser(theirs)).toBe(other.id);
+    expect(await sessions.sessionKeysOf(user.id)).toEqual([]);
+  });
+});
