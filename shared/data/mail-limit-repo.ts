@@ -1,4 +1,5 @@
 import type { RepoNeeds } from '#shared/data/table-access';
+import { domainToASCII } from 'node:url';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret } from '#shared/auth/secrets';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
@@ -10,6 +11,22 @@ import { normalizeEmail } from '#shared/domain/user';
 export const MAIL_LIMIT_PER_WINDOW = 5;
 /** The window of MAIL_LIMIT_PER_WINDOW: one hour. */
 export const MAIL_LIMIT_WINDOW_SECONDS = 3600;
+
+/**
+ * The mailbox an address reaches, as the limit counts it: spellings that many providers deliver to
+ * one inbox share one counter, so that sign-ups as `ada+1@…`, `a.da@…`, `ada@example.com.` or a
+ * full-width domain cannot each get their own five e-mails. Unicode NFKC, lower case; the local part
+ * without its `+tag` and dots; the domain in ASCII (IDNA) without a trailing dot. Distinct mailboxes
+ * that only differ so share a limit, which only ever limits more.
+ */
+export function mailboxKey(address: string): string {
+  const email = normalizeEmail(address.normalize('NFKC'));
+  const at = email.lastIndexOf('@');
+  if (at < 0) return email;
+  const local = email.slice(0, at).split('+')[0]!.replace(/\./g, '') || email.slice(0, at);
+  const domain = email.slice(at + 1).replace(/\.+$/, '');
+  return `${local}@${domainToASCII(domain) || domain}`;
+}
 
 export type MailLimitRepo = ReturnType<typeof createMailLimitRepo>;
 
@@ -32,7 +49,7 @@ export function createMailLimitRepo({ doc, table }: RepoDeps) {
       try {
         await doc.send(new UpdateCommand({
           TableName: table,
-          Key: mailLimitKey(hashSecret(normalizeEmail(address)), windowStart),
+          Key: mailLimitKey(hashSecret(mailboxKey(address)), windowStart),
           UpdateExpression: 'ADD sent :one SET expiresAt = :end',
           ConditionExpression: 'attribute_not_exists(sent) OR sent < :max',
           ExpressionAttributeValues: { ':one': 1, ':end': windowStart + MAIL_LIMIT_WINDOW_SECONDS, ':max': MAIL_LIMIT_PER_WINDOW },
