@@ -69,8 +69,8 @@ export const WEBHOOK_EVENT_DATA = {
         user_id: DEVICE_BASE.user_id,
         client_id: { type: 'string' },
         reason: {
-          type: 'string', enum: ['user_revoked', 'refresh_token_reuse', 'code_replay', 'token_revoked', 'password_reset'],
-          description: 'user_revoked: the user withdrew access; refresh_token_reuse / code_replay: a used token or code was presented again, so the grant was ended; token_revoked: your application revoked the refresh token; password_reset: the user reset their password',
+          type: 'string', enum: ['user_revoked', 'refresh_token_reuse', 'code_replay', 'token_revoked'],
+          description: 'user_revoked: the user withdrew access; refresh_token_reuse / code_replay: a used token or code was presented again, so the grant was ended; token_revoked: your application revoked the refresh token. A password reset that signs out every application ends each consent, and arrives as user_revoked',
         },
       },
     },

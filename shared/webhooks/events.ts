@@ -17,7 +17,7 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const DEVICE_EVENT_SCOPE = 'read_device';
 
 /** Why an application lost (part of) its grant. */
-export type GrantRevokedReason = 'user_revoked' | 'refresh_token_reuse' | 'code_replay' | 'token_revoked' | 'password_reset';
+export type GrantRevokedReason = 'user_revoked' | 'refresh_token_reuse' | 'code_replay' | 'token_revoked';
 
 export interface DeviceEventData {
   /** The device's owner: the `sub` of the application's tokens. */
