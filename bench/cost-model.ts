@@ -46,6 +46,10 @@ export const PRICES = {
   cognitoLiteTiers: [[10_000, 0], [100_000, 0.0055], [1_000_000, 0.0046], [10_000_000, 0.00325], [Infinity, 0.0025]] as const,
   cognitoEssentialsPerMau: 0.015, cognitoEssentialsFree: 10_000,
   cognitoPlusPerMau: 0.02,
+  /** SQS standard queues, per million requests (each 64 KB of a request's payload is one; the first million a month is free: left out). */
+  sqsPerMillion: 0.4,
+  /** DynamoDB Streams: GetRecords made by a Lambda trigger is free (only other consumers pay per streams read request). */
+  dynamoDbStreamsLambdaReads: 0,
 };
 
 /** How a monthly active user uses the service. */
@@ -337,7 +341,9 @@ export function bindingLimits(measured: readonly Measured[], usage = USAGE): Bin
       bindsAtMau: THROTTLES.login.rateLimit / of('post-login'), then: 'raise it; the per-account throttle still holds' },
     { limit: 'API Gateway account rate (all APIs of the account and region)', quota: `${n(QUOTAS.apiGatewayAccountRps)}/s`,
       bindsAtMau: QUOTAS.apiGatewayAccountRps / total,
-      then: `ask AWS Support to raise it; better, poll less (a longer interval, or push over WebSocket or IoT Core): polls are ${Math.round(of('list-devices') / total * 100)} % of all requests` },
+      then: of('list-devices') > 0
+        ? `ask AWS Support to raise it; better, poll less (a longer interval, or push: webhooks): polls are ${Math.round(of('list-devices') / total * 100)} % of all requests`
+        : 'ask AWS Support to raise it' },
     { limit: 'KMS RSA operations (Sign)', quota: `${QUOTAS.kmsRsaOpsPerSecond}/s (adjustable, Service Quotas L-2AC98190)`,
       bindsAtMau: QUOTAS.kmsRsaOpsPerSecond / tokens,
       then: 'request a higher quota in Service Quotas (more keys do not help: the quota is shared by every RSA key of the account and region)' },
@@ -358,13 +364,151 @@ export function bindingLimits(measured: readonly Measured[], usage = USAGE): Bin
   return list.sort((a, b) => a.bindsAtMau - b.bindsAtMau);
 }
 
+// --- Push instead of polling (webhooks) -------------------------------------------------------
+
+/** The webhook pipeline's figures per delivered event, from `npm run bench:webhooks` (bench/RESULTS.md, or the `webhooks` section of bench-results.json). */
+export interface WebhookMeasured {
+  /** DynamoDB requests per delivered event, of each function. */
+  dynamodbRequestsPerEvent: { fanOut: number; deliver: number };
+  /** Handler milliseconds per delivered event, of each function (against DynamoDB Local, receiver on loopback). */
+  lambdaMsPerEvent: { fanOut: number; deliver: number };
+  /** Invocations per delivered event, of each function (a stream batch, an SQS batch of up to 10). */
+  invocationsPerEvent: { fanOut: number; deliver: number };
+}
+
+/**
+ * What push assumes, per monthly active user: the app stops polling `GET /devices` (its openings,
+ * `GET /user`, `GET /devices/{id}` and refreshes stay) and receives device events instead.
+ */
+export const PUSH = {
+  devicesPerUser: 3,
+  /** Device events (changes through the API, by other applications, connection flips) per device and day. */
+  eventsPerDevicePerDay: 4,
+  /** Applications of a user holding `read_device`, and the share of them with a webhook: deliveries per event = their product. */
+  appsPerUser: 2, subscribedShare: 0.75,
+  /** Attempts beyond the first, per delivery (receivers answering 5xx or timing out); each one a delivery's share of an invocation, its requests, an SQS receive and a visibility change. */
+  retriesPerDelivery: 0.05,
+  /** The receiver's answer time, which the delivery waits for (billed, and concurrency). */
+  receiverMs: 150,
+  /** A delivery item (payload and attempt record), kept 30 days. */
+  deliveryItemBytes: 900,
+  /** Lambda's pollers long-poll the delivery queue even when it is idle: about 5 pollers × 3 receives a minute. */
+  sqsIdleReceivesPerMonth: 5 * 3 * 60 * 24 * 30,
+};
+
+/** Deliveries (events × subscribed applications) per user and month. */
+export function deliveriesPerUserMonth(push = PUSH, usage = USAGE): number {
+  return push.devicesPerUser * push.eventsPerDevicePerDay * usage.daysPerMonth * push.appsPerUser * push.subscribedShare;
+}
+
+/**
+ * What one delivered event costs AWS, from the bench's figures: Lambda milliseconds (the handler's,
+ * plus the in-region round trip of each DynamoDB request, plus the receiver's answer shared by the
+ * messages of a batch; a retry repeats the delivery's part), invocations, request units (the
+ * fan-out's one PutItem is 1 WRU and its other requests, a Query of the owner's consents and a
+ * BatchGetItem of subscriptions, at most 1 RRU each; the delivery's UpdateItem 1 WRU and its other
+ * request, a strongly consistent BatchGetItem of delivery, subscription and consent, 3 RRU), SQS
+ * requests (one send, batched by up to 10 in one request; per attempt one receive and one delete or
+ * visibility change, counted unbatched) and log bytes (one record per invocation, no access log).
+ */
+export function perDelivery(w: WebhookMeasured, push = PUSH) {
+  const attempts = 1 + push.retriesPerDelivery;
+  const fanOutMs = w.lambdaMsPerEvent.fanOut + w.dynamodbRequestsPerEvent.fanOut * RUNTIME.dynamoDbExtraMs;
+  const deliverMs = (w.lambdaMsPerEvent.deliver + w.dynamodbRequestsPerEvent.deliver * RUNTIME.dynamoDbExtraMs
+    + push.receiverMs * w.invocationsPerEvent.deliver) * attempts;
+  const invocations = w.invocationsPerEvent.fanOut + w.invocationsPerEvent.deliver * attempts;
+  return {
+    lambdaMs: fanOutMs + deliverMs, invocations,
+    rru: Math.max(w.dynamodbRequestsPerEvent.fanOut - 1, 0) + Math.max(w.dynamodbRequestsPerEvent.deliver - 1, 0) * 3 * attempts,
+    wru: 1 + attempts,
+    sqsRequests: 0.1 + 2 * attempts,
+    logBytes: invocations * (RUNTIME.logBytesPerCall - 280),
+  };
+}
+
+export interface PushCost {
+  /** The bill of the service without the polls (MonthlyCost with `GET /devices` never called). */
+  api: MonthlyCost;
+  deliveries: number;
+  lines: Record<'lambda' | 'dynamoDb' | 'sqs' | 'logs' | 'streams', number>;
+  total: number;
+}
+
+/** The monthly bill at `mau` when apps receive device events instead of polling. */
+export function pushMonthlyCost(mau: number, measured: readonly Measured[], w: WebhookMeasured, push = PUSH, usage = USAGE, prices = PRICES): PushCost {
+  const api = monthlyCost(mau, measured, { ...usage, pollSeconds: Infinity }, prices);
+  const deliveries = mau * deliveriesPerUserMonth(push, usage);
+  const d = perDelivery(w, push);
+  const lines = {
+    lambda: deliveries * (d.invocations * prices.lambdaRequestsPerMillion / 1e6 + d.lambdaMs / 1000 * RUNTIME.memoryMb / 1024 * prices.lambdaArmPerGbSecond),
+    dynamoDb: deliveries * (d.rru * prices.dynamoDbPerMillionReadUnits + d.wru * prices.dynamoDbPerMillionWriteUnits) / 1e6
+      + deliveries * push.deliveryItemBytes / 1e9 * (prices.dynamoDbStoragePerGbMonth + prices.dynamoDbPitrPerGbMonth),
+    sqs: (deliveries * d.sqsRequests + push.sqsIdleReceivesPerMonth) * prices.sqsPerMillion / 1e6,
+    logs: deliveries * d.logBytes / 1e9 * (prices.logsIngestionPerGb + prices.logsStoragePerGbMonth),
+    streams: prices.dynamoDbStreamsLambdaReads,
+  };
+  return { api, deliveries, lines, total: api.total + Object.values(lines).reduce((a, b) => a + b, 0) };
+}
+
+/**
+ * The limits that bind with push, in order: those of the service without polls, and the webhook
+ * pipeline's own: the partition of the most popular application's deliveries (`DELIVERIES#<clientId>`,
+ * one PutItem and one UpdateItem per attempt on one partition key, whose sort key grows with time,
+ * so DynamoDB cannot split it for heat), and Lambda concurrency with the deliveries waiting on receivers.
+ */
+export function pushBindingLimits(measured: readonly Measured[], w: WebhookMeasured, push = PUSH, usage = USAGE): Binding[] {
+  const noPolls = { ...usage, pollSeconds: Infinity };
+  const api = bindingLimits(measured, noPolls).filter((b) => Number.isFinite(b.bindsAtMau) && !b.limit.startsWith('Lambda concurrency'));
+  const perUserPerSecond = deliveriesPerUserMonth(push, usage) / SECONDS_PER_MONTH * usage.peakFactor;
+  const eventsPerUserPerSecond = perUserPerSecond / (push.appsPerUser * push.subscribedShare);
+  const d = perDelivery(w, push);
+  const perUser = peakRps(1, noPolls);
+  const apiConcurrency = measured.reduce((sum, m) => sum + (perUser[m.scenario] ?? 0) * perCall(m).awsMs / 1000, 0);
+  const webhooks: Binding[] = [
+    { limit: 'DynamoDB partition `DELIVERIES#<clientId>` of the most popular application (every owner\'s events, if all its users granted it)',
+      quota: `${n(QUOTAS.dynamoDbPartitionWriteUnits)} WRU/s per partition`,
+      bindsAtMau: QUOTAS.dynamoDbPartitionWriteUnits / (eventsPerUserPerSecond * d.wru),
+      then: 'shard the key (`DELIVERIES#<clientId>#<n>`, n from the webhook id; the console queries the shards) before a popular application reaches it' },
+    { limit: 'Lambda concurrency with push (API functions, fan-out, deliveries waiting on receivers)', quota: `${n(QUOTAS.lambdaConcurrency)}`,
+      bindsAtMau: QUOTAS.lambdaConcurrency / (apiConcurrency + perUserPerSecond * d.lambdaMs / 1000),
+      then: 'ask for a higher concurrency quota; cap the delivery function\'s (SQS `maxConcurrency`) so slow receivers cannot starve the API' },
+  ];
+  return [...api, ...webhooks].sort((a, b) => a.bindsAtMau - b.bindsAtMau);
+}
+
+/** The figures of the webhook bench's printed table in bench/RESULTS.md (section "Webhook pipeline"). */
+export function parseWebhookResultsMarkdown(text: string): WebhookMeasured {
+  const section = text.slice(text.indexOf('## Webhook pipeline'));
+  if (!text.includes('## Webhook pipeline')) throw new Error('bench/RESULTS.md: no "## Webhook pipeline" section');
+  const value = (label: string, after = 0) => {
+    const at = section.indexOf(`| ${label}`, after);
+    const match = at < 0 ? null : /\|\s*([\d.]+)\s*\|/.exec(section.slice(at + label.length + 2));
+    if (!match) throw new Error(`bench/RESULTS.md: no webhook figure ${JSON.stringify(label)}`);
+    return { value: Number(match[1]), at };
+  };
+  const requests = value('DynamoDB requests per delivered event');
+  const ms = value('Lambda ms per delivered event (both)');
+  return {
+    dynamodbRequestsPerEvent: { fanOut: value('  of which fan-out-events', requests.at).value, deliver: value('  of which deliver-webhooks', requests.at).value },
+    lambdaMsPerEvent: { fanOut: value('  of which fan-out-events', ms.at).value, deliver: value('  of which deliver-webhooks', ms.at).value },
+    invocationsPerEvent: { fanOut: value('Invocations per delivered event, fan-out').value, deliver: value('Invocations per delivered event, delivery').value },
+  };
+}
+
+/** The same figures from the `webhooks` section of bench-results.json, or undefined when the file has none. */
+export function webhookMeasuredFromJson(json: any): WebhookMeasured | undefined {
+  const w = json?.webhooks;
+  if (!w) return undefined;
+  return { dynamodbRequestsPerEvent: w.dynamodbRequestsPerEvent, lambdaMsPerEvent: w.lambdaMsPerEvent, invocationsPerEvent: w.invocationsPerEvent };
+}
+
 // --- Output ------------------------------------------------------------------------------------
 
 const usd = (n: number) => (n >= 100 ? `$${Math.round(n).toLocaleString('en-US')}` : `$${n.toFixed(2)}`);
 const users = (n: number) => (n >= 1e6 ? `${+(n / 1e6).toFixed(1)} M` : n >= 1e3 ? `${Math.round(n / 1e3)} k` : String(Math.round(n)));
 
 /** The Markdown tables of docs/operations.md, from the model. */
-export function renderTables(measured: readonly Measured[]): string {
+export function renderTables(measured: readonly Measured[], webhooks?: WebhookMeasured): string {
   const sizes = [1_000, 100_000, 1_000_000];
   const costs = sizes.map((mau) => monthlyCost(mau, measured));
   const cognito = sizes.map((mau) => cognitoCost(mau));
@@ -397,7 +541,49 @@ export function renderTables(measured: readonly Measured[]): string {
     '|---|---|---:|---|',
     ...bindingLimits(measured).map((b) => `| ${b.limit} | ${b.quota} | ${users(b.bindsAtMau)} MAU | ${b.then} |`),
   ];
+  if (webhooks) out.push('', renderPushTables(measured, webhooks));
   return out.join('\n');
+}
+
+/** Polling against push at 1 million users, side by side, and the limits that bind with push. */
+export function renderPushTables(measured: readonly Measured[], webhooks: WebhookMeasured, mau = 1_000_000): string {
+  const poll = monthlyCost(mau, measured);
+  const push = pushMonthlyCost(mau, measured, webhooks);
+  const row = (label: string, a: string, b: string) => `| ${label} | ${a} | ${b} |`;
+  const aws = (b: Binding) => !b.limit.startsWith('Route throttle');
+  const first = (list: Binding[]) => `${list[0]!.limit}, at ${users(list[0]!.bindsAtMau)} MAU`;
+  const pollLimits = bindingLimits(measured);
+  const pushLimits = pushBindingLimits(measured, webhooks);
+  const d = perDelivery(webhooks);
+  return [
+    `Polling or push at ${users(mau)} MAU (USD a month; push: the app receives device events instead of polling \`GET /devices\`):`,
+    '',
+    row('', 'Polling every 60 s', 'Push (webhooks)'),
+    '| --- | ---: | ---: |',
+    row('API requests a month', `${n(+(poll.requests / 1e6).toFixed(1))} M`, `${n(+(push.api.requests / 1e6).toFixed(1))} M`),
+    row('Webhook deliveries a month', '0', `${n(+(push.deliveries / 1e6).toFixed(1))} M`),
+    row('API Gateway (HTTP API)', usd(poll.lines.apiGateway), usd(push.api.lines.apiGateway)),
+    row('Lambda, API functions', usd(poll.lines.lambda), usd(push.api.lines.lambda)),
+    row('Lambda, fan-out and delivery', '$0.00', usd(push.lines.lambda)),
+    row('DynamoDB (API: request units, storage, PITR)', usd(poll.lines.dynamoDb), usd(push.api.lines.dynamoDb)),
+    row('DynamoDB (delivery items: request units, storage, PITR)', '$0.00', usd(push.lines.dynamoDb)),
+    row('DynamoDB Streams (read by a Lambda trigger)', '$0.00', usd(push.lines.streams)),
+    row('SQS (delivery queue)', '$0.00', usd(push.lines.sqs)),
+    row('KMS, SES', usd(poll.lines.kms + poll.lines.ses), usd(push.api.lines.kms + push.api.lines.ses)),
+    row('CloudWatch Logs', usd(poll.lines.logs), usd(push.api.lines.logs + push.lines.logs)),
+    row('**Total**', `**${usd(poll.total)}**`, `**${usd(push.total)}**`),
+    row('First limit to bind', first(pollLimits), first(pushLimits)),
+    row('First AWS quota to bind', first(pollLimits.filter(aws)), first(pushLimits.filter(aws))),
+    '',
+    `Per delivered event in AWS (from the webhook benchmark): ${d.lambdaMs.toFixed(1)} billed Lambda ms, ${d.invocations.toFixed(3)} invocations, `
+      + `${+d.rru.toFixed(2)} RRU, ${+d.wru.toFixed(2)} WRU, ${+d.sqsRequests.toFixed(2)} SQS requests.`,
+    '',
+    'Limits in the order they bind with push (busiest hour):',
+    '',
+    '| Limit | Quota | Binds at | Then |',
+    '|---|---|---:|---|',
+    ...pushLimits.map((b) => `| ${b.limit} | ${b.quota} | ${users(b.bindsAtMau)} MAU | ${b.then} |`),
+  ].join('\n');
 }
 
 export const RESULTS_MD = 'bench/RESULTS.md';
@@ -415,10 +601,12 @@ export function withTables(page: string, tables: string): string {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   const json = args.indexOf('--results');
-  const measured = json >= 0
-    ? measuredFromJson(JSON.parse(readFileSync(resolve(args[json + 1]!), 'utf8')))
-    : parseResultsMarkdown(readFileSync(RESULTS_MD, 'utf8'));
-  const tables = renderTables(measured);
+  const results = json >= 0 ? JSON.parse(readFileSync(resolve(args[json + 1]!), 'utf8')) : undefined;
+  const printed = readFileSync(RESULTS_MD, 'utf8');
+  const measured = results ? measuredFromJson(results) : parseResultsMarkdown(printed);
+  // The webhook figures of the same file if `npm run bench:webhooks` wrote them there, else the printed ones.
+  const webhooks = webhookMeasuredFromJson(results) ?? parseWebhookResultsMarkdown(printed);
+  const tables = renderTables(measured, webhooks);
   if (args.includes('--write')) {
     writeFileSync(OPERATIONS_MD, withTables(readFileSync(OPERATIONS_MD, 'utf8'), tables));
     console.log(`${OPERATIONS_MD} updated`);

@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve as resolvePath } from 'node:path';
 import { currentInvocation } from '#local/invocation-context';
 import { DEMO_USERS } from '#local/seed';
 import { startLocalService } from '#local/service';
@@ -19,12 +19,15 @@ import { formatTimestamp } from '#shared/domain/time';
 // subscribed applications (default 3). Prints the events delivered per second end to end, and per
 // delivered event: the DynamoDB requests and the milliseconds of Lambda time (handler time of both
 // functions, summed) it cost. Local figures: DynamoDB Local and one process, not AWS latency.
+// Writes the figures into the `webhooks` section of bench-results.json (bench/RESULTS.md), which
+// `npm run cost -- --results bench-results.json` reads for the push scenario of docs/operations.md.
 
 const changes = Number(process.argv[2] ?? 200);
 const applications = Number(process.argv[3] ?? 3);
 const [ALICE] = DEMO_USERS;
 
 const requests = new Map<string, number>();
+const sqsRequests = new Map<string, number>();
 const handlerMs = new Map<string, number>();
 const invocations = new Map<string, number>();
 setClientHook((client) => {
@@ -32,6 +35,7 @@ setClientHook((client) => {
     (next: (args: unknown) => Promise<unknown>, context: { clientName?: string }) => async (args: unknown) => {
       const by = currentInvocation();
       if (by && context.clientName === 'DynamoDBClient') requests.set(by.fn, (requests.get(by.fn) ?? 0) + 1);
+      if (by && context.clientName === 'SQSClient') sqsRequests.set(by.fn, (sqsRequests.get(by.fn) ?? 0) + 1);
       return next(args);
     },
     { step: 'initialize', name: 'bench-count-requests' },
@@ -80,6 +84,7 @@ try {
   };
   await warmUp();
   requests.clear();
+  sqsRequests.clear();
   handlerMs.clear();
   invocations.clear();
   delivered = 0;
@@ -99,20 +104,42 @@ try {
   await service.webhooks!.settled();
   const seconds = (lastAt - started) / 1000;
   const total = (map: Map<string, number>) => [...map.values()].reduce((a, b) => a + b, 0);
+  const per = (map: Map<string, number>, fn: string) => (map.get(fn) ?? 0) / delivered;
+  const figures = {
+    changes, applications, events: expected, delivered, eventsPerSecond: delivered / seconds,
+    dynamodbRequestsPerEvent: { fanOut: per(requests, 'fan-out-events'), deliver: per(requests, 'deliver-webhooks') },
+    lambdaMsPerEvent: { fanOut: per(handlerMs, 'fan-out-events'), deliver: per(handlerMs, 'deliver-webhooks') },
+    invocationsPerEvent: { fanOut: per(invocations, 'fan-out-events'), deliver: per(invocations, 'deliver-webhooks') },
+    sqsRequestsPerEvent: { fanOut: per(sqsRequests, 'fan-out-events'), deliver: per(sqsRequests, 'deliver-webhooks') },
+  };
   const row = (name: string, value: string) => `| ${name.padEnd(44)} | ${value.padStart(10)} |`;
   console.log([
     `Webhook pipeline, local service: ${changes} device changes × ${applications} subscribed applications = ${expected} events; ${delivered} delivered.`,
     '',
     row('Figure', 'Value'),
     row('-'.repeat(44), '-'.repeat(10)),
-    row('Events delivered per second (end to end)', (delivered / seconds).toFixed(1)),
+    row('Events delivered per second (end to end)', figures.eventsPerSecond.toFixed(1)),
     row('DynamoDB requests per delivered event', (total(requests) / delivered).toFixed(2)),
-    row('  of which fan-out-events', ((requests.get('fan-out-events') ?? 0) / delivered).toFixed(2)),
-    row('  of which deliver-webhooks', ((requests.get('deliver-webhooks') ?? 0) / delivered).toFixed(2)),
+    row('  of which fan-out-events', figures.dynamodbRequestsPerEvent.fanOut.toFixed(2)),
+    row('  of which deliver-webhooks', figures.dynamodbRequestsPerEvent.deliver.toFixed(2)),
     row('Lambda ms per delivered event (both)', (total(handlerMs) / delivered).toFixed(2)),
+    row('  of which fan-out-events', figures.lambdaMsPerEvent.fanOut.toFixed(2)),
+    row('  of which deliver-webhooks', figures.lambdaMsPerEvent.deliver.toFixed(2)),
+    row('Invocations per delivered event, fan-out', figures.invocationsPerEvent.fanOut.toFixed(3)),
+    row('Invocations per delivered event, delivery', figures.invocationsPerEvent.deliver.toFixed(3)),
+    row('SQS requests per delivered event (SDK)', (total(sqsRequests) / delivered).toFixed(3)),
     row('  fan-out-events invocations', String(invocations.get('fan-out-events') ?? 0)),
     row('  deliver-webhooks invocations', String(invocations.get('deliver-webhooks') ?? 0)),
   ].join('\n'));
+  // The `webhooks` section of bench-results.json, added to the file of the last `npm run bench` if there is one.
+  const file = resolvePath('bench-results.json');
+  const results = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {
+    schemaVersion: 2, mode: 'webhooks', startedAt: new Date().toISOString(),
+    machine: { cpu: cpus()[0]?.model ?? '', cpuCount: cpus().length, node: process.version },
+  };
+  results.webhooks = { measuredAt: new Date().toISOString(), ...figures };
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  console.log('\nwrote the webhooks section of bench-results.json');
   if (delivered < expected) process.exitCode = 1;
 } finally {
   doc.destroy();

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,8 +13,9 @@ import { signWithSecrets } from '#shared/webhooks/signing';
 import { startExampleApp, type ExampleApp } from '#local/example-app';
 import { subscribeExampleApp } from '#local/example-webhook';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
+import { serviceFacts, type LocalService } from '#local/service';
 import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
+import { runTool } from '../support/run-tool';
 import { startTestService, tokenFor } from '../support/service';
 
 const ARTIFACTS = 'test-artifacts';
@@ -135,6 +137,24 @@ describe('webhooks in a real browser', () => {
     expect(response.status).toBe(204);
     await rowOf('Changed elsewhere').waitFor({ timeout: 5_000 });
     expect(await page.evaluate('window.__notReloaded')).toBe(true);
+
+    // An operator flips the device's connection with `npm run admin -- set-connection`: the example
+    // app verifies the device.connection_changed (it answers 401 to anything unverified, so the
+    // delivery recorded as 204 is a verified one) and shows it, still without a reload.
+    const stateDir = mkdtempSync(join(tmpdir(), 'dus-set-connection-'));
+    try {
+      writeFileSync(join(stateDir, 'service.json'), JSON.stringify(serviceFacts(service)));
+      // This process has the service's environment; TABLE_NAME would send the tool to AWS.
+      const run = await runTool('local/admin.ts', ['set-connection', '--device', device.id, '--connected', String(!device.connected)], { STATE_DIR: stateDir, TABLE_NAME: '' });
+      expect(run.code, run.stderr).toBe(0);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    await rowOf('Changed elsewhere').getByText(device.connected ? 'Offline' : 'Connected').waitFor({ timeout: 5_000 });
+    expect(await page.evaluate('window.__notReloaded')).toBe(true);
+    await service.webhooks!.settled();
+    const deliveries = await createWebhookRepo({ doc, table: service.tableName }).listDeliveries(clientId);
+    expect(deliveries.find((d) => d.eventType === 'device.connection_changed')).toMatchObject({ status: 'delivered', lastStatusCode: 204 });
   });
 
   it('shows the console\'s webhook card with its deliveries at 390 px, axe clean', async () => {

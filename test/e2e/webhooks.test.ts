@@ -6,7 +6,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_USERS } from '#local/seed';
+import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { serviceFacts, type LocalService } from '#local/service';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
@@ -14,6 +14,8 @@ import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_SECONDS } from '#shared/webhooks/deliver';
 import { redeliver, sendTestEvent } from '#shared/webhooks/dispatch';
+import { Browser, createAccount, formFields, obtainCode, signIn, type Account } from '../support/oauth-client';
+import { linkToken, mailTo } from '../support/outbox';
 import { createRepos, type Repos } from '../support/repos';
 import { runTool } from '../support/run-tool';
 import { startTestService, tokenFor } from '../support/service';
@@ -161,6 +163,91 @@ describe('webhooks', () => {
     await witness.next((r) => r.body.includes('After revocation'));
     await service.webhooks!.settled();
     expect(hook.events().map((e) => e.type)).toEqual(['grant.revoked']);
+  });
+
+  /** Calls the token endpoint as the demo application. */
+  async function tokenRequest(params: Record<string, string>) {
+    const response = await fetch(`${service.authUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...params, client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, string> };
+  }
+
+  /**
+   * A new account with one device that authorized the demo application (read_device) over HTTP, the
+   * demo application subscribed to a new receiver (its webhook replaced), and its refresh token.
+   */
+  async function accountConnectedToDemoApp() {
+    const account = await createAccount(service);
+    const deviceId = `dev-${randomUUID()}`;
+    await createDeviceRepo({ doc, table: service.tableName }).createDevice(account.user.id, {
+      ...ALICE.devices[0], id: deviceId, name: 'Hall light', version: '1.0.0', last_connection: formatTimestamp(new Date(0)), connected: false,
+    });
+    const b = new Browser(service.authUrl);
+    expect((await signIn(b, account)).status).toBe(303);
+    const { code, redirectUri } = await obtainCode(b, {}, account);
+    const exchange = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+    expect(exchange.status).toBe(200);
+    const hook = await receiver();
+    await webhooks.setUrl(DEMO_CLIENT.clientId, hook.url);
+    return { account, deviceId, hook, refreshToken: exchange.body.refresh_token! };
+  }
+
+  /** The demo application's events about `account` (other tests' users may share the receiver's application). */
+  const eventsAbout = (hook: Awaited<ReturnType<typeof receiver>>, account: Account & { user: { id: string } }) =>
+    hook.events().filter((e) => (e.data as { user_id?: string }).user_id === account.user.id);
+
+  it('a refresh token used again after its rotation → grant.revoked (refresh_token_reuse)', async () => {
+    const { account, hook, refreshToken: first } = await accountConnectedToDemoApp();
+    const second = await tokenRequest({ grant_type: 'refresh_token', refresh_token: first });
+    expect(second.status).toBe(200);
+    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.body.refresh_token! })).status).toBe(200);
+    // The first token again, once its successor was used: reuse, the family is revoked.
+    expect(await tokenRequest({ grant_type: 'refresh_token', refresh_token: first })).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+
+    const got = await hook.next((r) => r.body.includes('grant.revoked') && r.body.includes(account.user.id));
+    expect(JSON.parse(got.body)).toMatchObject({
+      type: 'grant.revoked', data: { user_id: account.user.id, client_id: DEMO_CLIENT.clientId, reason: 'refresh_token_reuse' },
+    });
+  });
+
+  it('a password reset that signs out every application → grant.revoked, and no device event after it', async () => {
+    const { account, deviceId, hook } = await accountConnectedToDemoApp();
+    // A witness application of the same user, still granted, to know when a later device event has gone through.
+    const witness = await receiver();
+    const witnessId = `app-${randomUUID()}`;
+    await repos.clients.createClient({
+      clientId: witnessId, secretHash: 'x', name: 'Witness', description: '', website: 'https://example.com', redirectUris: ['https://example.com/cb'],
+      developerId: ALICE.user.id, developerName: 'Alice', createdAt: new Date().toISOString(),
+    });
+    await webhooks.setUrl(witnessId, witness.url);
+    const devices = createDeviceRepo({ doc, table: service.tableName });
+
+    // The user asks for a reset link and uses it with "Also sign out every connected application" ticked.
+    const b = new Browser(service.authUrl);
+    const form = await b.get('/password-reset');
+    expect((await b.postForm('/password-reset', { ...formFields(form.text, '/password-reset'), email: account.user.email })).status).toBe(303);
+    const mail = (await mailTo(service, account.user.email)).filter((m) => m.subject === 'Reset your password').at(-1)!;
+    const token = linkToken(service, mail.text, '/password-reset/confirm');
+    const page = await b.get(`/password-reset/confirm?token=${token}`);
+    const reset = await b.postForm('/password-reset/confirm', {
+      ...formFields(page.text, '/password-reset/confirm'), password: 'a passphrase only the owner knows now', sign_out_apps: 'yes',
+    });
+    expect(reset).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
+
+    const got = await hook.next((r) => r.body.includes('grant.revoked') && r.body.includes(account.user.id));
+    expect(JSON.parse(got.body)).toMatchObject({ type: 'grant.revoked', data: { user_id: account.user.id, client_id: DEMO_CLIENT.clientId } });
+
+    // Granted after the reset: the witness gets the next device event; the demo application gets none.
+    await repos.grants.saveConsent({ userId: account.user.id, clientId: witnessId, scopes: ['read_device'], grantedAt: formatTimestamp(new Date()) });
+    await devices.updateOwnedDevice(account.user.id, deviceId, { place: 'After the reset' });
+    await devices.setConnection(account.user.id, deviceId, true, formatTimestamp(new Date()));
+    await witness.next((r) => r.body.includes('device.connection_changed'));
+    await service.webhooks!.settled();
+    expect(eventsAbout(hook, account).map((e) => e.type).filter((t) => t.startsWith('device.'))).toEqual([]);
+    expect(eventsAbout(hook, account).map((e) => e.type)).toContain('grant.revoked');
   });
 
   it('a device event still being retried when the grant ends is dropped at delivery, not sent', async () => {

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
-  BEGIN, bindingLimits, callsPerUserMonth, cognitoCost, END, monthlyCost, OPERATIONS_MD, parseFloor, parseResultsMarkdown,
-  peakRps, perCall, renderTables, requestUnits, RESULTS_MD, RUNTIME, USAGE, withTables, type Measured,
+  BEGIN, bindingLimits, callsPerUserMonth, cognitoCost, deliveriesPerUserMonth, END, monthlyCost, OPERATIONS_MD, parseFloor,
+  parseResultsMarkdown, parseWebhookResultsMarkdown, peakRps, perCall, perDelivery, PUSH, pushBindingLimits, pushMonthlyCost,
+  renderTables, requestUnits, RESULTS_MD, RUNTIME, USAGE, webhookMeasuredFromJson, withTables, type Measured, type WebhookMeasured,
 } from '../../bench/cost-model';
 import { DEPLOYED_ROUTES, PLANNED_MONTHLY_ACTIVE_USERS, THROTTLES } from '#shared/routes';
 
 const measured = parseResultsMarkdown(readFileSync(RESULTS_MD, 'utf8'));
+const webhookFigures = parseWebhookResultsMarkdown(readFileSync(RESULTS_MD, 'utf8'));
 
 describe('cost model: reading the benchmark', () => {
   it('reads every scenario of the printed run, with its latency, CPU, cold start, requests and floor', () => {
@@ -98,6 +100,76 @@ describe('cost model: arithmetic', () => {
   });
 });
 
+describe('cost model: push instead of polling', () => {
+  const poll: Measured = { scenario: 'list-devices', fn: 'list-devices', p50Ms: 1.5, cpuMs: 0, coldMs: 100, requestsPerCall: 1, floor: 'Query(device ×3)' };
+  const w: WebhookMeasured = {
+    dynamodbRequestsPerEvent: { fanOut: 2, deliver: 2 },
+    lambdaMsPerEvent: { fanOut: 10, deliver: 20 },
+    invocationsPerEvent: { fanOut: 0.1, deliver: 0.1 },
+  };
+  // 2 devices × 5 events a day × 30 days, one subscribed application: 300 deliveries per user and month.
+  const push = { ...PUSH, devicesPerUser: 2, eventsPerDevicePerDay: 5, appsPerUser: 1, subscribedShare: 1, retriesPerDelivery: 0,
+    receiverMs: 100, deliveryItemBytes: 1000, sqsIdleReceivesPerMonth: 0 };
+
+  it('reads the webhook benchmark\'s printed figures, and its section of bench-results.json', () => {
+    expect(webhookFigures).toEqual({
+      dynamodbRequestsPerEvent: { fanOut: 1.62, deliver: 2.31 },
+      lambdaMsPerEvent: { fanOut: 18.87, deliver: 201.41 },
+      invocationsPerEvent: { fanOut: 0.028, deliver: 0.139 },
+    });
+    expect(webhookMeasuredFromJson({ webhooks: { ...w, delivered: 3 } })).toEqual(w);
+    expect(webhookMeasuredFromJson({ schemaVersion: 2 })).toBeUndefined();
+    expect(() => parseWebhookResultsMarkdown('# nothing')).toThrow(/Webhook pipeline/);
+  });
+
+  it('prices a delivered event by hand: milliseconds, invocations, request units, SQS requests', () => {
+    expect(deliveriesPerUserMonth(push)).toBe(300);
+    // fan-out 10 ms + 2 × 3 ms; delivery 20 ms + 2 × 3 ms + 100 ms of receiver shared by 10 messages.
+    expect(perDelivery(w, push)).toMatchObject({ invocations: 0.2, rru: 1 + 3, wru: 2, logBytes: 0.2 * 800 });
+    expect(perDelivery(w, push).lambdaMs).toBeCloseTo(16 + 36, 9);
+    expect(perDelivery(w, push).sqsRequests).toBeCloseTo(0.1 + 2, 9);
+    // Half the deliveries need a second attempt: the delivery's part again, one more UpdateItem, receive and delete.
+    const retried = perDelivery(w, { ...push, retriesPerDelivery: 0.5 });
+    expect(retried.lambdaMs).toBeCloseTo(16 + 36 * 1.5, 9);
+    expect(retried).toMatchObject({ invocations: 0.1 + 0.15, rru: 1 + 4.5, wru: 2.5 });
+    expect(retried.sqsRequests).toBeCloseTo(0.1 + 3, 9);
+  });
+
+  it('adds up a month of push by hand: no polls, deliveries instead', () => {
+    const cost = pushMonthlyCost(1000, [poll], w, push);
+    const deliveries = 1000 * 300;
+    expect(cost.deliveries).toBe(deliveries);
+    expect(cost.api.requests).toBe(0); // the polls are gone
+    expect(cost.lines.lambda).toBeCloseTo(deliveries * (0.2 * 0.2 / 1e6 + 0.052 * 0.5 * 0.0000133334), 9);
+    expect(cost.lines.dynamoDb).toBeCloseTo(deliveries * (4 * 0.125 + 2 * 0.625) / 1e6 + deliveries * 1000 / 1e9 * (0.25 + 0.2), 9);
+    expect(cost.lines.sqs).toBeCloseTo(deliveries * 2.1 * 0.4 / 1e6, 9);
+    expect(cost.lines.logs).toBeCloseTo(deliveries * 160 / 1e9 * (0.5 + 0.03), 9);
+    expect(cost.lines.streams).toBe(0); // GetRecords by a Lambda trigger is free
+    // Lambda $0.012 + $0.104, DynamoDB $0.525 + $0.135 (0.3 GB kept), SQS $0.252, logs $0.02544.
+    expect(cost.total).toBeCloseTo(cost.api.total + 0.116 + 0.66 + 0.252 + 0.02544, 3);
+    // Lambda's idle long polls: 648,000 receives a month.
+    expect(pushMonthlyCost(1000, [poll], w, { ...push, sqsIdleReceivesPerMonth: 648_000 }).lines.sqs).toBeCloseTo(cost.lines.sqs + 0.2592, 9);
+  });
+
+  it('finds where the partition of a popular application\'s deliveries binds, by hand', () => {
+    const limit = pushBindingLimits([poll], w, push).find((l) => l.limit.includes('DELIVERIES#'))!;
+    // 300 deliveries a month → ×3 in the busiest hour → 2 WRU each (PutItem, UpdateItem) = 1,000 WRU/s.
+    expect(limit.bindsAtMau).toBeCloseTo(1000 / (300 / (30 * 86_400) * 3 * 2), 3);
+    expect(limit.bindsAtMau).toBeCloseTo(1_440_000, 3);
+  });
+
+  it('at 1 million users with the measured figures, push costs less than polling, and the page says so', () => {
+    const polling = monthlyCost(1_000_000, measured);
+    const pushed = pushMonthlyCost(1_000_000, measured, webhookFigures);
+    expect(pushed.deliveries).toBe(1_000_000 * 3 * 4 * 30 * 1.5);
+    expect(pushed.api.requests).toBeCloseTo(polling.requests - 1_000_000 * 3600, 0);
+    expect(pushed.total).toBeLessThan(polling.total);
+    const page = readFileSync(OPERATIONS_MD, 'utf8');
+    expect(page).toContain('Polling or push at 1 M MAU');
+    expect(page).toContain(`${PUSH.eventsPerDevicePerDay} device events per device and`);
+  });
+});
+
 describe('route throttles against the usage model', () => {
   it('carry the busiest hour at the planned number of users, every route key on its own', () => {
     const peak = peakRps(PLANNED_MONTHLY_ACTIVE_USERS);
@@ -118,13 +190,15 @@ describe('docs/operations.md', () => {
     const page = readFileSync(OPERATIONS_MD, 'utf8');
     expect(page).toContain(BEGIN);
     expect(page).toContain(END);
-    expect(withTables(page, renderTables(measured))).toBe(page);
+    expect(withTables(page, renderTables(measured, webhookFigures))).toBe(page);
   });
 
   it('would notice a changed figure', () => {
     const page = readFileSync(OPERATIONS_MD, 'utf8');
     const cheaper = measured.map((m) => (m.scenario === 'list-devices' ? { ...m, requestsPerCall: 0, floor: 'none' } : m));
-    expect(withTables(page, renderTables(cheaper))).not.toBe(page);
+    expect(withTables(page, renderTables(cheaper, webhookFigures))).not.toBe(page);
+    const cheaperPush = { ...webhookFigures, lambdaMsPerEvent: { fanOut: 1, deliver: 1 } };
+    expect(withTables(page, renderTables(measured, cheaperPush))).not.toBe(page);
   });
 
   it('states the usage the numbers assume', () => {
