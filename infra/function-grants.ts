@@ -37,6 +37,8 @@ export interface FunctionNeeds {
 const pageReads = [sessions.signedInRead, clients.clientsRead, grants.consentRead];
 /** The application page and its webhook forms: pageReads with the subscription, and the last deliveries. */
 const appPageReads = [...pageReads, webhooks.subscriptionRead, webhooks.listDeliveries];
+/** A webhook action's page: refused only when there is no webhook, so it never lists deliveries. */
+const webhookFormReads = [...pageReads, webhooks.subscriptionRead];
 /** authorize-request.ts issueCode: the code alone, or with the new consent. */
 const issueCode = [grants.createCode, grants.saveConsentWithCode];
 /** token-service.ts exchangeCode, refresh and revokeToken. */
@@ -104,8 +106,8 @@ export const FUNCTION_NEEDS: Record<FunctionName, FunctionNeeds> = {
   'post-webhook': { table: [...appPageReads, webhooks.setUrl, clients.saveSecretReveal] },
   'post-rotate-webhook-secret': { table: [...appPageReads, webhooks.rotateSecret, clients.saveSecretReveal] },
   'post-delete-webhook': { table: [...appPageReads, webhooks.removeSubscription] },
-  'post-send-test-event': { table: [...appPageReads, ...sendTestEvent], webhookQueue: ['send'] },
-  'post-redeliver-event': { table: [...appPageReads, ...redeliver], webhookQueue: ['send'] },
+  'post-send-test-event': { table: [...webhookFormReads, ...sendTestEvent], webhookQueue: ['send'] },
+  'post-redeliver-event': { table: [...webhookFormReads, ...redeliver], webhookQueue: ['send'] },
   'get-jwks': { table: [signingKeys.getSchedule], signingKey: 'verify' },
   'http-fallback': {},
   'rotate-signing-key': { table: [signingKeys.getSchedule, signingKeys.saveSchedule], signingKey: 'rotate' },

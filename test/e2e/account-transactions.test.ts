@@ -90,6 +90,13 @@ describe('sign-up and password reset writes', () => {
     return reply.status === 200;
   }
 
+  /** signsIn for each, ten at a time: a burst of 120 page loads can keep DynamoDB Local past the service's 1 s limit on a busy machine. */
+  async function signInEach(sessionIds: string[]): Promise<boolean[]> {
+    const results: boolean[] = [];
+    for (let start = 0; start < sessionIds.length; start += 10) results.push(...await Promise.all(sessionIds.slice(start, start + 10).map(signsIn)));
+    return results;
+  }
+
   const signupFields = (email: string) => ({ firstname: 'Grace', lastname: 'Hopper', email, password: 'a quiet lighthouse keeps the harbour', gender: '2' });
 
   describe('POST /password-reset/confirm', () => {
@@ -104,7 +111,7 @@ describe('sign-up and password reset writes', () => {
       for (let start = 0; start < count; start += 20) {
         sessionIds.push(...await Promise.all(Array.from({ length: Math.min(20, count - start) }, () => sessions.createSession(account.user.id))));
       }
-      const before = await Promise.all(sessionIds.map(signsIn));
+      const before = await signInEach(sessionIds);
       expect(before.filter(Boolean)).toHaveLength(count);
       const request = await submit(new Browser(service.authUrl), '/password-reset', '/password-reset', { email: account.user.email });
       expect(request).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent' });
@@ -126,7 +133,7 @@ describe('sign-up and password reset writes', () => {
         'GetItemCommand', 'GetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand', ...Array<string>(deletes).fill('DeleteItemCommand'),
       ]);
       expect(transactionSizes).toEqual([100]);
-      const after = await Promise.all(sessionIds.map(signsIn));
+      const after = await signInEach(sessionIds);
       expect(after.filter(Boolean)).toEqual([]);
       expect(await sessions.sessionKeysOf(account.user.id)).toEqual([]);
       // The old password fails (from an address of its own, so the failure throttles no other login).

@@ -181,6 +181,24 @@ describe('webhook in the developer console over HTTP', () => {
     expect(received.length).toBe(count);
   });
 
+  it('a refused application form (details, secret rotation) shows the page again with the webhook and its deliveries', async () => {
+    // Prepare: an application with a webhook and one delivery
+    const { b, clientId, appPath } = await developerWithApp();
+    await post(b, appPath, `${appPath}/webhook`, { webhook_url: receiverUrl });
+    await post(b, appPath, `${appPath}/webhook/test`);
+    await expect.poll(async () => (await webhooks.listDeliveries(clientId)).length).toBe(1);
+
+    // Act: an empty name, and a rotation without its confirmation
+    const renamed = await post(b, appPath, appPath, { name: '' });
+    const rotated = await post(b, appPath, `${appPath}/secret`);
+
+    // Assess: both refused, each page still lists the delivery
+    for (const reply of [renamed, rotated]) {
+      expect(reply.status).toBe(400);
+      expect(textOf(/<table class="deliveries"[\s\S]*?<\/table>/.exec(reply.text)![0])).toMatch(/webhook\.test/);
+    }
+  });
+
   it('removes the webhook, signing secrets included, with the application', async () => {
     const { b, clientId, appPath } = await developerWithApp();
     await post(b, appPath, `${appPath}/webhook`, { webhook_url: 'http://localhost:9/hooks' });

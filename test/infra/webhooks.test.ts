@@ -101,8 +101,9 @@ describe('webhooks: stream, queues, alarm, functions', () => {
     expect([...fanOut, ...deliver].filter((a) => a.includes('*'))).toEqual([]);
   });
 
-  it('keeps the stack well under CloudFormation’s 500 resources, and passes cdk-nag', () => {
-    expect(Object.keys(resources).length).toBeLessThan(450);
+  it('keeps the stack under CloudFormation’s 500 resources, and passes cdk-nag', () => {
+    // The same ceiling as test/infra/stack.test.ts: beyond it, a nested stack rather than fewer functions.
+    expect(Object.keys(resources).length).toBeLessThan(480);
     expect(nagError).toBeUndefined();
   });
 });
