@@ -4,10 +4,13 @@ import {
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
 import { localClient } from '#local/dynamodb-local';
+import { matchesFilters, type FilterPattern } from '#shared/webhooks/stream-filter';
 
 // Lambda's DynamoDB Streams event source, locally: reads the table's stream on DynamoDB Local with
 // the Streams API and hands each batch of records to the fan-out handler, in order per shard. A
 // batch whose handler throws is handed over again (as Lambda retries a stream batch), after a pause.
+// With `filters` (the event source mapping's), records that match none are dropped before the
+// handler, and a batch left empty is not handed over at all, as Lambda's event filtering does.
 
 export interface StreamReader {
   /** Resolves once every record written so far has been handed over and handled. */
@@ -19,6 +22,8 @@ export interface StreamReaderOptions {
   endpoint: string;
   tableName: string;
   handle(records: _Record[]): Promise<unknown>;
+  /** The event source mapping's filter patterns; none: every record. */
+  filters?: readonly FilterPattern[];
   /** Between polls of an idle shard, ms. */
   pollMs?: number;
   onError?(error: unknown): void;
@@ -68,12 +73,11 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
         }
         throw error;
       }
-      const records = answer.Records ?? [];
-      if (records.length > 0) {
-        any = true;
-        // Not advanced until handled: a failing batch is read again.
-        await options.handle(records);
-      }
+      const read = answer.Records ?? [];
+      if (read.length > 0) any = true;
+      const records = read.filter((record) => matchesFilters(options.filters ?? [], record));
+      // Not advanced until handled: a failing batch is read again.
+      if (records.length > 0) await options.handle(records);
       iterators.set(shardId, answer.NextShardIterator);
     }
     return any;

@@ -4,9 +4,10 @@ import { startStreamReader, type StreamReader } from '#local/stream-reader';
 import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
 import { logger } from '#shared/log';
 import { MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
+import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
 
 // The webhook pipeline of the local service, with the functions that run it in AWS: the table's
-// stream → fan-out-events (the same handler) → the delivery queue (an SQS stand-in with the
+// stream, filtered as the event source mapping filters it → fan-out-events (the same handler) → the delivery queue (an SQS stand-in with the
 // stack's visibility timeout and redrive policy, its timeouts multiplied by `timeScale`) →
 // deliver-webhooks (the same handler). Each invocation is attributed to its function, as in AWS.
 
@@ -51,6 +52,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
       reader = await startStreamReader({
         endpoint,
         tableName,
+        filters: FAN_OUT_FILTER_PATTERNS,
         handle: (records) => runAsFunction({ fn: 'fan-out-events', ...STREAM_SOURCE }, async () => {
           const { handler } = await import('#functions/webhooks/fan-out-events');
           return timed('fan-out-events', () => handler({ Records: records as never }));

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -10,6 +10,7 @@ import { WEBHOOK_ENV } from '#shared/config';
 import {
   DELIVERY_FUNCTION_TIMEOUT_SECONDS, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS,
 } from '#shared/webhooks/deliver';
+import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
 
 export interface WebhooksProps {
   table: ITableV2;
@@ -20,7 +21,8 @@ export interface WebhooksProps {
 const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /**
- * The webhook pipeline: the table's stream → fan-out-events (batches of up to 100 records, split in
+ * The webhook pipeline: the table's stream, filtered to the records that can make events (the rest
+ * invoke nothing) → fan-out-events (batches of up to 100 records, split in
  * two on an error so a poisonous record cannot hold the others back, retried for at most a day) →
  * the delivery queue → deliver-webhooks (batches of 10, partial batch failures: a failed delivery
  * comes back after its own backoff) → after MAX_DELIVERY_ATTEMPTS receives, the dead-letter queue,
@@ -57,6 +59,8 @@ export class Webhooks extends Construct {
       bisectBatchOnError: true,
       retryAttempts: 10,
       maxRecordAge: Duration.days(1),
+      // Only the records that can make events (devices, consents removed, families revoked) invoke it.
+      filters: FAN_OUT_FILTER_PATTERNS.map((pattern) => FilterCriteria.filter(pattern)),
     }));
 
     this.deliver = props.functions.eventSourceFunction('deliver-webhooks', {

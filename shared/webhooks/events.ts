@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CONSENT_SK_PREFIX, DEVICE_SK_PREFIX } from '#shared/data/keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 
 /** Every event type a webhook receives; the OpenAPI document's `webhooks` section lists each one. */
@@ -103,6 +104,33 @@ export interface ChangeRecord {
   newImage?: Record<string, unknown>;
 }
 
+/**
+ * The stream records that can make events, as data: key prefixes, event names and exact string
+ * attributes of the old or new image, all of which a record must match (patterns are alternatives).
+ * `changeToEvents` returns undefined for every record none of them matches; the fan-out's event source
+ * mapping filters the stream with them (shared/webhooks/stream-filter.ts), so the writes that cannot
+ * make events (sessions, throttle records, codes, mail counts, links, deliveries, token rotations)
+ * invoke nothing, and the local stream reader applies the same filters.
+ */
+export interface EventRecordPattern {
+  keyPrefixes: { pk: string; sk?: string };
+  eventNames?: readonly ChangeRecord['eventName'][];
+  oldImage?: Readonly<Record<string, string>>;
+  newImage?: Readonly<Record<string, string>>;
+}
+
+const USER_PK_PREFIX = 'USER#';
+const FAMILY_PK_PREFIX = 'FAMILY#';
+
+export const EVENT_RECORD_PATTERNS: readonly EventRecordPattern[] = [
+  // Devices: added, removed, updated or connection changed.
+  { keyPrefixes: { pk: USER_PK_PREFIX, sk: DEVICE_SK_PREFIX } },
+  // A consent removed: the user (or the application's deletion) ended the grant.
+  { keyPrefixes: { pk: USER_PK_PREFIX, sk: CONSENT_SK_PREFIX }, eventNames: ['REMOVE'] },
+  // A token family revoked (not its rotations, which rewrite it while it stays active).
+  { keyPrefixes: { pk: FAMILY_PK_PREFIX }, eventNames: ['MODIFY'], oldImage: { status: 'active' }, newImage: { status: 'revoked' } },
+];
+
 const UPDATE_FIELDS = DEVICE_FIELDS.filter((field) => field !== 'id' && field !== 'connected' && field !== 'last_connection');
 
 /**
@@ -115,17 +143,19 @@ export function changeToEvents(record: ChangeRecord): TableChange | undefined {
   if (!image) return undefined;
   const pk = String(image.pk ?? '');
   const sk = String(image.sk ?? '');
-  if (pk.startsWith('USER#') && sk.startsWith('DEVICE#')) return deviceChange(record, pk.slice(5), sk.slice(7));
-  if (pk.startsWith('USER#') && sk.startsWith('CONSENT#')) {
+  if (pk.startsWith(USER_PK_PREFIX) && sk.startsWith(DEVICE_SK_PREFIX)) {
+    return deviceChange(record, pk.slice(USER_PK_PREFIX.length), sk.slice(DEVICE_SK_PREFIX.length));
+  }
+  if (pk.startsWith(USER_PK_PREFIX) && sk.startsWith(CONSENT_SK_PREFIX)) {
     if (record.eventName !== 'REMOVE') return undefined;
-    const userId = pk.slice(5);
-    const clientId = sk.slice(8);
+    const userId = pk.slice(USER_PK_PREFIX.length);
+    const clientId = sk.slice(CONSENT_SK_PREFIX.length);
     return {
       kind: 'grant', ownerId: userId, clientId, sourceId: record.eventId,
       events: [webhookEvent('grant.revoked', { user_id: userId, client_id: clientId, reason: 'user_revoked' }, record.at)],
     };
   }
-  if (pk.startsWith('FAMILY#') && record.eventName === 'MODIFY') {
+  if (pk.startsWith(FAMILY_PK_PREFIX) && record.eventName === 'MODIFY') {
     const before = record.oldImage;
     const after = record.newImage;
     if (before?.status !== 'active' || after?.status !== 'revoked') return undefined;

@@ -1,5 +1,6 @@
 import { Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { FilterCriteria, FilterRule } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceUserServiceStack } from '#infra/stack';
@@ -84,6 +85,28 @@ describe('webhooks: stream, queues, alarm, functions', () => {
     expect(mappings.find((m) => m.FunctionName.Ref === deliverId)).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(deliver.Properties.Timeout).toBe(DELIVERY_FUNCTION_TIMEOUT_SECONDS);
     for (const id of [fanOutId, deliverId]) expect(resources[id]!.Properties.Environment.Variables[WEBHOOK_ENV.queueUrl]).toEqual({ Ref: expect.any(String) });
+  });
+
+  it('the fan-out is invoked only for records that can make events: devices, consents removed, families revoked', () => {
+    const [fanOutId] = functionWithEntry('FanOutEvents');
+    const mapping = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties).find((m) => m.FunctionName.Ref === fanOutId)!;
+    // Written out with CDK's own filter rules: the template says what Lambda's filter syntax means by them.
+    const expected = [
+      { dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('USER#') }, sk: { S: FilterRule.beginsWith('DEVICE#') } } } },
+      { eventName: FilterRule.isEqual('REMOVE'), dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('USER#') }, sk: { S: FilterRule.beginsWith('CONSENT#') } } } },
+      {
+        eventName: FilterRule.isEqual('MODIFY'),
+        dynamodb: {
+          Keys: { pk: { S: FilterRule.beginsWith('FAMILY#') } },
+          OldImage: { status: { S: FilterRule.isEqual('active') } },
+          NewImage: { status: { S: FilterRule.isEqual('revoked') } },
+        },
+      },
+    ].map((filter) => FilterCriteria.filter(filter).pattern as string);
+    const patterns = (mapping.FilterCriteria?.Filters ?? []).map((f: { Pattern: string }) => f.Pattern);
+    expect(patterns.map((p: string) => JSON.parse(p))).toEqual(expected.map((p) => JSON.parse(p)));
+    // Lambda's default quota: at most 5 filters per event source mapping.
+    expect(patterns.length).toBeLessThanOrEqual(5);
   });
 
   it('each function may do only its part: the fan-out sends, the delivery changes visibility and mails', () => {
