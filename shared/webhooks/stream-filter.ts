@@ -34,7 +34,8 @@ export const FAN_OUT_FILTER_PATTERNS: readonly FilterPattern[] = EVENT_RECORD_PA
  * letting the local service behave unlike AWS.
  */
 export function matchesFilters(filters: readonly FilterPattern[], record: unknown): boolean {
-  return filters.length === 0 || filters.some((filter) => matchesPattern(filter, record));
+  // Every filter is evaluated, so an unknown operator throws whichever record comes first.
+  return filters.length === 0 || filters.map((filter) => matchesPattern(filter, record)).includes(true);
 }
 
 function matchesPattern(pattern: FilterPattern, value: unknown): boolean {

@@ -175,6 +175,8 @@ describe('matchesFilters', () => {
   it('refuses the operators it does not implement, loudly, rather than behave unlike Lambda', () => {
     for (const rule of [{ 'anything-but': ['x'] }, { numeric: ['=', 1] }, { exists: true }, { prefix: 'A', suffix: 'B' }, 1, null]) {
       expect(() => matchesFilters([{ eventName: [rule as never] }], record), JSON.stringify(rule)).toThrow(/Unsupported event filter rule/);
+      // Also behind a filter that already matched.
+      expect(() => matchesFilters([{ eventName: ['MODIFY'] }, { eventName: [rule as never] }], record)).toThrow(/Unsupported event filter rule/);
     }
   });
 });
