@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CODE_TTL_SECONDS, issueCode } from '#shared/auth/authorize-request';
 import type { ClientCredentials } from '#shared/auth/client-auth';
 import { createKmsSigner } from '#shared/auth/kms-signer';
@@ -1468,6 +1468,29 @@ describe('token service', () => {
 
       expect(requests.operations).toEqual(['BatchGetItemCommand']);
       expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'revoked', revokedReason: 'refresh_token_reuse' });
+    });
+
+    it("counts each token issued and each refresh-token reuse on the operators' dashboard (EMF metrics)", async () => {
+      const { credentials, issued } = await seedTokens();
+      vi.resetModules();
+      vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
+      vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', '');
+      const out: string[] = [];
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => { out.push(String(chunk)); return true; });
+      try {
+        const fresh = await import('#shared/auth/token-service');
+        const counted = fresh.createTokenService({ grants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current });
+        await counted.refresh(credentials, { refreshToken: issued.refresh_token });
+        advance(REFRESH_GRACE_SECONDS + 1);
+        await counted.refresh(credentials, { refreshToken: issued.refresh_token }).catch(() => undefined);
+      } finally {
+        vi.restoreAllMocks();
+        vi.unstubAllEnvs();
+        vi.resetModules();
+      }
+
+      const metrics = out.filter((line) => line.includes('"_aws"')).map((line) => Object.keys(JSON.parse(line)).find((name) => /^[A-Z]/.test(name)));
+      expect(metrics).toEqual(['TokensIssued', 'RefreshTokenReuse', 'GrantsRevoked']);
     });
 
     it('does not take a value with something in front of a refresh token for that token: revoking it leaves the family alone', async () => {
