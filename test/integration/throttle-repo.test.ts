@@ -174,6 +174,71 @@ describe('throttle repository', () => {
     expect((await rawItem('account', account))?.expiresAt).toBe(Math.floor((T + SECOND) / SECOND) + THROTTLE_MEMORY_SECONDS);
   });
 
+  describe('when DynamoDB cancels the reservation', () => {
+    /** Runs `act` with the reservation's transaction cancelled for `reasons` the first `times` times (as DynamoDB answers a collision). */
+    async function cancelled<T>(reasons: { Code: string; Item?: Record<string, unknown> }[] | undefined, times: number, act: () => Promise<T>): Promise<{ result: T; sent: number }> {
+      const name = `cancel-${randomUUID()}`;
+      let sent = 0;
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+        sent++;
+        if (sent <= times) throw Object.assign(new Error('Transaction cancelled'), { name: 'TransactionCanceledException', CancellationReasons: reasons });
+        return next(args);
+      }, { step: 'initialize', name });
+      try {
+        return { result: await act(), sent };
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+    }
+    const conflictOnAccount = [{ Code: 'None' }, { Code: 'TransactionConflict' }, { Code: 'None' }];
+
+    it('sends a reservation that only collided with a concurrent one again, once', async () => {
+      const { account, address } = subjects();
+      const read = await throttle.getRecords(account, address, T);
+
+      const once = await cancelled(conflictOnAccount, 1, () => throttle.reserve(reservationsOf(read, T), T));
+      expect(once).toEqual({ result: { reserved: true }, sent: 2 });
+      expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([1, 1, 1]);
+
+      const twice = await cancelled(conflictOnAccount, 2, () => throttle.reserve(reservationsOf(read, T), T));
+      expect(twice).toEqual({ result: { reserved: false, current: read }, sent: 2 });
+      expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([1, 1, 1]);
+    });
+
+    it('refuses at once, without sending it again, a reservation refused by one record while colliding on another', async () => {
+      const { account, address } = subjects();
+      const read = await throttle.getRecords(account, address, T);
+      const pair = { failures: { N: '7' }, nextAttemptAt: { N: String(T + 60 * SECOND) }, expiresAt: { N: String(Math.floor(T / SECOND) + 60) } };
+
+      const outcome = await cancelled([{ Code: 'ConditionalCheckFailed', Item: pair }, { Code: 'TransactionConflict' }, { Code: 'None' }], 1,
+        () => throttle.reserve(reservationsOf(read, T), T));
+
+      expect(outcome).toEqual({
+        result: { reserved: false, current: [{ ...read[0], failures: 7, nextAttemptAt: T + 60 * SECOND, stored: 'live' }, read[1], read[2]] },
+        sent: 1,
+      });
+      expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([0, 0, 0]);
+    });
+
+    it('refuses a reservation cancelled without reasons, reporting the records as read', async () => {
+      const { account, address } = subjects();
+      const read = await throttle.getRecords(account, address, T);
+
+      expect(await cancelled(undefined, 1, () => throttle.reserve(reservationsOf(read, T), T))).toEqual({ result: { reserved: false, current: read }, sent: 1 });
+    });
+  });
+
+  it('gives back a reservation whose records are gone meanwhile, and forgets that within the day', async () => {
+    const { account, address } = subjects();
+
+    await doc.send(new TransactWriteCommand({ TransactItems: throttle.creditItems(account, address, T) }));
+
+    expect((await rawItem('account', account))?.expiresAt).toBe(Math.floor(T / SECOND) + THROTTLE_MEMORY_SECONDS);
+    expect((await rawItem('address', address))?.expiresAt).toBe(Math.floor(T / SECOND) + THROTTLE_MEMORY_SECONDS);
+    expect(await throttle.getRecords(account, address, T + THROTTLE_MEMORY_SECONDS * SECOND)).toMatchObject([{ stored: 'none' }, { stored: 'expired' }, { stored: 'expired' }]);
+  });
+
   it('passes a storage failure on rather than answering that the attempt is throttled', async () => {
     const { account, address } = subjects();
     const elsewhere = createThrottleRepo({ doc, table: `missing-${randomUUID()}` });

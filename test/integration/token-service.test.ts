@@ -1036,7 +1036,7 @@ describe('token service', () => {
       await expectInvalidGrant(loser);
       expect(winner?.refresh_token).toEqual(expect.any(String));
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: winner!.refresh_token }));
-      expect((await itemsOf(client.clientId)).families.map((f) => f.status)).toEqual(['revoked']);
+      expect((await itemsOf(client.clientId)).families.map((f) => [f.status, f.revokedReason])).toEqual([['revoked', 'code_replay']]);
       expect(await codeItem(code)).toMatchObject({ replayedAt: expect.any(String) });
     });
 
