@@ -48,6 +48,7 @@ export type ThrottleRepo = ReturnType<typeof createThrottleRepo>;
 
 /** The number attributes of an item a cancelled transaction returns (in DynamoDB's own JSON: `{ N: '3' }`). */
 const numbersOf = (item: Record<string, unknown>): Item => Object.fromEntries(Object.entries(item).map(([name, value]) =>
+  // Stryker disable next-line LogicalOperator,ConditionalExpression: such an item is DynamoDB JSON (every value an object), and toRecord reads only its numbers
   [name, typeof value === 'object' && value !== null && 'N' in value ? Number((value as { N: string }).N) : value]));
 
 const subjectOf = (scope: ThrottleScope, account: string, address: string) =>
@@ -124,6 +125,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
      */
     async reserve(reservations: readonly Reservation[], now: number): Promise<ReserveOutcome> {
       const TransactItems = reservations.map((reservation) => reservationItem(reservation, now));
+      // Stryker disable next-line UpdateOperator: only `attempt === 0` is asked, which counting down answers the same
       for (let attempt = 0; ; attempt++) {
         try {
           await doc.send(new TransactWriteCommand({ TransactItems }));
@@ -157,6 +159,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
         },
       });
       return [
+        // Stryker disable next-line StringLiteral: subjectOf gives the pair's subject for any scope but the two others
         { Delete: { TableName: table, Key: throttleKey('account-address', subjectOf('account-address', account, address)) } },
         credit('account'),
         credit('address'),
@@ -165,6 +168,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
 
     /** The live known browser of a cookie value, as part of a combined read; a value not of our shape reads nothing. */
     knownBrowserRead(token: string | undefined, now: number): BatchRead<KnownBrowser | undefined> {
+      // Stryker disable next-line ConditionalExpression: an absent value fails the pattern too (as the string 'undefined')
       if (token === undefined || !KNOWN_BROWSER_TOKEN.test(token)) return { keys: [], parse: () => undefined };
       return {
         keys: [knownBrowserKey(hashSecret(token))],

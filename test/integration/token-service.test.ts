@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CODE_TTL_SECONDS, issueCode } from '#shared/auth/authorize-request';
 import type { ClientCredentials } from '#shared/auth/client-auth';
 import { createKmsSigner } from '#shared/auth/kms-signer';
@@ -1036,7 +1036,7 @@ describe('token service', () => {
       await expectInvalidGrant(loser);
       expect(winner?.refresh_token).toEqual(expect.any(String));
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: winner!.refresh_token }));
-      expect((await itemsOf(client.clientId)).families.map((f) => f.status)).toEqual(['revoked']);
+      expect((await itemsOf(client.clientId)).families.map((f) => [f.status, f.revokedReason])).toEqual([['revoked', 'code_replay']]);
       expect(await codeItem(code)).toMatchObject({ replayedAt: expect.any(String) });
     });
 
@@ -1277,6 +1277,228 @@ describe('token service', () => {
 
       // Assess
       await expectInvalidGrant(rotation);
+    });
+  });
+
+  describe('the single-item family, re-measured by mutation (2026-11-23)', () => {
+    /** Runs `act` with a failure injected before each request of `command` the document client sends (`times` of them). */
+    async function withFailure<T>(command: string, failure: () => Error, act: () => Promise<T>, times = Infinity): Promise<PromiseSettledResult<T>> {
+      const name = `fail-${randomUUID()}`;
+      let failed = 0;
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === command && failed < times) {
+          failed++;
+          throw failure();
+        }
+        return next(args);
+      }, { step: 'initialize', name });
+      try {
+        return (await Promise.allSettled([act()]))[0];
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+    }
+    const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ProvisionedThroughputExceededException' });
+    const operationsOf = (name: string) => requests.operations.filter((operation) => operation === name).length;
+
+    it('tells the client why each refusal happened (error_description)', async () => {
+      const { credentials, code } = await seedCode();
+      await expect(tokens.exchangeCode(credentials, { code, redirectUri: `${REDIRECT_URI}/other` }))
+        .rejects.toThrow('redirect_uri does not match the authorization request.');
+      const pkce = await seedCode({ code: { codeChallenge: pkcePair().challenge } });
+      await expect(tokens.exchangeCode(pkce.credentials, { code: pkce.code, redirectUri: REDIRECT_URI, codeVerifier: pkcePair().verifier }))
+        .rejects.toThrow('PKCE verification failed.');
+      await expect(tokens.exchangeCode(credentials, { code: randomToken(), redirectUri: REDIRECT_URI }))
+        .rejects.toThrow('The authorization code is invalid, expired or already used.');
+
+      const { issued } = await seedTokens();
+      const seeded = await seedTokens();
+      await expect(tokens.refresh(seeded.credentials, { refreshToken: issued.refresh_token }))
+        .rejects.toThrow('The refresh token is invalid or has been revoked.');
+      await expect(tokens.refresh(seeded.credentials, { refreshToken: seeded.issued.refresh_token, scope: 'read_device admin read_user' }))
+        .rejects.toThrow('The refresh token does not grant: admin read_user.');
+      await expect(tokens.refresh(seeded.credentials, { refreshToken: seeded.issued.refresh_token, scope: ' ' }))
+        .rejects.toThrow('The refresh token does not grant: (empty scope).');
+    });
+
+    it("records why each grant ended, for the application's grant.revoked event", async () => {
+      // A replayed code, a reused refresh token, RFC 7009, and a consent gone that the revocation's Query missed.
+      const replayed = await seedTokens();
+      await expectInvalidGrant(tokens.exchangeCode(replayed.credentials, { code: replayed.code, redirectUri: REDIRECT_URI }));
+      const reused = await seedTokens();
+      await tokens.refresh(reused.credentials, { refreshToken: reused.issued.refresh_token });
+      advance(REFRESH_GRACE_SECONDS + 1);
+      await expectInvalidGrant(tokens.refresh(reused.credentials, { refreshToken: reused.issued.refresh_token }));
+      const revoked = await seedTokens();
+      await tokens.revoke(revoked.credentials, revoked.issued.refresh_token);
+      const abandoned = await seedTokens();
+      await grants.deleteConsent(abandoned.stored.userId, abandoned.stored.clientId);
+      await expectInvalidGrant(tokens.refresh(abandoned.credentials, { refreshToken: abandoned.issued.refresh_token }));
+
+      const reasons = await Promise.all([replayed, reused, revoked, abandoned].map(async ({ issued }) => (await familyOf(issued.refresh_token))?.revokedReason));
+      expect(reasons).toEqual(['code_replay', 'refresh_token_reuse', 'token_revoked', 'user_revoked']);
+    });
+
+    it('refuses a replayed code and revokes its grant even while signing is unavailable: a replay never waits on the signer', async () => {
+      const { credentials, code, issued } = await seedTokens();
+      const unsigned = createTokenService({
+        grants, signer: () => Promise.reject(new SigningUnavailableError(new Error('kms:Sign throttled'))), issuer: ISSUER, audience: AUDIENCE, now: () => current,
+      });
+
+      await expectInvalidGrant(unsigned.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI }));
+
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'revoked', revokedReason: 'code_replay' });
+    });
+
+    it('refuses a code marked replayed before any exchange won, and revokes nothing: there is no grant of it', async () => {
+      const { credentials, code } = await seedCode();
+      await grants.markCodeReplayed(hashSecret(code), formatTimestamp(current));
+      requests.reset();
+
+      await expectInvalidGrant(tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI }));
+
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
+    });
+
+    it('refuses a code issued before the user revoked the application, and writes nothing (issue 12, item 3)', async () => {
+      const { client, credentials, code, stored } = await seedCode();
+      await grants.deleteConsent(stored.userId, stored.clientId);
+      requests.reset();
+
+      const exchange = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+
+      await expectOAuthError(exchange, InvalidGrantError, 'invalid_grant', 400);
+      await expect(exchange).rejects.toThrow('The authorization code is invalid, expired or already used.');
+      expect(operationsOf('TransactWriteItemsCommand')).toBe(1);
+      await expectNothingWritten(client.clientId, code);
+    });
+
+    it('refuses a code deleted (its TTL) while it was being exchanged, and writes nothing', async () => {
+      const { client, credentials, code } = await seedCode();
+      const name = 'code-deleted';
+      let deleted = false;
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand' && !deleted) {
+          deleted = true;
+          await doc.send(new DeleteCommand({ TableName: table, Key: codeKey(hashSecret(code)) }));
+        }
+        return next(args);
+      }, { step: 'initialize', name });
+      let exchange: Promise<TokenResponse>;
+      try {
+        exchange = tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
+        await exchange.catch(() => undefined);
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+
+      await expectInvalidGrant(exchange);
+      expect((await itemsOf(client.clientId)).families).toEqual([]);
+    });
+
+    it('passes a storage failure of the exchange on at once, the code unspent for the retry', async () => {
+      const { client, credentials, code } = await seedCode();
+
+      const outcome = await withFailure('TransactWriteItemsCommand', throttled, () => tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI }));
+
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'ProvisionedThroughputExceededException' } });
+      expect(operationsOf('TransactWriteItemsCommand')).toBe(1);
+      await expectNothingWritten(client.clientId, code);
+      expect((await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('tries an exchange that keeps meeting a transient conflict 4 times, then gives up without spending the code', async () => {
+      const { client, credentials, code } = await seedCode();
+      const conflict = () => Object.assign(new Error('Transaction cancelled'), {
+        name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'None' }, { Code: 'TransactionConflict' }],
+      });
+
+      const outcome = await withFailure('TransactWriteItemsCommand', conflict, () => tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI }));
+
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'conflict' } });
+      expect(operationsOf('TransactWriteItemsCommand')).toBe(4);
+      expect(operationsOf('UpdateItemCommand')).toBe(0);
+      await expectNothingWritten(client.clientId, code);
+      // One conflict, then the way is clear: the same exchange succeeds.
+      const retried = await withFailure('TransactWriteItemsCommand', conflict, () => tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI }), 1);
+      expect(retried).toMatchObject({ status: 'fulfilled', value: { refresh_token: expect.any(String) } });
+    });
+
+    it('passes a storage failure of the rotation on, the token still current for the retry', async () => {
+      const { credentials, issued } = await seedTokens();
+
+      const outcome = await withFailure('UpdateItemCommand', throttled, () => tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
+
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'ProvisionedThroughputExceededException' } });
+      expect(requests.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('tries a rotation that keeps meeting a revocation in flight 8 times, then refuses, the family still active', async () => {
+      const { credentials, issued } = await seedTokens();
+      const inFlight = () => Object.assign(new Error('Transaction is ongoing for the item'), { name: 'TransactionConflictException' });
+
+      const outcome = await withFailure('UpdateItemCommand', inFlight, () => tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
+
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { code: 'invalid_grant' } });
+      expect(operationsOf('UpdateItemCommand')).toBe(8);
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'active' });
+    });
+
+    it('refuses a refresh token of our shape that names no family, and revoking it changes nothing', async () => {
+      const { credentials, stored } = await seedTokens();
+      const unknown = `${stored.userId}.${randomUUID()}.${randomToken()}`;
+
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: unknown }));
+      requests.reset();
+      await tokens.revoke(credentials, unknown);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
+    });
+
+    it('revoking a token of a family already revoked writes nothing, and keeps the first reason', async () => {
+      const { credentials, issued } = await seedTokens();
+      await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      advance(REFRESH_GRACE_SECONDS + 1);
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
+      requests.reset();
+
+      await tokens.revoke(credentials, issued.refresh_token);
+
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'revoked', revokedReason: 'refresh_token_reuse' });
+    });
+
+    it("counts each token issued and each refresh-token reuse on the operators' dashboard (EMF metrics)", async () => {
+      const { credentials, issued } = await seedTokens();
+      vi.resetModules();
+      vi.stubEnv('POWERTOOLS_LOG_LEVEL', 'INFO');
+      vi.stubEnv('AWS_LAMBDA_LOG_LEVEL', '');
+      const out: string[] = [];
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => { out.push(String(chunk)); return true; });
+      try {
+        const fresh = await import('#shared/auth/token-service');
+        const counted = fresh.createTokenService({ grants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current });
+        await counted.refresh(credentials, { refreshToken: issued.refresh_token });
+        advance(REFRESH_GRACE_SECONDS + 1);
+        await counted.refresh(credentials, { refreshToken: issued.refresh_token }).catch(() => undefined);
+      } finally {
+        vi.restoreAllMocks();
+        vi.unstubAllEnvs();
+        vi.resetModules();
+      }
+
+      const metrics = out.filter((line) => line.includes('"_aws"')).map((line) => Object.keys(JSON.parse(line)).find((name) => /^[A-Z]/.test(name)));
+      expect(metrics).toEqual(['TokensIssued', 'RefreshTokenReuse', 'GrantsRevoked']);
+    });
+
+    it('does not take a value with something in front of a refresh token for that token: revoking it leaves the family alone', async () => {
+      const { credentials, issued } = await seedTokens();
+
+      expect(refreshTokenNames(`!${issued.refresh_token}`)).toBeUndefined();
+      await tokens.revoke(credentials, `!${issued.refresh_token}`);
+
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'active' });
     });
   });
 });

@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { createGrantRepo, GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
+import { codeKey, familyKey } from '#shared/data/keys';
+import type { AuthorizationCode, Consent, TokenFamily } from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
+import { epochSeconds } from '#shared/domain/time';
+import { countRequests } from '../support/count-requests';
+import { freshTable } from '../support/service';
+
+// Consents, codes and token families through the grant repository on DynamoDB Local: what each write
+// lets through or refuses when a user revokes an application, a code is replayed or a token raced.
+// The token service's own tests (token-service.test.ts) show the same from the token endpoint.
+
+const NOW = new Date('2026-11-23T10:00:00.000Z');
+
+describe('grant repository', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let grants: GrantRepo;
+  let requests: ReturnType<typeof countRequests>;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    grants = createGrantRepo({ doc, table });
+    requests = countRequests(doc);
+  });
+  afterAll(() => {
+    requests?.detach();
+    doc?.destroy();
+  });
+  beforeEach(() => requests.reset());
+
+  const consentOf = (userId: string, clientId: string, grantGeneration: string | undefined = randomUUID()): Consent =>
+    ({ userId, clientId, scopes: ['read_device'], grantedAt: '2026-11-23T10:00:00.000', ...(grantGeneration ? { grantGeneration } : {}) });
+  const codeOf = (consent: Consent): AuthorizationCode => ({
+    clientId: consent.clientId, userId: consent.userId, redirectUri: 'https://app.example/callback', scopes: consent.scopes,
+    expiresAt: epochSeconds(NOW) + 600, ...(consent.grantGeneration ? { grantGeneration: consent.grantGeneration } : {}),
+  });
+  const familyOf = (consent: Consent): TokenFamily => ({
+    familyId: randomUUID(), clientId: consent.clientId, userId: consent.userId, scopes: consent.scopes, status: 'active',
+    createdAt: '2026-11-23T10:00:00.000', activeTokenHash: hashSecret(randomToken()),
+    ...(consent.grantGeneration ? { grantGeneration: consent.grantGeneration } : {}),
+  });
+  const stored = async (Key: Record<string, string>) => (await doc.send(new GetCommand({ TableName: table, Key, ConsistentRead: true }))).Item;
+  /** A consent stored, and a code issued under it. */
+  async function issued(generation: string | undefined = randomUUID()) {
+    const consent = consentOf(randomUUID(), `client-${randomUUID()}`, generation);
+    const codeHash = hashSecret(randomToken());
+    await grants.saveConsent(consent);
+    await grants.createCode(codeHash, codeOf(consent));
+    return { consent, codeHash };
+  }
+  /** Runs `act` with `failure` thrown instead of the first `times` requests of `command`. */
+  async function withFailure<T>(command: string, failure: () => Error, act: () => Promise<T>, times = Infinity): Promise<PromiseSettledResult<T>> {
+    const name = `fail-${randomUUID()}`;
+    let failed = 0;
+    doc.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === command && failed < times) {
+        failed++;
+        throw failure();
+      }
+      return next(args);
+    }, { step: 'initialize', name });
+    try {
+      return (await Promise.allSettled([act()]))[0];
+    } finally {
+      doc.middlewareStack.remove(name);
+    }
+  }
+  const cancelled = (...codes: string[]) => () =>
+    Object.assign(new Error('Transaction cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
+  const elsewhere = () => createGrantRepo({ doc, table: `missing-${randomUUID()}` });
+
+  describe('consents', () => {
+    it("lists the applications a user authorized, and nothing of anyone else's", async () => {
+      const [userId, other] = [randomUUID(), randomUUID()];
+      const mine = [consentOf(userId, 'client-a'), consentOf(userId, 'client-b')];
+      for (const consent of [...mine, consentOf(other, 'client-a')]) await grants.saveConsent(consent);
+      await doc.send(new PutCommand({ TableName: table, Item: { pk: `USER#${userId}`, sk: 'PROFILE', firstname: 'Una' } }));
+
+      const listed = await grants.listConsentsByUser(userId);
+
+      expect(listed.sort((a, b) => a.clientId.localeCompare(b.clientId))).toEqual(mine);
+      expect(await grants.listConsentsByUser(randomUUID())).toEqual([]);
+    });
+
+    it('records a first consent and its code together', async () => {
+      const consent = consentOf(randomUUID(), `client-${randomUUID()}`);
+      const codeHash = hashSecret(randomToken());
+
+      expect(await grants.saveConsentWithCode(consent, undefined, codeHash, codeOf(consent))).toBe(true);
+
+      expect(await grants.getConsent(consent.userId, consent.clientId)).toEqual(consent);
+      expect((await grants.getCodeAndClient(codeHash, consent.clientId)).code).toEqual(codeOf(consent));
+    });
+
+    it('refuses an allow decided on a consent that a revocation (or another allow) changed since, and writes neither consent nor code', async () => {
+      const { consent } = await issued();
+      const revokedMeanwhile = consentOf(randomUUID(), `client-${randomUUID()}`);
+      const codeHash = hashSecret(randomToken());
+
+      // Decided on "no consent yet", but one was stored since.
+      expect(await grants.saveConsentWithCode({ ...consent, grantGeneration: randomUUID() }, undefined, codeHash, codeOf(consent))).toBe(false);
+      // Decided on a consent that was revoked since.
+      expect(await grants.saveConsentWithCode(revokedMeanwhile, revokedMeanwhile, codeHash, codeOf(revokedMeanwhile))).toBe(false);
+      // Decided on a consent given again since (another generation).
+      expect(await grants.saveConsentWithCode(consent, { ...consent, grantGeneration: randomUUID() }, codeHash, codeOf(consent))).toBe(false);
+
+      expect(await grants.getConsent(consent.userId, consent.clientId)).toEqual(consent);
+      expect(await grants.getConsent(revokedMeanwhile.userId, revokedMeanwhile.clientId)).toBeUndefined();
+      expect(await stored(codeKey(codeHash))).toBeUndefined();
+      // Decided on the consent as it stands: accepted.
+      const next = { ...consent, scopes: ['read_device', 'write_device'] };
+      expect(await grants.saveConsentWithCode(next, consent, codeHash, codeOf(next))).toBe(true);
+      expect(await grants.getConsent(consent.userId, consent.clientId)).toEqual(next);
+    });
+
+    it('answers an allow racing a revocation in flight (a transaction conflict on the consent) as changed, and passes other failures on', async () => {
+      const consent = consentOf(randomUUID(), `client-${randomUUID()}`);
+      const save = () => grants.saveConsentWithCode(consent, undefined, hashSecret(randomToken()), codeOf(consent));
+
+      expect(await withFailure('TransactWriteItemsCommand', cancelled('TransactionConflict', 'None'), save)).toEqual({ status: 'fulfilled', value: false });
+      // A code hash already taken is no change of the consent: not answered as one.
+      const taken = await withFailure('TransactWriteItemsCommand', cancelled('None', 'ConditionalCheckFailed'), save);
+      expect(taken).toMatchObject({ status: 'rejected', reason: { name: 'TransactionCanceledException' } });
+      await expect(elsewhere().saveConsentWithCode(consent, undefined, hashSecret(randomToken()), codeOf(consent))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      expect(await grants.getConsent(consent.userId, consent.clientId)).toBeUndefined();
+    });
+  });
+
+  describe('codes', () => {
+    it('redeems a code of a consent that stands, once: the family written, the code marked used with it', async () => {
+      const { consent, codeHash } = await issued();
+      const family = familyOf(consent);
+
+      await grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', family);
+
+      expect(await grants.getFamily(family.familyId)).toEqual(family);
+      expect((await grants.getCodeAndClient(codeHash, consent.clientId)).code).toMatchObject({ usedAt: '2026-11-23T10:00:01.000', familyId: family.familyId });
+      await expect(grants.redeemCode(codeHash, '2026-11-23T10:00:02.000', familyOf(consent))).rejects.toMatchObject({ name: 'GrantWriteError', reason: 'code_used' });
+    });
+
+    it('refuses a code whose consent was revoked or given again: grant_revoked, and nothing written', async () => {
+      const revoked = await issued();
+      await grants.deleteConsent(revoked.consent.userId, revoked.consent.clientId);
+      const again = await issued();
+      await grants.saveConsent({ ...again.consent, grantGeneration: randomUUID() });
+
+      for (const { consent, codeHash } of [revoked, again]) {
+        const family = familyOf(consent);
+        await expect(grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', family)).rejects.toEqual(new GrantWriteError('grant_revoked'));
+        expect(await grants.getFamily(family.familyId)).toBeUndefined();
+        expect((await grants.getCodeAndClient(codeHash, consent.clientId)).code?.usedAt).toBeUndefined();
+      }
+    });
+
+    it('redeems a code from before grant generations only while the consent has none either', async () => {
+      const legacy = await issued(undefined);
+      const family = familyOf(legacy.consent);
+      await grants.redeemCode(legacy.codeHash, '2026-11-23T10:00:01.000', family);
+      expect(await grants.getFamily(family.familyId)).toMatchObject({ status: 'active' });
+
+      const regiven = await issued(undefined);
+      await grants.saveConsent({ ...regiven.consent, grantGeneration: randomUUID() });
+      await expect(grants.redeemCode(regiven.codeHash, '2026-11-23T10:00:01.000', familyOf(regiven.consent))).rejects.toEqual(new GrantWriteError('grant_revoked'));
+    });
+
+    it('tells a code in another exchange at this moment (a replay) from a transient conflict elsewhere, and passes storage failures on', async () => {
+      const { consent, codeHash } = await issued();
+      const redeem = () => grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', familyOf(consent));
+
+      expect(await withFailure('TransactWriteItemsCommand', cancelled('TransactionConflict', 'None', 'None'), redeem))
+        .toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'code_used' } });
+      expect(await withFailure('TransactWriteItemsCommand', cancelled('None', 'None', 'TransactionConflict'), redeem))
+        .toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'conflict' } });
+      // A family id already taken is neither a replay nor a revocation.
+      expect(await withFailure('TransactWriteItemsCommand', cancelled('None', 'ConditionalCheckFailed', 'None'), redeem))
+        .toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'conflict' } });
+      await expect(elsewhere().redeemCode(codeHash, '2026-11-23T10:00:01.000', familyOf(consent))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      // None of these wrote anything: the code still works.
+      await redeem();
+    });
+
+    it('marks a code replayed once (the first mark stays), returns it as stored, and nothing for a code that is gone', async () => {
+      const { consent, codeHash } = await issued();
+
+      const first = await grants.markCodeReplayed(codeHash, '2026-11-23T10:00:01.000');
+      const second = await grants.markCodeReplayed(codeHash, '2026-11-23T10:00:09.000');
+
+      expect(first).toEqual({ ...codeOf(consent), replayedAt: '2026-11-23T10:00:01.000' });
+      expect(second).toEqual(first);
+      expect(await grants.markCodeReplayed(hashSecret(randomToken()), '2026-11-23T10:00:01.000')).toBeUndefined();
+      await expect(elsewhere().markCodeReplayed(codeHash, '2026-11-23T10:00:01.000')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    });
+  });
+
+  describe('families', () => {
+    async function activeFamily() {
+      const { consent, codeHash } = await issued();
+      const family = familyOf(consent);
+      await grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', family);
+      requests.reset();
+      return family;
+    }
+
+    it('rotates only the current token of an active family; a rotated or revoked one is token_rotated', async () => {
+      const family = await activeFamily();
+      const successor = hashSecret(randomToken());
+
+      await grants.rotateRefreshToken(family.familyId, family.activeTokenHash, successor, 'sealed', 1000);
+      expect(await grants.getFamily(family.familyId)).toMatchObject({
+        activeTokenHash: successor, previousTokenHash: family.activeTokenHash, sealedSuccessor: 'sealed', rotatedAt: 1000,
+      });
+      await expect(grants.rotateRefreshToken(family.familyId, family.activeTokenHash, hashSecret(randomToken()), 'x', 2000))
+        .rejects.toEqual(new GrantWriteError('token_rotated'));
+      await grants.revokeFamily(family.familyId, NOW);
+      await expect(grants.rotateRefreshToken(family.familyId, successor, hashSecret(randomToken()), 'x', 2000)).rejects.toEqual(new GrantWriteError('token_rotated'));
+      expect(await grants.getFamily(family.familyId)).toMatchObject({ activeTokenHash: successor, rotatedAt: 1000 });
+    });
+
+    it('answers a rotation that meets a transaction in flight as a conflict, and passes storage failures on', async () => {
+      const family = await activeFamily();
+      const rotate = () => grants.rotateRefreshToken(family.familyId, family.activeTokenHash, hashSecret(randomToken()), 'sealed', 1000);
+
+      const inFlight = () => Object.assign(new Error('Transaction is ongoing for the item'), { name: 'TransactionConflictException' });
+      expect(await withFailure('UpdateItemCommand', inFlight, rotate)).toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'conflict' } });
+      await expect(elsewhere().rotateRefreshToken(family.familyId, family.activeTokenHash, 'h', 's', 1)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      await rotate();
+    });
+
+    it('records why a family ended: the client by default (RFC 7009), the user for a revocation of the application', async () => {
+      const [byClient, byUser] = [await activeFamily(), await activeFamily()];
+
+      await grants.revokeFamily(byClient.familyId, NOW);
+      await grants.revokeFamilies([{ familyId: byUser.familyId }], NOW);
+
+      expect(await grants.getFamily(byClient.familyId)).toMatchObject({ status: 'revoked', revokedReason: 'token_revoked', expiresAt: epochSeconds(NOW) + REVOKED_GRANT_SECONDS });
+      expect(await grants.getFamily(byUser.familyId)).toMatchObject({ status: 'revoked', revokedReason: 'user_revoked', expiresAt: epochSeconds(NOW) + REVOKED_GRANT_SECONDS });
+    });
+
+    it('passes a storage failure of a revocation on rather than reporting the family revoked', async () => {
+      const family = await activeFamily();
+
+      await expect(elsewhere().revokeFamily(family.familyId, NOW)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      expect(await grants.getFamily(family.familyId)).toMatchObject({ status: 'active' });
+    });
+
+    it('revokes families that are all gone since they were listed without error, and sends nothing more', async () => {
+      const gone = [{ familyId: randomUUID() }, { familyId: randomUUID() }];
+
+      await grants.revokeFamilies(gone, NOW);
+
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
+      expect(await stored(familyKey(gone[0]!.familyId))).toBeUndefined();
+    });
+
+    it('sends a revocation that meets transactions in flight at most 3 times, and one refused for another reason once', async () => {
+      const family = await activeFamily();
+      const revoke = () => grants.revokeFamilies([family], NOW);
+
+      expect(await withFailure('TransactWriteItemsCommand', cancelled('TransactionConflict'), revoke)).toMatchObject({ status: 'rejected' });
+      expect(requests.operations).toEqual(Array.from({ length: 3 }, () => 'TransactWriteItemsCommand'));
+      requests.reset();
+      expect(await withFailure('TransactWriteItemsCommand', cancelled('ThrottlingError'), revoke)).toMatchObject({ status: 'rejected' });
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
+      expect(await grants.getFamily(family.familyId)).toMatchObject({ status: 'active' });
+      requests.reset();
+
+      expect(await withFailure('TransactWriteItemsCommand', cancelled('TransactionConflict'), revoke, 2)).toEqual({ status: 'fulfilled', value: undefined });
+      expect(requests.operations).toHaveLength(3);
+      expect(await grants.getFamily(family.familyId)).toMatchObject({ status: 'revoked' });
+    });
+  });
+});

@@ -1,0 +1,315 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FREE_ATTEMPTS, nextAttemptAfterReserving } from '#shared/auth/login-throttle';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
+import { knownBrowserKey, throttleKey } from '#shared/data/keys';
+import {
+  createThrottleRepo, THROTTLE_MEMORY_SECONDS, type Reservation, type ThrottleRecord, type ThrottleRepo, type ThrottleScope,
+} from '#shared/data/throttle-repo';
+import { freshTable } from '../support/service';
+
+// Login throttle records and known browsers through the repository on DynamoDB Local: what a guesser
+// (or the account's owner) gets from each write. Time is a parameter (epoch milliseconds): nothing waits.
+
+const T = Date.UTC(2026, 10, 23, 10, 0, 0, 0);
+const SECOND = 1000;
+
+describe('throttle repository', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let throttle: ThrottleRepo;
+  let batch: BatchReader;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    throttle = createThrottleRepo({ doc, table });
+    batch = createBatchReader({ doc, table });
+  });
+  afterAll(() => {
+    doc?.destroy();
+  });
+
+  const subjects = () => ({ account: `guess-${randomUUID()}@example.com`, address: `198.51.100.${Math.floor(Math.random() * 250)}-${randomUUID()}` });
+  const reservationsOf = (records: readonly ThrottleRecord[], now: number): Reservation[] =>
+    records.map((record) => ({ record, freeAttempts: FREE_ATTEMPTS[record.scope], nextAttemptAt: nextAttemptAfterReserving(record, now) }));
+  /** One login attempt as post-login makes it: read the records, reserve one failure on each. */
+  async function attempt(account: string, address: string, now: number) {
+    return throttle.reserve(reservationsOf(await throttle.getRecords(account, address, now), now), now);
+  }
+  const rawItem = async (scope: ThrottleScope, subject: string) =>
+    (await doc.send(new GetCommand({ TableName: table, Key: throttleKey(scope, subject), ConsistentRead: true }))).Item;
+  const failuresOf = (records: readonly ThrottleRecord[]) => records.map((record) => record.failures);
+
+  it('reads an account never tried as three records with no failures, about the pair, the account and the address', async () => {
+    const { account, address } = subjects();
+
+    expect(await throttle.getRecords(account, address, T)).toEqual([
+      { scope: 'account-address', subject: `${account} ${address}`, failures: 0, nextAttemptAt: 0, stored: 'none' },
+      { scope: 'account', subject: account, failures: 0, nextAttemptAt: 0, stored: 'none' },
+      { scope: 'address', subject: address, failures: 0, nextAttemptAt: 0, stored: 'none' },
+    ]);
+  });
+
+  it('counts each attempt on all three records, remembered for a day after the last one', async () => {
+    const { account, address } = subjects();
+
+    expect(await attempt(account, address, T)).toEqual({ reserved: true });
+    expect(await attempt(account, address, T + SECOND)).toEqual({ reserved: true });
+
+    const records = await throttle.getRecords(account, address, T + 2 * SECOND);
+    expect(records.map(({ failures, nextAttemptAt, stored }) => ({ failures, nextAttemptAt, stored }))).toEqual([
+      { failures: 2, nextAttemptAt: T + 2 * SECOND, stored: 'live' },
+      { failures: 2, nextAttemptAt: T + 2 * SECOND, stored: 'live' },
+      { failures: 2, nextAttemptAt: T + 2 * SECOND, stored: 'live' },
+    ]);
+    expect((await rawItem('account', account))?.expiresAt).toBe(Math.floor((T + SECOND) / SECOND) + THROTTLE_MEMORY_SECONDS);
+    expect(THROTTLE_MEMORY_SECONDS).toBe(86_400);
+    // A day after the last attempt the records count as absent, even before DynamoDB deletes them.
+    const forgotten = await throttle.getRecords(account, address, T + SECOND + THROTTLE_MEMORY_SECONDS * SECOND);
+    expect(forgotten.map(({ failures, nextAttemptAt, stored }) => ({ failures, nextAttemptAt, stored }))).toEqual(
+      Array.from({ length: 3 }, () => ({ failures: 0, nextAttemptAt: 0, stored: 'expired' })));
+    expect(failuresOf(await throttle.getRecords(account, address, T + THROTTLE_MEMORY_SECONDS * SECOND))).toEqual([2, 2, 2]);
+  });
+
+  it('lets concurrent attempts read with stale counts take the free attempts, and no more', async () => {
+    const { account, address } = subjects();
+    const stale = await throttle.getRecords(account, address, T);
+
+    // Five attempts that all read "no failures": the first three go ahead, the last two find the free attempts used up.
+    const outcomes = [];
+    for (let i = 0; i < 5; i++) outcomes.push(await throttle.reserve(reservationsOf(stale, T), T));
+
+    expect(outcomes.map((outcome) => outcome.reserved)).toEqual([true, true, true, false, false]);
+    expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([3, 3, 3]);
+  });
+
+  it('refuses an attempt beyond the free failures while the wait lasts, and writes nothing', async () => {
+    const { account, address } = subjects();
+    for (let i = 0; i < 3; i++) expect(await attempt(account, address, T)).toEqual({ reserved: true });
+    const before = await throttle.getRecords(account, address, T);
+    expect(before[0]).toMatchObject({ failures: 3, nextAttemptAt: T + SECOND });
+
+    const refused = await throttle.reserve(reservationsOf(before, T + SECOND - 1), T + SECOND - 1);
+
+    expect(refused.reserved).toBe(false);
+    expect(await throttle.getRecords(account, address, T + SECOND - 1)).toEqual(before);
+    // The wait over, the fourth attempt goes ahead and doubles the next one.
+    expect(await throttle.reserve(reservationsOf(before, T + SECOND), T + SECOND)).toEqual({ reserved: true });
+    const after = await throttle.getRecords(account, address, T + SECOND);
+    expect(after[0]).toMatchObject({ failures: 4, nextAttemptAt: T + 3 * SECOND });
+  });
+
+  it('refuses an attempt that read a count another attempt has since raised, and says how long to wait', async () => {
+    const { account, address } = subjects();
+    for (let i = 0; i < 3; i++) await attempt(account, address, T);
+    const read = await throttle.getRecords(account, address, T + SECOND);
+    expect(await throttle.reserve(reservationsOf(read, T + SECOND), T + SECOND)).toEqual({ reserved: true });
+
+    // A concurrent attempt that read 3 failures after the wait ended: its count is no longer the stored one.
+    const outcome = await throttle.reserve(reservationsOf(read, T + 5 * SECOND), T + 5 * SECOND);
+
+    expect(outcome).toEqual({
+      reserved: false,
+      current: [
+        { scope: 'account-address', subject: `${account} ${address}`, failures: 4, nextAttemptAt: T + 3 * SECOND, stored: 'live' },
+        // Below their free attempts the others would have allowed it: they are reported as read.
+        read[1],
+        read[2],
+      ],
+    });
+    expect(failuresOf(await throttle.getRecords(account, address, T + 5 * SECOND))).toEqual([4, 4, 4]);
+  });
+
+  it('refuses all three reservations when one record refuses: an address over its limit counts nothing against a fresh account', async () => {
+    const { address } = subjects();
+    for (let i = 0; i < FREE_ATTEMPTS.address; i++) {
+      expect(await attempt(`victim-${i}-${randomUUID()}@example.com`, address, T)).toEqual({ reserved: true });
+    }
+    const account = `fresh-${randomUUID()}@example.com`;
+    const read = await throttle.getRecords(account, address, T);
+    expect(failuresOf(read)).toEqual([0, 0, FREE_ATTEMPTS.address]);
+
+    const outcome = await throttle.reserve(reservationsOf(read, T), T);
+
+    expect(outcome.reserved).toBe(false);
+    expect(outcome.reserved === false && outcome.current.map((record) => record.failures)).toEqual([0, 0, FREE_ATTEMPTS.address]);
+    expect(await rawItem('account-address', `${account} ${address}`)).toBeUndefined();
+    expect(await rawItem('account', account)).toBeUndefined();
+  });
+
+  it('starts a record past its day again at one failure, once: a second attempt that read it expired is refused', async () => {
+    const { account, address } = subjects();
+    for (let i = 0; i < 3; i++) await attempt(account, address, T);
+    const later = T + 2 * THROTTLE_MEMORY_SECONDS * SECOND;
+    const expired = await throttle.getRecords(account, address, later);
+    expect(expired.map((record) => record.stored)).toEqual(['expired', 'expired', 'expired']);
+
+    expect(await throttle.reserve(reservationsOf(expired, later), later)).toEqual({ reserved: true });
+    const restarted = await throttle.getRecords(account, address, later);
+    expect(restarted.map(({ failures, stored, nextAttemptAt }) => ({ failures, stored, nextAttemptAt }))).toEqual(
+      Array.from({ length: 3 }, () => ({ failures: 1, stored: 'live', nextAttemptAt: later + SECOND })));
+    expect((await rawItem('account-address', `${account} ${address}`))?.expiresAt).toBe(Math.floor(later / SECOND) + THROTTLE_MEMORY_SECONDS);
+
+    const second = await throttle.reserve(reservationsOf(expired, later), later);
+    expect(second.reserved).toBe(false);
+    expect(failuresOf(await throttle.getRecords(account, address, later))).toEqual([1, 1, 1]);
+  });
+
+  it("gives a successful login's reservation back: the pair forgotten, the account and the address one failure less and no wait", async () => {
+    const { account, address } = subjects();
+    for (let i = 0; i < 3; i++) await attempt(account, address, T);
+    await attempt(account, address, T + SECOND);
+
+    await doc.send(new TransactWriteCommand({ TransactItems: throttle.creditItems(account, address, T + 2 * SECOND) }));
+
+    const records = await throttle.getRecords(account, address, T + 2 * SECOND);
+    expect(records.map(({ failures, nextAttemptAt, stored }) => ({ failures, nextAttemptAt, stored }))).toEqual([
+      { failures: 0, nextAttemptAt: 0, stored: 'none' },
+      { failures: 3, nextAttemptAt: T + 2 * SECOND, stored: 'live' },
+      { failures: 3, nextAttemptAt: T + 2 * SECOND, stored: 'live' },
+    ]);
+    // The day of memory still runs from the last failure.
+    expect((await rawItem('account', account))?.expiresAt).toBe(Math.floor((T + SECOND) / SECOND) + THROTTLE_MEMORY_SECONDS);
+  });
+
+  describe('when DynamoDB cancels the reservation', () => {
+    /** Runs `act` with the reservation's transaction cancelled for `reasons` the first `times` times (as DynamoDB answers a collision). */
+    async function cancelled<T>(reasons: { Code: string; Item?: Record<string, unknown> }[] | undefined, times: number, act: () => Promise<T>): Promise<{ result: T; sent: number }> {
+      const name = `cancel-${randomUUID()}`;
+      let sent = 0;
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
+        sent++;
+        if (sent <= times) throw Object.assign(new Error('Transaction cancelled'), { name: 'TransactionCanceledException', CancellationReasons: reasons });
+        return next(args);
+      }, { step: 'initialize', name });
+      try {
+        return { result: await act(), sent };
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+    }
+    const conflictOnAccount = [{ Code: 'None' }, { Code: 'TransactionConflict' }, { Code: 'None' }];
+
+    it('sends a reservation that only collided with a concurrent one again, once', async () => {
+      const { account, address } = subjects();
+      const read = await throttle.getRecords(account, address, T);
+
+      const once = await cancelled(conflictOnAccount, 1, () => throttle.reserve(reservationsOf(read, T), T));
+      expect(once).toEqual({ result: { reserved: true }, sent: 2 });
+      expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([1, 1, 1]);
+
+      const twice = await cancelled(conflictOnAccount, 2, () => throttle.reserve(reservationsOf(read, T), T));
+      expect(twice).toEqual({ result: { reserved: false, current: read }, sent: 2 });
+      expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([1, 1, 1]);
+    });
+
+    it('refuses at once, without sending it again, a reservation refused by one record while colliding on another', async () => {
+      const { account, address } = subjects();
+      const read = await throttle.getRecords(account, address, T);
+      const pair = { failures: { N: '7' }, nextAttemptAt: { N: String(T + 60 * SECOND) }, expiresAt: { N: String(Math.floor(T / SECOND) + 60) } };
+
+      const outcome = await cancelled([{ Code: 'ConditionalCheckFailed', Item: pair }, { Code: 'TransactionConflict' }, { Code: 'None' }], 1,
+        () => throttle.reserve(reservationsOf(read, T), T));
+
+      expect(outcome).toEqual({
+        result: { reserved: false, current: [{ ...read[0], failures: 7, nextAttemptAt: T + 60 * SECOND, stored: 'live' }, read[1], read[2]] },
+        sent: 1,
+      });
+      expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([0, 0, 0]);
+    });
+
+    it('refuses a reservation cancelled without reasons, reporting the records as read', async () => {
+      const { account, address } = subjects();
+      const read = await throttle.getRecords(account, address, T);
+
+      expect(await cancelled(undefined, 1, () => throttle.reserve(reservationsOf(read, T), T))).toEqual({ result: { reserved: false, current: read }, sent: 1 });
+    });
+  });
+
+  it('gives back a reservation whose records are gone meanwhile, and forgets that within the day', async () => {
+    const { account, address } = subjects();
+
+    await doc.send(new TransactWriteCommand({ TransactItems: throttle.creditItems(account, address, T) }));
+
+    expect((await rawItem('account', account))?.expiresAt).toBe(Math.floor(T / SECOND) + THROTTLE_MEMORY_SECONDS);
+    expect((await rawItem('address', address))?.expiresAt).toBe(Math.floor(T / SECOND) + THROTTLE_MEMORY_SECONDS);
+    expect(await throttle.getRecords(account, address, T + THROTTLE_MEMORY_SECONDS * SECOND)).toMatchObject([{ stored: 'none' }, { stored: 'expired' }, { stored: 'expired' }]);
+  });
+
+  it('passes a storage failure on rather than answering that the attempt is throttled', async () => {
+    const { account, address } = subjects();
+    const elsewhere = createThrottleRepo({ doc, table: `missing-${randomUUID()}` });
+    const records = await throttle.getRecords(account, address, T);
+
+    await expect(elsewhere.reserve(reservationsOf(records, T), T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(elsewhere.reserveKnownBrowser(randomToken(), 'user', 5, T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+  });
+
+  describe('known browsers', () => {
+    const knownBrowser = async (token: string | undefined, now: number) => (await batch.read([throttle.knownBrowserRead(token, now)]))[0];
+    async function signedInBrowser(userId: string, ttlSeconds = 30 * 86_400, now = T): Promise<string> {
+      const { token, item } = throttle.newKnownBrowser(userId, ttlSeconds, now);
+      await doc.send(new TransactWriteCommand({ TransactItems: [item] }));
+      return token;
+    }
+
+    it('knows a browser that signed in, until its cookie expires, storing only the hash of the cookie', async () => {
+      const userId = randomUUID();
+      const token = await signedInBrowser(userId, 3600);
+
+      expect(await knownBrowser(token, T + 3600 * SECOND - 1)).toEqual({ userId, failures: 0 });
+      expect(await knownBrowser(token, T + 3600 * SECOND)).toBeUndefined();
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: knownBrowserKey(hashSecret(token)) }));
+      expect(Item).toMatchObject({ userId, failures: 0, expiresAt: Math.floor(T / SECOND) + 3600 });
+      expect(JSON.stringify(Item)).not.toContain(token);
+    });
+
+    it('reads nothing, without asking the table, for an absent cookie or one not of our shape', async () => {
+      const userId = randomUUID();
+      const token = await signedInBrowser(userId);
+
+      for (const value of [undefined, '', token.slice(1), `${token}A`, `${token}=`, ` ${token}`, `${token.slice(0, 42)}+`, `${token}\n`]) {
+        expect(throttle.knownBrowserRead(value, T).keys).toEqual([]);
+        expect(await knownBrowser(value, T)).toBeUndefined();
+      }
+      expect(await knownBrowser(randomToken(), T)).toBeUndefined();
+    });
+
+    it('lets a known browser reserve up to its limit of failures, for its own account only, and writes nothing when it refuses', async () => {
+      const userId = randomUUID();
+      const token = await signedInBrowser(userId, 3600);
+
+      expect(await throttle.reserveKnownBrowser(token, randomUUID(), 2, T)).toBe(false);
+      expect(await throttle.reserveKnownBrowser(token, userId, 2, T)).toBe(true);
+      expect(await throttle.reserveKnownBrowser(token, userId, 2, T)).toBe(true);
+      expect(await throttle.reserveKnownBrowser(token, userId, 2, T)).toBe(false);
+      expect(await knownBrowser(token, T)).toEqual({ userId, failures: 2 });
+
+      const other = await signedInBrowser(userId, 3600);
+      expect(await throttle.reserveKnownBrowser(other, userId, 2, T + 3600 * SECOND)).toBe(false);
+      expect(await throttle.reserveKnownBrowser(randomToken(), userId, 2, T)).toBe(false);
+      expect(await knownBrowser(other, T)).toEqual({ userId, failures: 0 });
+    });
+
+    it('forgets a known browser whose cookie a login replaced', async () => {
+      const userId = randomUUID();
+      const token = await signedInBrowser(userId);
+
+      await doc.send(new TransactWriteCommand({ TransactItems: [throttle.forgetKnownBrowserItem(token)] }));
+
+      expect(await knownBrowser(token, T)).toBeUndefined();
+      expect(await throttle.reserveKnownBrowser(token, userId, 5, T)).toBe(false);
+    });
+
+    it('reads a known browser stored without a failure count as having none', async () => {
+      const userId = randomUUID();
+      const token = randomToken();
+      await doc.send(new PutCommand({ TableName: table, Item: { ...knownBrowserKey(hashSecret(token)), userId, expiresAt: Math.floor(T / SECOND) + 60 } }));
+
+      expect(await knownBrowser(token, T)).toEqual({ userId, failures: 0 });
+    });
+  });
+});
