@@ -105,27 +105,37 @@ describe('sign-up and password reset writes', () => {
       [120, 22],
       [98, 0],
     ])('with %i live sessions: one transaction of 100 items, %i DeleteItem after it; no old session signs in, the new password does', async (count, deletes) => {
-      // Prepare: the account signed in `count` times
-      const account = await createAccount(service);
-      const sessionIds: string[] = [];
-      for (let start = 0; start < count; start += 20) {
-        sessionIds.push(...await Promise.all(Array.from({ length: Math.min(20, count - start) }, () => sessions.createSession(account.user.id))));
-      }
-      const before = await signInEach(sessionIds);
-      expect(before.filter(Boolean)).toHaveLength(count);
-      const request = await submit(new Browser(service.authUrl), '/password-reset', '/password-reset', { email: account.user.email });
-      expect(request).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent' });
-      const [mail] = (await mailTo(service, account.user.email)).filter((m) => m.subject === 'Reset your password');
-      const token = new RegExp(`${service.authUrl}/password-reset/confirm\\?token=([A-Za-z0-9_-]+)`).exec(mail!.text)?.[1];
-      const b = new Browser(service.authUrl);
-      const page = await b.get(`/password-reset/confirm?token=${token}`);
-      expect(page.status).toBe(200);
+      // A 100-item transaction on DynamoDB Local can pass the service's 1 s limit when the machine is
+      // busy: the service then answers 503 and writes nothing (its promise), and the scenario is made
+      // again on a new account, at most three times; the assertions below hold for the one that ran.
       const newPassword = 'a brand new passphrase for grace';
-      forget();
+      let account!: Awaited<ReturnType<typeof createAccount>>;
+      let sessionIds: string[] = [];
+      let reset!: Awaited<ReturnType<Browser['postForm']>>;
+      let operations: string[] = [];
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        // Prepare: the account signed in `count` times
+        account = await createAccount(service);
+        sessionIds = [];
+        for (let start = 0; start < count; start += 20) {
+          sessionIds.push(...await Promise.all(Array.from({ length: Math.min(20, count - start) }, () => sessions.createSession(account.user.id))));
+        }
+        const before = await signInEach(sessionIds);
+        expect(before.filter(Boolean)).toHaveLength(count);
+        const request = await submit(new Browser(service.authUrl), '/password-reset', '/password-reset', { email: account.user.email });
+        expect(request).toMatchObject({ status: 303, location: '/password-reset?done=reset-sent' });
+        const [mail] = (await mailTo(service, account.user.email)).filter((m) => m.subject === 'Reset your password');
+        const token = new RegExp(`${service.authUrl}/password-reset/confirm\\?token=([A-Za-z0-9_-]+)`).exec(mail!.text)?.[1];
+        const b = new Browser(service.authUrl);
+        const page = await b.get(`/password-reset/confirm?token=${token}`);
+        expect(page.status).toBe(200);
+        forget();
 
-      // Act
-      const reset = await b.postForm('/password-reset/confirm', { ...formFields(page.text, '/password-reset/confirm'), password: newPassword });
-      const operations = [...requests.operations];
+        // Act
+        reset = await b.postForm('/password-reset/confirm', { ...formFields(page.text, '/password-reset/confirm'), password: newPassword });
+        operations = [...requests.operations];
+        if (reset.status !== 503) break;
+      }
 
       // Assess
       expect(reset).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
