@@ -6,7 +6,7 @@ import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 import { Browser, createAccount, formFields, nextLoopbackAddress, signIn, type Reply } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { loosenAuthStorageLimit, startTestService } from '../support/service';
 
 const COOKIE = 'known_browser';
 
@@ -22,6 +22,8 @@ describe('login throttle', () => {
 
   beforeAll(async () => {
     service = await startTestService();
+    // Twenty concurrent reservations (transactions) can keep DynamoDB Local, shared with the other test files, past 1 s.
+    await loosenAuthStorageLimit();
     doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
   });
   afterAll(async () => {
@@ -47,15 +49,11 @@ describe('login throttle', () => {
     return Items.filter((item) => /^(THROTTLE|BROWSER)#/.test(String(item.pk))).sort((a, b) => String(a.pk).localeCompare(String(b.pk)));
   }
 
-  /**
-   * Every reply that is not a checked failure (401) is refused with a Retry-After: 429, or 503 when
-   * DynamoDB Local, on a machine shared with other test runs, took longer than the service's 1 s per
-   * request (then the answer came before any password check too).
-   */
+  /** Every reply that is not a checked failure (401) is refused: 429 with a Retry-After. */
   function expectRefusedWithRetryAfter(replies: Reply[]) {
     const refused = replies.filter((r) => r.status !== 401);
-    expect(refused.map((r) => r.status).filter((status) => status !== 429 && status !== 503)).toEqual([]);
-    expect(refused.filter((r) => r.status === 429).length).toBeGreaterThan(0);
+    expect(refused.map((r) => r.status).filter((status) => status !== 429)).toEqual([]);
+    expect(refused.length).toBeGreaterThan(0);
     for (const reply of refused) expect(reply.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
   }
 

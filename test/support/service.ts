@@ -48,6 +48,20 @@ export async function startTestService(options: Partial<LocalServiceOptions> = {
   }
 }
 
+/**
+ * Gives the authorization server's own DynamoDB client, in this test file's process, a per-attempt
+ * limit of `ms` instead of the service's 1 s. For a test whose one large request (a 100-item
+ * transaction) can keep DynamoDB Local past 1 s while the other test files load a 2-core machine:
+ * what the service does at its limit (503, nothing written) is slow-dependency.test.ts's subject,
+ * with the real limit. Call it after the service started (the client reads the environment it sets).
+ */
+export async function loosenAuthStorageLimit(ms = 10_000): Promise<void> {
+  const { doc } = await import('#shared/auth/runtime');
+  const handler = doc.config.requestHandler as { updateHttpClientConfig(key: string, value: number): void };
+  handler.updateHttpClientConfig('requestTimeout', ms);
+  handler.updateHttpClientConfig('socketTimeout', ms);
+}
+
 /** An access token signed by the service's local key; any claim can be overridden for negative tests. */
 export function tokenFor(
   service: LocalService,
