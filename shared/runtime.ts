@@ -9,5 +9,5 @@ const table = requireEnv(ENV.tableName);
 
 /** The process's one DynamoDB document client. */
 export const doc = createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) });
-export const devices = createDeviceRepo({ doc, table });
-export const users = createUserRepo({ doc, table });
+export const devices = /* @__PURE__ */ createDeviceRepo({ doc, table });
+export const users = /* @__PURE__ */ createUserRepo({ doc, table });

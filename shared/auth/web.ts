@@ -1,10 +1,11 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { batch, clients, grants, issuer, sessions, webhooks } from '#shared/auth/runtime';
+import { batch, clients, issuer, sessions } from '#shared/auth/runtime';
+import { consentRead } from '#shared/data/grant-repo';
 import { sessionUserId, type SignedIn } from '#shared/data/session-repo';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
-import type { WebhookSubscription } from '#shared/data/webhook-repo';
+import { subscriptionRead, type WebhookSubscription } from '#shared/data/webhook-repo';
 import { readCookie, secureCookies, SESSION_COOKIE } from '#shared/http/cookies';
 import { csrfToken } from '#shared/http/csrf';
 import { redirect, type HttpResult } from '#shared/http/responses';
@@ -36,8 +37,8 @@ export async function readPage(event: APIGatewayProxyEventV2, clientId?: string,
   const [signedIn, [client], consent, webhook] = await batch.read([
     sessions.signedInRead(sessionId),
     clients.clientsRead([clientId]),
-    grants.consentRead(userId, clientId),
-    withWebhook && isPlausibleClientId(clientId) ? webhooks.subscriptionRead(clientId) : NOTHING,
+    consentRead(userId, clientId),
+    withWebhook && isPlausibleClientId(clientId) ? subscriptionRead(clientId) : NOTHING,
   ] as const);
   return { signedIn, client, consent: signedIn && client ? consent : undefined, webhook: signedIn && client ? webhook : undefined };
 }

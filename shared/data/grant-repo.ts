@@ -54,6 +54,17 @@ export function grantCondition(generation: string | undefined) {
     : { ConditionExpression: 'grantGeneration = :generation', ExpressionAttributeValues: { ':generation': generation } };
 }
 
+/**
+ * The user's consent to a client, as part of a combined read (none without a user). Outside the
+ * repository too, so that a page that only reads it (shared/auth/web.ts) does not bundle the repository.
+ */
+export function consentRead(userId: string | undefined, clientId: string | undefined): BatchRead<Consent | undefined> {
+  return {
+    keys: userId && isPlausibleClientId(clientId) ? [consentKey(userId, clientId)] : [],
+    parse: ([item]) => (item ? fromItem<Consent>(item) : undefined),
+  };
+}
+
 /** Access patterns of consents, authorization codes, token families and refresh tokens. */
 export function createGrantRepo({ doc, table }: RepoDeps) {
   const toWriteError = (error: unknown, reasons: (GrantWriteError['reason'] | undefined)[]) => {
@@ -119,13 +130,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
   });
 
   return {
-    /** The user's consent to a client, as part of a combined read (none without a user). */
-    consentRead(userId: string | undefined, clientId: string | undefined): BatchRead<Consent | undefined> {
-      return {
-        keys: userId && isPlausibleClientId(clientId) ? [consentKey(userId, clientId)] : [],
-        parse: ([item]) => (item ? fromItem<Consent>(item) : undefined),
-      };
-    },
+    consentRead,
 
     /** One GetItem. */
     async getConsent(userId: string, clientId: string): Promise<Consent | undefined> {

@@ -8,7 +8,7 @@ import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#sha
 import { deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
 import type { WebhookEventType } from '#shared/webhooks/events';
 import { webhookIdTime } from '#shared/webhooks/events';
-import { newWebhookSecret, type WebhookSecret } from '#shared/webhooks/signing';
+import { newWebhookSecret, type WebhookSecret } from '#shared/webhooks/secrets';
 
 /** How long delivery items are kept for the console (TTL). */
 export const DELIVERY_RETENTION_SECONDS = 30 * 24 * 3600;
@@ -66,24 +66,30 @@ export interface AttemptOutcome {
 export type WebhookRepo = ReturnType<typeof createWebhookRepo>;
 
 /** Access patterns on webhook subscriptions and deliveries. */
-export function createWebhookRepo({ doc, table }: RepoDeps) {
-  const toSubscription = (item: Record<string, unknown>): WebhookSubscription => {
-    const { pk } = item as { pk: string };
-    return { ...fromItem<Omit<WebhookSubscription, 'clientId'>>(item), clientId: pk.slice('CLIENT#'.length) };
+const toSubscription = (item: Record<string, unknown>): WebhookSubscription => {
+  const { pk } = item as { pk: string };
+  return { ...fromItem<Omit<WebhookSubscription, 'clientId'>>(item), clientId: pk.slice('CLIENT#'.length) };
+};
+
+/**
+ * An application's subscription, as part of a combined read. Outside the repository too, so that a
+ * page that only reads it (shared/auth/web.ts) does not bundle the repository.
+ */
+export function subscriptionRead(clientId: string): BatchRead<WebhookSubscription | undefined> {
+  return {
+    keys: isPlausibleClientId(clientId) ? [webhookKey(clientId)] : [],
+    parse: ([item]) => (item ? toSubscription(item) : undefined),
   };
+}
+
+export function createWebhookRepo({ doc, table }: RepoDeps) {
   const keyOf = (clientId: string, webhookId: string) => {
     const at = webhookIdTime(webhookId);
     return at === undefined ? undefined : deliveryKey(clientId, at.toISOString(), webhookId);
   };
 
   return {
-    /** An application's subscription, as part of a combined read. */
-    subscriptionRead(clientId: string): BatchRead<WebhookSubscription | undefined> {
-      return {
-        keys: isPlausibleClientId(clientId) ? [webhookKey(clientId)] : [],
-        parse: ([item]) => (item ? toSubscription(item) : undefined),
-      };
-    },
+    subscriptionRead,
 
     /** Several applications' subscriptions, aligned with `clientIds`, as part of a combined read. */
     subscriptionsRead(clientIds: readonly string[]): BatchRead<(WebhookSubscription | undefined)[]> {

@@ -4,7 +4,8 @@ import type { WebhookRepo, WebhookSubscription } from '#shared/data/webhook-repo
 import { DEVICE_EVENT_SCOPE } from '#shared/webhooks/events';
 import { postWebhook, type PostOutcome } from '#shared/webhooks/http-post';
 import type { WebhookMessage } from '#shared/webhooks/queue';
-import { liveSecrets, signWithSecrets } from '#shared/webhooks/signing';
+import { liveSecrets } from '#shared/webhooks/secrets';
+import { signWithSecrets } from '#shared/webhooks/signing';
 import { checkWebhookUrl, type Resolve } from '#shared/webhooks/url-safety';
 
 /**

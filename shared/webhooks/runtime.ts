@@ -11,15 +11,15 @@ import { webhookQueueFromEnv } from '#shared/webhooks/queue';
 // The webhook functions' singletons, built once per process at module load, with no I/O.
 const table = requireEnv(ENV.tableName);
 export const doc = createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) });
-export const batch = createBatchReader({ doc, table });
-export const grants = createGrantRepo({ doc, table });
-export const webhooks = createWebhookRepo({ doc, table });
+export const batch = /* @__PURE__ */ createBatchReader({ doc, table });
+export const grants = /* @__PURE__ */ createGrantRepo({ doc, table });
+export const webhooks = /* @__PURE__ */ createWebhookRepo({ doc, table });
 export const queue = webhookQueueFromEnv();
 /** Only the local service sets it: its receivers are on http://localhost. */
 export const allowLocalHttp = optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true';
 
-const clients = createClientRepo({ doc, table });
-const users = createUserRepo({ doc, table });
+const clients = /* @__PURE__ */ createClientRepo({ doc, table });
+const users = /* @__PURE__ */ createUserRepo({ doc, table });
 
 /** E-mails the developer of an application whose webhook was disabled (GetItem application, GetItem user, one message). */
 export async function notifyDisabled(subscription: WebhookSubscription): Promise<void> {

@@ -1,29 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-
-/** One signing secret of a subscription; `retiresAt` (epoch seconds) is set on the previous one during a rotation's overlap. */
-export interface WebhookSecret {
-  secret: string;
-  createdAt: number;
-  retiresAt?: number;
-}
+import type { WebhookSecret } from '#shared/webhooks/secrets';
 
 /** The headers of one signed delivery (Standard Webhooks). */
 export interface SignedHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
-
-/** A new signing secret, `whsec_` and 32 random bytes in base64, the form Standard Webhooks verifiers take. */
-export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
-}
-
-/** The secrets that sign at `now`: all but those past their `retiresAt`. */
-export function liveSecrets(secrets: readonly WebhookSecret[], now: Date): WebhookSecret[] {
-  const seconds = Math.floor(now.getTime() / 1000);
-  return secrets.filter((s) => s.retiresAt === undefined || s.retiresAt > seconds);
 }
 
 /**

@@ -73,6 +73,15 @@ describe('the synthesized bundle of a function', () => {
     expect(estimateStrength('tide-pool saxophone marmalade', []).score).toBeGreaterThanOrEqual(3);
   });
 
+  it('leaves out of the sign-up bundle the repositories and libraries it never calls', () => {
+    const main = readFileSync(join(signupPackage, 'index.mjs'), 'utf8');
+    expect(main.includes('attribute_not_exists(pk)')).toBe(true); // the user repository's sign-up transaction is in it
+    // The code exchange of the grant repository (shared/auth/runtime.ts builds it for every auth function)
+    expect(main.includes('familyId = :familyId')).toBe(false);
+    // and the webhook signing library (the webhook repository's module graph reaches it only through signing.ts).
+    expect(main.includes('No matching signature found')).toBe(false);
+  });
+
   it('answers a request through the SDK from a fresh Node process (the bench driver, as Lambda would call it)', async () => {
     const { endpoint, table, doc } = await freshTable();
     try {

@@ -2,7 +2,8 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';
 import { changeToEvents, newWebhookId, webhookIdTime } from '#shared/webhooks/events';
-import { liveSecrets, newWebhookSecret, signWithSecrets } from '#shared/webhooks/signing';
+import { liveSecrets, newWebhookSecret } from '#shared/webhooks/secrets';
+import { signWithSecrets } from '#shared/webhooks/signing';
 import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelaySeconds } from '#shared/webhooks/deliver';
 
 const BODY = JSON.stringify({ type: 'device.updated', timestamp: '2026-01-01T00:00:00.000Z', data: { device_id: 'd', sequence: 3 } });
