@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
-  BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
+  BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { newSecretReveal } from '#shared/auth/developer';
 import { hashPassword } from '#shared/auth/password';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { newRefreshToken } from '#shared/auth/token-service';
+import { grantTokenNames, newAuthorizationCode, newGrantToken } from '#shared/auth/grant-tokens';
 import { doc as authDoc } from '#shared/auth/runtime';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
@@ -17,7 +17,7 @@ import { createSessionRepo } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import {
-  clientKey, codeKey, deviceKey, devicesOfUserKey, familiesOfClientIndexKey, familyKey, consentKey, sessionKey, userKey,
+  clientKey, deviceKey, devicesOfUserKey, familyKey, consentKey, sessionKey, userKey,
 } from '#shared/data/keys';
 import { rendererScript } from '#shared/docs/api-reference';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
@@ -154,29 +154,24 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   const freshCodes = async (count: number) => {
     await consentOf(alice.id, DEMO_CLIENT.clientId);
     return pool(count, 16, async () => {
-      const code = randomToken();
-      await grants.createCode(hashSecret(code), {
+      const { code, stored } = newAuthorizationCode({
         clientId: DEMO_CLIENT.clientId, userId: alice.id, redirectUri: CALLBACK, scopes,
         expiresAt: Math.floor(Date.now() / 1000) + 3600, grantGeneration: BENCH_GENERATION,
       });
+      await grants.createCode(stored);
       return code;
     });
   };
   /** An active refresh token in a family of its own (a code redeemed through the repository). */
   const activeFamily = async (clientId: string, userId: string) => {
-    const code = randomToken();
-    const codeHash = hashSecret(code);
     await consentOf(userId, clientId);
-    await grants.createCode(codeHash, {
+    const { stored } = newAuthorizationCode({
       clientId, userId, redirectUri: CALLBACK, scopes, expiresAt: Math.floor(Date.now() / 1000) + 3600, grantGeneration: BENCH_GENERATION,
     });
-    const familyId = randomUUID();
-    const token = newRefreshToken(userId, familyId);
-    await grants.redeemCode(codeHash, formatTimestamp(new Date()), {
-      familyId, clientId, userId, scopes, grantGeneration: BENCH_GENERATION, status: 'active', createdAt: formatTimestamp(new Date()),
-      activeTokenHash: hashSecret(token),
-    });
-    return { token, tokenHash: hashSecret(token), familyId };
+    await grants.createCode(stored);
+    const token = newGrantToken(userId, stored.familyId);
+    await grants.redeemCode(stored.familyId, stored.codeHash, hashSecret(token), new Date());
+    return { token, tokenHash: hashSecret(token), familyId: stored.familyId };
   };
   /** Fresh, active refresh tokens of Alice for the demo client. */
   const freshRefreshTokens = (count: number) => pool(count, 16, () => activeFamily(DEMO_CLIENT.clientId, alice.id));
@@ -332,44 +327,26 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-token (code)', fn: 'post-token', expectStatus: 200, requestBudget: 2,
-      floor: [step.batchGet('code', 'client'), step.transact('code', 'family', 'consent'), step.sign()],
-      minReason: 'BatchGetItem(code, client) + TransactWriteItems(use code, family with its first token\'s hash, check the consent) + the access token\'s RS256 signature',
+      floor: [step.batchGet('code', 'client', 'consent'), step.update('code'), step.sign()],
+      minReason: 'BatchGetItem(code, client, consent) + UpdateItem(code, still pending, becomes its family with its first token\'s hash) + the access token\'s RS256 signature',
       events: async (n) => (await freshCodes(n)).map((code) => authEvent('POST', '/oauth/token', {
         form: { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret },
       })),
       bare: {
-        label: 'BatchGetItem+TransactWriteItems',
+        label: 'BatchGetItem+UpdateItem',
         prepare: async (n) => (await freshCodes(n)).map((code) => async () => {
-          const codeHash = hashSecret(code);
-          await batchGetWithClient(authDoc, codeKey(codeHash));
-          const familyId = randomUUID();
-          const tokenHash = hashSecret(randomToken());
-          const common = { familyId, clientId: DEMO_CLIENT.clientId, userId: alice.id, scopes, grantGeneration: BENCH_GENERATION };
-          await authDoc.send(new TransactWriteCommand({
-            TransactItems: [
-              {
-                Update: {
-                  TableName: table, Key: codeKey(codeHash), UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId',
-                  ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt) AND attribute_not_exists(replayedAt)',
-                  ExpressionAttributeValues: { ':usedAt': formatTimestamp(new Date()), ':familyId': familyId },
-                },
-              },
-              {
-                Put: {
-                  TableName: table,
-                  Item: {
-                    ...familyKey(familyId), ...familiesOfClientIndexKey(DEMO_CLIENT.clientId, alice.id, familyId),
-                    ...common, status: 'active', createdAt: formatTimestamp(new Date()), activeTokenHash: tokenHash,
-                  },
-                },
-              },
-              {
-                ConditionCheck: {
-                  TableName: table, Key: consentKey(alice.id, DEMO_CLIENT.clientId), ConditionExpression: 'grantGeneration = :generation',
-                  ExpressionAttributeValues: { ':generation': BENCH_GENERATION },
-                },
-              },
-            ],
+          const { familyId } = grantTokenNames(code)!;
+          await authDoc.send(new BatchGetCommand({
+            RequestItems: { [table]: { Keys: [familyKey(familyId), clientKey(DEMO_CLIENT.clientId), consentKey(alice.id, DEMO_CLIENT.clientId)], ConsistentRead: true } },
+          }));
+          await authDoc.send(new UpdateCommand({
+            TableName: table, Key: familyKey(familyId),
+            UpdateExpression: 'SET #status = :active, activeTokenHash = :token, createdAt = :at REMOVE expiresAt, redirectUri, codeChallenge',
+            ConditionExpression: '#status = :pending AND codeHash = :code AND expiresAt > :now', ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: {
+              ':active': 'active', ':pending': 'pending', ':token': hashSecret(randomToken()), ':code': hashSecret(code),
+              ':at': formatTimestamp(new Date()), ':now': Math.floor(Date.now() / 1000),
+            },
           }));
         }),
       },

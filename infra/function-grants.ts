@@ -42,7 +42,7 @@ const webhookFormReads = [...pageReads, webhooks.subscriptionRead];
 /** authorize-request.ts issueCode: the code alone, or with the new consent. */
 const issueCode = [grants.createCode, grants.saveConsentWithCode];
 /** token-service.ts exchangeCode, refresh and revokeToken. */
-const exchangeCode = [grants.getCodeAndClient, grants.redeemCode, grants.markCodeReplayed, grants.revokeFamily];
+const exchangeCode = [grants.getCodeClientAndConsent, grants.redeemCode, grants.revokeFamily];
 const refresh = [grants.getFamilyClientAndConsent, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
 const revokeToken = [grants.getFamilyClientAndConsent, grants.revokeFamily];
 /** accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/auth/secrets';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { ALL_SCOPES } from '#shared/domain/scopes';
@@ -40,7 +40,7 @@ try {
   // Handler modules read the environment when they load: only now may they be imported.
   const { doc } = await import('#shared/auth/runtime');
   const { startGateway } = await import('#local/gateway');
-  const { newRefreshToken } = await import('#shared/auth/token-service');
+  const { newAuthorizationCode, newGrantToken } = await import('#shared/auth/grant-tokens');
   const counter = countRequests(doc);
   const waited = timeRequests(doc);
   const grants = createGrantRepo({ doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } }), table });
@@ -63,19 +63,16 @@ try {
   }
   const generation = consent.grantGeneration === undefined ? {} : { grantGeneration: consent.grantGeneration };
   const mintOne = async (kind: 'code' | 'refresh'): Promise<Minted> => {
-    const code = randomToken();
     const codeVerifier = randomBytes(32).toString('base64url');
-    await grants.createCode(hashSecret(code), {
+    const { code, stored } = newAuthorizationCode({
       clientId, userId, redirectUri, scopes, expiresAt: expiresAt(), codeChallenge: createHash('sha256').update(codeVerifier).digest('base64url'),
       ...generation,
     });
+    await grants.createCode(stored);
     if (kind === 'code') return { value: code, codeVerifier };
     // A refresh token is the first of a family: its code redeemed through the repository.
-    const familyId = randomUUID();
-    const token = newRefreshToken(userId, familyId);
-    await grants.redeemCode(hashSecret(code), formatTimestamp(new Date()), {
-      familyId, clientId, userId, scopes, ...generation, status: 'active', createdAt: formatTimestamp(new Date()), activeTokenHash: hashSecret(token),
-    });
+    const token = newGrantToken(userId, stored.familyId);
+    await grants.redeemCode(stored.familyId, stored.codeHash, hashSecret(token), new Date());
     return { value: token };
   };
 

@@ -1,4 +1,4 @@
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
@@ -96,8 +96,7 @@ export function repeatedParams(rawQueryString: string): string[] {
 export async function issueCode(
   grants: GrantRepo, request: AuthorizationRequest, issuer: string, consent: Consent, record?: { previous: Consent | undefined },
 ): Promise<string | undefined> {
-  const code = randomToken();
-  const stored = {
+  const { code, stored } = newAuthorizationCode({
     clientId: request.clientId,
     userId: consent.userId,
     redirectUri: request.redirectUri,
@@ -105,9 +104,9 @@ export async function issueCode(
     ...(request.codeChallenge ? { codeChallenge: request.codeChallenge } : {}),
     expiresAt: epochSeconds(new Date()) + CODE_TTL_SECONDS,
     ...(consent.grantGeneration === undefined ? {} : { grantGeneration: consent.grantGeneration }),
-  };
-  if (!record) await grants.createCode(hashSecret(code), stored);
-  else if (!await grants.saveConsentWithCode(consent, record.previous, hashSecret(code), stored)) return undefined;
+  });
+  if (!record) await grants.createCode(stored);
+  else if (!await grants.saveConsentWithCode(consent, record.previous, stored)) return undefined;
   return redirectWith(request.redirectUri, { code, state: request.state, iss: issuer });
 }
 

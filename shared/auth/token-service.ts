@@ -1,38 +1,23 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { ACCESS_TOKEN_TTL_SECONDS, issueAccessToken } from '#shared/auth/access-token';
 import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
-import { hashSecret, openWith, randomToken, safeEqual, sealWith } from '#shared/auth/secrets';
+import { grantTokenNames, newGrantToken } from '#shared/auth/grant-tokens';
+import { hashSecret, openWith, safeEqual, sealWith } from '#shared/auth/secrets';
 import type { TokenSigner } from '#shared/auth/signer';
 import { GrantWriteError, type GrantRepo, type RevocationReason } from '#shared/data/grant-repo';
 import { parseScopeString } from '#shared/domain/scopes';
-import type { Consent, TokenFamily } from '#shared/domain/grant';
-import { epochSeconds, formatTimestamp } from '#shared/domain/time';
+import type { Consent, GrantItem, TokenFamily } from '#shared/domain/grant';
+import { epochSeconds } from '#shared/domain/time';
 import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
 import { countMetric, METRIC } from '#shared/metrics';
 
 /** How long a retry of an already rotated refresh token still gets the same successor back. */
 export const REFRESH_GRACE_SECONDS = 30;
 const ROTATION_ATTEMPTS = 8;
-/** Attempts of a code exchange whose transaction met a transient conflict on the consent item. */
+/** Attempts of a code exchange that met a revocation's transaction holding the code. */
 const REDEMPTION_ATTEMPTS = 4;
-/**
- * A refresh token is `<user id>.<family id>.<256-bit random token>`. The ids are no secret: they
- * name the family item and the consent, so a refresh reads both (and the client) in one
- * BatchGetItem. Only the hash of the whole value is stored, in its family.
- */
-const REFRESH_TOKEN = /^([0-9A-Za-z-]{1,64})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9A-Za-z_-]{43}$/;
-
-/** The user and family a refresh token names, if it has the shape of one of ours. */
-export function refreshTokenNames(token: string): { userId: string; familyId: string } | undefined {
-  const match = REFRESH_TOKEN.exec(token);
-  return match ? { userId: match[1]!, familyId: match[2]! } : undefined;
-}
-
-/** A new refresh token of a family. */
-export const newRefreshToken = (userId: string, familyId: string) => `${userId}.${familyId}.${randomToken()}`;
-
-/** Whether the consent a family was issued under still stands: it exists, with the family's generation. */
-const consentStands = (consent: Consent | undefined, family: TokenFamily) => consent !== undefined && consent.grantGeneration === family.grantGeneration;
+/** Whether the consent a code or family was issued under still stands: it exists, with the family's generation. */
+const consentStands = (consent: Consent | undefined, family: Pick<TokenFamily, 'grantGeneration'>) => consent !== undefined && consent.grantGeneration === family.grantGeneration;
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -90,22 +75,28 @@ export function createTokenService(deps: TokenServiceDeps) {
 
   return {
     /**
-     * grant_type=authorization_code. Two DynamoDB requests: BatchGetItem, TransactWriteItems. The
-     * access token is signed before the code is spent: if signing fails, nothing is written. Of
-     * concurrent exchanges each signs, one wins the write, the others discard their token.
+     * grant_type=authorization_code. Two DynamoDB requests: BatchGetItem of the code (in its family's
+     * item), the client and the consent; UpdateItem that makes the code its family, on condition that
+     * it is still pending. The access token is signed before the code is spent: if signing fails,
+     * nothing is written. Of concurrent exchanges each signs, one wins the write, and the others,
+     * finding the code spent, revoke the family it became (a replay).
      */
     async exchangeCode(credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
+      const names = grantTokenNames(form.code);
       const codeHash = hashSecret(form.code);
-      const { code: stored, client } = await deps.grants.getCodeAndClient(codeHash, credentials.clientId);
+      const { code: stored, client, consent } = await deps.grants.getCodeClientAndConsent(names?.familyId, credentials.clientId, names?.userId);
       authenticateClient(client, credentials, now());
       const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
-      const code = live(stored);
-      if (!code || code.clientId !== credentials.clientId) throw invalid();
-      if (code.usedAt || code.replayedAt) {
-        // RFC 6749 §4.1.2: a replayed code revokes what it produced (during the code's 10 minutes).
-        if (code.familyId) await revokeFamily(deps.grants, code.familyId, now(), 'code_replay');
+      if (!names || !stored || stored.clientId !== credentials.clientId || stored.userId !== names.userId || !stored.codeHash || !safeEqual(stored.codeHash, codeHash)) {
         throw invalid();
       }
+      if (stored.status !== 'pending') {
+        // RFC 6749 §4.1.2: a replayed code revokes what it produced (the family keeps the code's hash).
+        if (stored.status === 'active') await revokeFamily(deps.grants, stored.familyId, now(), 'code_replay');
+        throw invalid();
+      }
+      const code = live(stored);
+      if (!code) throw invalid();
       if (form.redirectUri !== code.redirectUri) {
         throw new InvalidGrantError('redirect_uri does not match the authorization request.');
       }
@@ -115,28 +106,21 @@ export function createTokenService(deps: TokenServiceDeps) {
           throw new InvalidGrantError('PKCE verification failed.');
         }
       }
+      // The user revoked the application (or authorized it again) since the code was issued.
+      if (!consentStands(consent, code)) throw invalid();
 
       const accessToken = await signAccessToken(code.userId, code.clientId, code.scopes);
-      const familyId = randomUUID();
-      const refreshToken = newRefreshToken(code.userId, familyId);
-      const generation = code.grantGeneration === undefined ? {} : { grantGeneration: code.grantGeneration };
+      const refreshToken = newGrantToken(code.userId, code.familyId);
       for (let attempt = 1; ; attempt++) {
         try {
-          await deps.grants.redeemCode(codeHash, formatTimestamp(now()), {
-            familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, status: 'active', createdAt: formatTimestamp(now()),
-            activeTokenHash: hashSecret(refreshToken), ...generation,
-          });
+          await deps.grants.redeemCode(code.familyId, codeHash, hashSecret(refreshToken), now());
           return respond(accessToken, code.scopes, refreshToken);
         } catch (error) {
           if (!(error instanceof GrantWriteError)) throw error;
-          // The consent was revoked (or given again) since the code was issued: nothing was written.
-          if (error.reason === 'grant_revoked') throw invalid();
           if (error.reason === 'code_used') {
-            // Another exchange of the same code won or is under way: this one is a replay. Marking the
-            // code first means the other either committed before (its family is in the marked code,
-            // and is revoked) or cannot commit at all.
-            const marked = await deps.grants.markCodeReplayed(codeHash, formatTimestamp(now()));
-            if (marked?.familyId) await revokeFamily(deps.grants, marked.familyId, now(), 'code_replay');
+            // Another exchange of the same code won since the read (a replay: its family is revoked),
+            // or a revocation ended the code, or it expired (revoking it then changes nothing).
+            await revokeFamily(deps.grants, code.familyId, now(), 'code_replay');
             throw invalid();
           }
           if (attempt >= REDEMPTION_ATTEMPTS) throw error;
@@ -154,7 +138,7 @@ export function createTokenService(deps: TokenServiceDeps) {
      * only once, however many attempts a race takes): if signing fails, nothing is.
      */
     async refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
-      const names = refreshTokenNames(form.refreshToken);
+      const names = grantTokenNames(form.refreshToken);
       const presentedHash = hashSecret(form.refreshToken);
       const { family: stored, client, consent } = await deps.grants.getFamilyClientAndConsent(names?.familyId, credentials.clientId, names?.userId);
       authenticateClient(client, credentials, now());
@@ -168,7 +152,7 @@ export function createTokenService(deps: TokenServiceDeps) {
       let accessToken: Promise<string> | undefined;
       const signOnce = () => (accessToken ??= signAccessToken(first.userId, first.clientId, scopes));
 
-      let family: TokenFamily | undefined = first;
+      let family: GrantItem | undefined = first;
       for (let attempt = 0; attempt < ROTATION_ATTEMPTS && family?.status === 'active'; attempt++) {
         if (!consentStands(consent, family)) {
           // The user revoked the application (or authorized it again) and the revocation's Query
@@ -178,7 +162,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         }
         if (family.activeTokenHash === presentedHash) {
           const signed = await signOnce();
-          const next = newRefreshToken(family.userId, family.familyId);
+          const next = newGrantToken(family.userId, family.familyId);
           try {
             await deps.grants.rotateRefreshToken(family.familyId, presentedHash, hashSecret(next), sealWith(form.refreshToken, next), now().getTime());
             return respond(signed, scopes, next);
@@ -223,7 +207,7 @@ export function createTokenService(deps: TokenServiceDeps) {
  * does not bundle one.
  */
 export async function revokeToken(grants: GrantRepo, credentials: ClientCredentials, token: string, now = new Date()): Promise<void> {
-  const names = refreshTokenNames(token);
+  const names = grantTokenNames(token);
   const { family, client } = await grants.getFamilyClientAndConsent(names?.familyId, credentials.clientId);
   authenticateClient(client, credentials, now);
   if (!names || !family || family.clientId !== credentials.clientId || family.userId !== names.userId || family.status !== 'active') return;

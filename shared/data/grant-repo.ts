@@ -1,18 +1,18 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type TokenFamily } from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type GrantItem } from '#shared/domain/grant';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
-import { epochSeconds } from '#shared/domain/time';
+import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { NotFoundError } from '#shared/errors';
 import {
-  clientKey, codeKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem,
+  clientKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem,
 } from '#shared/data/keys';
 
 /** Why a token-endpoint write lost: the caller maps each to the right OAuth answer. */
 export class GrantWriteError extends Error {
-  constructor(readonly reason: 'code_used' | 'family_revoked' | 'token_rotated' | 'grant_revoked' | 'conflict') {
+  constructor(readonly reason: 'code_used' | 'token_rotated' | 'conflict') {
     super(reason);
     this.name = 'GrantWriteError';
   }
@@ -23,7 +23,7 @@ export type GrantRepo = ReturnType<typeof createGrantRepo>;
 /** Why a family was revoked: the user (or the application's deletion), a replayed code, a reused refresh token, or the client (RFC 7009). */
 export type RevocationReason = 'user_revoked' | 'code_replay' | 'refresh_token_reuse' | 'token_revoked';
 
-/** An active token family as its revocation needs it: its id (no token is stored apart from it). */
+/** A family that is not revoked (active, or a code not yet exchanged), as its revocation needs it: its id. */
 export interface ActiveFamily {
   familyId: string;
 }
@@ -44,11 +44,11 @@ const cancellationCodes = (error: unknown) =>
 
 /**
  * The condition that a user's consent to an application still stands under `generation` (see
- * Consent.grantGeneration): it exists with that generation; for a code, family or token from before
- * generations (none recorded), it exists without one. A revocation deletes the consent, so what it
- * ended fails this condition afterwards, and a consent given again has another generation.
+ * Consent.grantGeneration): it exists with that generation; for a consent from before generations
+ * (none recorded), it exists without one. An allow writes its consent on this condition, so that it
+ * cannot bring back a grant revoked (or changed) since the page read it.
  */
-export function grantCondition(generation: string | undefined) {
+function grantCondition(generation: string | undefined) {
   return generation === undefined
     ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(grantGeneration)' }
     : { ConditionExpression: 'grantGeneration = :generation', ExpressionAttributeValues: { ':generation': generation } };
@@ -67,20 +67,13 @@ export function consentRead(userId: string | undefined, clientId: string | undef
 
 /** Access patterns of consents, authorization codes, token families and refresh tokens. */
 export function createGrantRepo({ doc, table }: RepoDeps) {
-  const toWriteError = (error: unknown, reasons: (GrantWriteError['reason'] | undefined)[]) => {
-    if (isCancelled(error)) {
-      const failed = cancellationCodes(error).findIndex((code) => code === 'ConditionalCheckFailed');
-      if (failed >= 0 && reasons[failed]) return new GrantWriteError(reasons[failed]!);
-      return new GrantWriteError('conflict');
-    }
-    return error;
-  };
-
   const { getItems: batchGet } = createBatchReader({ doc, table });
-  /** The transaction item that checks the grant a code, family or token was issued under (grantCondition). */
-  const grantCheck = (userId: string, clientId: string, generation: string | undefined): TransactItem => ({
-    ConditionCheck: { TableName: table, Key: consentKey(userId, clientId), ...grantCondition(generation) },
-  });
+  /** The client, the family (or code) `familyId` names, and the user's consent to the client: one BatchGetItem. */
+  async function readGrant(familyId: string | undefined, clientId: string, userId: string | undefined) {
+    const keys = [clientKey(clientId), ...(familyId ? [familyKey(familyId)] : []), ...(familyId && userId ? [consentKey(userId, clientId)] : [])];
+    const [client, family, consent] = await batchGet(keys);
+    return { client: client && fromItem<Client>(client), family, consent: consent && fromItem<Consent>(consent) };
+  }
   /**
    * The update that revokes a family and gives it a TTL (kept if it has one): idempotent, and only
    * of a family that exists (no stub item is written for an unknown id). `revokedReason` (the first
@@ -157,13 +150,9 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       await doc.send(new DeleteCommand({ TableName: table, Key: consentKey(userId, clientId) }));
     },
 
-    /** Stores a new code under its hash, with a TTL at its expiry. */
-    async createCode(codeHash: string, code: AuthorizationCode): Promise<void> {
-      await doc.send(new PutCommand({
-        TableName: table,
-        Item: { ...codeKey(codeHash), ...code },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }));
+    /** Stores a new code as its family's item (pending), with a TTL at its expiry. */
+    async createCode(code: AuthorizationCode): Promise<void> {
+      await doc.send(new PutCommand({ TableName: table, Item: codeItem(code), ConditionExpression: 'attribute_not_exists(pk)' }));
     },
 
     /**
@@ -172,13 +161,13 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * generation, or none), so that an allow racing a revocation cannot bring the revoked grant (or
      * its scopes) back. False, and nothing written, when the consent changed since it was read.
      */
-    async saveConsentWithCode(consent: Consent, previous: Consent | undefined, codeHash: string, code: AuthorizationCode): Promise<boolean> {
+    async saveConsentWithCode(consent: Consent, previous: Consent | undefined, code: AuthorizationCode): Promise<boolean> {
       const unchanged = previous ? grantCondition(previous.grantGeneration) : { ConditionExpression: 'attribute_not_exists(pk)' };
       try {
         await doc.send(new TransactWriteCommand({
           TransactItems: [
             { Put: { TableName: table, Item: consentItem(consent), ...unchanged } },
-            { Put: { TableName: table, Item: { ...codeKey(codeHash), ...code }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            { Put: { TableName: table, Item: codeItem(code), ConditionExpression: 'attribute_not_exists(pk)' } },
           ],
         }));
         return true;
@@ -189,13 +178,14 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       }
     },
 
-    /** The code (by hash) and the client, in one BatchGetItem. */
-    async getCodeAndClient(codeHash: string, clientId: string) {
-      const items = await batchGet([codeKey(codeHash), clientKey(clientId)]);
-      return {
-        code: items[0] && fromItem<AuthorizationCode>(items[0]),
-        client: items[1] && fromItem<Client>(items[1]),
-      };
+    /**
+     * What a code exchange needs, in one BatchGetItem (consistent): the item a code names (the code,
+     * or the family it became), the client, and the user's consent to it. Without a family id only
+     * the client is read (a code that is not one of ours).
+     */
+    async getCodeClientAndConsent(familyId: string | undefined, clientId: string, userId: string | undefined) {
+      const { client, family, consent } = await readGrant(familyId, clientId, userId);
+      return { client, consent, code: family && fromItem<GrantItem>(family) };
     },
 
     /**
@@ -204,67 +194,34 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * is not one of ours); without a user id, no consent (a revocation does not need it).
      */
     async getFamilyClientAndConsent(familyId: string | undefined, clientId: string, userId?: string) {
-      const keys = [clientKey(clientId), ...(familyId ? [familyKey(familyId)] : []), ...(familyId && userId ? [consentKey(userId, clientId)] : [])];
-      const [client, family, consent] = await batchGet(keys);
-      return {
-        client: client && fromItem<Client>(client),
-        family: family && fromItem<TokenFamily>(family),
-        consent: consent && fromItem<Consent>(consent),
-      };
+      const { client, family, consent } = await readGrant(familyId, clientId, userId);
+      return { client, consent, family: family && fromItem<GrantItem>(family) };
     },
 
     /**
-     * Marks the code used and creates the family and its first refresh token, in one transaction
-     * that only one exchange of a code can win, and only while the consent stands under the code's
-     * generation (family.grantGeneration). Throws GrantWriteError: 'code_used' when the code is
-     * spent, marked replayed, or in another exchange's transaction at this moment (TransactionConflict
-     * on the code: a concurrent exchange, so a replay too); 'grant_revoked' when the consent is gone
-     * or given again; 'conflict' for a transient conflict on another item (retry). The code keeps the
-     * family's id (a replay revokes it); the family holds the hash of its first refresh token. Three
-     * items: no refresh token is stored apart from its family.
+     * Exchanges a code: one UpdateItem that turns the pending code into its active family, whose
+     * first refresh token has `activeTokenHash`, on condition that the item is still that code,
+     * pending and unexpired; so of concurrent exchanges of one code exactly one wins. The item keeps
+     * the code's hash (a replay revokes the family) and loses its TTL. Throws GrantWriteError
+     * 'code_used' when the condition fails (exchanged, revoked, or expired since it was read);
+     * 'conflict' when a revocation's transaction held the item at that moment (retry). The consent
+     * is checked by the caller, from the same read as the code (see docs/design.md).
      */
-    async redeemCode(codeHash: string, usedAt: string, family: TokenFamily): Promise<void> {
+    async redeemCode(familyId: string, codeHash: string, activeTokenHash: string, now: Date): Promise<void> {
       try {
-        await doc.send(new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: table,
-                Key: codeKey(codeHash),
-                UpdateExpression: 'SET usedAt = :usedAt, familyId = :familyId',
-                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(usedAt) AND attribute_not_exists(replayedAt)',
-                ExpressionAttributeValues: { ':usedAt': usedAt, ':familyId': family.familyId },
-              },
-            },
-            { Put: { TableName: table, Item: familyItem(family), ConditionExpression: 'attribute_not_exists(pk)' } },
-            grantCheck(family.userId, family.clientId, family.grantGeneration),
-          ],
-        }));
-      } catch (error) {
-        if (isCancelled(error) && cancellationCodes(error)[0] === 'TransactionConflict') throw new GrantWriteError('code_used');
-        throw toWriteError(error, ['code_used', undefined, 'grant_revoked']);
-      }
-    },
-
-    /**
-     * Marks a code replayed, as the loser of a race to exchange it does (one UpdateItem): no exchange
-     * of it can win from then on, so either the winner's transaction committed before this (its family
-     * is in the code returned, to revoke) or it fails. Idempotent (the first mark stays). Returns the
-     * code as it is now; undefined if it no longer exists.
-     */
-    async markCodeReplayed(codeHash: string, at: string): Promise<AuthorizationCode | undefined> {
-      try {
-        const { Attributes } = await doc.send(new UpdateCommand({
+        await doc.send(new UpdateCommand({
           TableName: table,
-          Key: codeKey(codeHash),
-          UpdateExpression: 'SET replayedAt = if_not_exists(replayedAt, :at)',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':at': at },
-          ReturnValues: 'ALL_NEW',
+          Key: familyKey(familyId),
+          UpdateExpression: 'SET #status = :active, activeTokenHash = :token, createdAt = :at REMOVE expiresAt, redirectUri, codeChallenge',
+          ConditionExpression: '#status = :pending AND codeHash = :code AND expiresAt > :now',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':active': 'active', ':pending': 'pending', ':token': activeTokenHash, ':code': codeHash, ':at': formatTimestamp(now), ':now': epochSeconds(now),
+          },
         }));
-        return Attributes && fromItem<AuthorizationCode>(Attributes);
       } catch (error) {
-        if (isConditionalCheckFailed(error)) return undefined;
+        if (isConditionalCheckFailed(error)) throw new GrantWriteError('code_used');
+        if (error instanceof Error && error.name === 'TransactionConflictException') throw new GrantWriteError('conflict');
         throw error;
       }
     },
@@ -295,11 +252,11 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       }
     },
 
-    /** One GetItem (consistent). */
-    async getFamily(familyId: string): Promise<TokenFamily | undefined> {
+    /** A family's item, the code it still is or the family (one GetItem, consistent). */
+    async getFamily(familyId: string): Promise<GrantItem | undefined> {
       // Stryker disable next-line BooleanLiteral: DynamoDB Local reads consistently whatever the flag; it matters on the real service
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: familyKey(familyId), ConsistentRead: true }));
-      return Item ? fromItem<TokenFamily>(Item) : undefined;
+      return Item ? fromItem<GrantItem>(Item) : undefined;
     },
 
     /**
@@ -315,8 +272,9 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * The active families and the stored consents of a client, or of one user of it: one Query on
-     * GSI1 (per 1 MB page), where both are indexed under the client.
+     * The families not revoked (active, or codes not yet exchanged) and the stored consents of a
+     * client, or of one user of it: one Query on GSI1 (per 1 MB page), where both are indexed under
+     * the client.
      */
     async grantsOf(clientId: string, userId?: string): Promise<ClientGrants> {
       const { gsi1pk } = familiesOfClientIndexKey(clientId, '', '');
@@ -334,7 +292,8 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
         // Stryker disable next-line ArrayDeclaration: a Query answers Items, empty or not
         for (const item of page.Items ?? []) {
           if (String(item.pk).startsWith(familyPrefix)) {
-            if (item.status === 'active') grants.families.push({ familyId: String(item.familyId) });
+            // A code not yet exchanged is revoked too: its exchange can then no longer win.
+            if (item.status === 'active' || item.status === 'pending') grants.families.push({ familyId: String(item.familyId) });
           // Stryker disable next-line ConditionalExpression: only families and consents are indexed under an application (keys.ts)
           } else if (String(item.sk).startsWith(CONSENT_SK_PREFIX)) {
             grants.consentUserIds.push(String(item.userId));
@@ -396,8 +355,9 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
   }
 }
 
-function familyItem(family: TokenFamily) {
-  return { ...familyKey(family.familyId), ...familiesOfClientIndexKey(family.clientId, family.userId, family.familyId), ...family };
+/** A code as stored: in its family's item, indexed under the client as families are (so a revocation finds it). */
+function codeItem(code: AuthorizationCode) {
+  return { ...familyKey(code.familyId), ...familiesOfClientIndexKey(code.clientId, code.userId, code.familyId), ...code };
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
@@ -409,11 +369,10 @@ export const GRANT_REPO_NEEDS = {
   deleteConsent: { actions: ['DeleteItem'] },
   createCode: { actions: ['PutItem'] },
   saveConsentWithCode: { actions: ['PutItem'] },
-  getCodeAndClient: { actions: ['BatchGetItem'] },
+  getCodeClientAndConsent: { actions: ['BatchGetItem'] },
   getFamilyClientAndConsent: { actions: ['BatchGetItem'] },
-  // The code, the family, and the check of the consent's generation.
-  redeemCode: { actions: ['UpdateItem', 'PutItem', 'ConditionCheckItem'] },
-  markCodeReplayed: { actions: ['UpdateItem'] },
+  // The code's conditional update, which makes it the family, and nothing else.
+  redeemCode: { actions: ['UpdateItem'] },
   // The family's conditional update, and nothing else.
   rotateRefreshToken: { actions: ['UpdateItem'] },
   getFamily: { actions: ['GetItem'] },

@@ -16,8 +16,8 @@ export const deviceByIdIndexKey = (deviceId: string) => ({ gsi1pk: `DEVICE#${dev
 
 export const emailKey = (email: string) => ({ pk: `EMAIL#${normalizeEmail(email)}`, sk: 'EMAIL' });
 
-// Authorization server items. Secrets (session ids, codes) appear in keys only as hashes; refresh tokens
-// appear nowhere as keys: their hashes are attributes of their family.
+// Authorization server items. Secrets (session ids) appear in keys only as hashes; codes and refresh
+// tokens appear nowhere as keys: they name their family, and their hashes are attributes of it.
 export const clientKey = (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: 'CLIENT' });
 export const clientsOfDeveloperIndexKey = (developerId: string, createdAt: string) => ({
   gsi1pk: `DEVELOPER#${developerId}`,
@@ -30,9 +30,8 @@ export const sessionKey = (sessionHash: string) => ({ pk: `SESSION#${sessionHash
 export const sessionsOfUserIndexKey = (userId: string, sessionHash: string) => ({ gsi1pk: `SESSIONS#${userId}`, gsi1sk: sessionHash });
 export const CONSENT_SK_PREFIX = 'CONSENT#';
 export const consentKey = (userId: string, clientId: string) => ({ pk: `USER#${userId}`, sk: `${CONSENT_SK_PREFIX}${clientId}` });
-export const codeKey = (codeHash: string) => ({ pk: `CODE#${codeHash}`, sk: 'CODE' });
 export const familyKey = (familyId: string) => ({ pk: `FAMILY#${familyId}`, sk: 'FAMILY' });
-/** GSI1 entry of a refresh-token family: all families of a client, or of one user of it (prefix). */
+/** GSI1 entry of a refresh-token family (or code, its first state): all families of a client, or of one user of it (prefix). */
 export const familiesOfClientIndexKey = (clientId: string, userId: string, familyId: string) => ({
   gsi1pk: `FAMILIES#${clientId}`,
   gsi1sk: `USER#${userId}#${familyId}`,

@@ -38,28 +38,36 @@ export function allowedConsent(
   };
 }
 
-/** An authorization code, as stored (under the hash of the code). */
+/**
+ * An authorization code, as stored: the first state of the token family it starts, in the family's
+ * item (`familyKey`), so that the exchange is one conditional UpdateItem that turns it into the
+ * family. A code is `<user id>.<family id>.<256-bit random>`: the ids name the item and the
+ * consent, so the exchange reads both (and the client) in one BatchGetItem; only the hash of the
+ * whole value is stored.
+ */
 export interface AuthorizationCode {
+  familyId: string;
   clientId: string;
   userId: string;
   redirectUri: string;
   scopes: string[];
   codeChallenge?: string;
-  /** Epoch seconds. */
+  /** Hash of the code: kept by the family, so that the code presented again revokes it (replay). */
+  codeHash: string;
+  /** Until the exchange, which makes the item its family (`active`, later `revoked`). */
+  status: 'pending';
+  /** Epoch seconds: the code's TTL; the exchange removes it. */
   expiresAt: number;
-  /** Set once the code has been exchanged. */
-  usedAt?: string;
-  /** The refresh-token family the exchange created (revoked if the code is replayed). */
-  familyId?: string;
   /** The generation of the consent the code was issued under (see Consent); absent on a code from before generations. */
   grantGeneration?: string;
-  /** Set by the loser of a race to exchange the code: from then on no exchange of it can win. */
-  replayedAt?: string;
 }
 
+/** What a family's item holds: the code until its exchange, then the family. */
+export type GrantItem = AuthorizationCode | TokenFamily;
+
 /**
- * The chain of refresh tokens issued from one authorization code, as one item: no refresh token is
- * stored on its own. A refresh token is `<user id>.<family id>.<256-bit random>` (see
+ * The chain of refresh tokens issued from one authorization code, as one item (the code's, see
+ * AuthorizationCode): no refresh token is stored on its own. A refresh token is `<user id>.<family id>.<256-bit random>` (see
  * token-service.ts); the family keeps the hash of its current token and of the one before it, so a
  * rotation is one conditional UpdateItem of this item. Revoking the family ends every token of it.
  */
@@ -82,4 +90,6 @@ export interface TokenFamily {
   expiresAt?: number;
   /** The consent's generation, from the code (see Consent): each rotation checks it. */
   grantGeneration?: string;
+  /** Hash of the code the family came from (absent on a family from before codes became families). */
+  codeHash?: string;
 }

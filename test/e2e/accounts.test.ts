@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalService } from '#local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { refreshTokenNames } from '#shared/auth/token-service';
+import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import {
@@ -764,7 +764,7 @@ describe('accounts and developer console over HTTP', () => {
       const { b, account } = await signedIn();
       const app = await registerApp(b);
       const tokens = await tokensFor(b, account, app);
-      const familyId = refreshTokenNames(tokens.refresh_token)!.familyId;
+      const familyId = grantTokenNames(tokens.refresh_token)!.familyId;
       const path = `/developer/apps/${app.clientId}/delete`;
       const confirmPage = await b.get(path);
       const accountBefore = await b.get('/account');

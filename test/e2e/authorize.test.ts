@@ -3,10 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { DEMO_CLIENT } from '#local/seed';
 import type { LocalService } from '#local/service';
 import { SCOPES } from '#shared/domain/scopes';
-import {
-  ALICE, authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn,
-  textOf, type Account, type Reply,
-} from '../support/oauth-client';
+import { type Account, ALICE, authorizationParams, authorize, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, nextLoopbackAddress, type Reply, signIn, textOf } from '../support/oauth-client';
 import { OFF_SITE_RETURN_TOS } from '../support/return-to-attacks';
 import { startTestService } from '../support/service';
 
@@ -290,7 +287,7 @@ describe('authorization endpoint', () => {
 
       // Assess
       expect(`${callback.origin}${callback.pathname}`).toBe(REDIRECT_URI);
-      expect(callback.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(callback.searchParams.get('code')).toMatch(CODE_SHAPE);
       expect(callback.searchParams.get('iss')).toBe(service.authUrl);
       expect(callback.searchParams.has('state')).toBe(false);
     });
@@ -405,7 +402,7 @@ describe('authorization endpoint', () => {
       expect(reply.status).toBe(303);
       const location = new URL(reply.location ?? 'about:blank');
       expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
-      expect(location.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(location.searchParams.get('code')).toMatch(CODE_SHAPE);
       expect(location.searchParams.get('state')).toBe(params.state);
       expect(location.searchParams.get('iss')).toBe(service.authUrl);
       expect(location.searchParams.has('error')).toBe(false);
@@ -423,7 +420,7 @@ describe('authorization endpoint', () => {
       // Assess
       expect(reply.status).toBe(302);
       const location = new URL(reply.location ?? 'about:blank');
-      expect(location.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(location.searchParams.get('code')).toMatch(CODE_SHAPE);
       expect(location.searchParams.get('code')).not.toBe(first.searchParams.get('code'));
       expect(location.searchParams.get('state')).toBe(params.state);
       expect(location.searchParams.get('iss')).toBe(service.authUrl);

@@ -13,6 +13,7 @@ import { startExampleApp, type ExampleApp } from '#local/example-app';
 import { DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
 import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
+import { CODE_SHAPE } from '../support/oauth-client';
 import { startTestService, tokenFor } from '../support/service';
 
 const ALL = 'read_user read_device write_device';
@@ -107,7 +108,7 @@ describe('OAuth in a real browser', () => {
       expect(callback.searchParams.get('state')).toBe(state);
       expect(callback.searchParams.get('iss')).toBe(service.authUrl);
       const code = callback.searchParams.get('code');
-      expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(code).toMatch(CODE_SHAPE);
 
       const exchange = await tokenRequest(service, client, {
         grant_type: 'authorization_code', code: code!, redirect_uri: client.redirectUri, code_verifier: verifier,

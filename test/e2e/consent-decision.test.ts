@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import type { LocalService } from '#local/service';
+import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { epochSeconds } from '#shared/domain/time';
-import {
-  authorizationParams, authorizePath, Browser, createAccount, formFields, signIn, type Account, type Reply,
-} from '../support/oauth-client';
+import { type Account, authorizationParams, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, type Reply, signIn } from '../support/oauth-client';
 import { startTestService } from '../support/service';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
@@ -95,7 +94,7 @@ describe('consent decision (POST /oauth/authorize)', () => {
     expect(tokens.body.scope).toBe('read_device write_device');
     // Every scope is now remembered: no consent page, a code straight away.
     expect(again.status).toBe(302);
-    expect(codeOf(again)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(codeOf(again)).toMatch(CODE_SHAPE);
   });
 
   it('deny records no consent and issues no code', async () => {
@@ -114,22 +113,20 @@ describe('consent decision (POST /oauth/authorize)', () => {
   });
 
   it('saveConsentWithCode writes neither the consent nor the code when the code cannot be stored', async () => {
-    // Prepare: a code already stored under the hash the transaction would use
+    // Prepare: a code already stored in the family item the transaction would use
     const account = await createAccount(service);
-    const codeHash = hashSecret(randomToken());
-    const code = {
+    const { stored: code } = newAuthorizationCode({
       clientId: DEMO_CLIENT.clientId, userId: account.user.id, redirectUri: REDIRECT_URI, scopes: ['read_user'], expiresAt: epochSeconds(new Date()) + 60,
-    };
-    await grants.createCode(codeHash, code);
+    });
+    await grants.createCode(code);
     const consent = { userId: account.user.id, clientId: DEMO_CLIENT.clientId, scopes: ['read_device'], grantedAt: '2026-03-04T05:06:07.890' };
 
     // Act
-    const saving = grants.saveConsentWithCode(consent, undefined, codeHash, { ...code, scopes: ['read_device'] });
+    const saving = grants.saveConsentWithCode(consent, undefined, { ...code, scopes: ['read_device'], codeHash: hashSecret(randomToken()) });
 
     // Assess
     await expect(saving).rejects.toMatchObject({ name: 'TransactionCanceledException' });
     expect(await grants.getConsent(account.user.id, DEMO_CLIENT.clientId)).toBeUndefined();
-    const { code: stored } = await grants.getCodeAndClient(codeHash, DEMO_CLIENT.clientId);
-    expect(stored).toEqual(code);
+    expect(await grants.getFamily(code.familyId)).toEqual(code);
   });
 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalService } from '#local/service';
 import { DEMO_CLIENT } from '#local/seed';
+import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
@@ -86,15 +87,16 @@ describe('revoking or deleting an application ends its outstanding codes and tok
   const activeFamilies = async (clientId: string, userId: string) => (await grants.grantsOf(clientId, userId)).families;
 
   /**
-   * Runs `call` with its first TransactWriteItems on the handlers' client held until `meanwhile`
-   * has finished: the call read everything before, and writes only after.
+   * Runs a code exchange (`call`) with its write, the UpdateItem that makes its code a family, held on
+   * the handlers' client until `meanwhile` has finished: the exchange read everything before, and
+   * writes only after.
    */
-  async function holdingFirstTransaction<T>(call: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<T> {
+  async function holdingExchangeWrite<T>(call: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<T> {
     const { doc } = await import('#shared/auth/runtime');
     const name = `hold-${randomUUID()}`;
     let armed = true;
     doc.middlewareStack.add((next, context) => async (args) => {
-      if (armed && context.commandName === 'TransactWriteItemsCommand') {
+      if (armed && context.commandName === 'UpdateItemCommand') {
         armed = false;
         await meanwhile();
       }
@@ -121,7 +123,10 @@ describe('revoking or deleting an application ends its outstanding codes and tok
     expect(after.status).toBe(400);
     expect(await after.json()).toMatchObject({ error: 'invalid_grant' });
     expect(await activeFamilies(DEMO.clientId, account.user.id)).toEqual([]);
-    expect((await grants.getCodeAndClient(hashSecret(code), DEMO.clientId)).code?.usedAt).toBeUndefined();
+    // The revocation found the code pending and ended it: it was never exchanged.
+    const item = await grants.getFamily(grantTokenNames(code)!.familyId);
+    expect(item).toMatchObject({ status: 'revoked', revokedReason: 'user_revoked' });
+    expect(item).not.toHaveProperty('activeTokenHash');
   });
 
   it('a code issued before the user revoked and again authorized the application is refused: the new consent has another generation', async () => {
@@ -145,7 +150,7 @@ describe('revoking or deleting an application ends its outstanding codes and tok
     const { code } = await obtainCode(browser, { client_id: DEMO.clientId, redirect_uri: DEMO.redirectUri }, account);
 
     // Act
-    const held = await holdingFirstTransaction(() => exchange(DEMO, code), async () => expect((await revoke(browser, DEMO)).status).toBe(303));
+    const held = await holdingExchangeWrite(() => exchange(DEMO, code), async () => expect((await revoke(browser, DEMO)).status).toBe(303));
 
     // Assess
     expect(held.status).toBe(400);
@@ -161,7 +166,7 @@ describe('revoking or deleting an application ends its outstanding codes and tok
     const { code } = await obtainCode(browser, { client_id: app.clientId, redirect_uri: app.redirectUri }, account);
 
     // Act
-    const held = await holdingFirstTransaction(() => exchange(app, code), async () => expect((await deleteApp(console, app)).status).toBe(303));
+    const held = await holdingExchangeWrite(() => exchange(app, code), async () => expect((await deleteApp(console, app)).status).toBe(303));
 
     // Assess
     expect(held.status).toBe(400);

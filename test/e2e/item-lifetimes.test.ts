@@ -8,7 +8,8 @@ import { newSecretReveal } from '#shared/auth/developer';
 import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
 import { rotateSigningKeys } from '#shared/auth/signing-keys';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createTokenService, refreshTokenNames, type TokenService } from '#shared/auth/token-service';
+import { grantTokenNames, newAuthorizationCode } from '#shared/auth/grant-tokens';
+import { createTokenService, type TokenService } from '#shared/auth/token-service';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
@@ -91,10 +92,6 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
     lifetime: () => ({ state: 'session', ttl: 8 * HOUR }),
   },
   {
-    kind: 'authorization code', pk: /^CODE#[A-Za-z0-9_-]{43}$/, sk: /^CODE$/,
-    lifetime: (item) => ({ state: item.usedAt ? 'used code' : 'unused code', ttl: 10 * MINUTE }),
-  },
-  {
     kind: 'e-mailed link', pk: /^LINK#[A-Za-z0-9_-]{43}$/, sk: /^LINK$/,
     lifetime: (item) => (item.purpose === 'reset-password'
       ? { state: 'password reset link', ttl: HOUR }
@@ -119,8 +116,12 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
     lifetime: () => ({ state: 'known browser', ttl: 30 * DAY }),
   },
   {
+    // A code is its family's first state (pending): its exchange makes it the family.
     kind: 'token family', pk: /^FAMILY#[0-9a-f-]{36}$/, sk: /^FAMILY$/,
     lifetime: (item, find) => {
+      if (item.status === 'pending') return { state: 'unused code', ttl: 10 * MINUTE };
+      // A code a revocation ended before its exchange keeps its 10 minutes.
+      if (item.status === 'revoked' && item.activeTokenHash === undefined) return { state: 'code revoked unused', ttl: 10 * MINUTE };
       // Its refresh tokens live in it (hashes): no item of their own.
       if (item.status !== 'active') return { state: 'revoked family', ttl: 30 * DAY };
       const state = item.previousTokenHash === undefined ? 'active family' : 'active family, rotated';
@@ -355,9 +356,9 @@ describe('item lifetimes', () => {
     // The walk produced every state, so each rule above was exercised.
     expect([...states].sort()).toEqual([
       'account throttle record', 'account-address throttle record', 'active family', 'active family, rotated', 'address throttle record', 'application',
-      'confirmation link', 'consent', 'device', 'e-mail address', 'known browser',
+      'code revoked unused', 'confirmation link', 'consent', 'device', 'e-mail address', 'known browser',
       'mail count', 'password reset link',
-      'revoked family', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'used code', 'user',
+      'revoked family', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'user',
       'webhook delivery', 'webhook subscription',
     ]);
     // The deleted application's webhook went with it.
@@ -398,15 +399,15 @@ describe('item lifetimes', () => {
     /** A code issued now, exchanged: the first refresh token, and the code. */
     async function exchanged() {
       current = new Date();
-      const code = randomToken();
       const [userId, grantGeneration] = [randomUUID(), randomUUID()];
       await repos.grants.saveConsent({ userId, clientId: client.clientId, scopes: ['read_user'], grantedAt: formatTimestamp(current), grantGeneration });
-      await repos.grants.createCode(hashSecret(code), {
+      const { code, stored } = newAuthorizationCode({
         clientId: client.clientId, userId, redirectUri: client.redirectUris[0]!, scopes: ['read_user'],
         expiresAt: Math.floor(current.getTime() / 1000) + 10 * MINUTE, grantGeneration,
       });
+      await repos.grants.createCode(stored);
       const issued = await tokens.exchangeCode(credentials(), { code, redirectUri: client.redirectUris[0]! });
-      const { familyId } = refreshTokenNames(issued.refresh_token)!;
+      const { familyId } = grantTokenNames(issued.refresh_token)!;
       return { code, refreshToken: issued.refresh_token, familyId };
     }
 
@@ -456,7 +457,7 @@ describe('item lifetimes', () => {
       expect(await familyStatus(familyId)).toBe('revoked');
     });
 
-    it('a used code replayed after its 10 minutes is unknown: refused, and what it produced stays', async () => {
+    it('a used code replayed after its 10 minutes is still known to the family it became: refused, and the family revoked', async () => {
       // Prepare
       const { code, refreshToken, familyId } = await exchanged();
       advance(10 * MINUTE);
@@ -466,8 +467,8 @@ describe('item lifetimes', () => {
 
       // Assess
       await expect(outcome).rejects.toThrow(InvalidGrantError);
-      expect(await familyStatus(familyId)).toBe('active');
-      expect((await tokens.refresh(credentials(), { refreshToken })).refresh_token).toEqual(expect.any(String));
+      expect(await familyStatus(familyId)).toBe('revoked');
+      await expect(tokens.refresh(credentials(), { refreshToken })).rejects.toThrow(InvalidGrantError);
     });
 
     it('login throttle records a day past their last failure neither delay a login nor add to the next count', async () => {

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalService } from '#local/service';
-import { refreshTokenNames } from '#shared/auth/token-service';
+import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { countRequests } from '../support/count-requests';
-import {
-  authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,
-  type Account, type Reply,
-} from '../support/oauth-client';
+import { type Account, authorizationParams, authorize, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, nextLoopbackAddress, type Reply, signIn, textOf } from '../support/oauth-client';
 import { createRepos, type Repos } from '../support/repos';
 import { linkToken, mailTo } from '../support/outbox';
 import { startTestService } from '../support/service';
@@ -90,7 +87,7 @@ describe('DynamoDB requests per browser call', () => {
     });
     expect(response.status).toBe(200);
     const { refresh_token: refreshToken } = (await response.json()) as { refresh_token: string };
-    return refreshTokenNames(refreshToken)!.familyId;
+    return grantTokenNames(refreshToken)!.familyId;
   }
 
 
@@ -107,7 +104,7 @@ describe('DynamoDB requests per browser call', () => {
 
     // Assess
     expect(reply.status).toBe(302);
-    expect(new URL(reply.location!).searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new URL(reply.location!).searchParams.get('code')).toMatch(CODE_SHAPE);
     expect(operations).toEqual(['BatchGetItemCommand', 'PutItemCommand']);
   });
 
@@ -134,7 +131,7 @@ describe('DynamoDB requests per browser call', () => {
 
     // Assess
     expect(reply.status).toBe(303);
-    expect(new URL(reply.location!).searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(new URL(reply.location!).searchParams.get('code')).toMatch(CODE_SHAPE);
     expect(operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
   });
 
@@ -365,12 +362,12 @@ describe('DynamoDB requests per browser call', () => {
       expect(await repos.clients.getClient(app.clientId)).toBeDefined();
     });
 
-    it('POST /account/apps/{client_id}/revoke with no token family: BatchGetItem + DeleteItem (the consent) + Query, no transaction', async () => {
+    it('POST /account/apps/{client_id}/revoke with a code never exchanged: BatchGetItem + DeleteItem (the consent) + Query + TransactWriteItems (the code ended)', async () => {
       // Prepare: authorized, code never exchanged
       const developer = await signedIn();
       const app = await registerApp(developer.b);
       const { b, account } = await signedIn();
-      await authorize(b, paramsFor(app), { account });
+      const code = (await authorize(b, paramsFor(app), { account })).searchParams.get('code')!;
       const path = `/account/apps/${app.clientId}/revoke`;
       const fields = formFields((await b.get('/account')).text, path);
 
@@ -379,7 +376,8 @@ describe('DynamoDB requests per browser call', () => {
 
       // Assess
       expect(reply).toMatchObject({ status: 303, location: '/account' });
-      expect(operations).toEqual(['BatchGetItemCommand', 'DeleteItemCommand', 'QueryCommand']);
+      expect(operations).toEqual(['BatchGetItemCommand', 'DeleteItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
+      expect(await repos.grants.getFamily(grantTokenNames(code)!.familyId)).toMatchObject({ status: 'revoked' });
       expect(await repos.grants.getConsent(account.user.id, app.clientId)).toBeUndefined();
     });
 
@@ -477,8 +475,8 @@ describe('DynamoDB requests per browser call', () => {
       expect((await signIn(new Browser(service.authUrl), { ...account, password: newPassword })).status).toBe(303);
     });
 
-    it('POST /password-reset/confirm signing out two applications: + Query (consents) + per application DeleteItem (consent), Query (gsi1) and a TransactWriteItems for its families', async () => {
-      // Prepare: the account authorized two applications, one of them holds a refresh token
+    it('POST /password-reset/confirm signing out two applications: + Query (consents) + per application DeleteItem (consent), Query (gsi1) and a TransactWriteItems for its families and codes', async () => {
+      // Prepare: the account authorized two applications, one of them holds a refresh token, the other a code never exchanged
       const { b, account } = await signedIn();
       const developer = (await signedIn()).b;
       const [first, second] = [await registerApp(developer), await registerApp(developer)];
@@ -496,11 +494,13 @@ describe('DynamoDB requests per browser call', () => {
         ...formFields(page.text, '/password-reset/confirm'), password: 'a brand new passphrase for grace', sign_out_apps: 'yes',
       }));
 
-      // Assess: the applications' requests run side by side; only the one with a family needs a transaction
+      // Assess: the applications' requests run side by side; each ends what it found (a family, a code) in a transaction
       expect(reply).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
       expect(operations.slice(0, 3)).toEqual(['GetItemCommand', 'GetItemCommand', 'QueryCommand']);
-      expect(operations.slice(3, 8).sort()).toEqual(['DeleteItemCommand', 'DeleteItemCommand', 'QueryCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
-      expect(operations.slice(8)).toEqual(['QueryCommand', 'TransactWriteItemsCommand']);
+      expect(operations.slice(3, 9).sort()).toEqual([
+        'DeleteItemCommand', 'DeleteItemCommand', 'QueryCommand', 'QueryCommand', 'TransactWriteItemsCommand', 'TransactWriteItemsCommand',
+      ]);
+      expect(operations.slice(9)).toEqual(['QueryCommand', 'TransactWriteItemsCommand']);
       expect(await repos.grants.listConsentsByUser(account.user.id)).toEqual([]);
     });
   });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
-import { hashSecret } from '#shared/auth/secrets';
+import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
@@ -119,16 +119,19 @@ describe('a stalled DynamoDB', () => {
     expect(reply.ms).toBeLessThan(BUDGET_MS);
   }
 
-  /** What the table holds of a code: whether it was used, and what the exchange writes with it. */
+  /** What the table holds of a code: whether it was used, and the family its exchange made of it. */
   async function codeState(code: string, userId: string) {
     const grants = createGrantRepo({ doc, table: service!.tableName });
-    const { code: stored } = await grants.getCodeAndClient(hashSecret(code), DEMO_CLIENT.clientId);
-    const familyId = stored?.familyId;
+    const { familyId } = grantTokenNames(code)!;
+    const item = await grants.getFamily(familyId);
+    const used = item !== undefined && item.status !== 'pending';
+    const listed = (await grants.grantsOf(DEMO_CLIENT.clientId, userId)).families;
+    const statuses = await Promise.all(listed.map(async (f) => ({ ...f, status: (await grants.getFamily(f.familyId))?.status })));
     return {
-      used: stored?.usedAt !== undefined,
-      familyId,
-      family: familyId ? await grants.getFamily(familyId) : undefined,
-      activeFamilies: (await grants.grantsOf(DEMO_CLIENT.clientId, userId)).families.map((f) => f.familyId),
+      used,
+      familyId: used ? familyId : undefined,
+      family: used ? item : undefined,
+      activeFamilies: statuses.filter((f) => f.status === 'active').map((f) => f.familyId),
     };
   }
 
@@ -169,7 +172,7 @@ describe('a stalled DynamoDB', () => {
     // writes), and every other request arrives while it is stopped.
     let replies: Timed[];
     try {
-      const paused = new Promise<void>((resolve) => { pauseBefore = { command: 'TransactWriteItemsCommand', paused: resolve }; });
+      const paused = new Promise<void>((resolve) => { pauseBefore = { command: 'UpdateItemCommand', paused: resolve }; });
       const exchanging = timed(tokenRequest(exchange));
       await Promise.race([paused, exchanging]);
       replies = await Promise.all([

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createGrantRepo, GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
-import { codeKey, familyKey } from '#shared/data/keys';
+import { familyKey } from '#shared/data/keys';
 import type { AuthorizationCode, Consent, TokenFamily } from '#shared/domain/grant';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
@@ -14,7 +15,8 @@ import { freshTable } from '../support/service';
 // lets through or refuses when a user revokes an application, a code is replayed or a token raced.
 // The token service's own tests (token-service.test.ts) show the same from the token endpoint.
 
-const NOW = new Date('2026-11-23T10:00:00.000Z');
+// In the future: DynamoDB Local deletes items past their TTL as DynamoDB does (a code's 10 minutes).
+const NOW = new Date('2046-11-23T10:00:00.000Z');
 
 describe('grant repository', () => {
   let doc: DynamoDBDocumentClient;
@@ -35,24 +37,22 @@ describe('grant repository', () => {
 
   const consentOf = (userId: string, clientId: string, grantGeneration: string | undefined = randomUUID()): Consent =>
     ({ userId, clientId, scopes: ['read_device'], grantedAt: '2026-11-23T10:00:00.000', ...(grantGeneration ? { grantGeneration } : {}) });
-  const codeOf = (consent: Consent): AuthorizationCode => ({
+  /** A new code under a consent (not stored): its value and its item. */
+  const codeOf = (consent: Consent) => newAuthorizationCode({
     clientId: consent.clientId, userId: consent.userId, redirectUri: 'https://app.example/callback', scopes: consent.scopes,
     expiresAt: epochSeconds(NOW) + 600, ...(consent.grantGeneration ? { grantGeneration: consent.grantGeneration } : {}),
-  });
-  const familyOf = (consent: Consent): TokenFamily => ({
-    familyId: randomUUID(), clientId: consent.clientId, userId: consent.userId, scopes: consent.scopes, status: 'active',
-    createdAt: '2026-11-23T10:00:00.000', activeTokenHash: hashSecret(randomToken()),
-    ...(consent.grantGeneration ? { grantGeneration: consent.grantGeneration } : {}),
-  });
+  }).stored;
   const stored = async (Key: Record<string, string>) => (await doc.send(new GetCommand({ TableName: table, Key, ConsistentRead: true }))).Item;
   /** A consent stored, and a code issued under it. */
   async function issued(generation: string | undefined = randomUUID()) {
     const consent = consentOf(randomUUID(), `client-${randomUUID()}`, generation);
-    const codeHash = hashSecret(randomToken());
+    const code = codeOf(consent);
     await grants.saveConsent(consent);
-    await grants.createCode(codeHash, codeOf(consent));
-    return { consent, codeHash };
+    await grants.createCode(code);
+    return { consent, code };
   }
+  /** The code's exchange at `at`, its first refresh token's hash new. */
+  const redeem = (code: AuthorizationCode, at = NOW, codeHash = code.codeHash) => grants.redeemCode(code.familyId, codeHash, hashSecret(randomToken()), at);
   /** Runs `act` with `failure` thrown instead of the first `times` requests of `command`. */
   async function withFailure<T>(command: string, failure: () => Error, act: () => Promise<T>, times = Infinity): Promise<PromiseSettledResult<T>> {
     const name = `fail-${randomUUID()}`;
@@ -89,119 +89,108 @@ describe('grant repository', () => {
 
     it('records a first consent and its code together', async () => {
       const consent = consentOf(randomUUID(), `client-${randomUUID()}`);
-      const codeHash = hashSecret(randomToken());
+      const code = codeOf(consent);
 
-      expect(await grants.saveConsentWithCode(consent, undefined, codeHash, codeOf(consent))).toBe(true);
+      expect(await grants.saveConsentWithCode(consent, undefined, code)).toBe(true);
 
-      expect(await grants.getConsent(consent.userId, consent.clientId)).toEqual(consent);
-      expect((await grants.getCodeAndClient(codeHash, consent.clientId)).code).toEqual(codeOf(consent));
+      expect(await grants.getCodeClientAndConsent(code.familyId, consent.clientId, consent.userId)).toEqual({ client: undefined, consent, code });
     });
 
     it('refuses an allow decided on a consent that a revocation (or another allow) changed since, and writes neither consent nor code', async () => {
       const { consent } = await issued();
       const revokedMeanwhile = consentOf(randomUUID(), `client-${randomUUID()}`);
-      const codeHash = hashSecret(randomToken());
+      const code = codeOf(consent);
 
       // Decided on "no consent yet", but one was stored since.
-      expect(await grants.saveConsentWithCode({ ...consent, grantGeneration: randomUUID() }, undefined, codeHash, codeOf(consent))).toBe(false);
+      expect(await grants.saveConsentWithCode({ ...consent, grantGeneration: randomUUID() }, undefined, code)).toBe(false);
       // Decided on a consent that was revoked since.
-      expect(await grants.saveConsentWithCode(revokedMeanwhile, revokedMeanwhile, codeHash, codeOf(revokedMeanwhile))).toBe(false);
+      expect(await grants.saveConsentWithCode(revokedMeanwhile, revokedMeanwhile, codeOf(revokedMeanwhile))).toBe(false);
       // Decided on a consent given again since (another generation).
-      expect(await grants.saveConsentWithCode(consent, { ...consent, grantGeneration: randomUUID() }, codeHash, codeOf(consent))).toBe(false);
+      expect(await grants.saveConsentWithCode(consent, { ...consent, grantGeneration: randomUUID() }, code)).toBe(false);
 
       expect(await grants.getConsent(consent.userId, consent.clientId)).toEqual(consent);
       expect(await grants.getConsent(revokedMeanwhile.userId, revokedMeanwhile.clientId)).toBeUndefined();
-      expect(await stored(codeKey(codeHash))).toBeUndefined();
+      expect(await stored(familyKey(code.familyId))).toBeUndefined();
       // Decided on the consent as it stands: accepted.
       const next = { ...consent, scopes: ['read_device', 'write_device'] };
-      expect(await grants.saveConsentWithCode(next, consent, codeHash, codeOf(next))).toBe(true);
+      expect(await grants.saveConsentWithCode(next, consent, code)).toBe(true);
       expect(await grants.getConsent(consent.userId, consent.clientId)).toEqual(next);
     });
 
     it('answers an allow racing a revocation in flight (a transaction conflict on the consent) as changed, and passes other failures on', async () => {
       const consent = consentOf(randomUUID(), `client-${randomUUID()}`);
-      const save = () => grants.saveConsentWithCode(consent, undefined, hashSecret(randomToken()), codeOf(consent));
+      const save = () => grants.saveConsentWithCode(consent, undefined, codeOf(consent));
 
       expect(await withFailure('TransactWriteItemsCommand', cancelled('TransactionConflict', 'None'), save)).toEqual({ status: 'fulfilled', value: false });
-      // A code hash already taken is no change of the consent: not answered as one.
+      // A family id already taken is no change of the consent: not answered as one.
       const taken = await withFailure('TransactWriteItemsCommand', cancelled('None', 'ConditionalCheckFailed'), save);
       expect(taken).toMatchObject({ status: 'rejected', reason: { name: 'TransactionCanceledException' } });
-      await expect(elsewhere().saveConsentWithCode(consent, undefined, hashSecret(randomToken()), codeOf(consent))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      await expect(elsewhere().saveConsentWithCode(consent, undefined, codeOf(consent))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
       expect(await grants.getConsent(consent.userId, consent.clientId)).toBeUndefined();
     });
   });
 
   describe('codes', () => {
-    it('redeems a code of a consent that stands, once: the family written, the code marked used with it', async () => {
-      const { consent, codeHash } = await issued();
-      const family = familyOf(consent);
+    it('stores a code as its family\'s item, pending, indexed under the client, with its TTL; a family id already taken is refused', async () => {
+      const { code } = await issued();
 
-      await grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', family);
-
-      expect(await grants.getFamily(family.familyId)).toEqual(family);
-      expect((await grants.getCodeAndClient(codeHash, consent.clientId)).code).toMatchObject({ usedAt: '2026-11-23T10:00:01.000', familyId: family.familyId });
-      await expect(grants.redeemCode(codeHash, '2026-11-23T10:00:02.000', familyOf(consent))).rejects.toMatchObject({ name: 'GrantWriteError', reason: 'code_used' });
+      expect(await stored(familyKey(code.familyId))).toEqual({
+        ...familyKey(code.familyId), gsi1pk: `FAMILIES#${code.clientId}`, gsi1sk: `USER#${code.userId}#${code.familyId}`, ...code,
+      });
+      expect(code).toMatchObject({ status: 'pending', expiresAt: epochSeconds(NOW) + 600 });
+      await expect(grants.createCode({ ...code, codeHash: hashSecret(randomToken()) })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     });
 
-    it('refuses a code whose consent was revoked or given again: grant_revoked, and nothing written', async () => {
+    it('redeems a pending code once: it becomes the active family, keeps the code\'s hash, loses its TTL and what only the exchange needed', async () => {
+      const { code } = await issued();
+      const tokenHash = hashSecret(randomToken());
+
+      await grants.redeemCode(code.familyId, code.codeHash, tokenHash, new Date(NOW.getTime() + 1000));
+
+      expect(await grants.getFamily(code.familyId)).toEqual({
+        familyId: code.familyId, clientId: code.clientId, userId: code.userId, scopes: code.scopes, grantGeneration: code.grantGeneration,
+        codeHash: code.codeHash, status: 'active', activeTokenHash: tokenHash, createdAt: '2046-11-23T10:00:01.000',
+      });
+      await expect(redeem(code)).rejects.toEqual(new GrantWriteError('code_used'));
+      expect(await grants.getFamily(code.familyId)).toMatchObject({ activeTokenHash: tokenHash });
+    });
+
+    it('refuses, as code_used and writing nothing, a code revoked, expired, gone, or presented with another hash', async () => {
       const revoked = await issued();
-      await grants.deleteConsent(revoked.consent.userId, revoked.consent.clientId);
-      const again = await issued();
-      await grants.saveConsent({ ...again.consent, grantGeneration: randomUUID() });
+      await grants.revokeFamily(revoked.code.familyId, NOW, 'user_revoked');
+      const expired = await issued();
+      const forged = await issued();
+      const gone = codeOf(consentOf(randomUUID(), `client-${randomUUID()}`));
 
-      for (const { consent, codeHash } of [revoked, again]) {
-        const family = familyOf(consent);
-        await expect(grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', family)).rejects.toEqual(new GrantWriteError('grant_revoked'));
-        expect(await grants.getFamily(family.familyId)).toBeUndefined();
-        expect((await grants.getCodeAndClient(codeHash, consent.clientId)).code?.usedAt).toBeUndefined();
-      }
+      await expect(redeem(revoked.code)).rejects.toEqual(new GrantWriteError('code_used'));
+      await expect(redeem(expired.code, new Date((expired.code.expiresAt) * 1000))).rejects.toEqual(new GrantWriteError('code_used'));
+      await expect(redeem(forged.code, NOW, hashSecret(randomToken()))).rejects.toEqual(new GrantWriteError('code_used'));
+      await expect(redeem(gone)).rejects.toEqual(new GrantWriteError('code_used'));
+
+      expect(await stored(familyKey(revoked.code.familyId))).toMatchObject({ status: 'revoked', revokedReason: 'user_revoked' });
+      for (const { code } of [expired, forged]) expect(await grants.getFamily(code.familyId)).toEqual(code);
+      expect(await stored(familyKey(gone.familyId))).toBeUndefined();
+      // One second before its end, the expired one was still good.
+      await redeem(expired.code, new Date((expired.code.expiresAt - 1) * 1000));
     });
 
-    it('redeems a code from before grant generations only while the consent has none either', async () => {
-      const legacy = await issued(undefined);
-      const family = familyOf(legacy.consent);
-      await grants.redeemCode(legacy.codeHash, '2026-11-23T10:00:01.000', family);
-      expect(await grants.getFamily(family.familyId)).toMatchObject({ status: 'active' });
+    it('tells a revocation in flight (a conflict to retry) from other failures, which it passes on, writing nothing', async () => {
+      const { code } = await issued();
 
-      const regiven = await issued(undefined);
-      await grants.saveConsent({ ...regiven.consent, grantGeneration: randomUUID() });
-      await expect(grants.redeemCode(regiven.codeHash, '2026-11-23T10:00:01.000', familyOf(regiven.consent))).rejects.toEqual(new GrantWriteError('grant_revoked'));
-    });
-
-    it('tells a code in another exchange at this moment (a replay) from a transient conflict elsewhere, and passes storage failures on', async () => {
-      const { consent, codeHash } = await issued();
-      const redeem = () => grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', familyOf(consent));
-
-      expect(await withFailure('TransactWriteItemsCommand', cancelled('TransactionConflict', 'None', 'None'), redeem))
-        .toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'code_used' } });
-      expect(await withFailure('TransactWriteItemsCommand', cancelled('None', 'None', 'TransactionConflict'), redeem))
+      expect(await withFailure('UpdateItemCommand', () => Object.assign(new Error('Transaction is ongoing for the item'), { name: 'TransactionConflictException' }), () => redeem(code)))
         .toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'conflict' } });
-      // A family id already taken is neither a replay nor a revocation.
-      expect(await withFailure('TransactWriteItemsCommand', cancelled('None', 'ConditionalCheckFailed', 'None'), redeem))
-        .toMatchObject({ status: 'rejected', reason: { name: 'GrantWriteError', reason: 'conflict' } });
-      await expect(elsewhere().redeemCode(codeHash, '2026-11-23T10:00:01.000', familyOf(consent))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      await expect(elsewhere().redeemCode(code.familyId, code.codeHash, hashSecret(randomToken()), NOW)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
       // None of these wrote anything: the code still works.
-      await redeem();
-    });
-
-    it('marks a code replayed once (the first mark stays), returns it as stored, and nothing for a code that is gone', async () => {
-      const { consent, codeHash } = await issued();
-
-      const first = await grants.markCodeReplayed(codeHash, '2026-11-23T10:00:01.000');
-      const second = await grants.markCodeReplayed(codeHash, '2026-11-23T10:00:09.000');
-
-      expect(first).toEqual({ ...codeOf(consent), replayedAt: '2026-11-23T10:00:01.000' });
-      expect(second).toEqual(first);
-      expect(await grants.markCodeReplayed(hashSecret(randomToken()), '2026-11-23T10:00:01.000')).toBeUndefined();
-      await expect(elsewhere().markCodeReplayed(codeHash, '2026-11-23T10:00:01.000')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      expect(await grants.getFamily(code.familyId)).toEqual(code);
+      await redeem(code);
     });
   });
 
   describe('families', () => {
-    async function activeFamily() {
-      const { consent, codeHash } = await issued();
-      const family = familyOf(consent);
-      await grants.redeemCode(codeHash, '2026-11-23T10:00:01.000', family);
+    async function activeFamily(): Promise<TokenFamily> {
+      const { code } = await issued();
+      await redeem(code);
+      const family = (await grants.getFamily(code.familyId)) as TokenFamily;
       requests.reset();
       return family;
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
@@ -82,17 +83,13 @@ describe('grant revocation in transactions', () => {
     for (let start = 0; start < count; start += 25) {
       ids.push(...await Promise.all(Array.from({ length: Math.min(25, count - start) }, async (_, i) => {
         const userId = userIds[(start + i) % userIds.length]!;
-        const codeHash = hashSecret(randomToken());
-        const grantGeneration = generations.get(userId)!;
-        await grants.createCode(codeHash, {
-          clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_user'], expiresAt: Math.floor(Date.now() / 1000) + 60, grantGeneration,
+        const { stored } = newAuthorizationCode({
+          clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_user'], expiresAt: Math.floor(Date.now() / 1000) + 60,
+          grantGeneration: generations.get(userId)!,
         });
-        const family: TokenFamily = {
-          familyId: randomUUID(), clientId, userId, scopes: ['read_user'], status: 'active', createdAt: '2026-01-02T03:04:05.678', grantGeneration,
-          activeTokenHash: hashSecret(randomToken()),
-        };
-        await grants.redeemCode(codeHash, '2026-01-02T03:04:06.000', family);
-        return family.familyId;
+        await grants.createCode(stored);
+        await grants.redeemCode(stored.familyId, stored.codeHash, hashSecret(randomToken()), new Date());
+        return stored.familyId;
       })));
     }
     forget();
@@ -276,7 +273,7 @@ describe('grant revocation in transactions', () => {
       const client = await registeredClient();
       const [familyId] = await families(client.clientId, 1);
       const [stale] = await activeOf(client.clientId);
-      const { activeTokenHash } = (await grants.getFamily(familyId!))!;
+      const { activeTokenHash } = (await grants.getFamily(familyId!)) as TokenFamily;
       await grants.rotateRefreshToken(familyId!, activeTokenHash, hashSecret(randomToken()), 'sealed', Date.now());
       forget();
 

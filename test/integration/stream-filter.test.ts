@@ -3,11 +3,11 @@ import type { _Record } from '@aws-sdk/client-dynamodb-streams';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { deviceKey } from '#shared/data/keys';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
-import type { TokenFamily } from '#shared/domain/grant';
 import { changeToEvents, newWebhookId, testEvent } from '#shared/webhooks/events';
 import { toChangeRecord } from '#shared/webhooks/fan-out';
 import { matchesFilters, type FilterPattern } from '#shared/webhooks/stream-filter';
@@ -52,6 +52,7 @@ describe('the fan-out’s stream filters, on the records a user’s life writes'
   const readers: StreamReader[] = [];
   const userId = randomUUID();
   const clientId = `app-${randomUUID()}`;
+  let unusedCodeRevoked: string;
   let userRevokedFamily: string;
 
   beforeAll(async () => {
@@ -87,17 +88,17 @@ describe('the fan-out’s stream filters, on the records a user’s life writes'
     // An authorization: consent, code, its redemption (the family), two rotations.
     const grantGeneration = randomUUID();
     await grants.saveConsent({ userId, clientId, scopes: ['read_user', 'read_device'], grantedAt: '2026-01-02T03:04:05.678', grantGeneration });
-    const redeem = async () => {
-      const codeHash = hashSecret(randomToken());
-      await grants.createCode(codeHash, {
+    const issue = async () => {
+      const { stored } = newAuthorizationCode({
         clientId, userId, redirectUri: 'https://app.example/callback', scopes: ['read_device'], expiresAt: Math.floor(now / 1000) + 60, grantGeneration,
       });
-      const family: TokenFamily = {
-        familyId: randomUUID(), clientId, userId, scopes: ['read_device'], status: 'active', createdAt: '2026-01-02T03:04:05.678', grantGeneration,
-        activeTokenHash: hashSecret('first'),
-      };
-      await grants.redeemCode(codeHash, '2026-01-02T03:04:06.000', family);
-      return family.familyId;
+      await grants.createCode(stored);
+      return stored;
+    };
+    const redeem = async () => {
+      const stored = await issue();
+      await grants.redeemCode(stored.familyId, stored.codeHash, hashSecret('first'), new Date(now));
+      return stored.familyId;
     };
     const familyId = await redeem();
     await grants.rotateRefreshToken(familyId, hashSecret('first'), hashSecret('second'), 'sealed', now);
@@ -116,8 +117,11 @@ describe('the fan-out’s stream filters, on the records a user’s life writes'
     // removed, then its other family revoked with it), the device removed.
     await grants.revokeFamily(familyId, new Date(), 'refresh_token_reuse');
     userRevokedFamily = await redeem();
+    const unusedCode = await issue();
     await grants.deleteConsent(userId, clientId);
     await grants.revokeFamily(userRevokedFamily, new Date(), 'user_revoked');
+    await grants.revokeFamily(unusedCode.familyId, new Date(), 'user_revoked');
+    unusedCodeRevoked = unusedCode.familyId;
     await doc.send(new DeleteCommand({ TableName: fresh.table, Key: deviceKey(userId, device.id) }));
     await sessions.deleteSession(sessionId);
 
@@ -130,7 +134,7 @@ describe('the fan-out’s stream filters, on the records a user’s life writes'
 
   it('reads every kind of record the service writes (the test means something)', () => {
     const kinds = new Set(all.map((r) => r.dynamodb?.Keys?.pk?.S?.replace(/#.*/, '')));
-    expect(kinds).toEqual(new Set(['USER', 'EMAIL', 'MAILLIMIT', 'LINK', 'THROTTLE', 'SESSION', 'CLIENT', 'CODE', 'FAMILY', 'DELIVERIES']));
+    expect(kinds).toEqual(new Set(['USER', 'EMAIL', 'MAILLIMIT', 'LINK', 'THROTTLE', 'SESSION', 'CLIENT', 'FAMILY', 'DELIVERIES']));
   });
 
   it('passes every record that makes events, and drops every other but a family revoked with its consent', () => {
@@ -141,10 +145,14 @@ describe('the fan-out’s stream filters, on the records a user’s life writes'
     ]);
     expect(passed.filter((r) => !hasEvents(r)).map((r) => r.dynamodb?.Keys?.pk?.S)).toEqual([`FAMILY#${userRevokedFamily}`]);
     expect(withEvents.filter((r) => !passed.includes(r)).map(label)).toEqual([]);
-    // Sessions, throttle records, codes, mail counts, links, deliveries, consents given, rotations: none invokes the fan-out.
+    // Sessions, throttle records, mail counts, links, deliveries, consents given, codes (a family's
+    // first state: issued, exchanged, or revoked unused), rotations: none invokes the fan-out.
     const dropped = all.filter((r) => !passed.includes(r)).map(label);
-    for (const kind of ['SESSION#', 'THROTTLE#', 'CODE#', 'MAILLIMIT#', 'LINK#', 'DELIVERIES#']) expect(dropped.some((l) => l.includes(` ${kind} `))).toBe(true);
+    for (const kind of ['SESSION#', 'THROTTLE#', 'MAILLIMIT#', 'LINK#', 'DELIVERIES#']) expect(dropped.some((l) => l.includes(` ${kind} `))).toBe(true);
     expect(dropped).toEqual(expect.arrayContaining(['INSERT USER# CONSENT#', 'INSERT FAMILY# FAMILY', 'MODIFY FAMILY# FAMILY']));
+    expect(all.filter((r) => r.dynamodb?.Keys?.pk?.S === `FAMILY#${unusedCodeRevoked}`).map((r) => [label(r), passed.includes(r)])).toEqual([
+      ['INSERT FAMILY# FAMILY', false], ['MODIFY FAMILY# FAMILY', false],
+    ]);
   });
 
   it('needs each of its patterns: without any one of them, a record that makes events is dropped', () => {

@@ -17,6 +17,9 @@ export interface Account {
 
 export const ALICE: Account = DEMO_USERS[0];
 
+/** An authorization code's shape: `<user id>.<family id>.<256-bit random>` (shared/auth/grant-tokens.ts). */
+export const CODE_SHAPE = /^[0-9A-Za-z-]{1,64}\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9_-]{43}$/;
+
 /** A response as a browser sees it before following any redirect. */
 export interface Reply {
   status: number;

@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import { hashSecret, randomToken } from '#shared/auth/secrets';
+import type { AuthorizationCode } from '#shared/domain/grant';
+
+/**
+ * Codes and refresh tokens are `<user id>.<family id>.<256-bit random token>`. The ids are no
+ * secret: they name the family's item (a code is its first state) and the consent, so an exchange or
+ * a refresh reads both (and the client) in one BatchGetItem. Only the hash of the whole value is
+ * stored, in the family.
+ */
+const GRANT_TOKEN = /^([0-9A-Za-z-]{1,64})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9A-Za-z_-]{43}$/;
+
+/** The user and family a code or refresh token names, if it has the shape of one of ours. */
+export function grantTokenNames(token: string): { userId: string; familyId: string } | undefined {
+  const match = GRANT_TOKEN.exec(token);
+  return match ? { userId: match[1]!, familyId: match[2]! } : undefined;
+}
+
+/** A new code or refresh token of a family. */
+export const newGrantToken = (userId: string, familyId: string) => `${userId}.${familyId}.${randomToken()}`;
+
+/** What a code is issued for: the user, client, request and consent generation. */
+export type CodeGrant = Omit<AuthorizationCode, 'familyId' | 'codeHash' | 'status'>;
+
+/**
+ * A new authorization code for `grant`, in a new family: its value (given to the client once) and
+ * what is stored of it (pending, with the value's hash).
+ */
+export function newAuthorizationCode(grant: CodeGrant): { code: string; stored: AuthorizationCode } {
+  const familyId = randomUUID();
+  const code = newGrantToken(grant.userId, familyId);
+  return { code, stored: { ...grant, familyId, codeHash: hashSecret(code), status: 'pending' } };
+}
