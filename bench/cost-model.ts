@@ -169,8 +169,8 @@ export function parseFloor(label: string): FloorStep[] {
 
 /** Item kinds read with strong consistency by a GetItem (BatchGetItem always is: shared/data/batch-read.ts). */
 const CONSISTENT_GETS = new Set(['link', 'family']);
-/** Item kinds with a gsi1 entry: a write of one also writes the index (shared/data/keys.ts). */
-const INDEXED = new Set(['device', 'client', 'consent', 'session', 'family']);
+/** Item kinds with a gsi1 entry: a write of one also writes the index (shared/data/keys.ts; a code is its family's item). */
+const INDEXED = new Set(['device', 'client', 'consent', 'session', 'family', 'code']);
 
 /**
  * Request units of one call, on items under 4 KB (reads) and 1 KB (writes): a strongly consistent

@@ -12,7 +12,7 @@ import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 /** The kinds of items the service stores. `throttle` has no stand-in to read: a first login finds none (it writes them). */
 export type ItemKind =
   | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'link' | 'reveal' | 'throttle'
-  | 'knownBrowser' | 'mailLimit' | 'webhook' | 'delivery';
+  | 'knownBrowser' | 'mailLimit' | 'webhook' | 'delivery' | 'keySchedule';
 
 export type FloorStep =
   | { op: 'GetItem'; of: ItemKind }
@@ -108,9 +108,11 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
     gsi1pk: `DEVELOPER#${USER_ID}`, gsi1sk: `CLIENT#${STAMP}`,
   },
   consent: { userId: USER_ID, clientId: CLIENT_ID, scopes: SCOPES, grantedAt: STAMP, gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#CONSENT` },
+  // A code is its family's item, pending (shared/domain/grant.ts).
   code: {
-    clientId: CLIENT_ID, userId: USER_ID, redirectUri: 'https://dashboard.example.com/callback', scopes: SCOPES,
-    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', expiresAt: 1_800_000_000,
+    familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, redirectUri: 'https://dashboard.example.com/callback', scopes: SCOPES,
+    codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', codeHash: HASH, status: 'pending', grantGeneration: USER_ID,
+    expiresAt: 1_800_000_000, gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#${USER_ID}`,
   },
   family: {
     familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active', createdAt: STAMP, grantGeneration: USER_ID,
@@ -129,6 +131,14 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
     url: 'https://dashboard.example.com/webhooks', createdAt: '2026-01-02T03:04:05.678Z', updatedAt: '2026-01-02T03:04:05.678Z',
     secrets: [{ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6YNrJS+GaIA=', createdAt: 1_767_323_045 }],
   },
+  // The signing-key schedule (signing-key-repo.ts): two keys, as between rotations.
+  keySchedule: {
+    version: 3,
+    keys: [
+      { kid: 'b5bb9d8014a0f9b1', ref: 'arn:aws:kms:eu-west-1:123456789012:key/3f2504e0-4f89-41d3-9a0c-0305e82c3301', createdAt: 1_767_323_045, activateAt: 1_767_330_245, retireAt: 1_775_099_045 },
+      { kid: 'c7d08a1e2f3b4c5d', ref: 'arn:aws:kms:eu-west-1:123456789012:key/7c9e6679-7425-40de-944b-e07fc1f90ae7', createdAt: 1_775_091_845, activateAt: 1_775_099_045 },
+    ],
+  },
   delivery: {
     clientId: CLIENT_ID, webhookId: 'msg_mjwq8ry8c_5a4b3c2d1e0f9a8b7c6d', eventType: 'device.updated', status: 'delivered', attempts: 1,
     payload: JSON.stringify({ type: 'device.updated', timestamp: '2026-01-02T03:04:05.678Z', data: { user_id: USER_ID, device_id: USER_ID, sequence: 7, changes: { active: true } } }),
@@ -141,6 +151,8 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   device: { name: 'Living room', active: false },
   // A rotation (the larger of its two updates; a revocation sets status and expiresAt).
   family: { activeTokenHash: HASH, previousTokenHash: HASH, rotatedAt: 1_800_000_000_000, sealedSuccessor: SEALED_TOKEN },
+  // The exchange: the code becomes its family (it also removes three attributes).
+  code: { status: 'active', activeTokenHash: HASH, createdAt: STAMP },
   client: { secretHash: HASH },
   mailLimit: { sent: 2, expiresAt: 1_800_000_000 },
   webhook: { url: 'https://dashboard.example.com/webhooks', updatedAt: STAMP },

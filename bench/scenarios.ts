@@ -660,6 +660,22 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         return repeat(n, () => authEvent('POST', '/developer/apps/{client_id}/webhook/secret', { cookies, pathParameters: { client_id: clientId }, form: { csrf, confirm: 'yes' } }));
       },
     },
+    // The two webhook forms that send to the delivery queue, on the path the bench can run: an
+    // application without a webhook (the form's error page, 400). Their queued path adds an SQS
+    // SendMessage, for which floors have no step (bench/webhooks.ts measures the pipeline).
+    ...(['post-send-test-event', 'post-redeliver-event'] as const).map((fn) => ({
+      name: `${fn} (no webhook)`, fn, expectStatus: 400, floor: [step.batchGet('session', 'user', 'client', 'webhook')],
+      minReason: 'BatchGetItem(session, user, client, webhook): an application without a webhook, refused with the form',
+      events: async (n: number) => {
+        const cookies = await signedIn(aliceSession);
+        const route = ROUTES.find((r) => r.fn === fn)!;
+        // An application of Alice's of its own: the other console scenarios give hers a webhook.
+        const clientId = randomUUID();
+        await clients.createClient({ ...APP_FORM_VALUES, clientId, secretHash: hashSecret(randomToken()), developerId: alice.id, developerName: 'Alice', createdAt: formatTimestamp(new Date()), secretCreatedAt: formatTimestamp(new Date()) });
+        const pathParameters = { client_id: clientId, webhook_id: 'msg_mjwq8ry8c_5a4b3c2d1e0f9a8b7c6d' };
+        return repeat(n, () => authEvent('POST', route.path, { cookies, pathParameters, form: { csrf } }));
+      },
+    })),
     {
       name: 'post-delete-webhook', fn: 'post-delete-webhook', expectStatus: 303, floor: [step.batchGet('session', 'user', 'client', 'webhook'), step.delete('webhook')],
       minReason: 'BatchGetItem(session, user, client, webhook) + DeleteItem(webhook)',
@@ -676,7 +692,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'get-jwks', fn: 'get-jwks', expectStatus: 200, floor: [], minReason: 'public key (AWS: one KMS GetPublicKey per container)',
+      // The floor is a cold start's: the schedule is read then, and once a minute after (warm calls read nothing).
+      name: 'get-jwks', fn: 'get-jwks', expectStatus: 200, floor: [step.get('keySchedule')],
+      minReason: 'GetItem(signing-key schedule) + the public keys (AWS: one KMS GetPublicKey per key and container)',
       events: async (n) => repeat(n, () => authEvent('GET', '/.well-known/jwks.json')),
     },
     {
