@@ -297,8 +297,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         label: 'UpdateItem',
         prepare: async (n) => repeat(n, () => () => resourceDoc.send(new UpdateCommand({
           TableName: table, Key: deviceKey(alice.id, aliceDevice),
-          UpdateExpression: 'SET #f0 = :v0, #f1 = :v1', ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#f0': 'name', '#f1': 'active' }, ExpressionAttributeValues: { ':v0': 'Living room', ':v1': false },
+          // With the device's event sequence (`ADD seq`, for device.updated webhooks), as the handler sends it.
+          UpdateExpression: 'SET #f0 = :v0, #f1 = :v1 ADD seq :one', ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#f0': 'name', '#f1': 'active' }, ExpressionAttributeValues: { ':v0': 'Living room', ':v1': false, ':one': 1 },
         }))),
       },
     },
