@@ -87,7 +87,8 @@ export function createTokenService(deps: TokenServiceDeps) {
       const { code: stored, client, consent } = await deps.grants.getCodeClientAndConsent(names?.familyId, credentials.clientId, names?.userId);
       authenticateClient(client, credentials, now());
       const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
-      if (!names || !stored || stored.clientId !== credentials.clientId || stored.userId !== names.userId || !stored.codeHash || !safeEqual(stored.codeHash, codeHash)) {
+      // The hash covers the whole value, user id included: a code that names a family but is not its code matches none.
+      if (!names || !stored || stored.clientId !== credentials.clientId || !stored.codeHash || !safeEqual(stored.codeHash, codeHash)) {
         throw invalid();
       }
       if (stored.status !== 'pending') {
