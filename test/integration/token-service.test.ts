@@ -12,7 +12,7 @@ import { createLocalSigner } from '#shared/auth/local-signer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
 import { tokenEndpoint } from '#shared/auth/token-endpoint';
-import { grantTokenNames, newAuthorizationCode, type CodeGrant } from '#shared/auth/grant-tokens';
+import { grantTokenNames, newAuthorizationCode, newGrantToken, type CodeGrant } from '#shared/auth/grant-tokens';
 import { createTokenService, REFRESH_GRACE_SECONDS, type TokenResponse, type TokenService } from '#shared/auth/token-service';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
@@ -278,6 +278,35 @@ describe('token service', () => {
       await expectInvalidGrant(afterExchange);
       expect(requests.operations).toEqual(['BatchGetItemCommand']);
       expect((await itemsOf(client.clientId)).families.map((f) => f.status)).toEqual(['active']);
+      expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
+    });
+
+    it('refuses a code of our shape that names no family, as any unknown code', async () => {
+      // Prepare
+      const { credentials } = await seedCode();
+
+      // Act
+      const exchange = tokens.exchangeCode(credentials, { code: newGrantToken(randomUUID(), randomUUID()), redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectInvalidGrant(exchange);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
+    });
+
+    it('refuses a used code presented by another client of the same user, and revokes nothing of the grant it produced', async () => {
+      // Prepare: the user authorized a second application too
+      const { credentials, code, stored, issued } = await seedTokens();
+      const other = makeClient();
+      await clients.createClient(other);
+      await grants.saveConsent({ userId: stored.userId, clientId: other.clientId, scopes: stored.scopes, grantedAt: formatTimestamp(current), grantGeneration: stored.grantGeneration });
+      requests.reset();
+
+      // Act
+      const exchange = tokens.exchangeCode({ clientId: other.clientId, clientSecret: SECRET, basic: false }, { code, redirectUri: REDIRECT_URI });
+
+      // Assess
+      await expectInvalidGrant(exchange);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
       expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
     });
 
