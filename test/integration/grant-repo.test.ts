@@ -117,6 +117,19 @@ describe('grant repository', () => {
       expect(await grants.getConsent(consent.userId, consent.clientId)).toEqual(next);
     });
 
+    it('records an allow decided on a consent from before grant generations only while the stored one has none either', async () => {
+      const legacy = consentOf(randomUUID(), `client-${randomUUID()}`, undefined);
+      await grants.saveConsent(legacy);
+      const widened = { ...legacy, scopes: ['read_device', 'write_device'] };
+
+      // Decided on the legacy consent as it stands: accepted, and it keeps having no generation.
+      expect(await grants.saveConsentWithCode(widened, legacy, codeOf(widened))).toBe(true);
+      expect(await grants.getConsent(legacy.userId, legacy.clientId)).toEqual(widened);
+      // Revoked and given again since (now with a generation): the legacy decision is refused.
+      await grants.saveConsent({ ...legacy, grantGeneration: randomUUID() });
+      expect(await grants.saveConsentWithCode(widened, legacy, codeOf(widened))).toBe(false);
+    });
+
     it('answers an allow racing a revocation in flight (a transaction conflict on the consent) as changed, and passes other failures on', async () => {
       const consent = consentOf(randomUUID(), `client-${randomUUID()}`);
       const save = () => grants.saveConsentWithCode(consent, undefined, codeOf(consent));
