@@ -9,6 +9,7 @@ import type { AuthorizationCode, Consent, TokenFamily } from '#shared/domain/gra
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { countRequests } from '../support/count-requests';
+import { withFailure as injectFailure } from '../support/inject-failure';
 import { freshTable } from '../support/service';
 
 // Consents, codes and token families through the grant repository on DynamoDB Local: what each write
@@ -53,23 +54,7 @@ describe('grant repository', () => {
   }
   /** The code's exchange at `at`, its first refresh token's hash new. */
   const redeem = (code: AuthorizationCode, at = NOW, codeHash = code.codeHash) => grants.redeemCode(code.familyId, codeHash, hashSecret(randomToken()), at);
-  /** Runs `act` with `failure` thrown instead of the first `times` requests of `command`. */
-  async function withFailure<T>(command: string, failure: () => Error, act: () => Promise<T>, times = Infinity): Promise<PromiseSettledResult<T>> {
-    const name = `fail-${randomUUID()}`;
-    let failed = 0;
-    doc.middlewareStack.add((next, context) => async (args) => {
-      if (context.commandName === command && failed < times) {
-        failed++;
-        throw failure();
-      }
-      return next(args);
-    }, { step: 'initialize', name });
-    try {
-      return (await Promise.allSettled([act()]))[0];
-    } finally {
-      doc.middlewareStack.remove(name);
-    }
-  }
+  const withFailure = <T>(command: string, failure: () => Error, act: () => Promise<T>, times?: number) => injectFailure(doc, command, failure, act, times);
   const cancelled = (...codes: string[]) => () =>
     Object.assign(new Error('Transaction cancelled'), { name: 'TransactionCanceledException', CancellationReasons: codes.map((Code) => ({ Code })) });
   const elsewhere = () => createGrantRepo({ doc, table: `missing-${randomUUID()}` });

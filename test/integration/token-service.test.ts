@@ -24,6 +24,7 @@ import { AppError, InvalidClientError, InvalidGrantError, InvalidScopeError } fr
 import { toAppError } from '#shared/http/http';
 import { lambdaContext } from '#local/lambda-context';
 import { countRequests } from '../support/count-requests';
+import { withFailure as injectFailure } from '../support/inject-failure';
 import { createFakeKms } from '../support/fake-kms';
 import { freshTable } from '../support/service';
 
@@ -1343,23 +1344,7 @@ describe('token service', () => {
   });
 
   describe('the single-item family, re-measured by mutation (2026-11-23)', () => {
-    /** Runs `act` with a failure injected before each request of `command` the document client sends (`times` of them). */
-    async function withFailure<T>(command: string, failure: () => Error, act: () => Promise<T>, times = Infinity): Promise<PromiseSettledResult<T>> {
-      const name = `fail-${randomUUID()}`;
-      let failed = 0;
-      doc.middlewareStack.add((next, context) => async (args) => {
-        if (context.commandName === command && failed < times) {
-          failed++;
-          throw failure();
-        }
-        return next(args);
-      }, { step: 'initialize', name });
-      try {
-        return (await Promise.allSettled([act()]))[0];
-      } finally {
-        doc.middlewareStack.remove(name);
-      }
-    }
+    const withFailure = <T>(command: string, failure: () => Error, act: () => Promise<T>, times?: number) => injectFailure(doc, command, failure, act, times);
     const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ProvisionedThroughputExceededException' });
     const operationsOf = (name: string) => requests.operations.filter((operation) => operation === name).length;
 
