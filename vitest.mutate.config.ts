@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import base from './vitest.config.ts';
 
@@ -29,6 +30,10 @@ export default defineConfig({
     // Instrumented code runs slower, one test file at a time on a busy machine: a slow test (scrypt,
     // tens of concurrent transactions) must not fail the initial run on the clock.
     testTimeout: 120_000,
+    // The run's temporary folder inside Stryker's sandbox (vitest runs there), which Stryker removes
+    // after the run: a mutant that times out is killed before its afterAll, and Stryker ends the
+    // vitest workers without the global teardown, so a folder in the system's /tmp would stay.
+    env: { ...base.test?.env, TMPDIR: join(process.cwd(), '.tmp', `run-${process.pid}`) },
     projects: [{ ...suite, test: { ...suite.test, include: MUTATION_TESTS, exclude: [...(suite.test?.exclude ?? []), ...SOURCE_TEXT_TESTS] } }],
   },
 });
