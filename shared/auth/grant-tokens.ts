@@ -10,8 +10,14 @@ import type { AuthorizationCode } from '#shared/domain/grant';
  */
 const GRANT_TOKEN = /^([0-9A-Za-z-]{1,64})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9A-Za-z_-]{43}$/;
 
+/** What a code or refresh token names: its user and its family. */
+export interface GrantTokenNames {
+  userId: string;
+  familyId: string;
+}
+
 /** The user and family a code or refresh token names, if it has the shape of one of ours. */
-export function grantTokenNames(token: string): { userId: string; familyId: string } | undefined {
+export function grantTokenNames(token: string): GrantTokenNames | undefined {
   const match = GRANT_TOKEN.exec(token);
   return match ? { userId: match[1]!, familyId: match[2]! } : undefined;
 }

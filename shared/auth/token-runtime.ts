@@ -1,3 +1,4 @@
+import { createClientCache } from '#shared/auth/client-cache';
 import { audience, doc, grants, issuer, table } from '#shared/auth/runtime';
 import { keyringFromEnv } from '#shared/auth/signer-from-env';
 import { createTokenService } from '#shared/auth/token-service';
@@ -8,5 +9,5 @@ export const keyring = keyringFromEnv({ doc, table });
 /** Starts reading the signing-key schedule if the cached one is stale (token-endpoint.ts, prefetchSigner). */
 export const prefetchSigner = () => keyring.currentSigner();
 
-/** The token service of the token endpoint: the one function that signs. */
-export const tokens = createTokenService({ grants, signer: () => keyring.currentSigner(), issuer, audience });
+/** The token service of the token endpoint: the one function that signs, and the one that caches client items (client-cache.ts). */
+export const tokens = createTokenService({ grants, signer: () => keyring.currentSigner(), issuer, audience, clientCache: createClientCache() });

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { ACCESS_TOKEN_TTL_SECONDS, issueAccessToken } from '#shared/auth/access-token';
 import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
-import { grantTokenNames, newGrantToken } from '#shared/auth/grant-tokens';
+import type { ClientCache } from '#shared/auth/client-cache';
+import { grantTokenNames, newGrantToken, type GrantTokenNames } from '#shared/auth/grant-tokens';
 import { hashSecret, openWith, safeEqual, sealWith } from '#shared/auth/secrets';
 import type { TokenSigner } from '#shared/auth/signer';
 import { GrantWriteError, type GrantRepo, type RevocationReason } from '#shared/data/grant-repo';
 import { parseScopeString } from '#shared/domain/scopes';
+import type { Client } from '#shared/domain/client';
 import type { Consent, GrantItem, TokenFamily } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
@@ -39,6 +41,8 @@ export interface TokenServiceDeps {
   /** The clock; tests control it. */
   now?: () => Date;
   graceSeconds?: number;
+  /** Client items of the last seconds (the token endpoint's instance); without it every call reads the client. */
+  clientCache?: ClientCache;
 }
 
 export type TokenService = ReturnType<typeof createTokenService>;
@@ -62,6 +66,39 @@ export function createTokenService(deps: TokenServiceDeps) {
     }));
   }
 
+  /** Keeps what a read found of the client (nothing: a deleted client is forgotten). */
+  function cacheClient(clientId: string, client: Client | undefined): void {
+    if (client) deps.clientCache?.remember(client);
+    else deps.clientCache?.forget(clientId);
+  }
+
+  /**
+   * Reads a grant with its client and consent in one BatchGetItem, authenticates the client, and
+   * runs `grant` on what was read. The read leaves the client out when the cache has its item and
+   * the caller presents that item's current secret (client-cache.ts); a read of the client refreshes
+   * the cache. When a grant authenticated from the cache is refused, the client is read again
+   * before the answer, so that a deleted application or a secret no longer valid gets
+   * invalid_client, as without a cache.
+   */
+  async function withClient<T extends { client: Client | undefined }, R>(
+    credentials: ClientCredentials, read: (readClient: boolean) => Promise<T>, grant: (found: T) => Promise<R>,
+  ): Promise<R> {
+    const cached = deps.clientCache?.withCurrentSecret(credentials.clientId, hashSecret(credentials.clientSecret));
+    const found = await read(cached === undefined);
+    if (cached === undefined) cacheClient(credentials.clientId, found.client);
+    authenticateClient(cached ?? found.client, credentials, now());
+    try {
+      return await grant(found);
+    } catch (error) {
+      if (cached !== undefined && (error instanceof InvalidGrantError || error instanceof InvalidScopeError)) {
+        const { client } = await deps.grants.getFamilyClientAndConsent(undefined, credentials.clientId);
+        cacheClient(credentials.clientId, client);
+        authenticateClient(client, credentials, now());
+      }
+      throw error;
+    }
+  }
+
   function respond(accessToken: string, scopes: string[], refreshToken: string): TokenResponse {
     countMetric(METRIC.tokensIssued);
     return {
@@ -81,53 +118,11 @@ export function createTokenService(deps: TokenServiceDeps) {
      * nothing is written. Of concurrent exchanges each signs, one wins the write, and the others,
      * finding the code spent, revoke the family it became (a replay).
      */
-    async exchangeCode(credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
+    exchangeCode(credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string }): Promise<TokenResponse> {
       const names = grantTokenNames(form.code);
-      const codeHash = hashSecret(form.code);
-      const { code: stored, client, consent } = await deps.grants.getCodeClientAndConsent(names?.familyId, credentials.clientId, names?.userId);
-      authenticateClient(client, credentials, now());
-      const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
-      // The hash covers the whole value, user id included: a code that names a family but is not its code matches none.
-      if (!names || !stored || stored.clientId !== credentials.clientId || !stored.codeHash || !safeEqual(stored.codeHash, codeHash)) {
-        throw invalid();
-      }
-      if (stored.status !== 'pending') {
-        // RFC 6749 §4.1.2: a replayed code revokes what it produced (the family keeps the code's hash).
-        if (stored.status === 'active') await revokeFamily(deps.grants, stored.familyId, now(), 'code_replay');
-        throw invalid();
-      }
-      const code = live(stored);
-      if (!code) throw invalid();
-      if (form.redirectUri !== code.redirectUri) {
-        throw new InvalidGrantError('redirect_uri does not match the authorization request.');
-      }
-      if (code.codeChallenge !== undefined || form.codeVerifier !== undefined) {
-        if (code.codeChallenge === undefined || form.codeVerifier === undefined || !CODE_VERIFIER.test(form.codeVerifier)
-          || !safeEqual(createHash('sha256').update(form.codeVerifier).digest('base64url'), code.codeChallenge)) {
-          throw new InvalidGrantError('PKCE verification failed.');
-        }
-      }
-      // The user revoked the application (or authorized it again) since the code was issued.
-      if (!consentStands(consent, code)) throw invalid();
-
-      const accessToken = await signAccessToken(code.userId, code.clientId, code.scopes);
-      const refreshToken = newGrantToken(code.userId, code.familyId);
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await deps.grants.redeemCode(code.familyId, codeHash, hashSecret(refreshToken), now());
-          return respond(accessToken, code.scopes, refreshToken);
-        } catch (error) {
-          if (!(error instanceof GrantWriteError)) throw error;
-          if (error.reason === 'code_used') {
-            // Another exchange of the same code won since the read (a replay: its family is revoked),
-            // or a revocation ended the code, or it expired (revoking it then changes nothing).
-            await revokeFamily(deps.grants, code.familyId, now(), 'code_replay');
-            throw invalid();
-          }
-          if (attempt >= REDEMPTION_ATTEMPTS) throw error;
-          await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
-        }
-      }
+      return withClient(credentials,
+        (readClient) => deps.grants.getCodeClientAndConsent(names?.familyId, credentials.clientId, names?.userId, readClient),
+        ({ code, consent }) => redeem(credentials, form, names, code, consent));
     },
 
     /**
@@ -138,55 +133,113 @@ export function createTokenService(deps: TokenServiceDeps) {
      * is reuse and revokes the family. The access token is signed before the rotation is written (and
      * only once, however many attempts a race takes): if signing fails, nothing is.
      */
-    async refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
+    refresh(credentials: ClientCredentials, form: { refreshToken: string; scope?: string }): Promise<TokenResponse> {
       const names = grantTokenNames(form.refreshToken);
-      const presentedHash = hashSecret(form.refreshToken);
-      const { family: stored, client, consent } = await deps.grants.getFamilyClientAndConsent(names?.familyId, credentials.clientId, names?.userId);
-      authenticateClient(client, credentials, now());
-      const invalid = () => new InvalidGrantError('The refresh token is invalid or has been revoked.');
-      // A revoked family past its TTL (REVOKED_GRANT_SECONDS) is unknown: refused, and nothing else.
-      const first = live(stored);
-      if (!names || !first || first.clientId !== credentials.clientId || first.userId !== names.userId) throw invalid();
-      const scopes = narrowScopes(first.scopes, form.scope);
-
-      // Every attempt acts for the same user, client and scopes: one token serves them all.
-      let accessToken: Promise<string> | undefined;
-      const signOnce = () => (accessToken ??= signAccessToken(first.userId, first.clientId, scopes));
-
-      let family: GrantItem | undefined = first;
-      for (let attempt = 0; attempt < ROTATION_ATTEMPTS && family?.status === 'active'; attempt++) {
-        if (!consentStands(consent, family)) {
-          // The user revoked the application (or authorized it again) and the revocation's Query
-          // missed this family (index lag): it ends here, with its TTL.
-          await revokeFamily(deps.grants, family.familyId, now(), 'user_revoked');
-          throw invalid();
-        }
-        if (family.activeTokenHash === presentedHash) {
-          const signed = await signOnce();
-          const next = newGrantToken(family.userId, family.familyId);
-          try {
-            await deps.grants.rotateRefreshToken(family.familyId, presentedHash, hashSecret(next), sealWith(form.refreshToken, next), now().getTime());
-            return respond(signed, scopes, next);
-          } catch (error) {
-            if (!(error instanceof GrantWriteError)) throw error;
-            // Lost a race with a concurrent rotation of the same token (or a revocation): look again.
-            if (error.reason === 'conflict') await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
-            family = await deps.grants.getFamily(family.familyId);
-            continue;
-          }
-        }
-        const successor = graceSuccessor(family, presentedHash, form.refreshToken);
-        if (successor) return respond(await signOnce(), scopes, successor);
-        // Reuse: a token of this family that is neither current nor a retry within the grace window.
-        countMetric(METRIC.refreshTokenReuse);
-        await revokeFamily(deps.grants, family.familyId, now(), 'refresh_token_reuse');
-        throw invalid();
-      }
-      throw invalid();
+      return withClient(credentials,
+        (readClient) => deps.grants.getFamilyClientAndConsent(names?.familyId, credentials.clientId, names?.userId, readClient),
+        ({ family, consent }) => rotate(credentials, form, names, family, consent));
     },
 
     revoke: (credentials: ClientCredentials, token: string) => revokeToken(deps.grants, credentials, token, now()),
   };
+
+  /** The code exchange once the client is authenticated: `stored` and `consent` as read with it. */
+  async function redeem(
+    credentials: ClientCredentials, form: { code: string; redirectUri: string; codeVerifier?: string },
+    names: GrantTokenNames | undefined, stored: GrantItem | undefined, consent: Consent | undefined,
+  ): Promise<TokenResponse> {
+    const codeHash = hashSecret(form.code);
+    const invalid = () => new InvalidGrantError('The authorization code is invalid, expired or already used.');
+    // The hash covers the whole value, user id included: a code that names a family but is not its code matches none.
+    if (!names || !stored || stored.clientId !== credentials.clientId || !stored.codeHash || !safeEqual(stored.codeHash, codeHash)) {
+      throw invalid();
+    }
+    if (stored.status !== 'pending') {
+      // RFC 6749 §4.1.2: a replayed code revokes what it produced (the family keeps the code's hash).
+      if (stored.status === 'active') await revokeFamily(deps.grants, stored.familyId, now(), 'code_replay');
+      throw invalid();
+    }
+    const code = live(stored);
+    if (!code) throw invalid();
+    if (form.redirectUri !== code.redirectUri) {
+      throw new InvalidGrantError('redirect_uri does not match the authorization request.');
+    }
+    if (code.codeChallenge !== undefined || form.codeVerifier !== undefined) {
+      if (code.codeChallenge === undefined || form.codeVerifier === undefined || !CODE_VERIFIER.test(form.codeVerifier)
+        || !safeEqual(createHash('sha256').update(form.codeVerifier).digest('base64url'), code.codeChallenge)) {
+        throw new InvalidGrantError('PKCE verification failed.');
+      }
+    }
+    // The user revoked the application (or authorized it again) since the code was issued.
+    if (!consentStands(consent, code)) throw invalid();
+
+    const accessToken = await signAccessToken(code.userId, code.clientId, code.scopes);
+    const refreshToken = newGrantToken(code.userId, code.familyId);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deps.grants.redeemCode(code.familyId, codeHash, hashSecret(refreshToken), now());
+        return respond(accessToken, code.scopes, refreshToken);
+      } catch (error) {
+        if (!(error instanceof GrantWriteError)) throw error;
+        if (error.reason === 'code_used') {
+          // Another exchange of the same code won since the read (a replay: its family is revoked),
+          // or a revocation ended the code, or it expired (revoking it then changes nothing).
+          await revokeFamily(deps.grants, code.familyId, now(), 'code_replay');
+          throw invalid();
+        }
+        if (attempt >= REDEMPTION_ATTEMPTS) throw error;
+        await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
+      }
+    }
+  }
+
+  /** The rotation once the client is authenticated: `stored` and `consent` as read with it. */
+  async function rotate(
+    credentials: ClientCredentials, form: { refreshToken: string; scope?: string },
+    names: GrantTokenNames | undefined, stored: GrantItem | undefined, consent: Consent | undefined,
+  ): Promise<TokenResponse> {
+    const presentedHash = hashSecret(form.refreshToken);
+    const invalid = () => new InvalidGrantError('The refresh token is invalid or has been revoked.');
+    // A revoked family past its TTL (REVOKED_GRANT_SECONDS) is unknown: refused, and nothing else.
+    const first = live(stored);
+    if (!names || !first || first.clientId !== credentials.clientId || first.userId !== names.userId) throw invalid();
+    const scopes = narrowScopes(first.scopes, form.scope);
+
+    // Every attempt acts for the same user, client and scopes: one token serves them all.
+    let accessToken: Promise<string> | undefined;
+    const signOnce = () => (accessToken ??= signAccessToken(first.userId, first.clientId, scopes));
+
+    let family: GrantItem | undefined = first;
+    for (let attempt = 0; attempt < ROTATION_ATTEMPTS && family?.status === 'active'; attempt++) {
+      if (!consentStands(consent, family)) {
+        // The user revoked the application (or authorized it again) and the revocation's Query
+        // missed this family (index lag): it ends here, with its TTL.
+        await revokeFamily(deps.grants, family.familyId, now(), 'user_revoked');
+        throw invalid();
+      }
+      if (family.activeTokenHash === presentedHash) {
+        const signed = await signOnce();
+        const next = newGrantToken(family.userId, family.familyId);
+        try {
+          await deps.grants.rotateRefreshToken(family.familyId, presentedHash, hashSecret(next), sealWith(form.refreshToken, next), now().getTime());
+          return respond(signed, scopes, next);
+        } catch (error) {
+          if (!(error instanceof GrantWriteError)) throw error;
+          // Lost a race with a concurrent rotation of the same token (or a revocation): look again.
+          if (error.reason === 'conflict') await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+          family = await deps.grants.getFamily(family.familyId);
+          continue;
+        }
+      }
+      const successor = graceSuccessor(family, presentedHash, form.refreshToken);
+      if (successor) return respond(await signOnce(), scopes, successor);
+      // Reuse: a token of this family that is neither current nor a retry within the grace window.
+      countMetric(METRIC.refreshTokenReuse);
+      await revokeFamily(deps.grants, family.familyId, now(), 'refresh_token_reuse');
+      throw invalid();
+    }
+    throw invalid();
+  }
 
   /**
    * The successor a retry within the grace window gets again: the presented token is the one the

@@ -69,9 +69,11 @@ export function consentRead(userId: string | undefined, clientId: string | undef
 export function createGrantRepo({ doc, table }: RepoDeps) {
   const { getItems: batchGet } = createBatchReader({ doc, table });
   /** The client, the family (or code) `familyId` names, and the user's consent to the client: one BatchGetItem. */
-  async function readGrant(familyId: string | undefined, clientId: string, userId: string | undefined) {
-    const keys = [clientKey(clientId), ...(familyId ? [familyKey(familyId)] : []), ...(familyId && userId ? [consentKey(userId, clientId)] : [])];
-    const [client, family, consent] = await batchGet(keys);
+  async function readGrant(familyId: string | undefined, clientId: string, userId: string | undefined, readClient: boolean) {
+    const keys = [...(readClient ? [clientKey(clientId)] : []), ...(familyId ? [familyKey(familyId)] : []), ...(familyId && userId ? [consentKey(userId, clientId)] : [])];
+    const items = await batchGet(keys);
+    const client = readClient ? items.shift() : undefined;
+    const [family, consent] = items;
     return { client: client && fromItem<Client>(client), family, consent: consent && fromItem<Consent>(consent) };
   }
   /**
@@ -180,21 +182,23 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 
     /**
      * What a code exchange needs, in one BatchGetItem (consistent): the item a code names (the code,
-     * or the family it became), the client, and the user's consent to it. Without a family id only
-     * the client is read (a code that is not one of ours).
+     * or the family it became), the client (unless `readClient` is false: the caller has it), and the
+     * user's consent to it. Without a family id only the client is read (a code that is not one of
+     * ours); nothing at all without the client either.
      */
-    async getCodeClientAndConsent(familyId: string | undefined, clientId: string, userId: string | undefined) {
-      const { client, family, consent } = await readGrant(familyId, clientId, userId);
+    async getCodeClientAndConsent(familyId: string | undefined, clientId: string, userId: string | undefined, readClient = true) {
+      const { client, family, consent } = await readGrant(familyId, clientId, userId, readClient);
       return { client, consent, code: family && fromItem<GrantItem>(family) };
     },
 
     /**
      * What a refresh needs, in one BatchGetItem (consistent): the family a refresh token names, the
-     * client, and the user's consent to it. Without a family id only the client is read (a token that
-     * is not one of ours); without a user id, no consent (a revocation does not need it).
+     * client (unless `readClient` is false: the caller has it), and the user's consent to it. Without
+     * a family id only the client is read (a token that is not one of ours); without a user id, no
+     * consent (a revocation does not need it).
      */
-    async getFamilyClientAndConsent(familyId: string | undefined, clientId: string, userId?: string) {
-      const { client, family, consent } = await readGrant(familyId, clientId, userId);
+    async getFamilyClientAndConsent(familyId: string | undefined, clientId: string, userId?: string, readClient = true) {
+      const { client, family, consent } = await readGrant(familyId, clientId, userId, readClient);
       return { client, consent, family: family && fromItem<GrantItem>(family) };
     },
 

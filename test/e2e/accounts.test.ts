@@ -714,6 +714,10 @@ describe('accounts and developer console over HTTP', () => {
       const withinOverlap = await refresh(app, tokens.refresh_token);
       // Now 7 days and a minute ago: it is past.
       await repos.clients.updateClient(account.user.id, app.clientId, { secretCreatedAt: at(7 * 24 * 3600 * 1000 + 60_000) });
+      // The token endpoint read the application before the rotation, seconds ago in fact, and trusts
+      // that item for 5 s for callers presenting its current secret, the first (client-cache.ts). A
+      // call with the second secret, as the app's next deployment makes, has it read again.
+      expect(await refresh(second, 'not-a-refresh-token')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
       const pastOverlap = await refresh(app, withinOverlap.body.refresh_token!);
       const pastRevocation = await tokenRequest(app, { token: withinOverlap.body.refresh_token! }, { path: '/oauth/revoke' });
       const pageAfter = await b.get(`/developer/apps/${app.clientId}`);
