@@ -13,6 +13,9 @@ export const FLOOR_NAME = 'floor';
 export const FLOOR_ENTRY = 'bench/baseline/floor.ts';
 /** The floor's `zxcvbn` step runs the same estimator file the functions load on first use. */
 export const FLOOR_LAZY_MODULES = [PASSWORD_STRENGTH_ENTRY];
+/** The floor with the SQS client library in its bundle: for floors with the `queueClient` step. */
+export const FLOOR_QUEUE_NAME = 'floor-queue';
+export const FLOOR_QUEUE_ENTRY = 'bench/baseline/floor-queue.ts';
 
 /**
  * The esbuild options the CDK stack uses, for esbuild's JavaScript API. NodejsFunction runs the

@@ -30,7 +30,16 @@ export type FloorStep =
   /** The answer leaves no sooner than `ms` after the call began (the work runs meanwhile). */
   | { op: 'wait'; ms: number }
   /** One password strength estimate (zxcvbn with its dictionaries, loaded on first use as the functions do). */
-  | { op: 'zxcvbn' };
+  | { op: 'zxcvbn' }
+  /** One e-mail sent (locally a file in the outbox, as the functions' mailer writes it; in AWS an SES request). */
+  | { op: 'mail' }
+  /** Checking that a webhook URL's IP literal is a public address (parsing it). */
+  | { op: 'addressCheck' }
+  /**
+   * The SQS client library in the bundle, as a function that queues webhook deliveries carries it
+   * (no client, no request): the floor runs as the floor-queue bundle (bench/baseline/floor-queue.ts).
+   */
+  | { op: 'queueClient' };
 
 /** Floor steps, as scenarios write them. */
 export const step = {
@@ -45,16 +54,31 @@ export const step = {
   sign: (): FloorStep => ({ op: 'sign' }),
   wait: (ms: number): FloorStep => ({ op: 'wait', ms }),
   zxcvbn: (): FloorStep => ({ op: 'zxcvbn' }),
+  mail: (): FloorStep => ({ op: 'mail' }),
+  addressCheck: (): FloorStep => ({ op: 'addressCheck' }),
+  queueClient: (): FloorStep => ({ op: 'queueClient' }),
 };
+
+/** Steps that are not DynamoDB requests. */
+const NOT_REQUESTS = new Set<FloorStep['op']>(['scrypt', 'sign', 'wait', 'zxcvbn', 'mail', 'addressCheck', 'queueClient']);
 
 /** shared/auth/password.ts's parameters, written out: the floor imports nothing of the service. */
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 } as const;
+
+/** A confirmation e-mail as the service words it (shared/auth/accounts.ts), link included. */
+const MAIL = {
+  to: 'camille.roux@example.com',
+  subject: 'Confirm your e-mail address',
+  text: `Hello Camille,\n\nConfirm your e-mail address by opening this link within 24 hours:\nhttps://auth.example.com/confirm-email?token=${'x'.repeat(43)}\n\nIf you did not create an account, ignore this message.\n`,
+};
+/** The IPv6 literal of the benchmark's webhook URL (bench/scenarios.ts): a public address, checked without DNS. */
+export const BENCH_WEBHOOK_ADDRESS = '2606:2800:21f:cb07:6820:80da:af6b:8b2c';
 
 /** About the length of an access token's signing input (base64url header and claims). */
 const ACCESS_TOKEN_SIGNING_INPUT_BYTES = 420;
 
 /** DynamoDB requests of a floor (scrypt, signature and wait are not DynamoDB requests). */
-export const floorRequests = (steps: readonly FloorStep[]) => steps.filter((s) => s.op !== 'scrypt' && s.op !== 'sign' && s.op !== 'wait' && s.op !== 'zxcvbn').length;
+export const floorRequests = (steps: readonly FloorStep[]) => steps.filter((s) => !NOT_REQUESTS.has(s.op)).length;
 
 /** E.g. `BatchGetItem(session, user) + Query(gsi1: client ×2)`; `none` for an empty floor. */
 export function floorLabel(steps: readonly FloorStep[]): string {
@@ -74,6 +98,12 @@ export function floorLabel(steps: readonly FloorStep[]): string {
         return `wait ${s.ms} ms`;
       case 'zxcvbn':
         return 'zxcvbn';
+      case 'mail':
+        return 'e-mail';
+      case 'addressCheck':
+        return 'address check';
+      case 'queueClient':
+        return 'SQS client';
       default:
         return `${s.op}(${s.of})`;
     }
@@ -203,6 +233,12 @@ export function createFloors(doc: DynamoDBDocumentClient, table: string) {
         return { op: 'scrypt', password: 'correct horse battery staple', salt: randomUUID(), ...SCRYPT };
       case 'wait':
         return { op: 'wait', ms: s.ms };
+      case 'mail':
+        return { op: 'mail', name: `floor-${randomUUID()}`, message: MAIL };
+      case 'addressCheck':
+        return { op: 'addressCheck', address: BENCH_WEBHOOK_ADDRESS };
+      case 'queueClient':
+        return { op: 'queueClient' };
       case 'zxcvbn':
         return { op: 'zxcvbn', password: 'correct horse battery staple', userInputs: ['camille.roux@example.com', 'camille.roux', 'camille', 'roux'] };
     }

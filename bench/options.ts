@@ -1,4 +1,5 @@
 import { parseCommandLine } from '#local/cli';
+import type { PeerOptions } from './peer/compare.ts';
 
 /** How much each phase measures. `--quick` runs the same code with small counts (CI). */
 export interface BenchOptions {
@@ -28,7 +29,7 @@ export interface BenchOptions {
   /** `--peer`: only the comparison with the peer (oidc-provider); the full and quick runs include it too. */
   peerOnly: boolean;
   /** Ours against the peer: calls per server per round, alternating rounds, warm-up calls, concurrent clients. */
-  peer: { calls: number; rounds: number; warmup: number; concurrency: readonly number[] };
+  peer: PeerOptions;
 }
 
 export const BENCH_USAGE = `Usage: npm run bench [-- --quick] [--informational] [--peer]
@@ -53,13 +54,15 @@ export function parseOptions(argv: string[]): BenchOptions {
         quick, informational, coldRuns: 3, warmupCalls: 20, warmCalls: 100, warmCallsBudgeted: 100, warmSecondsCap: 3,
         throughputCalls: 40, concurrency: [1, 8], clientAuthIterations: 20_000, signIterations: 20,
         // A tiny peer round: it shows the comparison still runs (CI), in about half a minute.
-        peerOnly, peer: { calls: 30, rounds: 2, warmup: 10, concurrency: [2, 16] },
+        peerOnly, peer: { calls: 30, rounds: 2, warmup: 10, initialWarmup: 0, concurrency: [2, 16] },
       }
     : {
-        quick, informational, coldRuns: 21, warmupCalls: 200, warmCalls: 2000, warmCallsBudgeted: 10_000, warmSecondsCap: 30,
+        quick, informational, coldRuns: 31, warmupCalls: 200, warmCalls: 2000, warmCallsBudgeted: 10_000, warmSecondsCap: 30,
         throughputCalls: 1000, concurrency: [1, 4, 16], clientAuthIterations: 200_000, signIterations: 500,
-        // The warm-up is a round's worth per server and scenario: with 50 calls, DynamoDB Local (Java)
-        // was still compiling the first scenario's request paths, and its first rounds ran at half speed.
-        peerOnly, peer: { calls: 400, rounds: 4, warmup: 400, concurrency: [2, 16] },
+        // The warm-up is a round's worth per server and scenario, after 3,000 calls of each grant per
+        // server: with 50 and then 400 calls, DynamoDB Local (Java) was still compiling the request paths
+        // and the first scenario's rounds ran at half the speed of its last. Eight rounds: the rounds
+        // of one scenario and server still differ by up to 1.5× on this machine.
+        peerOnly, peer: { calls: 400, rounds: 8, warmup: 400, initialWarmup: 3000, concurrency: [2, 16] },
       };
 }

@@ -1,9 +1,12 @@
 import { createPrivateKey, scrypt, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
 import {
   BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { ENV } from '#shared/config';
+import { ENV, MAIL_ENV } from '#shared/config';
 import { doc, table } from './handler.ts';
 
 // The physical floor of a function's cold start: the baseline's document client (handler.ts), in
@@ -33,6 +36,15 @@ export type FloorRequest =
    * in AWS a KMS Sign request, locally the key file of LOCAL_SIGNING_KEY_FILE, read and parsed here.
    */
   | { op: 'sign'; bytes: number }
+  /**
+   * One e-mail sent: in AWS an SES request; locally, as the functions' outbox mailer does, one JSON
+   * file of the stored message (id, time, message) in the outbox folder, created if need be.
+   */
+  | { op: 'mail'; name: string; message: { to: string; subject: string; text: string } }
+  /** The check that a webhook URL's IP literal is a public address: parsing it (node:net's isIP). */
+  | { op: 'addressCheck'; address: string }
+  /** The SQS client library, loaded with the bundle (floor-queue.ts): this step only selects that bundle. */
+  | { op: 'queueClient' }
   /** The answer leaves no sooner than `ms` after the call began; the steps after it run meanwhile. */
   | { op: 'wait'; ms: number }
   /**
@@ -91,6 +103,16 @@ async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown
       const key = createPrivateKey(readFileSync(process.env[ENV.localSigningKeyFile] ?? '', 'utf8'));
       return sign('sha256', Buffer.alloc(step.bytes, 'a'), key);
     }
+    case 'mail': {
+      const dir = process.env[MAIL_ENV.outboxDir] ?? '';
+      await mkdir(dir, { recursive: true });
+      const stored = { id: step.name, sentAt: new Date().toISOString(), ...step.message };
+      return writeFile(join(dir, `${step.name}.json`), `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+    }
+    case 'addressCheck':
+      return isIP(step.address);
+    case 'queueClient':
+      return undefined;
     case 'zxcvbn': {
       const estimator = (await import(new URL('./password-strength.mjs', import.meta.url).href)) as { estimateStrength: (password: string, userInputs: string[]) => unknown };
       return estimator.estimateStrength(step.password, step.userInputs);

@@ -16,10 +16,15 @@ export type Grant = 'refresh_token' | 'authorization_code';
 export const GRANTS: readonly Grant[] = ['refresh_token', 'authorization_code'];
 
 export interface PeerOptions {
-  /** Calls per server per round, rounds per (grant, concurrency), and the warm-up calls per server. */
+  /** Calls per server per round, rounds per (grant, concurrency), and the warm-up calls per server and scenario. */
   calls: number;
   rounds: number;
   warmup: number;
+  /**
+   * Calls per server and grant before the first scenario, at the highest concurrency: DynamoDB Local
+   * (Java) reaches its steady speed only after a few thousand requests of each kind.
+   */
+  initialWarmup: number;
   concurrency: readonly number[];
 }
 
@@ -99,6 +104,12 @@ export async function comparePeer(environment: PeerEnvironment, options: PeerOpt
     const [ours, peer] = servers as [RunningServer, RunningServer];
     const scenarios: PeerScenario[] = [];
     const samples: PeerComparison['samples'] = [];
+    if (options.initialWarmup > 0) {
+      progress(`peer: warming up (${options.initialWarmup} calls of each grant per server)`);
+      for (const grant of GRANTS) {
+        for (const server of [ours, peer]) await runRound(server, grant, options.initialWarmup, Math.max(...options.concurrency), environment.dynamodbPid);
+      }
+    }
     for (const grant of GRANTS) {
       for (const concurrency of options.concurrency) {
         progress(`peer: ${grant} at ${concurrency} concurrent clients (${options.rounds} rounds of ${options.calls} calls each)`);
