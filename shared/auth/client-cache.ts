@@ -29,15 +29,12 @@ export function createClientCache(options: { now?: () => number; ttlSeconds?: nu
   return {
     /** The cached item of `clientId` if it is fresh and `secretHash` is its current secret's hash (constant-time comparison). */
     withCurrentSecret(clientId: string, secretHash: string): Client | undefined {
+      // An expired item stays until replaced or evicted: the oldest go first, and no read answers with one.
       const entry = entries.get(clientId);
-      if (!entry) return undefined;
-      if (entry.until <= now()) {
-        entries.delete(clientId);
-        return undefined;
-      }
+      if (!entry || entry.until <= now()) return undefined;
       return safeEqual(secretHash, entry.client.secretHash) ? entry.client : undefined;
     },
-    /** Keeps an item just read (strongly consistent) for CLIENT_CACHE_SECONDS. */
+    /** Keeps an item just read (strongly consistent) for CLIENT_CACHE_SECONDS, as the newest (replacing one evicts no other). */
     remember(client: Client): void {
       entries.delete(client.clientId);
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);

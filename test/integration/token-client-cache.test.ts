@@ -222,4 +222,14 @@ describe('client cache', () => {
     expect(cache.withCurrentSecret('a', hashSecret(SECRET))).toBeUndefined();
     expect(cache.withCurrentSecret('c', hashSecret(SECRET))).toBeUndefined();
   });
+
+  it('replaces a full cache\'s item without evicting another', () => {
+    const cache = createClientCache({ now: () => 0, maxEntries: 2 });
+    cache.remember(client('a'));
+    cache.remember(client('b'));
+    cache.remember(client('b', NEW_SECRET));
+
+    expect(cache.withCurrentSecret('a', hashSecret(SECRET))?.clientId).toBe('a');
+    expect(cache.withCurrentSecret('b', hashSecret(NEW_SECRET))?.clientId).toBe('b');
+  });
 });
