@@ -10,6 +10,7 @@ import { CLIENT_CACHE_SECONDS, createClientCache } from '#shared/auth/client-cac
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { hashSecret } from '#shared/auth/secrets';
+import { SigningUnavailableError } from '#shared/auth/signer';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
@@ -164,6 +165,25 @@ describe('token service with the client cache', () => {
     expect(withinWindow.refresh_token).toEqual(expect.any(String));
     expect(afterWindow).toBe('invalid_client');
     expect(clientRead(client)).toEqual([false, true]);
+  });
+
+  it('does not read the client again when a grant authenticated from the cache fails otherwise (signing unavailable: 503)', async () => {
+    // Prepare: a token service whose signer is down, with the client's item kept
+    const { client, credentials, refreshToken } = await seedTokens();
+    const cache = createClientCache({ now: () => cacheNow });
+    cache.remember((await clients.getClient(client.clientId))!);
+    const down = createTokenService({
+      grants, issuer: 'https://auth.example.test', audience: 'https://api.example.test', now: () => START, clientCache: cache,
+      signer: () => Promise.reject(new SigningUnavailableError(new Error('KMS throttled'))),
+    });
+    batchReads.length = 0;
+
+    // Act
+    const failure = await down.refresh(credentials, { refreshToken }).then(() => undefined, (error: unknown) => error);
+
+    // Assess: one read, of the family and the consent
+    expect(failure).toBeInstanceOf(SigningUnavailableError);
+    expect(batchReads).toEqual([[expect.stringMatching(/^FAMILY#/), expect.any(String)]]);
   });
 
   it('answers invalid_client for a deleted application whose item is cached: a refused grant reads the client again', async () => {
