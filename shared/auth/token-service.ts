@@ -113,7 +113,7 @@ export function createTokenService(deps: TokenServiceDeps) {
   return {
     /**
      * grant_type=authorization_code. Two DynamoDB requests: BatchGetItem of the code (in its family's
-     * item), the client and the consent; UpdateItem that makes the code its family, on condition that
+     * item), the client (unless withClient has it) and the consent; UpdateItem that makes the code its family, on condition that
      * it is still pending. The access token is signed before the code is spent: if signing fails,
      * nothing is written. Of concurrent exchanges each signs, one wins the write, and the others,
      * finding the code spent, revoke the family it became (a replay).
@@ -127,7 +127,7 @@ export function createTokenService(deps: TokenServiceDeps) {
 
     /**
      * grant_type=refresh_token: rotates the token (two DynamoDB requests: BatchGetItem of the family,
-     * the client and the consent; UpdateItem of the family, on condition that the presented token is
+     * the client (unless withClient has it) and the consent; UpdateItem of the family, on condition that the presented token is
      * still its current one). The previous token, presented again within the grace window while its
      * successor is unused, gets that same successor; any other token of the family presented again
      * is reuse and revokes the family. The access token is signed before the rotation is written (and
