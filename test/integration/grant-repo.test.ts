@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createGrantRepo, GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
-import { familyKey } from '#shared/data/keys';
+import { clientKey, familyKey } from '#shared/data/keys';
 import type { AuthorizationCode, Consent, TokenFamily } from '#shared/domain/grant';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
@@ -79,6 +79,24 @@ describe('grant repository', () => {
       expect(await grants.saveConsentWithCode(consent, undefined, code)).toBe(true);
 
       expect(await grants.getCodeClientAndConsent(code.familyId, consent.clientId, consent.userId)).toEqual({ client: undefined, consent, code });
+    });
+
+    it('reads the client with a code or family unless told not to (the token endpoint has it: client-cache.ts)', async () => {
+      const consent = consentOf(randomUUID(), `client-${randomUUID()}`);
+      const code = codeOf(consent);
+      await grants.saveConsentWithCode(consent, undefined, code);
+      const client = { ...clientKey(consent.clientId), clientId: consent.clientId, secretHash: hashSecret(randomToken()) };
+      await doc.send(new PutCommand({ TableName: table, Item: client }));
+
+      const byDefault = await grants.getCodeClientAndConsent(code.familyId, consent.clientId, consent.userId);
+      const without = await grants.getCodeClientAndConsent(code.familyId, consent.clientId, consent.userId, false);
+      const familyByDefault = await grants.getFamilyClientAndConsent(code.familyId, consent.clientId, consent.userId);
+      const familyWithout = await grants.getFamilyClientAndConsent(code.familyId, consent.clientId, consent.userId, false);
+
+      expect(byDefault).toEqual({ client: { clientId: consent.clientId, secretHash: client.secretHash }, consent, code });
+      expect(without).toEqual({ client: undefined, consent, code });
+      expect(familyByDefault.client?.clientId).toBe(consent.clientId);
+      expect(familyWithout).toEqual({ client: undefined, consent, family: code });
     });
 
     it('refuses an allow decided on a consent that a revocation (or another allow) changed since, and writes neither consent nor code', async () => {
