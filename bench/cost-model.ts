@@ -349,8 +349,10 @@ export function bindingLimits(measured: readonly Measured[], usage = USAGE): Bin
   const of = (scenario: string) => perUser[scenario] ?? 0;
   const total = Object.values(perUser).reduce((a, b) => a + b, 0);
   const tokens = of('post-token (refresh)') + of('post-token (code)');
-  const concurrency = measured.reduce((sum, m) => sum + of(m.scenario) * perCall(m).awsMs / 1000, 0);
-  const tokenConcurrency = measured.filter((m) => m.fn === 'post-token').reduce((sum, m) => sum + of(m.scenario) * perCall(m).awsMs / 1000, 0);
+  /** Lambda instances busy per user at the peak: calls per second × seconds per call. */
+  const concurrencyOf = (scenarios: readonly Measured[]) => scenarios.reduce((sum, m) => sum + of(m.scenario) * perCall(m).awsMs / 1000, 0);
+  const concurrency = concurrencyOf(measured);
+  const tokenConcurrency = concurrencyOf(measured.filter((m) => m.fn === 'post-token'));
   const mailsPerDay = (usage.signUpShare + usage.resendShare + usage.resetShare) / usage.daysPerMonth;
   const list: Binding[] = [
     { limit: 'Route throttle `resource-read` (`GET /devices`)', quota: `${n(THROTTLES['resource-read'].rateLimit)}/s per route key`,

@@ -12,7 +12,7 @@ import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionNa
 import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_LAZY_MODULES, FLOOR_NAME, FLOOR_QUEUE_ENTRY, FLOOR_QUEUE_NAME, OUT_DIR, ROOT } from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
 import { bundleOldPath, checkOldPathBundles, oldPathName, oldPathTargets, OLD_PATH_SUBJECTS, renderOldPath, summarizeOldPath, type OldPathSection } from './cold-start-old-path.ts';
-import { createFloors, floorLabel, floorRequests } from './floors.ts';
+import { createFloors, floorLabel, floorRequests, type FloorStep } from './floors.ts';
 import { parseOptions } from './options.ts';
 import { BUDGETS, check, fmt, outcome, table, verdict, type BudgetCheck } from './report.ts';
 import { median, round } from './stats.ts';
@@ -141,7 +141,7 @@ async function main(): Promise<BudgetCheck[]> {
   const baselineBytes = bundles.get(BASELINE_NAME)!.bytes;
   const floorBundle = bundles.get(FLOOR_NAME)!;
   /** The floor bundle a floor runs as: with the SQS client library for a floor with the `queueClient` step. */
-  const floorBundleOf = (steps: readonly { op: string }[]) => bundles.get(steps.some((s) => s.op === 'queueClient') ? FLOOR_QUEUE_NAME : FLOOR_NAME)!;
+  const floorBundleOf = (steps: readonly FloorStep[]) => bundles.get(steps.some((s) => s.op === 'queueClient') ? FLOOR_QUEUE_NAME : FLOOR_NAME)!;
 
   progress('starting DynamoDB Local');
   ddb = await startDynamoDbLocal();

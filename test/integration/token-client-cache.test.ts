@@ -18,6 +18,7 @@ import { clientKey } from '#shared/data/keys';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidClientError } from '#shared/errors';
+import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
 
 // The token endpoint's cache of client items (shared/auth/client-cache.ts; docs/design.md, "Client
@@ -38,8 +39,11 @@ describe('token service with the client cache', () => {
   let keyDir: string;
   let tokens: TokenService;
   let cacheNow: number;
-  /** The partition keys of each BatchGetItem sent, in order. */
-  const batchReads: string[][] = [];
+  let requests: ReturnType<typeof countRequests>;
+  /** The partition keys of each BatchGetItem sent since the last reset, in order. */
+  const batchReads = () => requests.operations.flatMap((operation, i) => (operation.startsWith('BatchGet')
+    ? [(requests.inputs[i] as { RequestItems: Record<string, { Keys: { pk: string }[] }> }).RequestItems[table]!.Keys.map((key) => key.pk)]
+    : []));
 
   beforeAll(async () => {
     ({ doc, table } = await freshTable());
@@ -51,21 +55,16 @@ describe('token service with the client cache', () => {
       grants, signer: Promise.resolve(signer), issuer: 'https://auth.example.test', audience: 'https://api.example.test',
       now: () => START, clientCache: createClientCache({ now: () => cacheNow }),
     });
-    doc.middlewareStack.add((next, context) => async (args) => {
-      if (String(context.commandName).startsWith('BatchGet')) {
-        const keys = (args.input as { RequestItems: Record<string, { Keys: { pk: string }[] }> }).RequestItems[table]!.Keys;
-        batchReads.push(keys.map((key) => key.pk));
-      }
-      return next(args);
-    }, { step: 'initialize', name: 'record-batch-reads' });
+    requests = countRequests(doc, { keepInputs: true });
   });
   afterAll(() => {
+    requests?.detach();
     doc?.destroy();
     if (keyDir) rmSync(keyDir, { recursive: true, force: true });
   });
   beforeEach(() => {
     cacheNow = 1_000_000;
-    batchReads.length = 0;
+    requests.reset();
   });
 
   /** A client with a consent, a code and its first refresh token; the exchange fills the cache. */
@@ -85,12 +84,12 @@ describe('token service with the client cache', () => {
     const credentials: ClientCredentials = { clientId: client.clientId, clientSecret: SECRET, basic: false };
     const issued = await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI });
     const familyId = stored.familyId;
-    batchReads.length = 0;
+    requests.reset();
     return { client, credentials, familyId, refreshToken: issued.refresh_token };
   }
 
   /** Whether each BatchGetItem since the last reset read the client item. */
-  const clientRead = (client: Client) => batchReads.map((pks) => pks.includes(clientKey(client.clientId).pk));
+  const clientRead = (client: Client) => batchReads().map((pks) => pks.includes(clientKey(client.clientId).pk));
 
   async function refusal(promise: Promise<unknown>) {
     return promise.then(() => 'accepted', (error: unknown) => (error instanceof InvalidClientError ? 'invalid_client' : String(error)));
@@ -112,7 +111,7 @@ describe('token service with the client cache', () => {
     expect(CLIENT_CACHE_SECONDS).toBe(5);
     expect(clientRead(client)).toEqual([false, false, true, false]);
     // Without the client, the read is the family and the consent.
-    expect(batchReads[0]).toHaveLength(2);
+    expect(batchReads()[0]).toHaveLength(2);
     expect(fourth.refresh_token).toEqual(expect.any(String));
   });
 
@@ -176,14 +175,14 @@ describe('token service with the client cache', () => {
       grants, issuer: 'https://auth.example.test', audience: 'https://api.example.test', now: () => START, clientCache: cache,
       signer: () => Promise.reject(new SigningUnavailableError(new Error('KMS throttled'))),
     });
-    batchReads.length = 0;
+    requests.reset();
 
     // Act
     const failure = await down.refresh(credentials, { refreshToken }).then(() => undefined, (error: unknown) => error);
 
     // Assess: one read, of the family and the consent
     expect(failure).toBeInstanceOf(SigningUnavailableError);
-    expect(batchReads).toEqual([[expect.stringMatching(/^FAMILY#/), expect.any(String)]]);
+    expect(batchReads()).toEqual([[expect.stringMatching(/^FAMILY#/), expect.any(String)]]);
   });
 
   it('answers invalid_client for a deleted application whose item is cached: a refused grant reads the client again', async () => {
@@ -199,7 +198,7 @@ describe('token service with the client cache', () => {
     // Assess: the first call read the grant without the client, then the client alone; the cache forgot it
     expect(refused).toBe('invalid_client');
     expect(again).toBe('invalid_client');
-    expect(batchReads).toEqual([
+    expect(batchReads()).toEqual([
       [expect.stringMatching(/^FAMILY#/), expect.any(String)],
       [clientKey(client.clientId).pk],
       [clientKey(client.clientId).pk, expect.stringMatching(/^FAMILY#/), expect.any(String)],
