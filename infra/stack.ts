@@ -5,6 +5,7 @@ import { ApiStage } from '#infra/constructs/api-stage';
 import { pascal } from '#infra/constructs/construct-ids';
 import { CustomDomains } from '#infra/constructs/custom-domains';
 import { DataTable } from '#infra/constructs/data-table';
+import { FunctionAreas } from '#infra/constructs/function-areas';
 import { RouteTableApi } from '#infra/constructs/route-table-api';
 import { ServiceFunctions } from '#infra/constructs/service-functions';
 import { SigningKey } from '#infra/constructs/signing-key';
@@ -95,7 +96,9 @@ export class DeviceUserServiceStack extends Stack {
     const customDomains = domains && new CustomDomains(this, 'CustomDomains', domains);
     const issuer = customDomains?.authUrl ?? authApi.apiEndpoint;
     const audience = customDomains?.apiUrl ?? resourceApi.apiEndpoint;
-    const functions = new ServiceFunctions(apis, 'Default', { table, signingKey, mailFrom, mail, metricsNamespace, tracing, issuer, audience });
+    // The functions live in nested stacks by area (function-areas.ts says what stays here and why).
+    const areas = new FunctionAreas(this, 'Areas');
+    const functions = new ServiceFunctions(apis, 'Default', { areas, table, signingKey, mailFrom, mail, metricsNamespace, tracing, issuer, audience });
     const accessToken = new HttpJwtAuthorizer('AccessToken', issuer, {
       jwtAudience: [audience],
       identitySource: ['$request.header.Authorization'],
@@ -106,13 +109,14 @@ export class DeviceUserServiceStack extends Stack {
       customDomains?.map(httpApi.api, httpApi, apiStage);
     }
     // The functions without a route: the signing-key rotation (hourly; it acts when a step is due).
-    const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, function: functions.scheduledFunction(fn) }));
+    const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, ...functions.scheduledFunction(fn) }));
     // The webhook pipeline: the table's stream, the fan-out, the delivery queue and its dead letters.
     const webhooks = new Webhooks(this, 'Webhooks', { table, functions });
     functions.bindWebhookQueue(webhooks.queue);
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
       webhookDeadLetters: webhooks.deadLetters,
+      scheduledFailures: scheduled.map(({ fn, failures }) => ({ fn, queue: failures })),
     });
 
     new CfnOutput(this, 'ApiUrl', { value: audience, description: 'Resource API base URL ({base_url})' });

@@ -1,10 +1,11 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm, AlarmStatusWidget, ComparisonOperator, Dashboard, GraphWidget, MathExpression, Metric, TreatMissingData, type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -26,6 +27,8 @@ export interface MonitoringProps {
   alarmEmail?: string;
   /** The webhook deliveries' dead-letter queue (infra/constructs/webhooks.ts). */
   webhookDeadLetters?: IQueue;
+  /** Each scheduled function's failures queue: its runs that failed every try (ServiceFunctions.scheduledFunction). */
+  scheduledFailures?: { fn: string; queue: IQueue }[];
 }
 
 /** The DynamoDB operations the service sends (shared/data/): its throttling and system-error metrics are per operation. */
@@ -52,6 +55,20 @@ export class Monitoring extends Construct {
       reason: 'Alarm notifications carry alarm names and metric values only; CloudWatch cannot publish to a topic encrypted with the '
         + 'AWS managed SNS key, and a customer managed key for this alone would cost more than the data is worth protecting.',
     });
+    // A topic policy replaces SNS's default one, and enforceSSL's holds only a Deny: without this
+    // statement CloudWatch may not publish, and no alarm would ever notify. Only this account's alarms
+    // may ("Amazon SNS topic policy for CloudWatch alarms", CloudWatch User Guide).
+    const { partition, region, account } = Stack.of(this);
+    this.topic.addToResourcePolicy(new PolicyStatement({
+      sid: 'CloudWatchAlarmsPublish',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [this.topic.topicArn],
+      conditions: {
+        ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:*` },
+        StringEquals: { 'aws:SourceAccount': account },
+      },
+    }));
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     const action = new SnsAction(this.topic);
     const alarm = (alarmId: string, options: {
@@ -168,6 +185,18 @@ export class Monitoring extends Construct {
         evaluationPeriods: 1,
         description: 'A webhook delivery failed all its attempts (more than a day) and was dead-lettered: a receiver is down. The console '
           + 'shows the delivery; its developer is e-mailed when the receiver has failed for days.',
+      });
+    }
+
+    // A scheduled run (the signing-key rotation) that failed every try, or whose event could not be
+    // delivered: the hourly rule would otherwise fail quietly until a key is overdue.
+    for (const { fn, queue } of props.scheduledFailures ?? []) {
+      alarm(`${pascal(fn)}Failures`, {
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        description: `A scheduled run of ${fn} failed all its tries (or EventBridge could not invoke it): its event is in the `
+          + 'failures queue; the function\'s logs say why.',
       });
     }
 

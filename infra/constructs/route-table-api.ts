@@ -1,8 +1,11 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { Duration, Names, Stack, Validations } from 'aws-cdk-lib';
 import {
-  CorsHttpMethod, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, type CorsPreflightOptions, type IHttpRouteAuthorizer,
+  CorsHttpMethod, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, type CorsPreflightOptions, type HttpRouteIntegrationBindOptions,
+  type IHttpRouteAuthorizer,
 } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { HttpLambdaIntegration, type HttpLambdaIntegrationProps } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
@@ -55,7 +58,7 @@ export class RouteTableApi extends HttpApi {
         // The 405/404 fallback reads nothing and is reached by dozens of routes: one invoke permission
         // for its whole API instead of one per route keeps the stack far below CloudFormation's
         // 500 resources. Every other function may be invoked only through its own routes.
-        integration = new HttpLambdaIntegration(`${pascal(api)}${pascal(fn)}`, functions.functionFor(api, fn),
+        integration = new FunctionStackIntegration(`${pascal(api)}${pascal(fn)}`, functions.functionFor(api, fn),
           fn === FALLBACK_FUNCTION ? { scopePermissionToRoute: false } : {});
         integrations.set(fn, integration);
       }
@@ -79,7 +82,7 @@ export class RouteTableApi extends HttpApi {
         const route = new HttpRoute(this.node.scope!, `${pascal(api)}DefaultRoute`, {
           httpApi: this,
           routeKey: HttpRouteKey.DEFAULT,
-          integration: new HttpLambdaIntegration(`${pascal(api)}DefaultRouteFallback`, functions.functionFor(api, FALLBACK_FUNCTION)),
+          integration: new FunctionStackIntegration(`${pascal(api)}DefaultRouteFallback`, functions.functionFor(api, FALLBACK_FUNCTION)),
         });
         this.routes.push(route);
         unauthenticated.push(route);
@@ -91,6 +94,38 @@ export class RouteTableApi extends HttpApi {
     for (const construct of unauthenticated) {
       Validations.of(construct).acknowledge({ id: 'AwsSolutions-APIG4', reason: this.openRoutesReason });
     }
+  }
+}
+
+/**
+ * A Lambda proxy integration whose invoke permissions are created beside the function (in its
+ * area's nested stack) rather than beside the route, as HttpLambdaIntegration does: the routes and
+ * integrations stay in the API's stack, and each function's permissions count in its own stack.
+ * The same permissions: one per route (`<api>/*\/*<path>`), or one for the whole API
+ * (`<api>/*\/*\/*`) with `scopePermissionToRoute: false`.
+ */
+class FunctionStackIntegration extends HttpLambdaIntegration {
+  private readonly fn: IFunction;
+  private readonly perRoute: boolean;
+
+  constructor(id: string, handler: IFunction, props: HttpLambdaIntegrationProps = {}) {
+    super(id, handler, props);
+    this.fn = handler;
+    this.perRoute = props.scopePermissionToRoute ?? true;
+  }
+
+  protected override completeBind({ route }: HttpRouteIntegrationBindOptions): void {
+    const id = this.perRoute ? `Invoke${Names.nodeUniqueId(route.node)}` : `Invoke${Names.nodeUniqueId(route.httpApi.node)}`;
+    if (this.fn.node.tryFindChild(id)) return;
+    this.fn.addPermission(id, {
+      scope: this.fn,
+      principal: new ServicePrincipal('apigateway.amazonaws.com'),
+      sourceArn: Stack.of(this.fn).formatArn({
+        service: 'execute-api',
+        resource: route.httpApi.apiId,
+        resourceName: this.perRoute ? `*/*${route.path ?? ''}` : '*/*/*',
+      }),
+    });
   }
 }
 

@@ -1,9 +1,12 @@
-import { Stack } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { areaOf, type FunctionAreas } from '#infra/constructs/function-areas';
 import { pascal } from '#infra/constructs/construct-ids';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import type { AccountMail } from '#infra/constructs/account-mail';
@@ -11,9 +14,10 @@ import type { SigningKey } from '#infra/constructs/signing-key';
 import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV, METRICS_ENV, WEBHOOK_ENV } from '#shared/config';
 import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#shared/routes';
-import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 
 export interface ServiceFunctionsProps {
+  /** The nested stacks the functions are created in, by area (function-areas.ts). */
+  areas: FunctionAreas;
   table: ITableV2;
   signingKey: SigningKey;
   /** Verified SES sender of account e-mail (confirmation, password reset). */
@@ -79,16 +83,20 @@ export class ServiceFunctions extends Construct {
     const id = `${pascal(api)}${pascal(fn)}Function`;
     let fnc = this.functions.get(id);
     if (fnc) return fnc;
-    fnc = this.create(id, fn, this.environment);
+    fnc = this.create(id, fn, this.environment, { api });
     this.functions.set(id, fnc);
     return fnc;
   }
 
   /**
    * A function without a route (`schedule` in the route table), created with its grants and the
-   * EventBridge rule that invokes it, `{"mode":"when-due"}`, on that schedule.
+   * EventBridge rule that invokes it, `{"mode":"when-due"}`, on that schedule. A run that fails is
+   * not lost silently: EventBridge retries delivering the event, Lambda retries a failed
+   * asynchronous run twice, and what fails every try lands in the function's `failures` queue
+   * (the rule's dead-letter queue and the function's on-failure destination), which Monitoring
+   * alarms on.
    */
-  scheduledFunction(fn: FunctionName): ServiceFunction {
+  scheduledFunction(fn: FunctionName): { function: ServiceFunction; failures: Queue } {
     const { schedule } = FUNCTIONS[fn] as FunctionDef;
     if (!schedule) throw new Error(`${fn} has no schedule in the route table`);
     const { signingKey } = this.props;
@@ -99,12 +107,26 @@ export class ServiceFunctions extends Construct {
       [ENV.signingKeyAliasPrefix]: signingKey.aliasPrefix,
     });
     this.functions.set(id, fnc);
-    new Rule(this, `${pascal(fn)}Schedule`, {
+    const scope = fnc.node.scope!;
+    const failures = new Queue(scope, `${pascal(fn)}Failures`, {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(failures).acknowledge({ id: 'AwsSolutions-SQS3', reason: `It is the dead-letter queue of ${fn}'s schedule and asynchronous runs.` });
+    // Within the hour: the next scheduled run supersedes an older event.
+    fnc.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(1), onFailure: new SqsDestination(failures) });
+    new Rule(scope, `${pascal(fn)}Schedule`, {
       description: `Invokes ${fn} on its schedule`,
       schedule: Schedule.expression(schedule),
-      targets: [new LambdaFunction(fnc, { event: RuleTargetInput.fromObject({ mode: 'when-due' }), retryAttempts: 2 })],
+      targets: [new LambdaFunction(fnc, {
+        event: RuleTargetInput.fromObject({ mode: 'when-due' }),
+        retryAttempts: 2,
+        maxEventAge: Duration.hours(1),
+        deadLetterQueue: failures,
+      })],
     });
-    return fnc;
+    return { function: fnc, failures };
   }
 
   /**
@@ -120,11 +142,11 @@ export class ServiceFunctions extends Construct {
     return fnc;
   }
 
-  private create(id: string, fn: FunctionName, environment: Record<string, string>, extra: { queue?: IQueue; timeoutSeconds?: number } = {}): ServiceFunction {
+  private create(id: string, fn: FunctionName, environment: Record<string, string>, extra: { api?: ApiName; queue?: IQueue; timeoutSeconds?: number } = {}): ServiceFunction {
     const { props } = this;
     const def: FunctionDef = FUNCTIONS[fn];
     const needs = FUNCTION_NEEDS[fn];
-    const fnc = new ServiceFunction(this, id, { entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds });
+    const fnc = new ServiceFunction(props.areas.of(areaOf(fn, extra.api)), id, { entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds });
     if (needs.webhookQueue?.length) {
       // An HTTP function (the console's "send test event", "send again") exists before the queue: bound by bindWebhookQueue.
       if (extra.queue) this.grantQueue(fn, fnc, extra.queue);
@@ -136,14 +158,14 @@ export class ServiceFunctions extends Construct {
     if (needs.signingKey === 'verify') props.signingKey.grantVerify(fnc);
     if (needs.signingKey === 'rotate') props.signingKey.grantRotate(fnc);
     if (needs.sendsMail) {
-      // The sender may be verified in SES as an address or as its domain; SendEmail naming a
-      // configuration set is checked against that set too.
-      const { region, account, partition } = Stack.of(this);
-      const domain = props.mailFrom.split('@').pop();
+      // SendEmail is authorized against the verified identity SES sends as, which may be the address,
+      // its domain or any parent domain of it (SES verifies a domain for all its subdomains); naming a
+      // configuration set, it is checked against that set too.
+      const { region, account, partition } = Stack.of(fnc);
       fnc.addToRolePolicy(new PolicyStatement({
         actions: ['ses:SendEmail'],
         resources: [
-          ...[props.mailFrom, domain].map((identity) => `arn:${partition}:ses:${region}:${account}:identity/${identity}`),
+          ...senderIdentities(props.mailFrom).map((identity) => `arn:${partition}:ses:${region}:${account}:identity/${identity}`),
           props.mail.configurationSetArn,
         ],
       }));
@@ -155,4 +177,15 @@ export class ServiceFunctions extends Construct {
   all(): ServiceFunction[] {
     return [...this.functions.values()];
   }
+}
+
+/**
+ * The SES identities that may stand for `address` when it sends: the address itself, its domain and
+ * every parent domain of at least two labels (`no-reply@mail.example.org` → the address,
+ * `mail.example.org`, `example.org`): "a verified domain identity also verifies its subdomains"
+ * (SES Developer Guide, "Creating and verifying identities").
+ */
+export function senderIdentities(address: string): string[] {
+  const labels = address.slice(address.lastIndexOf('@') + 1).split('.');
+  return [address, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))];
 }

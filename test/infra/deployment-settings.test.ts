@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ENV } from '#shared/config';
 import { createServiceStack, DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
+import { deployedTemplate } from '../support/deployed-form';
 
 // The optional context values of infra/settings.ts: custom domains (a stable issuer) and stages.
 
@@ -34,7 +35,7 @@ function synthesize(context: Record<string, unknown>, props: StackProps = ENVIRO
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     app.synth();
   }
-  const template = Template.fromStack(stack);
+  const template = Template.fromJSON(deployedTemplate(stack));
   const resources = template.toJSON().Resources as Record<string, Resource>;
   return { stack, template, resources, ofType: (type) => Object.entries(resources).filter(([, r]) => r.Type === type) };
 }

@@ -1,13 +1,13 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
-import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
 import { DeviceUserServiceStack } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
 import { startTestService, tokenFor } from '../support/service';
+import { deployedTemplate } from '../support/deployed-form';
 
 // What API Gateway does with the SYNTHESIZED TEMPLATE, as AWS documents it, against what the local
 // gateway does. The expectations are read from the template (route keys, authorizers, integrations,
@@ -67,9 +67,10 @@ function readTemplate(resources: Resources, outputs: Record<string, { Value: unk
     if (!output || !urls[output[0]]) throw new Error(`no local URL for the API ${apiId}`);
     return urls[output[0]]!;
   };
-  // ApisResourceApi79FA0BD1 → functions ApisResource<Name>Function<hash>, e.g. ApisResourceGetUserFunction… → get-user.
+  // ApisResourceApi79FA0BD1 → functions Resource<Name>Function<hash> (in the resource API's nested stack of functions),
+  // e.g. ResourceGetUserFunction… → get-user.
   const functionName = (apiId: string, functionId: string) => {
-    const prefix = apiId.replace(/Api[0-9A-F]{8}$/, '');
+    const prefix = apiId.replace(/^Apis/, '').replace(/Api[0-9A-F]{8}$/, '');
     const pascal = new RegExp(`^${prefix}(\\w+?)Function[0-9A-F]{8}$`).exec(functionId)?.[1];
     if (!pascal) throw new Error(`cannot name the function ${functionId}`);
     return pascal.replace(/[A-Z]/g, (c, i: number) => `${i ? '-' : ''}${c.toLowerCase()}`);
@@ -196,7 +197,7 @@ describe('local gateway against the synthesized API Gateway template', () => {
   const tokens = new Map<string, Promise<string>>();
 
   beforeAll(async () => {
-    const template = Template.fromStack(new DeviceUserServiceStack(testApp({ mailFrom: 'no-reply@example.com' }), 'Parity')).toJSON();
+    const template = deployedTemplate(new DeviceUserServiceStack(testApp({ mailFrom: 'no-reply@example.com' }), 'Parity'));
     service = await startTestService();
     apis = readTemplate(template.Resources as Resources, template.Outputs, { ApiUrl: service.apiUrl, AuthUrl: service.authUrl });
     resourceApi = apis.find((a) => a.url === service.apiUrl)!;

@@ -4,7 +4,7 @@ import { SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
 import { ENV } from '#shared/config';
 import { FUNCTIONS, type FunctionDef } from '#shared/routes';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
-import { ACCOUNT, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
+import { ACCOUNT, MAIL_FROM_IDENTITIES, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
 
 // Are the deployed roles right? While the rest of `npm test` runs, every AWS call each function
 // makes is recorded (test/support/record-aws-calls.ts: a middleware on the real SDK clients; the
@@ -55,13 +55,15 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
         notDeployed.push(call);
         continue;
       }
-      const target = targetOf(call, fn);
-      distinct.set(`${fn.id} ${call.action} ${target.resourceArn} ${JSON.stringify(target.context)}`, { fn, action: call.action, ...target, scenario: call.test });
+      for (const target of targetsOf(call, fn)) {
+        distinct.set(`${fn.id} ${call.action} ${target.resourceArn} ${JSON.stringify(target.context)}`, { fn, action: call.action, ...target, scenario: call.test });
+      }
     }
     needs = [...distinct.values()];
     invoked = new Set(recording.invocations.map((i) => `${i.api} ${i.routeKey}`));
   });
   let invoked: Set<string>;
+  const lambdaDestinations = () => new Set(form.scheduledFailures.map(({ queueArn }) => queueArn));
 
   /**
    * The deployed resource a recorded call names, with its condition keys: locally every test file has
@@ -69,6 +71,16 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
    * (CreateKey) is a key of the deployed rotation, tagged as the deployed function tags (from its
    * environment); any other key is the stack's own, with the template's tags and key policy.
    */
+  function targetsOf(call: AwsCall, fn: DeployedFunction): Pick<Need, 'resourceArn' | 'context' | 'resourcePolicy'>[] {
+    // SES authorizes a send against the verified identity it sends as: the deployed sender's address,
+    // or its domain, or a parent domain of it when that is what the operator verified.
+    if (call.resource.type === 'identity') {
+      const region = form.tableArn.split(':')[3];
+      return MAIL_FROM_IDENTITIES.map((identity) => ({ resourceArn: `arn:aws:ses:${region}:${ACCOUNT}:identity/${identity}`, context: {} }));
+    }
+    return [targetOf(call, fn)];
+  }
+
   function targetOf(call: AwsCall, fn: DeployedFunction): Pick<Need, 'resourceArn' | 'context' | 'resourcePolicy'> {
     const region = form.tableArn.split(':')[3];
     /** The signing-key tag with the value the deployed rotation function sends. */
@@ -103,7 +115,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
         if (!prefix) throw new Error(`${call.by.fn} points alias ${call.resource.alias} but its deployed function has no ${ENV.signingKeyAliasPrefix}`);
         return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:${prefix}-${call.resource.alias.split('-').pop()}`, context: {} };
       }
-      case 'identity': return { resourceArn: `arn:aws:ses:${region}:${ACCOUNT}:identity/${form.mailFrom}`, context: {} };
+      case 'identity': throw new Error('an SES identity has several targets (targetsOf)');
       case 'configuration-set': return { resourceArn: form.configurationSetArn, context: {} };
       case 'queue': return { resourceArn: form.webhookQueueArn, context: {} };
     }
@@ -155,7 +167,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
     const unused: string[] = [];
     for (const fn of form.functions) {
       const used = new Set(needs.filter((n) => n.fn === fn).map((n) => n.action));
-      for (const action of grantedActions(fn.policies)) {
+      for (const action of grantedActions(fn.policies, lambdaDestinations())) {
         // Lambda itself writes the function's logs, and its event source mappings read the stream or
         // the queue, with the role: no SDK call of ours is expected for those.
         if (action === 'logs:CreateLogStream' || action === 'logs:PutLogEvents' || EVENT_SOURCE_ACTIONS.has(action)) continue;
@@ -170,7 +182,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
     let mutants = 0;
     for (const fn of form.functions) {
       const own = needs.filter((n) => n.fn === fn);
-      for (const action of grantedActions(fn.policies)) {
+      for (const action of grantedActions(fn.policies, lambdaDestinations())) {
         if (action.startsWith('logs:') || EVENT_SOURCE_ACTIONS.has(action)) continue;
         mutants += 1;
         const weakened = fn.policies.map(({ name, document }) => ({ name, document: withoutAction(document, action) }));
@@ -193,11 +205,17 @@ const EVENT_SOURCE_ACTIONS = new Set([
   'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl',
 ]);
 
-function grantedActions(policies: { document: PolicyDocument }[]): Set<string> {
+/**
+ * Statements on these resources are Lambda's own use of the role: a scheduled function's failed
+ * asynchronous run is sent to its failures queue by Lambda (an on-failure destination), with the
+ * function's role; alarm-delivery.test.ts checks that grant.
+ */
+function grantedActions(policies: { document: PolicyDocument }[], lambdaResources: ReadonlySet<string>): Set<string> {
   const actions = new Set<string>();
   for (const { document } of policies) {
     for (const statement of document.Statement) {
       if (statement.Effect !== 'Allow') continue;
+      if ([statement.Resource].flat().every((resource) => lambdaResources.has(resource))) continue;
       for (const action of [statement.Action].flat()) actions.add(action);
     }
   }

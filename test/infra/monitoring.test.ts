@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validations } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_OPERATIONS } from '#infra/constructs/monitoring';
@@ -9,6 +8,7 @@ import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { MAIL_ENV, METRICS_ENV } from '#shared/config';
 import { METRIC } from '#shared/metrics';
 import { removeTestApps, testApp } from '../support/cdk-app';
+import { deployedTemplate } from '../support/deployed-form';
 
 // Item 3 and 5 of issue 13, read from the template: every alarm (its metric, threshold, evaluation
 // periods and SNS actions), the dashboard, the SES configuration set the mail functions send with,
@@ -22,7 +22,7 @@ function synthesize(context: Record<string, unknown> = {}) {
   const app = testApp({ mailFrom: MAIL_FROM, ...context });
   const stack = new DeviceUserServiceStack(app, 'Monitored');
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  const resources = Template.fromStack(stack).toJSON().Resources as Record<string, Resource>;
+  const resources = deployedTemplate(stack).Resources as Record<string, Resource>;
   let nagError: unknown;
   try {
     app.synth();
@@ -135,6 +135,16 @@ describe('monitoring: alarms, SNS topic and dashboard', () => {
     for (const [id, fn] of s.ofType('AWS::Lambda::Function')) {
       expect(fn.Properties.Environment.Variables[METRICS_ENV.namespace], id).toBe('DeviceUserService/Monitored');
     }
+  });
+
+  it('alarms when a scheduled run of the signing-key rotation failed every try (its failures queue holds a message)', () => {
+    const props = alarm('RotateSigningKeyFailures');
+    const [[queueId]] = s.ofType('AWS::SQS::Queue').filter(([id]) => id.startsWith('RotateSigningKeyFailures'));
+    expect(metricsOf(props)).toEqual([{
+      Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+      Period: 300, Stat: 'Maximum',
+    }]);
+    expect(props).toMatchObject({ Threshold: 1, EvaluationPeriods: 1 });
   });
 
   it('alarms on the e-mail bounce rate: 5 % of at least 20 messages of the configuration set in 6 hours', () => {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { _Record } from '@aws-sdk/client-dynamodb-streams';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
@@ -17,6 +16,7 @@ import { removeTestApps, testApp } from '../support/cdk-app';
 import { makeDevice } from '../support/factories';
 import { createRepos } from '../support/repos';
 import { freshTable } from '../support/service';
+import { deployedTemplate } from '../support/deployed-form';
 
 // The fan-out's event source mapping filters the table's stream (Lambda event filtering). Here the
 // filters are the template's own, and the records are real: the service's repositories write a
@@ -32,7 +32,7 @@ afterAll(removeTestApps);
 /** The fan-out's filters as deployed: the patterns of its event source mapping in the template. */
 function templateFilters(): FilterPattern[] {
   const app = testApp({ mailFrom: 'no-reply@mail.stack-test.invalid' });
-  const resources = Template.fromStack(new DeviceUserServiceStack(app, 'Filtered')).toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+  const resources = deployedTemplate(new DeviceUserServiceStack(app, 'Filtered')).Resources as Record<string, { Type: string; Properties: any }>;
   const fanOutId = Object.entries(resources).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.includes('FanOutEvents'))![0];
   const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties.FunctionName.Ref === fanOutId)!;
   return (mapping.Properties.FilterCriteria?.Filters ?? []).map((f: { Pattern: string }) => JSON.parse(f.Pattern) as FilterPattern);

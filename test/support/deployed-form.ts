@@ -1,3 +1,4 @@
+import { CfnResource, NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DeviceUserServiceStack } from '#infra/stack';
 import { removeTestApps, testApp } from './cdk-app';
@@ -9,6 +10,12 @@ import { removeTestApps, testApp } from './cdk-app';
 export const ACCOUNT = '123456789012';
 export const REGION = 'eu-west-1';
 export const MAIL_FROM = 'no-reply@mail.example.org';
+/**
+ * The SES identities an operator may have verified for MAIL_FROM, each of which SES then authorizes
+ * a send against: the address, its domain, or a parent domain ("Creating and verifying identities",
+ * SES Developer Guide: a verified domain covers its subdomains).
+ */
+export const MAIL_FROM_IDENTITIES = [MAIL_FROM, 'mail.example.org', 'example.org'] as const;
 
 type Resource = { Type: string; Properties: Record<string, any> };
 export type PolicyDocument = { Version: string; Statement: Statement[] };
@@ -18,10 +25,61 @@ export type Statement = { Effect: string; Action: string | string[]; Resource: s
 export function synthesizeTemplate(): Record<string, any> {
   try {
     const stack = new DeviceUserServiceStack(testApp({ mailFrom: MAIL_FROM }), 'Deployed', { env: { account: ACCOUNT, region: REGION } });
-    return Template.fromStack(stack).toJSON();
+    return deployedTemplate(stack);
   } finally {
     removeTestApps();
   }
+}
+
+/**
+ * The stack's template with its nested stacks inlined, as one template of everything deployed: each
+ * nested stack's resources replace its AWS::CloudFormation::Stack resource, a Ref to one of its
+ * parameters becomes the value the parent passes, and the parent's `Fn::GetAtt [<nested>,
+ * Outputs.<name>]` becomes that output's value. Logical ids are kept (a clash fails), so template
+ * tests read the deployed resources wherever the layout puts them.
+ */
+export function deployedTemplate(stack: Stack): Record<string, any> {
+  const template = Template.fromStack(stack).toJSON();
+  const resources: Record<string, any> = { ...template.Resources };
+  const outputs = new Map<string, Record<string, { Value: unknown }>>();
+  for (const nested of stack.node.findAll().filter((c): c is NestedStack => NestedStack.isNestedStack(c) && c.nestedStackParent === stack)) {
+    const id = stack.getLogicalId(nested.nestedStackResource as CfnResource);
+    const parameters = (resources[id]?.Properties?.Parameters ?? {}) as Record<string, unknown>;
+    delete resources[id];
+    const inner = deployedTemplate(nested);
+    const withParameters = substitute(inner, (node) => (typeof node.Ref === 'string' && node.Ref in parameters ? parameters[node.Ref] : undefined));
+    for (const [innerId, resource] of Object.entries(withParameters.Resources as Record<string, unknown>)) {
+      if (innerId in resources) throw new Error(`logical id ${innerId} is in two stacks`);
+      resources[innerId] = resource;
+    }
+    outputs.set(id, withParameters.Outputs ?? {});
+  }
+  const outputOf = (node: Record<string, unknown>): unknown => {
+    const getAtt = node['Fn::GetAtt'];
+    if (!Array.isArray(getAtt) || !outputs.has(getAtt[0]) || !String(getAtt[1]).startsWith('Outputs.')) return undefined;
+    const output = outputs.get(getAtt[0])![String(getAtt[1]).slice('Outputs.'.length)];
+    if (!output) throw new Error(`no output ${getAtt[1]} in ${getAtt[0]}`);
+    // An output may itself pass on a sibling's output.
+    return substitute(output.Value, outputOf);
+  };
+  const dropNestedDependencies = (value: any) => {
+    for (const resource of Object.values(value as Record<string, any>)) {
+      if (!resource.DependsOn) continue;
+      resource.DependsOn = [resource.DependsOn].flat().filter((d: string) => !outputs.has(d));
+      if (resource.DependsOn.length === 0) delete resource.DependsOn;
+    }
+    return value;
+  };
+  return substitute({ ...template, Resources: dropNestedDependencies(resources) }, outputOf);
+}
+
+/** `value` with every object node that `replace` answers for replaced by its answer. */
+function substitute(value: any, replace: (node: Record<string, any>) => unknown): any {
+  if (Array.isArray(value)) return value.map((v) => substitute(v, replace));
+  if (typeof value !== 'object' || value === null) return value;
+  const replaced = replace(value);
+  if (replaced !== undefined) return replaced;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, replace)]));
 }
 
 export interface DeployedFunction {
@@ -51,6 +109,10 @@ export interface DeployedForm {
   configurationSetArn: string;
   /** The webhook delivery queue (the source of the delivery function's event source mapping). */
   webhookQueueArn: string;
+  /** The SNS topic every alarm notifies, with its topic policy. */
+  alarmTopic: { arn: string; policy: PolicyDocument };
+  /** Per scheduled function: its rule, and the queue that takes the runs that failed every try, with that queue's policy. */
+  scheduledFailures: { fn: DeployedFunction; ruleArn: string; queueArn: string; queuePolicy: PolicyDocument; invokeConfig: Record<string, any> }[];
 }
 
 export function readDeployedForm(template: Record<string, any>): DeployedForm {
@@ -120,6 +182,19 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     functionOfRoute.set(key, fn);
   }
 
+  const topicPolicy = only('AWS::SNS::TopicPolicy')[1];
+  const queuePolicyOf = (queueArn: string) => {
+    const found = ofType('AWS::SQS::QueuePolicy').find(([, p]) => (p.Properties.Queues as unknown[]).some((q) => resolve(q) === queueArn.replace(/^.*:/, '')));
+    if (!found) throw new Error(`no queue policy for ${queueArn}`);
+    return resolve(found[1].Properties.PolicyDocument) as PolicyDocument;
+  };
+  const scheduledFailures = ofType('AWS::Events::Rule').flatMap(([ruleId, rule]) => (rule.Properties.Targets as any[]).map((target) => {
+    const fn = functions.get(target.Arn['Fn::GetAtt'][0])!;
+    const queueArn = resolve(target.DeadLetterConfig?.Arn) as string;
+    const invokeConfig = ofType('AWS::Lambda::EventInvokeConfig').find(([, c]) => c.Properties.FunctionName.Ref === fn.id)?.[1].Properties ?? {};
+    return { fn, ruleArn: resolve({ 'Fn::GetAtt': [ruleId, 'Arn'] }) as string, queueArn, queuePolicy: queuePolicyOf(queueArn), invokeConfig: resolve(invokeConfig) };
+  }));
+
   const [tableId, table] = only('AWS::DynamoDB::GlobalTable');
   const [keyId, key] = only('AWS::KMS::Key');
   const [configurationSetId] = only('AWS::SES::ConfigurationSet');
@@ -135,6 +210,8 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     // Unnamed in the template, its name is CloudFormation's; a Ref to it resolves to the logical id here.
     configurationSetArn: `arn:aws:ses:${REGION}:${ACCOUNT}:configuration-set/${ref(configurationSetId, resources)}`,
     webhookQueueArn,
+    alarmTopic: { arn: resolve(topicPolicy.Properties.Topics[0]), policy: resolve(topicPolicy.Properties.PolicyDocument) },
+    scheduledFailures,
   };
 }
 
@@ -163,6 +240,8 @@ function ref(id: string, resources: Record<string, Resource>): string {
   const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };
   if (id in pseudo) return pseudo[id]!;
   if (!resources[id]) throw new Error(`Ref to unknown ${id}`);
+  // A topic's Ref is its ARN; the other resources read here give their name.
+  if (resources[id]!.Type === 'AWS::SNS::Topic') return arnOf(id, resources);
   return id;
 }
 
@@ -175,6 +254,8 @@ function arnOf(id: string, resources: Record<string, Resource>): string {
     case 'AWS::IAM::Role': return `arn:aws:iam::${ACCOUNT}:role/${id}`;
     case 'AWS::Lambda::Function': return `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${id}`;
     case 'AWS::SQS::Queue': return `arn:aws:sqs:${REGION}:${ACCOUNT}:${id}`;
+    case 'AWS::SNS::Topic': return `arn:aws:sns:${REGION}:${ACCOUNT}:${id}`;
+    case 'AWS::Events::Rule': return `arn:aws:events:${REGION}:${ACCOUNT}:rule/${id}`;
     default: throw new Error(`cannot resolve the ARN of ${id} (${type})`);
   }
 }

@@ -1,0 +1,78 @@
+import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ACCOUNT, readDeployedForm, REGION, synthesizeTemplate, type DeployedForm, type PolicyDocument } from '../support/deployed-form';
+
+// Items 2 and 6 of issue 21, judged by AWS's policy evaluation (@cloud-copilot/iam-simulate) on the
+// synthesized template: CloudWatch may publish the alarms to the alarm topic (a topic policy replaces
+// SNS's default one, so without an Allow nothing could), and a scheduled run that fails every try
+// (the signing-key rotation) ends in a queue that an alarm watches.
+
+interface Request {
+  principal: string;
+  action: string;
+  resource: string;
+  context?: Record<string, string | string[]>;
+  resourcePolicy?: PolicyDocument;
+  identityPolicies?: { name: string; document: PolicyDocument }[];
+}
+
+async function allowed(request: Request): Promise<boolean> {
+  const simulation: Simulation = {
+    request: { principal: request.principal, action: request.action, resource: { resource: request.resource, accountId: ACCOUNT }, contextVariables: request.context ?? {} },
+    identityPolicies: (request.identityPolicies ?? []).map(({ name, document }) => ({ name, policy: document })),
+    serviceControlPolicies: [],
+    resourceControlPolicies: [],
+    ...(request.resourcePolicy ? { resourcePolicy: request.resourcePolicy } : {}),
+  };
+  const result = await runSimulation(simulation, {});
+  if (result.resultType === 'error') throw new Error(`simulation of ${request.action} failed: ${JSON.stringify(result.errors)}`);
+  return result.overallResult === 'Allowed';
+}
+
+describe('alarms reach the topic; failed scheduled runs reach an alarm', () => {
+  let form: DeployedForm;
+  beforeAll(() => {
+    form = readDeployedForm(synthesizeTemplate());
+  });
+
+  const publishByCloudWatch = (alarmAccount: string, secure = 'true') => allowed({
+    principal: 'cloudwatch.amazonaws.com',
+    action: 'sns:Publish',
+    resource: form.alarmTopic.arn,
+    resourcePolicy: form.alarmTopic.policy,
+    context: {
+      'aws:SourceArn': `arn:aws:cloudwatch:${REGION}:${alarmAccount}:alarm:DeviceUserService-KmsErrors`,
+      'aws:SourceAccount': alarmAccount,
+      'aws:SecureTransport': secure,
+    },
+  });
+
+  it('CloudWatch may publish this account\'s alarms to the topic', async () => {
+    expect(await publishByCloudWatch(ACCOUNT)).toBe(true);
+  });
+
+  it('but not another account\'s alarms, and not over plain HTTP', async () => {
+    expect(await publishByCloudWatch('210987654321')).toBe(false);
+    expect(await publishByCloudWatch(ACCOUNT, 'false')).toBe(false);
+  });
+
+  it('the rotation\'s schedule retries, then dead-letters into its failures queue, which EventBridge may write to', async () => {
+    expect(form.scheduledFailures.map(({ fn }) => fn.routes)).toEqual([['schedule rate(1 hour)']]);
+    for (const { ruleArn, queueArn, queuePolicy } of form.scheduledFailures) {
+      expect(queueArn).toMatch(/^arn:aws:sqs:/);
+      const send = (sourceArn: string) => allowed({
+        principal: 'events.amazonaws.com', action: 'sqs:SendMessage', resource: queueArn, resourcePolicy: queuePolicy,
+        context: { 'aws:SourceArn': sourceArn, 'aws:SecureTransport': 'true' },
+      });
+      expect(await send(ruleArn)).toBe(true);
+      expect(await send(`arn:aws:events:${REGION}:${ACCOUNT}:rule/SomeoneElsesRule`)).toBe(false);
+    }
+  });
+
+  it('a run that failed its three tries goes to the same queue, sent by Lambda with the function\'s role', async () => {
+    for (const { fn, queueArn, invokeConfig } of form.scheduledFailures) {
+      expect(invokeConfig).toMatchObject({ MaximumRetryAttempts: 2, DestinationConfig: { OnFailure: { Destination: queueArn } } });
+      expect(await allowed({ principal: fn.roleArn, action: 'sqs:SendMessage', resource: queueArn, identityPolicies: fn.policies })).toBe(true);
+    }
+  });
+});
