@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
+import { SQS_MAX_VISIBILITY_SECONDS } from '#shared/webhooks/deliver';
 
 // SQS has no local engine. This stand-in speaks the part of SQS's JSON protocol the service's
 // code sends (SendMessageBatch, ChangeMessageVisibility) on loopback, so the real SDK client runs
@@ -17,9 +18,6 @@ import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
 // `x-amzn-query-error` header). Elapsed time is simulated time: real milliseconds since the receipt
 // divided by 1000 × timeScale, so at 10⁻⁴ a handler that takes 10 ms has used 100 of the 12 hours'
 // seconds (as everything else here, the handler's time is compressed too).
-
-/** SQS's longest visibility timeout, counted from a message's receipt (ChangeMessageVisibility). */
-export const SQS_MAX_VISIBILITY_SECONDS = 43_200;
 
 export interface LocalQueueMessage {
   messageId: string;

@@ -45,7 +45,7 @@ export class Webhooks extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(QUEUE_VISIBILITY_TIMEOUT_SECONDS),
-      // Longer than the retry schedule (27.7 to 30.9 hours), so no message expires before its last attempt.
+      // Longer than the retry schedule (29.7 to 35.7 hours), so no message expires before its last attempt.
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: MAX_DELIVERY_ATTEMPTS },
     });

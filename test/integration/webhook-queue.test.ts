@@ -1,7 +1,8 @@
 import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SQS_MAX_VISIBILITY_SECONDS, startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
+import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
+import { SQS_MAX_VISIBILITY_SECONDS } from '#shared/webhooks/deliver';
 import { createSqsWebhookQueue } from '#shared/webhooks/queue';
 
 // The local SQS stand-in answers ChangeMessageVisibility as SQS does, through the real SDK client:
