@@ -8,8 +8,9 @@ import { SQS_MAX_VISIBILITY_SECONDS } from '#shared/webhooks/deliver';
 // unchanged, and plays Lambda's SQS event source: it hands visible messages, up to 10 at a time,
 // to the delivery handler, deletes those not reported as failed, lets the others come back after
 // their visibility timeout, and moves a message received `maxReceiveCount` times to its dead-letter
-// list, as the queue's redrive policy does. Every timeout is multiplied by `timeScale`, so the real
-// retry schedule runs compressed (0.001: 30 s become 30 ms).
+// list, as the queue's redrive policy does; with `maxConcurrency`, like the mapping's maximum
+// concurrency, it receives nothing while that many invocations run. Every timeout is multiplied by
+// `timeScale`, so the real retry schedule runs compressed (0.001: 30 s become 30 ms).
 //
 // ChangeMessageVisibility follows SQS's rule: a message is invisible for at most 12 hours
 // (SQS_MAX_VISIBILITY_SECONDS) counted from its receipt, and the new timeout counts from the call,
@@ -52,6 +53,8 @@ export interface WebhookQueueStandIn {
   deadLetters(): LocalQueueMessage[];
   /** Every ChangeMessageVisibility so far, accepted or refused, in order. */
   visibilityChanges(): VisibilityChange[];
+  /** How many times it has looked for visible messages so far (every 10 ms). */
+  polls(): number;
   /** Messages waiting or in flight. */
   pending(): number;
   /** Resolves once no message is waiting or in flight. */
@@ -69,6 +72,11 @@ export interface WebhookQueueOptions {
   /** Receives before a message is dead-lettered (the stack's redrive policy). */
   maxReceiveCount: number;
   batchSize?: number;
+  /**
+   * The event source mapping's maximum concurrency (the stack's): while this many invocations run,
+   * nothing is received, so waiting messages keep their receive count. Default: no limit.
+   */
+  maxConcurrency?: number;
 }
 
 const QUEUE_NAME = 'webhook-deliveries';
@@ -82,6 +90,7 @@ export async function startWebhookQueue(options: WebhookQueueOptions): Promise<W
   const dead: LocalQueueMessage[] = [];
   const changes: VisibilityChange[] = [];
   let inFlight = 0;
+  let polls = 0;
   let stopped = false;
 
   const server: Server = createServer((req, res) => void answer(req, res));
@@ -141,9 +150,12 @@ export async function startWebhookQueue(options: WebhookQueueOptions): Promise<W
 
   function poll() {
     if (stopped) return;
+    polls += 1;
     const now = performance.now();
     const ready: LocalQueueMessage[] = [];
-    for (const message of [...messages]) {
+    // At the mapping's maximum concurrency, Lambda receives nothing until an invocation ends.
+    const full = inFlight >= (options.maxConcurrency ?? Infinity);
+    for (const message of full ? [] : [...messages]) {
       if (message.inFlight || message.visibleAt > now || ready.length >= (options.batchSize ?? 10)) continue;
       if (message.receiveCount >= options.maxReceiveCount) {
         messages.splice(messages.indexOf(message), 1);
@@ -192,6 +204,7 @@ export async function startWebhookQueue(options: WebhookQueueOptions): Promise<W
     queueUrl,
     deadLetters: () => [...dead],
     visibilityChanges: () => changes.map((c) => ({ ...c })),
+    polls: () => polls,
     pending: () => messages.length + inFlight,
     async drained() {
       while (messages.length > 0 || inFlight > 0) await new Promise((r) => setTimeout(r, 20));

@@ -37,6 +37,17 @@ export const MAX_RETRY_DELAY_SECONDS = SQS_MAX_VISIBILITY_SECONDS - QUEUE_VISIBI
  */
 export const RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600, 14_400, 28_800, 28_800, 28_800] as const;
 export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+/**
+ * The most delivery invocations at once: the delivery queue's event source mapping's maximum
+ * concurrency (Lambda allows 2 to 1,000; the local queue stand-in honours it too). Lambda receives no
+ * more messages than it can hand to this many invocations, so a capped mapping leaves messages
+ * waiting in the queue, where their receive count (the attempt number) does not grow; a receive whose
+ * invocation is throttled does count. At the planned 250,000 users the busiest hour needs about 41
+ * (156 deliveries/s × 264 ms of Lambda per delivered event, docs/operations.md); 100 leaves room for
+ * slow receivers (each batch waits for its slowest, up to 5 s) and still keeps deliveries to a tenth
+ * of the default account concurrency (1,000), so they cannot starve the API. Raise it with the users.
+ */
+export const DELIVERY_MAX_CONCURRENCY = 100;
 /** A receiver that has failed every delivery for this long is disabled, and its developer e-mailed. */
 export const DISABLE_FAILING_AFTER_SECONDS = 3 * 24 * 3600;
 

@@ -20,18 +20,49 @@ interface Held {
   finish(response: SQSBatchResponse): void;
 }
 
+/** The stand-in, invoking a "delivery function" that holds every invocation open until the test ends it. */
+async function heldQueue(options: { maxConcurrency?: number; batchSize?: number } = {}) {
+  const invocations: Held[] = [];
+  const waiting: ((held: Held) => void)[] = [];
+  const queue = await startWebhookQueue({
+    timeScale: TIME_SCALE,
+    visibilityTimeoutSeconds: 90,
+    maxReceiveCount: 10,
+    ...options,
+    deliver: (event: SQSEvent) => new Promise<SQSBatchResponse>((finish) => {
+      for (const record of event.Records) {
+        const held = { record, at: performance.now(), finish };
+        const waiter = waiting.shift();
+        if (waiter) waiter(held);
+        else invocations.push(held);
+      }
+    }),
+  });
+  const sqs = new SQSClient({ endpoint: queue.url, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return {
+    queue,
+    sqs,
+    /** Invocations started and not yet taken by `nextInvocation`. */
+    invocations,
+    /** The next invocation of the delivery function. */
+    nextInvocation: () => new Promise<Held>((resolve) => {
+      const held = invocations.shift();
+      if (held) resolve(held);
+      else waiting.push(resolve);
+    }),
+    async stop() {
+      for (const held of invocations.splice(0)) held.finish({ batchItemFailures: [] });
+      await queue.stop();
+      sqs.destroy();
+    },
+  };
+}
+
 describe('the local SQS stand-in: ChangeMessageVisibility', () => {
   let queue: WebhookQueueStandIn;
   let sqs: SQSClient;
-  const invocations: Held[] = [];
-  const waiting: ((held: Held) => void)[] = [];
-
-  /** The next invocation of the delivery function. */
-  const nextInvocation = () => new Promise<Held>((resolve) => {
-    const held = invocations.shift();
-    if (held) resolve(held);
-    else waiting.push(resolve);
-  });
+  let nextInvocation: () => Promise<Held>;
+  let stop: () => Promise<void>;
 
   const changeVisibility = (record: SQSRecord, seconds: number) => sqs.send(new ChangeMessageVisibilityCommand({
     QueueUrl: queue.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds,
@@ -49,26 +80,11 @@ describe('the local SQS stand-in: ChangeMessageVisibility', () => {
   };
 
   beforeAll(async () => {
-    queue = await startWebhookQueue({
-      timeScale: TIME_SCALE,
-      visibilityTimeoutSeconds: 90,
-      maxReceiveCount: 10,
-      deliver: (event: SQSEvent) => new Promise<SQSBatchResponse>((finish) => {
-        for (const record of event.Records) {
-          const held = { record, at: performance.now(), finish };
-          const waiter = waiting.shift();
-          if (waiter) waiter(held);
-          else invocations.push(held);
-        }
-      }),
-    });
-    sqs = new SQSClient({ endpoint: queue.url, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    ({ queue, sqs, nextInvocation, stop } = await heldQueue());
   });
 
   afterAll(async () => {
-    for (const held of invocations.splice(0)) held.finish({ batchItemFailures: [] });
-    await queue?.stop();
-    sqs?.destroy();
+    await stop?.();
   });
 
   it('refuses a timeout beyond what is left of the 12 hours since the receipt, accepts one within it, and counts again from a new receipt', async () => {
@@ -117,5 +133,34 @@ describe('the local SQS stand-in: ChangeMessageVisibility', () => {
     expect(await refusal(changeVisibility(unknown, 30))).toMatchObject({ name: 'ReceiptHandleIsInvalid' });
     expect(await refusal(changeVisibility(held.record, 30))).toBe('accepted');
     held.finish({ batchItemFailures: [] });
+  });
+});
+
+describe('the local SQS stand-in: the event source mapping\'s maximum concurrency', () => {
+  let held: Awaited<ReturnType<typeof heldQueue>>;
+
+  beforeAll(async () => {
+    held = await heldQueue({ maxConcurrency: 2, batchSize: 1 });
+  });
+
+  afterAll(async () => {
+    await held?.stop();
+  });
+
+  it('receives nothing while that many invocations run, so a waiting message keeps its receive count', async () => {
+    await createSqsWebhookQueue(held.queue.queueUrl, held.sqs).send(['a', 'b', 'c'].map((id) => ({ clientId: 'app', webhookId: `msg_${id}` })));
+    const first = await held.nextInvocation();
+    const second = await held.nextInvocation();
+    // Some polls later, the third message is still waiting, not received.
+    const polls = held.queue.polls();
+    while (held.queue.polls() < polls + 5) await new Promise((r) => setTimeout(r, 10));
+    expect(held.invocations).toEqual([]);
+
+    first.finish({ batchItemFailures: [] });
+    const third = await held.nextInvocation();
+    expect([first, second, third].map((h) => JSON.parse(h.record.body).webhookId).sort()).toEqual(['msg_a', 'msg_b', 'msg_c']);
+    expect(third.record.attributes.ApproximateReceiveCount).toBe('1');
+    second.finish({ batchItemFailures: [] });
+    third.finish({ batchItemFailures: [] });
   });
 });
