@@ -3,12 +3,12 @@ import { runAsFunction } from '#local/invocation-context';
 import { startStreamReader, type StreamReader } from '#local/stream-reader';
 import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
 import { logger } from '#shared/log';
-import { MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
+import { DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
 import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
 
 // The webhook pipeline of the local service, with the functions that run it in AWS: the table's
 // stream, filtered as the event source mapping filters it → fan-out-events (the same handler) → the delivery queue (an SQS stand-in with the
-// stack's visibility timeout and redrive policy, its timeouts multiplied by `timeScale`) →
+// stack's visibility timeout, redrive policy and maximum concurrency, its timeouts multiplied by `timeScale`) →
 // deliver-webhooks (the same handler). Each invocation is attributed to its function, as in AWS.
 
 /** How the local invocations name their event sources (and test/support/deployed-form.ts the deployed ones). */
@@ -41,6 +41,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
     timeScale,
     visibilityTimeoutSeconds: QUEUE_VISIBILITY_TIMEOUT_SECONDS,
     maxReceiveCount: MAX_DELIVERY_ATTEMPTS,
+    maxConcurrency: DELIVERY_MAX_CONCURRENCY,
     deliver: (event: SQSEvent) => runAsFunction({ fn: 'deliver-webhooks', ...QUEUE_SOURCE }, async () => {
       const { handler } = await import('#functions/webhooks/deliver-webhooks');
       return timed('deliver-webhooks', () => handler(event));

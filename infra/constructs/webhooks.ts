@@ -8,7 +8,7 @@ import type { ServiceFunction } from '#infra/constructs/service-function';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
 import { WEBHOOK_ENV } from '#shared/config';
 import {
-  DELIVERY_FUNCTION_TIMEOUT_SECONDS, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS,
 } from '#shared/webhooks/deliver';
 import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
 
@@ -24,8 +24,8 @@ const DEAD_LETTER_RETENTION = Duration.days(14);
  * The webhook pipeline: the table's stream, filtered to the records that can make events (the rest
  * invoke nothing) → fan-out-events (batches of up to 100 records, split in
  * two on an error so a poisonous record cannot hold the others back, retried for at most a day) →
- * the delivery queue → deliver-webhooks (batches of 10, partial batch failures: a failed delivery
- * comes back after its own backoff) → after MAX_DELIVERY_ATTEMPTS receives, the dead-letter queue,
+ * the delivery queue → deliver-webhooks (batches of 10, at most DELIVERY_MAX_CONCURRENCY at once,
+ * partial batch failures: a failed delivery comes back after its own backoff) → after MAX_DELIVERY_ATTEMPTS receives, the dead-letter queue,
  * whose first message raises an alarm (Monitoring's `WebhookDeadLetters`).
  */
 export class Webhooks extends Construct {
@@ -45,7 +45,7 @@ export class Webhooks extends Construct {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(QUEUE_VISIBILITY_TIMEOUT_SECONDS),
-      // Longer than the retry schedule (27.7 to 30.9 hours), so no message expires before its last attempt.
+      // Longer than the retry schedule (29.7 to 35.7 hours), so no message expires before its last attempt.
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: MAX_DELIVERY_ATTEMPTS },
     });
@@ -66,6 +66,13 @@ export class Webhooks extends Construct {
     this.deliver = props.functions.eventSourceFunction('deliver-webhooks', {
       environment, queue: this.queue, timeoutSeconds: DELIVERY_FUNCTION_TIMEOUT_SECONDS,
     });
-    this.deliver.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
+    // At most DELIVERY_MAX_CONCURRENCY invocations at once: beyond it messages wait in the queue
+    // (their receive count, the attempt number, unchanged) rather than being received and throttled.
+    // No reserved concurrency: a new account (10 concurrent executions) could not deploy the stack
+    // with any (Lambda keeps the account's unreserved concurrency at its minimum), and reserving
+    // the mapping's maximum would take it from the API for good (docs/operations.md).
+    this.deliver.addEventSource(new SqsEventSource(this.queue, {
+      batchSize: 10, reportBatchItemFailures: true, maxConcurrency: DELIVERY_MAX_CONCURRENCY,
+    }));
   }
 }

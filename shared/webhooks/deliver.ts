@@ -9,27 +9,52 @@ import { signWithSecrets } from '#shared/webhooks/signing';
 import { checkWebhookUrl, type Resolve } from '#shared/webhooks/url-safety';
 
 /**
- * How long the delivery queue holds a failed delivery before the next attempt, after attempt 1, 2,
- * …: exponential backoff, each delay multiplied by a random 1 to 1.2 (jitter, so that receivers that
- * come back are not hit by every retry at once; capped at SQS's 12-hour visibility limit). The
- * delays add up to 27 h 42 min 30 s at least, so a delivery is tried 10 times over more than a day;
- * after the 10th failure it goes to the dead-letter queue.
+ * SQS's longest visibility timeout, counted from a message's receipt: ChangeMessageVisibility's
+ * new timeout counts from the call, and one that would end more than this after the receipt is
+ * refused (InvalidParameterValue), not shortened (SQS API reference, ChangeMessageVisibility).
  */
-export const RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600, 7200, 14_400, 28_800, 43_200] as const;
-export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+export const SQS_MAX_VISIBILITY_SECONDS = 43_200;
 /** The delivery function's timeout: a 5 s attempt per message, all messages of a batch at once, and the records around it. */
 export const DELIVERY_FUNCTION_TIMEOUT_SECONDS = 15;
 /** The queue's visibility timeout while a batch is handled: at least 6 times the function's timeout, as AWS advises for SQS event sources. */
 export const QUEUE_VISIBILITY_TIMEOUT_SECONDS = 6 * DELIVERY_FUNCTION_TIMEOUT_SECONDS;
-/** SQS's longest visibility timeout. */
-const MAX_VISIBILITY_SECONDS = 43_200;
+/**
+ * The longest delay the delivery may ask for. A delay is the visibility timeout of the message
+ * being handled (ChangeMessageVisibility), and SQS refuses one that ends more than 12 hours after
+ * the message's receipt (SQS_MAX_VISIBILITY_SECONDS). The call comes at most the queue's visibility
+ * timeout (Lambda invokes before the message is visible again) plus the function's timeout after
+ * the receipt, so this much is always left.
+ */
+export const MAX_RETRY_DELAY_SECONDS = SQS_MAX_VISIBILITY_SECONDS - QUEUE_VISIBILITY_TIMEOUT_SECONDS - DELIVERY_FUNCTION_TIMEOUT_SECONDS;
+
+/**
+ * How long the delivery queue holds a failed delivery before the next attempt, after attempt 1, 2,
+ * …: a backoff growing to 8 hours, each delay multiplied by a random 1 to 1.2 (jitter, so that
+ * receivers that come back are not hit by every retry at once). The delays add up to 29 h 42 min
+ * 30 s at least (35 h 39 min at most), so a delivery is tried 10 times over more than a day; after
+ * the 10th failure it goes to the dead-letter queue. The longest, 8 h × 1.2 = 34,560 s, stays well
+ * under MAX_RETRY_DELAY_SECONDS (43,095 s): SQS accepts every one of them, with hours to spare.
+ */
+export const RETRY_DELAYS_SECONDS = [30, 120, 600, 1800, 3600, 14_400, 28_800, 28_800, 28_800] as const;
+export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
+/**
+ * The most delivery invocations at once: the delivery queue's event source mapping's maximum
+ * concurrency (Lambda allows 2 to 1,000; the local queue stand-in honours it too). Lambda receives no
+ * more messages than it can hand to this many invocations, so a capped mapping leaves messages
+ * waiting in the queue, where their receive count (the attempt number) does not grow; a receive whose
+ * invocation is throttled does count. At the planned 250,000 users the busiest hour needs about 41
+ * (156 deliveries/s × 264 ms of Lambda per delivered event, docs/operations.md); 100 leaves room for
+ * slow receivers (each batch waits for its slowest, up to 5 s) and still keeps deliveries to a tenth
+ * of the default account concurrency (1,000), so they cannot starve the API. Raise it with the users.
+ */
+export const DELIVERY_MAX_CONCURRENCY = 100;
 /** A receiver that has failed every delivery for this long is disabled, and its developer e-mailed. */
 export const DISABLE_FAILING_AFTER_SECONDS = 3 * 24 * 3600;
 
-/** The delay before attempt `attempt + 1`, with jitter (`random` in [0, 1)). */
+/** The delay before attempt `attempt + 1`, with jitter (`random` in [0, 1)), never above MAX_RETRY_DELAY_SECONDS. */
 export function retryDelaySeconds(attempt: number, random: () => number = Math.random): number {
   const base = RETRY_DELAYS_SECONDS[Math.min(attempt, RETRY_DELAYS_SECONDS.length) - 1] ?? RETRY_DELAYS_SECONDS[0];
-  return Math.min(MAX_VISIBILITY_SECONDS, Math.round(base * (1 + 0.2 * random())));
+  return Math.min(MAX_RETRY_DELAY_SECONDS, Math.round(base * (1 + 0.2 * random())));
 }
 
 export type DeliveryOutcome =

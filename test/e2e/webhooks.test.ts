@@ -284,8 +284,18 @@ describe('webhooks', () => {
     });
     const [delivery] = (await webhooks.listDeliveries(clientId)).filter((d) => d.eventType === 'device.updated');
     expect(delivery).toMatchObject({ status: 'dead', attempts: MAX_DELIVERY_ATTEMPTS, lastStatusCode: 500 });
-    expect(service.webhooks!.queue.deadLetters().map((m) => JSON.parse(m.body).webhookId)).toContain(delivery!.webhookId);
+    const deadLetter = service.webhooks!.queue.deadLetters().find((m) => JSON.parse(m.body).webhookId === delivery!.webhookId);
+    expect(deadLetter).toBeDefined();
     expect((await webhooks.getSubscription(clientId))!.failingSince).toEqual(expect.any(String));
+
+    // The stand-in refuses a visibility timeout as SQS does (at most 12 hours from each receipt):
+    // every backoff was accepted, one after each failed attempt but the last…
+    const changes = service.webhooks!.queue.visibilityChanges().filter((c) => c.messageId === deadLetter!.messageId);
+    expect(changes.map((c) => [c.receiveCount, c.refused])).toEqual(RETRY_DELAYS_SECONDS.map((_, i) => [i + 1, undefined]));
+    // …so the attempts span more than the 24 hours the documentation promises (simulated time).
+    const spanSeconds = (hook.received.at(-1)!.at - hook.received[0]!.at) / 1000 / TIME_SCALE;
+    expect(spanSeconds).toBeGreaterThanOrEqual(24 * 3600);
+    expect(spanSeconds).toBeGreaterThanOrEqual(RETRY_DELAYS_SECONDS.reduce((a: number, b: number) => a + b, 0));
   }, 60_000);
 
   it('"send again" redelivers with the same webhook-id and body; "send test event" sends webhook.test', async () => {

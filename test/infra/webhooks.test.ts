@@ -4,7 +4,9 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceUserServiceStack } from '#infra/stack';
 import { WEBHOOK_ENV } from '#shared/config';
-import { DELIVERY_FUNCTION_TIMEOUT_SECONDS, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS, RETRY_DELAYS_SECONDS } from '#shared/webhooks/deliver';
+import {
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS, RETRY_DELAYS_SECONDS,
+} from '#shared/webhooks/deliver';
 import { removeTestApps, testApp } from '../support/cdk-app';
 import { deployedTemplate } from '../support/deployed-form';
 
@@ -86,6 +88,19 @@ describe('webhooks: stream, queues, alarm, functions', () => {
     expect(mappings.find((m) => m.FunctionName.Ref === deliverId)).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(deliver.Properties.Timeout).toBe(DELIVERY_FUNCTION_TIMEOUT_SECONDS);
     for (const id of [fanOutId, deliverId]) expect(resources[id]!.Properties.Environment.Variables[WEBHOOK_ENV.queueUrl]).toEqual({ Ref: expect.any(String) });
+  });
+
+  it('the delivery mapping invokes at most DELIVERY_MAX_CONCURRENCY at once, and no function reserves concurrency', () => {
+    const [deliverId] = functionWithEntry('DeliverWebhooks');
+    const mapping = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties).find((m) => m.FunctionName.Ref === deliverId)!;
+    expect(mapping.ScalingConfig).toEqual({ MaximumConcurrency: DELIVERY_MAX_CONCURRENCY });
+    // Lambda's range for an SQS event source's maximum concurrency; within the default account concurrency (1,000) with room for the API.
+    expect(DELIVERY_MAX_CONCURRENCY).toBeGreaterThanOrEqual(2);
+    expect(DELIVERY_MAX_CONCURRENCY).toBeLessThanOrEqual(1000 / 5);
+    // Reserved concurrency would stop the deploy on a new account (10 concurrent executions): none anywhere.
+    const functions = ofType('AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(2);
+    expect(functions.filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined).map(([id]) => id)).toEqual([]);
   });
 
   it('the fan-out is invoked only for records that can make events: devices, consents removed, families revoked', () => {

@@ -7,8 +7,8 @@ export interface Received {
   body: string;
 }
 
-/** How the receiver answers a request: a status, or a behaviour (hang, redirect, a huge body). */
-export type Answer = number | 'hang' | 'redirect' | 'huge';
+/** How the receiver answers a request: a status, a status after a pause, or a behaviour (hang, redirect, a huge body). */
+export type Answer = number | { status: number; afterMs: number } | 'hang' | 'redirect' | 'huge';
 
 /**
  * A webhook receiver on 127.0.0.1 for tests: records every request and answers as told
@@ -50,6 +50,15 @@ export async function startReceiver(answer: (received: Received) => Answer = () 
         };
         res.on('error', () => undefined);
         pump();
+        return;
+      }
+      if (typeof how === 'object') {
+        hanging.add(res);
+        const timer = setTimeout(() => {
+          hanging.delete(res);
+          res.writeHead(how.status).end();
+        }, how.afterMs);
+        res.on('close', () => clearTimeout(timer));
         return;
       }
       res.writeHead(how).end();

@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { changeToEvents, newWebhookId, webhookIdTime } from '#shared/webhooks/events';
 import { liveSecrets, newWebhookSecret } from '#shared/webhooks/secrets';
 import { signWithSecrets } from '#shared/webhooks/signing';
-import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelaySeconds } from '#shared/webhooks/deliver';
+import {
+  DELIVERY_FUNCTION_TIMEOUT_SECONDS, MAX_DELIVERY_ATTEMPTS, MAX_RETRY_DELAY_SECONDS, QUEUE_VISIBILITY_TIMEOUT_SECONDS, RETRY_DELAYS_SECONDS,
+  retryDelaySeconds, SQS_MAX_VISIBILITY_SECONDS,
+} from '#shared/webhooks/deliver';
 
 const BODY = JSON.stringify({ type: 'device.updated', timestamp: '2026-01-01T00:00:00.000Z', data: { device_id: 'd', sequence: 3 } });
 
@@ -48,14 +51,25 @@ describe('webhook ids', () => {
 });
 
 describe('retry schedule', () => {
-  it('backs off exponentially for more than 24 hours, with up to 20 % jitter, within SQS limits', () => {
+  it('backs off for more than 24 hours, with up to 20 % jitter, every delay one SQS accepts', () => {
     expect(MAX_DELIVERY_ATTEMPTS).toBe(RETRY_DELAYS_SECONDS.length + 1);
     const least = RETRY_DELAYS_SECONDS.map((_, i) => retryDelaySeconds(i + 1, () => 0));
     const most = RETRY_DELAYS_SECONDS.map((_, i) => retryDelaySeconds(i + 1, () => 0.999));
     expect(least).toEqual([...RETRY_DELAYS_SECONDS]);
-    expect(least.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(24 * 3600);
-    for (let i = 1; i < least.length; i++) expect(least[i]).toBeGreaterThan(least[i - 1]!);
-    most.forEach((delay, i) => expect(delay).toBeLessThanOrEqual(Math.min(43_200, Math.round(RETRY_DELAYS_SECONDS[i]! * 1.2))));
+    // Even with no jitter at all, the 10th attempt comes more than a day (and some hours) after the first.
+    expect(least.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(24 * 3600 + 4 * 3600);
+    for (let i = 1; i < least.length; i++) expect(least[i]).toBeGreaterThanOrEqual(least[i - 1]!);
+    most.forEach((delay, i) => expect(delay).toBe(Math.round(RETRY_DELAYS_SECONDS[i]! * (1 + 0.2 * 0.999))));
+  });
+
+  it('never asks SQS for more than what is left of 12 hours when the call comes at the latest', () => {
+    // The call comes within the queue's visibility timeout plus the function's timeout of the receipt.
+    expect(MAX_RETRY_DELAY_SECONDS).toBe(SQS_MAX_VISIBILITY_SECONDS - QUEUE_VISIBILITY_TIMEOUT_SECONDS - DELIVERY_FUNCTION_TIMEOUT_SECONDS);
+    for (let attempt = 1; attempt < MAX_DELIVERY_ATTEMPTS + 2; attempt++) {
+      expect(retryDelaySeconds(attempt, () => 0.999999)).toBeLessThanOrEqual(MAX_RETRY_DELAY_SECONDS);
+    }
+    // The schedule's longest jittered delay leaves hours, not seconds, of the 12 (a slow invocation, a compressed local clock).
+    expect(Math.max(...RETRY_DELAYS_SECONDS) * 1.2).toBeLessThanOrEqual(SQS_MAX_VISIBILITY_SECONDS - 2 * 3600);
   });
 });
 

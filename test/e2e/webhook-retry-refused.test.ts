@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEMO_USERS } from '#local/seed';
+import type { LocalService } from '#local/service';
+import { createDeviceRepo } from '#shared/data/device-repo';
+import { createDocumentClient } from '#shared/data/dynamodb';
+import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { formatTimestamp } from '#shared/domain/time';
+import { MAX_DELIVERY_ATTEMPTS } from '#shared/webhooks/deliver';
+import { createRepos, type Repos } from '../support/repos';
+import { startTestService } from '../support/service';
+import { startReceiver } from '../support/webhook-receiver';
+
+// Before any import: the one logger reads its level when its module loads. Errors only.
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'ERROR';
+});
+
+// When SQS refuses a failed delivery's backoff (ChangeMessageVisibility), the delivery handler must
+// neither lose the message nor spend its attempts unnoticed. Here the refusal is SQS's 12-hour rule
+// on a compressed clock: at a time scale of 10⁻⁶ the 12 hours after a receipt are 43.2 real ms, and
+// the receiver takes 100 ms to answer 500, so every backoff asked after it is refused, as SQS
+// refuses one asked 27 hours after the receipt.
+const TIME_SCALE = 1e-6;
+const [ALICE] = DEMO_USERS;
+const DEVICE = ALICE.devices[0].id;
+
+type Write = typeof process.stderr.write;
+
+describe('webhooks: a backoff the queue refuses', () => {
+  let service: LocalService;
+  let doc: DynamoDBDocumentClient;
+  let repos: Repos;
+  let webhooks: WebhookRepo;
+  const stops: (() => Promise<void>)[] = [];
+  const logged: string[] = [];
+  const originalWrite = process.stderr.write;
+
+  beforeAll(async () => {
+    // Every error line from here on is kept, and not printed.
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      logged.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+      const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
+      done?.();
+      return true;
+    }) as Write;
+    service = await startTestService({ webhooks: { timeScale: TIME_SCALE } });
+    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits: { requestTimeoutMs: 10_000 } });
+    repos = createRepos({ doc, table: service.tableName });
+    webhooks = createWebhookRepo({ doc, table: service.tableName });
+  });
+
+  afterAll(async () => {
+    for (const stop of stops) await stop();
+    await service?.stop();
+    doc?.destroy();
+    process.stderr.write = originalWrite;
+  });
+
+  it('keeps the message, which comes back after the visibility timeout for every attempt, and logs each refusal without secrets', async () => {
+    const hook = await startReceiver(() => ({ status: 500, afterMs: 100 }));
+    stops.push(hook.stop);
+    const clientId = `app-${randomUUID()}`;
+    await repos.clients.createClient({
+      clientId, secretHash: 'x', name: 'Refused backoff', description: '', website: 'https://example.com', redirectUris: ['https://example.com/cb'],
+      developerId: ALICE.user.id, developerName: 'Alice', createdAt: new Date().toISOString(),
+    });
+    await repos.grants.saveConsent({ userId: ALICE.user.id, clientId, scopes: ['read_device'], grantedAt: formatTimestamp(new Date()) });
+    // A URL carrying a credential of the receiver's: it must not reach the logs either.
+    const urlToken = `tok${randomUUID().replaceAll('-', '')}`;
+    const { secret } = await webhooks.setUrl(clientId, `${hook.url}?token=${urlToken}`);
+    const place = `Refused ${randomUUID().slice(0, 8)}`;
+    await createDeviceRepo({ doc, table: service.tableName }).updateOwnedDevice(ALICE.user.id, DEVICE, { place });
+
+    const deadline = Date.now() + 60_000;
+    while (hook.received.length < MAX_DELIVERY_ATTEMPTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await service.webhooks!.settled();
+
+    // Every attempt happened (none lost with its refused backoff), the last one dead-lettered.
+    expect(hook.received).toHaveLength(MAX_DELIVERY_ATTEMPTS);
+    const [delivery] = await webhooks.listDeliveries(clientId);
+    expect(delivery).toMatchObject({ status: 'dead', attempts: MAX_DELIVERY_ATTEMPTS, lastStatusCode: 500 });
+    const deadLetter = service.webhooks!.queue.deadLetters().find((m) => JSON.parse(m.body).webhookId === delivery!.webhookId);
+    expect(deadLetter).toBeDefined();
+    const changes = service.webhooks!.queue.visibilityChanges().filter((c) => c.messageId === deadLetter!.messageId);
+    expect(changes.map((c) => [c.receiveCount, c.refused])).toEqual(
+      Array.from({ length: MAX_DELIVERY_ATTEMPTS - 1 }, (_, i) => [i + 1, 'InvalidParameterValue']),
+    );
+
+    // One error line per refused backoff, naming the delivery and the attempt.
+    const lines = logged.join('').split('\n').filter((line) => line.includes(delivery!.webhookId)).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const refusals = lines.filter((line) => String(line.message).startsWith('webhook retry delay not set'));
+    expect(refusals.map((line) => line.attempt)).toEqual(Array.from({ length: MAX_DELIVERY_ATTEMPTS - 1 }, (_, i) => i + 1));
+    for (const line of refusals) {
+      expect(line).toMatchObject({
+        level: 'ERROR', clientId, webhookId: delivery!.webhookId, delaySeconds: expect.any(Number), backAfterSeconds: 90,
+        error: { name: 'InvalidParameterValue', message: expect.stringContaining('Total VisibilityTimeout for the message is beyond the limit') },
+      });
+    }
+    // Nothing else went wrong, and no line holds the signing secret, the URL's credential or the payload.
+    expect(lines).toHaveLength(refusals.length);
+    for (const text of [secret!, urlToken, place]) expect(logged.join('')).not.toContain(text);
+  }, 90_000);
+});
