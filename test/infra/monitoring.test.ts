@@ -139,7 +139,7 @@ describe('monitoring: alarms, SNS topic and dashboard', () => {
 
   it('alarms when a scheduled run of the signing-key rotation failed every try (its failures queue holds a message)', () => {
     const props = alarm('RotateSigningKeyFailures');
-    const [[queueId]] = s.ofType('AWS::SQS::Queue').filter(([id]) => id.startsWith('RotateSigningKeyFailures'));
+    const [queueId] = s.ofType('AWS::SQS::Queue').find(([id]) => id.startsWith('RotateSigningKeyFailures'))!;
     expect(metricsOf(props)).toEqual([{
       Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
       Period: 300, Stat: 'Maximum',
