@@ -16,6 +16,9 @@ export const FLOOR_LAZY_MODULES = [PASSWORD_STRENGTH_ENTRY];
 /** The floor with the SQS client library in its bundle: for floors with the `queueClient` step. */
 export const FLOOR_QUEUE_NAME = 'floor-queue';
 export const FLOOR_QUEUE_ENTRY = 'bench/baseline/floor-queue.ts';
+/** The floor with the KMS client library in its bundle: for floors with the `kmsClient` step. */
+export const FLOOR_KMS_NAME = 'floor-kms';
+export const FLOOR_KMS_ENTRY = 'bench/baseline/floor-kms.ts';
 
 /**
  * The esbuild options the CDK stack uses, for esbuild's JavaScript API. NodejsFunction runs the

@@ -31,6 +31,8 @@ interface ProbeResult {
   firstCallMs: number;
   cpuMs: number;
   status?: number;
+  /** The result of a function without an HTTP route (no status). */
+  result?: unknown;
   socketsAtLoad: string[];
   keyFileReadAtLoad: boolean;
 }
@@ -50,6 +52,8 @@ export interface ColdStartResult {
   totalsMs: number[];
   cpusMs: number[];
   statuses: number[];
+  /** Per round: the result of a function without an HTTP route, else undefined. */
+  results: unknown[];
   /** Sockets opened (or being opened) before the first event: must be none. */
   socketsAtLoad: string[];
   /** The local stand-in of the KMS key was read at module load (AWS: no key material is ever fetched). */
@@ -88,6 +92,7 @@ export async function measureColdStarts(targets: readonly ColdStartTarget[], run
       totalsMs: s.map((r) => r.totalMs),
       cpusMs: s.map((r) => r.cpuMs),
       statuses: [...new Set(s.map((r) => r.status ?? 0))],
+      results: s.map((r) => r.result),
       socketsAtLoad: [...new Set(s.flatMap((r) => r.socketsAtLoad))],
       keyFileReadAtLoad: s.some((r) => r.keyFileReadAtLoad),
     }];

@@ -150,8 +150,16 @@ export function measuredFromJson(json: any): Measured[] {
 export type FloorStep =
   | { op: 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchGetItem' | 'TransactWriteItems'; of: string[] }
   | { op: 'Query'; of: string[]; count: number; index: boolean }
-  /** CPU work (password hashing, the password strength estimate, the signature, an address check, loading the SQS client): in the measured CPU, no request units. */
-  | { op: 'scrypt' | 'sign' | 'zxcvbn' | 'addressCheck' | 'queueClient' }
+  /**
+   * CPU work (password hashing, the password strength estimate, the signature, an address check, loading the SQS or KMS
+   * client): in the measured CPU, no request units.
+   */
+  | { op: 'scrypt' | 'sign' | 'zxcvbn' | 'addressCheck' | 'queueClient' | 'kmsClient' }
+  /**
+   * The webhook pipeline's other ends: one message sent to the delivery queue, one delivery POSTed to a receiver. In the
+   * measured time; their money is the push scenario's (perDelivery, from the webhook benchmark), not a call's.
+   */
+  | { op: 'queueSend' | 'signedPost' }
   /** One e-mail sent (an SES request in AWS). */
   | { op: 'mail' }
   | { op: 'wait'; ms: number };
@@ -166,6 +174,9 @@ export function parseFloor(label: string): FloorStep[] {
     if (part === 'e-mail') return { op: 'mail' };
     if (part === 'address check') return { op: 'addressCheck' };
     if (part === 'SQS client') return { op: 'queueClient' };
+    if (part === 'KMS client') return { op: 'kmsClient' };
+    if (part === 'SQS send') return { op: 'queueSend' };
+    if (part === 'signed POST') return { op: 'signedPost' };
     const wait = /^wait (\d+) ms$/.exec(part);
     if (wait) return { op: 'wait', ms: Number(wait[1]) };
     const query = /^Query\((gsi1: )?(\w+) ×(\d+)\)$/.exec(part);
@@ -178,17 +189,18 @@ export function parseFloor(label: string): FloorStep[] {
 
 // --- Per call ----------------------------------------------------------------------------------
 
-/** Item kinds read with strong consistency by a GetItem (BatchGetItem always is: shared/data/batch-read.ts). */
-const CONSISTENT_GETS = new Set(['link', 'family']);
 /**
- * Item kinds an instance reads once and keeps, so a warm call reads none: the signing-key schedule
- * (signing-key-repo.ts: a minute), and at the token endpoint the client (client-cache.ts: 5 s).
+ * Item kinds read with strong consistency by a GetItem (BatchGetItem always is: shared/data/batch-read.ts); the
+ * signing-key schedule by the rotation, which writes over what it read (its readers keep it: CACHED_PER_INSTANCE).
  */
-const CACHED_PER_INSTANCE: Record<string, 'all' | readonly FunctionName[]> = { keySchedule: 'all', client: ['post-token'] };
-const cachedBy = (fn: FunctionName, kind: string) => {
-  const where = CACHED_PER_INSTANCE[kind];
-  return where === 'all' || (where?.includes(fn) ?? false);
-};
+const CONSISTENT_GETS = new Set(['link', 'family', 'keySchedule']);
+/**
+ * Item kinds an instance reads once and keeps, so a warm call reads none: the signing-key schedule at
+ * the token endpoint and the JWKS (signing-key-repo.ts: a minute; the rotation reads it on every run),
+ * and at the token endpoint the client (client-cache.ts: 5 s).
+ */
+const CACHED_PER_INSTANCE: Record<string, readonly FunctionName[]> = { keySchedule: ['post-token', 'get-jwks'], client: ['post-token'] };
+const cachedBy = (fn: FunctionName, kind: string) => CACHED_PER_INSTANCE[kind]?.includes(fn) ?? false;
 /** Item kinds with a gsi1 entry: a write of one also writes the index (shared/data/keys.ts; a code is its family's item). */
 const INDEXED = new Set(['device', 'client', 'consent', 'session', 'family', 'code']);
 

@@ -1,10 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { createHash, randomUUID } from 'node:crypto';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { lambdaContext } from '#local/lambda-context';
 
 // API Gateway HTTP API (payload format 2.0) events, as the gateway hands them to a function:
 // lower-case header names, cookies in their own array, verified JWT claims under
-// requestContext.authorizer for resource routes.
+// requestContext.authorizer for resource routes. And the events of the functions without an HTTP
+// route, as Lambda's event source mappings hand them over: a DynamoDB stream batch, an SQS batch.
 
 export interface EventSpec {
   /** Route key of the route table, e.g. `GET /devices/{device_id}`, or `$default`. */
@@ -92,6 +95,45 @@ export function basicAuth(id: string, secret: string): string {
   return `Basic ${Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64')}`;
 }
 
-/** A minimal Lambda context. */
+const REGION = 'eu-west-1';
+const ACCOUNT = '123456789012';
+
+/**
+ * A stream batch of one MODIFY record of a table item (new and old images, the stream's view type),
+ * as Lambda's DynamoDB event source mapping delivers it: images in the attribute-value form, a
+ * fresh `eventID` (the fan-out derives webhook ids from it).
+ */
+export function streamModifyEvent(oldItem: Record<string, unknown>, newItem: Record<string, unknown>): DynamoDBStreamEvent {
+  const image = (item: Record<string, unknown>) => marshall(item, { removeUndefinedValues: true }) as Record<string, AttributeValue>;
+  const NewImage = image(newItem);
+  const OldImage = image(oldItem);
+  return {
+    Records: [{
+      eventID: randomUUID().replace(/-/g, ''), eventName: 'MODIFY', eventVersion: '1.1', eventSource: 'aws:dynamodb', awsRegion: REGION,
+      dynamodb: {
+        ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+        Keys: { pk: NewImage.pk!, sk: NewImage.sk! } as never,
+        NewImage: NewImage as never, OldImage: OldImage as never,
+        SequenceNumber: String(Date.now()).padEnd(21, '0'), SizeBytes: Buffer.byteLength(JSON.stringify([NewImage, OldImage])),
+        StreamViewType: 'NEW_AND_OLD_IMAGES',
+      },
+      eventSourceARN: `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/bench/stream/2026-01-01T00:00:00.000`,
+    }],
+  };
+}
+
+/** An SQS batch of one message (`body`), first received, as Lambda's SQS event source mapping delivers it. */
+export function sqsEvent(body: string): SQSEvent {
+  const now = String(Date.now());
+  return {
+    Records: [{
+      messageId: randomUUID(), receiptHandle: randomUUID(), body,
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: now, SenderId: 'AROAEXAMPLE:fan-out-events', ApproximateFirstReceiveTimestamp: now },
+      messageAttributes: {}, md5OfBody: createHash('md5').update(body).digest('hex'),
+      eventSource: 'aws:sqs', eventSourceARN: `arn:aws:sqs:${REGION}:${ACCOUNT}:webhook-deliveries`, awsRegion: REGION,
+    }],
+  };
+}
+
 /** The Lambda context of one benchmark call. */
 export const benchContext = (functionName: string) => lambdaContext(functionName, randomUUID());

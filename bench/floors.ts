@@ -39,7 +39,22 @@ export type FloorStep =
    * The SQS client library in the bundle, as a function that queues webhook deliveries carries it
    * (no client, no request): the floor runs as the floor-queue bundle (bench/baseline/floor-queue.ts).
    */
-  | { op: 'queueClient' };
+  | { op: 'queueClient' }
+  /**
+   * One message sent to the webhook delivery queue (one SendMessageBatch, through an SQS client made
+   * for it, written out as shared/webhooks/queue.ts configures it): runs as the floor-queue bundle.
+   */
+  | { op: 'queueSend' }
+  /**
+   * One webhook delivered: a payload signed as Standard Webhooks signs it (HMAC-SHA256 with the
+   * subscription's secret) and POSTed to the receiver, whose answer is read.
+   */
+  | { op: 'signedPost' }
+  /**
+   * The KMS client library in the bundle, as the signing-key rotation carries it (no client, no
+   * request): the floor runs as the floor-kms bundle (bench/baseline/floor-kms.ts).
+   */
+  | { op: 'kmsClient' };
 
 /** Floor steps, as scenarios write them. */
 export const step = {
@@ -57,10 +72,24 @@ export const step = {
   mail: (): FloorStep => ({ op: 'mail' }),
   addressCheck: (): FloorStep => ({ op: 'addressCheck' }),
   queueClient: (): FloorStep => ({ op: 'queueClient' }),
+  queueSend: (): FloorStep => ({ op: 'queueSend' }),
+  signedPost: (): FloorStep => ({ op: 'signedPost' }),
+  kmsClient: (): FloorStep => ({ op: 'kmsClient' }),
 };
 
 /** Steps that are not DynamoDB requests. */
-const NOT_REQUESTS = new Set<FloorStep['op']>(['scrypt', 'sign', 'wait', 'zxcvbn', 'mail', 'addressCheck', 'queueClient']);
+const NOT_REQUESTS = new Set<FloorStep['op']>(['scrypt', 'sign', 'wait', 'zxcvbn', 'mail', 'addressCheck', 'queueClient', 'queueSend', 'signedPost', 'kmsClient']);
+
+/**
+ * Which floor bundle a floor runs as (bench/bundle.ts): the one with the SQS client library for a
+ * floor that loads it or sends with it, the one with the KMS client library, or the plain one.
+ */
+export function floorLibrary(steps: readonly FloorStep[]): 'sqs' | 'kms' | undefined {
+  const sqs = steps.some((s) => s.op === 'queueClient' || s.op === 'queueSend');
+  const kms = steps.some((s) => s.op === 'kmsClient');
+  if (sqs && kms) throw new Error('no floor bundle carries both the SQS and the KMS client library');
+  return sqs ? 'sqs' : kms ? 'kms' : undefined;
+}
 
 /** shared/auth/password.ts's parameters, written out: the floor imports nothing of the service. */
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 } as const;
@@ -104,6 +133,12 @@ export function floorLabel(steps: readonly FloorStep[]): string {
         return 'address check';
       case 'queueClient':
         return 'SQS client';
+      case 'queueSend':
+        return 'SQS send';
+      case 'signedPost':
+        return 'signed POST';
+      case 'kmsClient':
+        return 'KMS client';
       default:
         return `${s.op}(${s.of})`;
     }
@@ -186,6 +221,8 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   client: { secretHash: HASH },
   mailLimit: { sent: 2, expiresAt: 1_800_000_000 },
   webhook: { url: 'https://dashboard.example.com/webhooks', updatedAt: STAMP },
+  // An attempt recorded: delivered (the function also adds one to `attempts`).
+  delivery: { status: 'delivered', lastAttemptAt: '2026-01-02T03:04:05.900Z', lastStatusCode: 204, lastLatencyMs: 3, attempts: 1 },
 };
 
 const PREFIX = 'BENCH#floor#';
@@ -199,8 +236,14 @@ function itemOf(kind: ItemKind, key: { pk: string; sk: string }, gsi1pk = `${PRE
   return { ...key, ...attributes, ...(indexed === undefined ? {} : { gsi1pk, gsi1sk: randomUUID() }) };
 }
 
-/** Creates floors' stand-ins and fills their events with concrete requests. */
-export function createFloors(doc: DynamoDBDocumentClient, table: string) {
+/** A Standard Webhooks message id as the service makes them (`msg_`, the time in base 36, 20 hex characters). */
+const webhookId = () => `msg_${Date.now().toString(36).padStart(9, '0')}_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+
+/**
+ * Creates floors' stand-ins and fills their events with concrete requests. `receiverUrl`: where a
+ * `signedPost` step delivers (the benchmark's loopback receiver, bench/webhook-ends.ts).
+ */
+export function createFloors(doc: DynamoDBDocumentClient, table: string, { receiverUrl }: { receiverUrl?: string } = {}) {
   const putItem = (Item: Record<string, unknown>) => doc.send(new PutCommand({ TableName: table, Item }));
   const readKeys = (kinds: readonly ItemKind[]) => kinds.map((kind, i) => standInKey(kind, kinds.slice(0, i).filter((k) => k === kind).length));
   const fresh = (kind: ItemKind) => itemOf(kind, { pk: `${PREFIX}${randomUUID()}`, sk: kind });
@@ -239,6 +282,16 @@ export function createFloors(doc: DynamoDBDocumentClient, table: string) {
         return { op: 'addressCheck', address: BENCH_WEBHOOK_ADDRESS };
       case 'queueClient':
         return { op: 'queueClient' };
+      case 'queueSend':
+        // A device event's delivery message (shared/webhooks/queue.ts's WebhookMessage).
+        return { op: 'queueSend', body: JSON.stringify({ clientId: CLIENT_ID, webhookId: webhookId(), userId: USER_ID }) };
+      case 'signedPost': {
+        if (!receiverUrl) throw new Error('a signedPost floor step needs the receiver\'s URL (createFloors)');
+        const secret = (ITEMS.webhook.secrets as { secret: string }[])[0]!.secret;
+        return { op: 'signedPost', url: receiverUrl, secret, webhookId: webhookId(), body: String(ITEMS.delivery.payload) };
+      }
+      case 'kmsClient':
+        return { op: 'kmsClient' };
       case 'zxcvbn':
         return { op: 'zxcvbn', password: 'correct horse battery staple', userInputs: ['camille.roux@example.com', 'camille.roux', 'camille', 'roux'] };
     }

@@ -1,4 +1,5 @@
-import { parseCommandLine } from '#local/cli';
+import { parseCommandLine, usageError } from '#local/cli';
+import { FUNCTIONS, type FunctionName } from '#shared/routes';
 import type { PeerOptions } from './peer/compare.ts';
 
 /** How much each phase measures. `--quick` runs the same code with small counts (CI). */
@@ -28,17 +29,24 @@ export interface BenchOptions {
   signIterations: number;
   /** `--peer`: only the comparison with the peer (oidc-provider); the full and quick runs include it too. */
   peerOnly: boolean;
+  /**
+   * `--functions a,b`: only these functions (with their floors and the baseline), without the token
+   * endpoint's throughput, the HTTP-shim comparison and the peer; undefined: every function.
+   */
+  functions?: readonly FunctionName[];
   /** Ours against the peer: calls per server per round, alternating rounds, warm-up calls, concurrent clients. */
   peer: PeerOptions;
 }
 
-export const BENCH_USAGE = `Usage: npm run bench [-- --quick] [--informational] [--peer]
+export const BENCH_USAGE = `Usage: npm run bench [-- --quick] [--informational] [--peer | --functions <name,…>]
 Measures every function of the route table against references of the same run, and our token
 endpoint against the peer (oidc-provider) over HTTP; prints tables and writes bench-results.json
 (bench/RESULTS.md). Exits 1 when a budget fails.
   --quick           small counts: checks that the benchmark runs; its figures are noise
   --informational   report failed budgets without failing (exit 0), as CI runs the quick mode
-  --peer            only the comparison with the peer (needs: npm install --save-dev oidc-provider)`;
+  --peer            only the comparison with the peer (needs: npm install --save-dev oidc-provider)
+  --functions       only these functions of the route table (comma-separated), their floors and the
+                    baseline: no token endpoint throughput, HTTP-shim comparison or peer`;
 
 /** The command line's options (`--help` prints the usage and exits 0, an unknown flag exits 2). */
 export function parseOptions(argv: string[]): BenchOptions {
@@ -46,18 +54,27 @@ export function parseOptions(argv: string[]): BenchOptions {
     args: argv,
     options: {
       quick: { type: 'boolean', default: false }, informational: { type: 'boolean', default: false }, peer: { type: 'boolean', default: false },
+      functions: { type: 'string' },
     },
   });
   const { quick, informational, peer: peerOnly } = values;
+  const tool = { name: 'bench', usage: BENCH_USAGE };
+  let functions: FunctionName[] | undefined;
+  if (values.functions !== undefined) {
+    if (peerOnly) usageError(tool, '--functions and --peer cannot be combined');
+    functions = values.functions.split(',').map((name) => name.trim()).filter((name) => name !== '') as FunctionName[];
+    const unknown = functions.filter((name) => !(name in FUNCTIONS));
+    if (functions.length === 0 || unknown.length > 0) usageError(tool, `--functions: no function named ${unknown.join(', ') || '(none given)'} in shared/routes.ts`);
+  }
   return quick
     ? {
-        quick, informational, coldRuns: 3, warmupCalls: 20, warmCalls: 100, warmCallsBudgeted: 100, warmSecondsCap: 3,
+        quick, informational, functions, coldRuns: 3, warmupCalls: 20, warmCalls: 100, warmCallsBudgeted: 100, warmSecondsCap: 3,
         throughputCalls: 40, concurrency: [1, 8], clientAuthIterations: 20_000, signIterations: 20,
         // A tiny peer round: it shows the comparison still runs (CI), in about half a minute.
         peerOnly, peer: { calls: 30, rounds: 2, warmup: 10, initialWarmup: 0, concurrency: [2, 16] },
       }
     : {
-        quick, informational, coldRuns: 31, warmupCalls: 200, warmCalls: 2000, warmCallsBudgeted: 10_000, warmSecondsCap: 30,
+        quick, informational, functions, coldRuns: 31, warmupCalls: 200, warmCalls: 2000, warmCallsBudgeted: 10_000, warmSecondsCap: 30,
         throughputCalls: 1000, concurrency: [1, 4, 16], clientAuthIterations: 200_000, signIterations: 500,
         // The warm-up is a round's worth per server and scenario, after 3,000 calls of each grant per
         // server: with 50 and then 400 calls, DynamoDB Local (Java) was still compiling the request paths

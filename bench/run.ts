@@ -8,22 +8,29 @@ import { createDocumentClient } from '#shared/data/dynamodb';
 import { userKey } from '#shared/data/keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
-import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
-import { BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_LAZY_MODULES, FLOOR_NAME, FLOOR_QUEUE_ENTRY, FLOOR_QUEUE_NAME, OUT_DIR, ROOT } from './bundle.ts';
+import { setClientHook } from '#shared/aws/client-config';
+import { FALLBACK_FUNCTION, FUNCTIONS, type FunctionDef, type FunctionName } from '#shared/routes';
+import {
+  BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_KMS_ENTRY, FLOOR_KMS_NAME, FLOOR_LAZY_MODULES, FLOOR_NAME, FLOOR_QUEUE_ENTRY,
+  FLOOR_QUEUE_NAME, OUT_DIR, ROOT,
+} from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
 import { bundleOldPath, checkOldPathBundles, oldPathName, oldPathTargets, OLD_PATH_SUBJECTS, renderOldPath, summarizeOldPath, type OldPathSection } from './cold-start-old-path.ts';
-import { createFloors, floorLabel, floorRequests, type FloorStep } from './floors.ts';
+import { createFloors, floorLabel, floorLibrary, floorRequests, type FloorStep } from './floors.ts';
+import { apiOf, BENCHED, isResourceFunction, triggerOf } from './functions.ts';
+import { startWebhookEnds } from './webhook-ends.ts';
 import { parseOptions } from './options.ts';
 import { BUDGETS, check, fmt, outcome, table, verdict, type BudgetCheck } from './report.ts';
 import { median, round } from './stats.ts';
 import { measureClientAuthentication, measureSigning, measureTokenThroughput } from './token-endpoint.ts';
+import type { HandlerResult } from './scenarios.ts';
 import type { WarmResult } from './warm.ts';
 import { comparePeer } from './peer/compare.ts';
 import { latencyPlot } from './peer/plot.ts';
 import { peerSection, renderPeer, type PeerSection } from './peer/report.ts';
 import { PeerMissingError, peerVersion } from './peer/servers.ts';
 
-// `npm run bench [-- --quick] [--informational]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
+// `npm run bench [-- --quick] [--informational] [--functions a,b]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
 // and token endpoint throughput of every function of the route table, each as a ratio to a reference
 // measured in the same run: the bundle to the baseline, the cold start to the function's floor.
 // Prints a table and writes bench-results.json (schema: bench/RESULTS.md).
@@ -42,14 +49,9 @@ const TABLE = 'bench-device-user-service';
  * the service's 1 s per attempt; the functions' own clients keep the service's limits.
  */
 const SETUP_LIMITS = { requestTimeoutMs: 30_000 };
-/**
- * Every function that answers requests: a scheduled one (the signing-key rotation) has no request
- * path to measure, and the webhook pipeline's two (stream and queue) have their own benchmark,
- * `npm run bench:webhooks` (bench/webhooks.ts).
- */
-const BENCHED = (Object.keys(FUNCTIONS) as FunctionName[]).filter((fn) => !(FUNCTIONS[fn] as FunctionDef).schedule && !(FUNCTIONS[fn] as FunctionDef).eventSource);
-const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
-const resourceSized = (fn: FunctionName) => RESOURCE_FUNCTIONS.has(fn) || fn === FALLBACK_FUNCTION;
+/** The functions measured: every function of the route table (bench/functions.ts), or those of `--functions`. */
+const MEASURED: readonly FunctionName[] = options.functions ?? BENCHED;
+const resourceSized = (fn: FunctionName) => isResourceFunction(fn) || fn === FALLBACK_FUNCTION;
 
 const stateDir = mkdtempSync(join(tmpdir(), 'dus-bench-'));
 let ddb: DynamoDbLocal | undefined;
@@ -130,8 +132,11 @@ async function main(): Promise<BudgetCheck[]> {
   // Before anything starts: the peer must be installed (the message says how).
   peerVersion();
   if (options.peerOnly) return peerOnly();
-  progress(`mode ${options.quick ? 'quick' : 'full'}; bundling ${Object.keys(FUNCTIONS).length} functions, the baseline and the floor`);
-  const entries: Record<string, string> = { [BASELINE_NAME]: BASELINE_ENTRY, [FLOOR_NAME]: FLOOR_ENTRY, [FLOOR_QUEUE_NAME]: FLOOR_QUEUE_ENTRY };
+  const selection = options.functions ? `, measuring ${options.functions.join(', ')} only` : '';
+  progress(`mode ${options.quick ? 'quick' : 'full'}${selection}; bundling ${Object.keys(FUNCTIONS).length} functions, the baseline and the floors`);
+  const entries: Record<string, string> = {
+    [BASELINE_NAME]: BASELINE_ENTRY, [FLOOR_NAME]: FLOOR_ENTRY, [FLOOR_QUEUE_NAME]: FLOOR_QUEUE_ENTRY, [FLOOR_KMS_NAME]: FLOOR_KMS_ENTRY,
+  };
   for (const [fn, def] of Object.entries(FUNCTIONS)) entries[fn] = def.entry;
   const lazyModules: Record<string, readonly string[]> = { [FLOOR_NAME]: FLOOR_LAZY_MODULES };
   for (const [fn, def] of Object.entries(FUNCTIONS)) if ((def as FunctionDef).lazyModules) lazyModules[fn] = (def as FunctionDef).lazyModules!;
@@ -140,8 +145,11 @@ async function main(): Promise<BudgetCheck[]> {
   for (const subject of OLD_PATH_SUBJECTS) checkOldPathBundles(bundles.get(subject)!, oldBundles.get(oldPathName(subject))!);
   const baselineBytes = bundles.get(BASELINE_NAME)!.bytes;
   const floorBundle = bundles.get(FLOOR_NAME)!;
-  /** The floor bundle a floor runs as: with the SQS client library for a floor with the `queueClient` step. */
-  const floorBundleOf = (steps: readonly FloorStep[]) => bundles.get(steps.some((s) => s.op === 'queueClient') ? FLOOR_QUEUE_NAME : FLOOR_NAME)!;
+  /** The floor bundle a floor runs as: with the SQS or the KMS client library where a step needs it (floorLibrary). */
+  const floorBundleOf = (steps: readonly FloorStep[]) => {
+    const library = floorLibrary(steps);
+    return bundles.get(library === 'sqs' ? FLOOR_QUEUE_NAME : library === 'kms' ? FLOOR_KMS_NAME : FLOOR_NAME)!;
+  };
 
   progress('starting DynamoDB Local');
   ddb = await startDynamoDbLocal();
@@ -151,6 +159,9 @@ async function main(): Promise<BudgetCheck[]> {
   await seedDemoData(setupDoc, TABLE);
   const keyFile = join(stateDir, 'signing-key.pem');
   createLocalSigner(keyFile); // created once here, read by every process
+  // The delivery queue (the local SQS stand-in) and a receiver, for the webhook pipeline's two functions.
+  const webhookEnds = await startWebhookEnds();
+  cleanups.push(() => void webhookEnds.stop());
 
   // The environment the stack gives every function, locally: DynamoDB Local instead of the AWS
   // endpoint and the key file instead of KMS (SIGNING_KEY_ID unset), mail to an outbox instead of SES.
@@ -163,19 +174,22 @@ async function main(): Promise<BudgetCheck[]> {
     [MAIL_ENV.outboxDir]: join(stateDir, 'outbox'),
   };
   delete process.env[ENV.signingKeyId];
-  Object.assign(process.env, functionEnv, { [AWS_ENV.region]: 'eu-west-1' });
+  // In this process (warm calls) the webhook pipeline's handlers are loaded too: they need the queue's variables.
+  Object.assign(process.env, functionEnv, webhookEnds.env, { [AWS_ENV.region]: 'eu-west-1' });
 
   // Handler modules read the environment when they load: only now may they be imported.
-  const { createScenarios, loadHandler, RUNTIME_CLIENTS } = await import('./scenarios.ts');
+  const { createScenarios, loadHandler, RUNTIME_CLIENTS, unexpectedAnswer } = await import('./scenarios.ts');
   const { attachCounters, measureWarm } = await import('./warm.ts');
-  const { scenarios, close } = createScenarios({ endpoint: ddb.endpoint, table: TABLE, authUrl: AUTH_URL });
+  const created = createScenarios({ endpoint: ddb.endpoint, table: TABLE, authUrl: AUTH_URL, keyFile, webhookEnds });
+  const { close } = created;
+  const scenarios = created.scenarios.filter((s) => MEASURED.includes(s.fn));
   cleanups.push(close);
   cleanups.push(() => RUNTIME_CLIENTS.forEach((doc) => doc.destroy()));
 
   // The first scenario of each function is the one its cold start serves, and its floor the reference.
   const firstScenario = (fn: FunctionName) => scenarios.find((s) => s.fn === fn)!;
   const floorOf = (fn: FunctionName) => firstScenario(fn).floor ?? [];
-  const floors = createFloors(setupDoc, TABLE);
+  const floors = createFloors(setupDoc, TABLE, { receiverUrl: `${webhookEnds.receiverOrigin}/floor` });
   await floors.prepare(scenarios.map((s) => s.floor ?? []));
   const floorTarget = (fn: FunctionName) => `${FLOOR_NAME}:${fn}`;
 
@@ -187,9 +201,11 @@ async function main(): Promise<BudgetCheck[]> {
     writeFileSync(file, JSON.stringify(event));
     return file;
   });
-  const lambdaEnv = (fn: string) => ({
+  /** The webhook pipeline's functions (and their floors) also get the queue's variables, as the stack sets for them. */
+  const lambdaEnv = (fn: string, pipeline = false) => ({
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     ...functionEnv,
+    ...(pipeline ? webhookEnds.env : {}),
     [AWS_ENV.region]: 'eu-west-1',
     AWS_LAMBDA_FUNCTION_NAME: fn,
     AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
@@ -202,16 +218,19 @@ async function main(): Promise<BudgetCheck[]> {
     eventFiles: writeEvents(BASELINE_NAME, [{ key: userKey(DEMO_USERS[0].user.id) }]),
     env: lambdaEnv('baseline'),
   }];
-  for (const fn of BENCHED) {
+  for (const fn of MEASURED) {
+    const pipeline = (FUNCTIONS[fn] as FunctionDef).eventSource !== undefined;
     targets.push({
-      name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await firstScenario(fn).events(options.coldRuns)), env: lambdaEnv(fn),
+      name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await firstScenario(fn).events(options.coldRuns)), env: lambdaEnv(fn, pipeline),
     });
     targets.push({
       name: floorTarget(fn), group: fn, bundleFile: floorBundleOf(floorOf(fn)).file, eventFiles: writeEvents(floorTarget(fn), await floors.events(floorOf(fn), options.coldRuns)),
-      env: lambdaEnv(FLOOR_NAME),
+      env: lambdaEnv(FLOOR_NAME, pipeline),
     });
   }
-  targets.push(...oldPathTargets(targets, oldBundles));
+  // The old path is measured on get-user's bundle: only in a run that measures it.
+  const withOldPath = MEASURED.includes('get-user');
+  if (withOldPath) targets.push(...oldPathTargets(targets, oldBundles));
   let lastReported = 0;
   const cold = await measureColdStarts(targets, options.coldRuns, (done, total) => {
     if (done === total || Date.now() - lastReported > 10_000) {
@@ -220,12 +239,20 @@ async function main(): Promise<BudgetCheck[]> {
     }
   });
   const baselineCold = cold.get(BASELINE_NAME)!;
-  for (const fn of BENCHED) {
-    const expected = firstScenario(fn).expectStatus;
-    const statuses = cold.get(fn)!.statuses;
+  for (const fn of MEASURED) {
+    const scenario = firstScenario(fn);
+    const expected = scenario.expectStatus;
+    const { statuses, results } = cold.get(fn)!;
     if (expected !== undefined && statuses.some((s) => s !== expected)) {
       throw new Error(`cold start of ${fn} answered ${statuses.join(', ')}, expected ${expected}`);
     }
+    if (scenario.expectResult) {
+      for (const result of results) {
+        const unexpected = unexpectedAnswer({ expectResult: scenario.expectResult }, result as HandlerResult);
+        if (unexpected) throw new Error(`cold start of ${fn} ${unexpected}`);
+      }
+    }
+    scenario.afterColdStarts?.(options.coldRuns);
     const floorStatuses = cold.get(floorTarget(fn))!.statuses;
     if (floorStatuses.some((s) => s !== 200)) throw new Error(`cold start of ${fn}'s floor answered ${floorStatuses.join(', ')}`);
   }
@@ -234,22 +261,27 @@ async function main(): Promise<BudgetCheck[]> {
   const counters = attachCounters(RUNTIME_CLIENTS);
   const warm = new Map<string, WarmResult>();
   const restoreStdout = sinkStdout();
-  let token: Awaited<ReturnType<typeof tokenEndpoint>>;
+  let token: Awaited<ReturnType<typeof tokenEndpoint>> | undefined;
   try {
     for (const scenario of scenarios) {
       progress(`warm: ${scenario.name}`);
-      const handler = await loadHandler(scenario.fn);
+      // A DynamoDB client a handler module makes for itself at load (the rotation's) is counted too.
+      setClientHook((client) => {
+        if ((client as { config?: { serviceId?: string } }).config?.serviceId === 'DynamoDB') counters.add(client as Parameters<typeof counters.add>[0]);
+      });
+      const handler = await loadHandler(scenario.fn).finally(() => setClientHook(undefined));
       warm.set(scenario.name, await measureWarm(scenario, handler, counters, {
         warmup: options.warmupCalls,
-        calls: RESOURCE_FUNCTIONS.has(scenario.fn) ? options.warmCallsBudgeted : options.warmCalls,
+        calls: isResourceFunction(scenario.fn) ? options.warmCallsBudgeted : options.warmCalls,
         secondsCap: options.warmSecondsCap,
       }));
     }
-    token = await tokenEndpoint();
+    // A run of some functions only (--functions) leaves out the token endpoint's figures and the peer.
+    token = options.functions ? undefined : await tokenEndpoint();
   } finally {
     restoreStdout();
   }
-  const peer = await peerComparison(ddb, keyFile);
+  const peer = options.functions ? undefined : await peerComparison(ddb, keyFile);
 
   async function tokenEndpoint() {
     progress('token endpoint: signing, throughput, client authentication');
@@ -266,7 +298,7 @@ async function main(): Promise<BudgetCheck[]> {
 
   // Figures, budgets, output.
   const budgets: BudgetCheck[] = [];
-  const functions = BENCHED.map((fn) => {
+  const functions = MEASURED.map((fn) => {
     const bundle = bundles.get(fn)!;
     const coldStart = cold.get(fn)!;
     const bundleRatio = bundle.bytes / baselineBytes;
@@ -288,7 +320,7 @@ async function main(): Promise<BudgetCheck[]> {
       const p50Ratio = w.bare ? w.p50Ms / w.bare.p50Ms : undefined;
       const p99Ratio = w.bare ? w.p99Ms / w.bare.p99Ms : undefined;
       const checks: BudgetCheck[] = [];
-      if (RESOURCE_FUNCTIONS.has(fn) && p50Ratio !== undefined && p99Ratio !== undefined) {
+      if (isResourceFunction(fn) && p50Ratio !== undefined && p99Ratio !== undefined) {
         checks.push(check('warm-p50-ratio', scenario.name, `warm p50 ÷ bare ${w.bare!.label} p50 ≤ ${BUDGETS.warmP50Ratio}`, p50Ratio, BUDGETS.warmP50Ratio));
         checks.push(check('warm-p99-ratio', scenario.name, `warm p99 ÷ bare ${w.bare!.label} p99 ≤ ${BUDGETS.warmP99Ratio}`, p99Ratio, BUDGETS.warmP99Ratio));
       }
@@ -320,7 +352,8 @@ async function main(): Promise<BudgetCheck[]> {
     return {
       name: fn,
       entry: FUNCTIONS[fn].entry,
-      api: RESOURCE_FUNCTIONS.has(fn) ? 'resource' : fn === FALLBACK_FUNCTION ? 'both' : 'auth',
+      api: apiOf(fn),
+      ...(triggerOf(fn) ? { trigger: triggerOf(fn) } : {}),
       bundle: {
         bytes: bundle.bytes, ratio: round(bundleRatio, 4), limit: bundleLimit, pass: sizeCheck.pass,
         lazy: bundle.lazy.map(({ entry, bytes }) => ({ entry, bytes })),
@@ -344,8 +377,8 @@ async function main(): Promise<BudgetCheck[]> {
       scenarios: fnScenarios,
     };
   });
-  const clientAuthCheck = check('client-auth-cpu', 'post-token', `authenticateClient CPU ≤ ${BUDGETS.clientAuthCpuMs} ms`, token.clientAuth.cpuMsPerCall, BUDGETS.clientAuthCpuMs);
-  budgets.push(clientAuthCheck);
+  const clientAuthCheck = token && check('client-auth-cpu', 'post-token', `authenticateClient CPU ≤ ${BUDGETS.clientAuthCpuMs} ms`, token.clientAuth.cpuMsPerCall, BUDGETS.clientAuthCpuMs);
+  if (clientAuthCheck) budgets.push(clientAuthCheck);
 
   const results = {
     schemaVersion: 2,
@@ -353,6 +386,8 @@ async function main(): Promise<BudgetCheck[]> {
     startedAt: startedAt.toISOString(),
     durationSeconds: round((Date.now() - startedAt.getTime()) / 1000, 1),
     machine: machine(),
+    // --functions: the functions measured (and no tokenEndpoint, peer or httpShim section).
+    ...(options.functions ? { only: options.functions } : {}),
     counts: {
       coldRuns: options.coldRuns, warmupCalls: options.warmupCalls, warmCalls: options.warmCalls, warmCallsBudgeted: options.warmCallsBudgeted, warmSecondsCap: options.warmSecondsCap,
       throughputCalls: options.throughputCalls, concurrency: options.concurrency, clientAuthIterations: options.clientAuthIterations,
@@ -362,9 +397,13 @@ async function main(): Promise<BudgetCheck[]> {
       bundleBytes: baselineBytes,
       coldStart: coldSummary(baselineCold),
     },
-    floor: { entry: FLOOR_ENTRY, bundleBytes: floorBundle.bytes, queue: { entry: FLOOR_QUEUE_ENTRY, bundleBytes: bundles.get(FLOOR_QUEUE_NAME)!.bytes } },
+    floor: {
+      entry: FLOOR_ENTRY, bundleBytes: floorBundle.bytes,
+      queue: { entry: FLOOR_QUEUE_ENTRY, bundleBytes: bundles.get(FLOOR_QUEUE_NAME)!.bytes },
+      kms: { entry: FLOOR_KMS_ENTRY, bundleBytes: bundles.get(FLOOR_KMS_NAME)!.bytes },
+    },
     functions,
-    tokenEndpoint: {
+    tokenEndpoint: token && clientAuthCheck && {
       scenario: 'post-token (refresh)',
       localSigningCpuMs: round(token.signCpuMs, 4),
       throughput: token.throughput.map((t) => Object.fromEntries(Object.entries(t).map(([k, v]) => [k, round(v, 4)]))),
@@ -378,12 +417,12 @@ async function main(): Promise<BudgetCheck[]> {
       },
     },
     peer,
-    httpShim: summarizeOldPath(cold, bundles, oldBundles),
+    httpShim: withOldPath ? summarizeOldPath(cold, bundles, oldBundles) : undefined,
     budgets,
     summary: { checks: budgets.length, passed: budgets.filter((b) => b.pass).length, failed: budgets.filter((b) => !b.pass).map((b) => b.id) },
   };
   writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${render(results)}\n\n${renderPeer(peer)}\n`);
+  process.stdout.write(`${render(results)}\n${peer ? `\n${renderPeer(peer)}\n` : ''}`);
   progress(`wrote bench-results.json; bundles in ${OUT_DIR}`);
   return budgets;
 }
@@ -405,23 +444,24 @@ function coldSummary(c: ColdStartResult) {
 type Results = {
   mode: string; startedAt: string; durationSeconds: number; machine: { cpu: string; cpuCount: number; node: string; os: string };
   baseline: { bundleBytes: number; coldStart: { medianMs: number; runs: number } };
-  floor: { bundleBytes: number; queue: { bundleBytes: number } };
+  floor: { bundleBytes: number; queue: { bundleBytes: number }; kms: { bundleBytes: number } };
   functions: {
     name: string; bundle: { bytes: number; ratio: number; pass: boolean; lazy: { entry: string; bytes: number }[] };
     coldStart: { medianMs: number; ratio: number; pass: boolean | null; cpuRatio: number; baselineRatio: number; socketsAtLoad: string[]; keyFileReadAtLoad: boolean };
     floor: { coldStart: { medianMs: number } };
     scenarios: {
       name: string;
-      warm: { calls: number; status: number; p50Ms: number; p99Ms: number; cpuMsPerCall: number; overheadCpuMsPerCall: number | null; bare: { label: string; p50Ms: number; p99Ms: number } | null; p50Ratio: number | null; p99Ratio: number | null };
+      warm: { calls: number; status: number | null; p50Ms: number; p99Ms: number; cpuMsPerCall: number; overheadCpuMsPerCall: number | null; bare: { label: string; p50Ms: number; p99Ms: number } | null; p50Ratio: number | null; p99Ratio: number | null };
       dynamodb: { requestsPerCall: number; operations: string[]; minRequests: number | null; floor: string | null; requestBudget: number | null };
       checks: BudgetCheck[];
     }[];
   }[];
-  tokenEndpoint: {
+  /** Absent from a run of some functions only (--functions), as are httpShim and peer. */
+  tokenEndpoint?: {
     localSigningCpuMs: number; throughput: Record<string, number>[];
     clientAuthentication: { cpuMsPerCall: number; wrongSecretCpuMsPerCall: number; pass: boolean; limitMs: number };
   };
-  httpShim: OldPathSection;
+  httpShim?: OldPathSection;
   budgets: BudgetCheck[];
   summary: { checks: number; passed: number; failed: string[] };
 };
@@ -465,31 +505,36 @@ function render(r: Results): string {
     ],
     rows,
   );
-  const tp = table(
-    ['concurrency', 'calls', 'req/s', 'p50 ms', 'CPU ms/call', 'bare DDB CPU ms/call', 'CPU excl. DDB', 'excl. DDB and signing'],
-    r.tokenEndpoint.throughput.map((t) => [
-      t.concurrency!, t.calls!, fmt(t.requestsPerSecond, 0), fmt(t.p50Ms), fmt(t.cpuMsPerCall, 3), fmt(t.bareCpuMsPerCall, 3),
-      fmt(t.cpuExclDynamoDbMsPerCall, 3), fmt(t.cpuExclDynamoDbAndSigningMsPerCall, 3),
-    ]),
-  );
-  const ca = r.tokenEndpoint.clientAuthentication;
+  const tokenEndpoint = (t: NonNullable<Results['tokenEndpoint']>) => {
+    const tp = table(
+      ['concurrency', 'calls', 'req/s', 'p50 ms', 'CPU ms/call', 'bare DDB CPU ms/call', 'CPU excl. DDB', 'excl. DDB and signing'],
+      t.throughput.map((l) => [
+        l.concurrency!, l.calls!, fmt(l.requestsPerSecond, 0), fmt(l.p50Ms), fmt(l.cpuMsPerCall, 3), fmt(l.bareCpuMsPerCall, 3),
+        fmt(l.cpuExclDynamoDbMsPerCall, 3), fmt(l.cpuExclDynamoDbAndSigningMsPerCall, 3),
+      ]),
+    );
+    const ca = t.clientAuthentication;
+    return [
+      '',
+      'Token endpoint (refresh grant, in-process, DynamoDB Local):',
+      tp,
+      `Local RS256 signature: ${fmt(t.localSigningCpuMs, 3)} ms CPU (AWS: KMS Sign, a network request).`,
+      `Client authentication: ${fmt(ca.cpuMsPerCall * 1000, 2)} µs CPU per call (wrong secret: ${fmt(ca.wrongSecretCpuMsPerCall * 1000, 2)} µs), budget ${ca.limitMs * 1000} µs: ${verdict(ca.pass)}`,
+    ];
+  };
   const failed = r.budgets.filter((b) => !b.pass);
   return [
     '',
     `Device and User Service benchmark — ${r.mode} run, ${r.startedAt}, ${r.durationSeconds} s`,
     `${r.machine.cpu} ×${r.machine.cpuCount}, ${r.machine.os}, Node ${r.machine.node}`,
     `Baseline (document client + one GetItem): ${(r.baseline.bundleBytes / 1024).toFixed(1)} KiB, cold start ${r.baseline.coldStart.medianMs.toFixed(1)} ms (median of ${r.baseline.coldStart.runs}).`,
-    `Floor (the same client, running each function's floor steps): ${(r.floor.bundleBytes / 1024).toFixed(1)} KiB (${(r.floor.queue.bundleBytes / 1024).toFixed(1)} KiB with the SQS client); cold start ÷ floor is the budget, ÷ base informative.`,
+    `Floor (the same client, running each function's floor steps): ${(r.floor.bundleBytes / 1024).toFixed(1)} KiB (${(r.floor.queue.bundleBytes / 1024).toFixed(1)} KiB with the SQS client, `
+      + `${(r.floor.kms.bundleBytes / 1024).toFixed(1)} KiB with the KMS client); cold start ÷ floor is the budget, ÷ base informative.`,
     ...r.functions.filter((f) => f.bundle.lazy.length > 0).map((f) => `${f.name} also ships ${f.bundle.lazy.map((l) => `${l.entry} (${(l.bytes / 1024).toFixed(1)} KiB)`).join(', ')}, imported on first use, not in its bundle KiB.`),
     '',
     main,
-    '',
-    'Token endpoint (refresh grant, in-process, DynamoDB Local):',
-    tp,
-    `Local RS256 signature: ${fmt(r.tokenEndpoint.localSigningCpuMs, 3)} ms CPU (AWS: KMS Sign, a network request).`,
-    `Client authentication: ${fmt(ca.cpuMsPerCall * 1000, 2)} µs CPU per call (wrong secret: ${fmt(ca.wrongSecretCpuMsPerCall * 1000, 2)} µs), budget ${ca.limitMs * 1000} µs: ${verdict(ca.pass)}`,
-    '',
-    renderOldPath(r.httpShim),
+    ...(r.tokenEndpoint ? tokenEndpoint(r.tokenEndpoint) : []),
+    ...(r.httpShim ? ['', renderOldPath(r.httpShim)] : []),
     '',
     `Budgets: ${r.summary.passed}/${r.summary.checks} PASS${failed.length ? `; FAIL: ${failed.map((b) => `${b.id} (${b.value} > ${b.limit})`).join(', ')}` : ''}`,
   ].join('\n');

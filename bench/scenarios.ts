@@ -3,41 +3,53 @@ import { resolve } from 'node:path';
 import {
   BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { newSecretReveal } from '#shared/auth/developer';
+import { createLocalKeyStore } from '#shared/auth/local-signer';
 import { hashPassword } from '#shared/auth/password';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { grantTokenNames, newAuthorizationCode, newGrantToken } from '#shared/auth/grant-tokens';
 import { doc as authDoc } from '#shared/auth/runtime';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
+import { createDeviceRepo } from '#shared/data/device-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
+import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import {
   clientKey, deviceKey, devicesOfUserKey, familyKey, consentKey, sessionKey, userKey,
 } from '#shared/data/keys';
 import { rendererScript } from '#shared/docs/api-reference';
+import type { Device } from '#shared/domain/device';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
 import { doc as resourceDoc } from '#shared/runtime';
+import { newWebhookId, webhookEvent } from '#shared/webhooks/events';
+import { doc as webhooksDoc } from '#shared/webhooks/runtime';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
 import { ROOT } from './bundle.ts';
-import { basicAuth, formBody, FORM_TYPE, makeEvent } from './events.ts';
+import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent } from './events.ts';
 import { BENCH_WEBHOOK_ADDRESS, step, type FloorStep } from './floors.ts';
+import type { WebhookEnds } from './webhook-ends.ts';
 
 // One realistic, successful call per function (two for the token endpoint), with the bare DynamoDB
 // requests of the same kinds it is compared with, and its floor: the fewest DynamoDB requests (and
 // mandated steps) its design allows. Everything a call consumes (codes, refresh tokens, sessions,
-// links, applications) is created beforehand through the repositories, on a separate client, so
-// that preparation is neither timed nor counted.
+// links, applications, webhook deliveries) is created beforehand through the repositories, on a
+// separate client, so that preparation is neither timed nor counted. A function without an HTTP
+// route gets the event its trigger sends (a stream batch, an SQS batch, the scheduled input).
 
-export type Handler = (event: APIGatewayProxyEventV2, context: unknown) => Promise<{ statusCode: number; body?: string; headers?: Record<string, string> }>;
+/** An API Gateway event, or the event of a function without an HTTP route (stream batch, SQS batch, scheduled input). */
+export type BenchEvent = APIGatewayProxyEventV2 | DynamoDBStreamEvent | SQSEvent | Record<string, unknown>;
+/** An HTTP answer, or the result of a function without an HTTP route. */
+export type HandlerResult = { statusCode?: number; body?: string; headers?: Record<string, string> } & Record<string, unknown>;
+export type Handler = (event: BenchEvent, context: unknown) => Promise<HandlerResult>;
 
 export interface Scenario {
   /** Row label: the function name, with the case in parentheses when a function has several. */
@@ -45,6 +57,16 @@ export interface Scenario {
   fn: FunctionName;
   /** Status every call must answer with; anything else stops the benchmark (it would measure an error path). */
   expectStatus?: number;
+  /**
+   * For a function without an HTTP route (its result has no status): members every result must have,
+   * each equal to the one given (compared as JSON); anything else stops the benchmark.
+   */
+  expectResult?: Record<string, unknown>;
+  /**
+   * Run after the cold starts, which served `runs` of this scenario's events: throws when they did
+   * not all take the scenario's path, where the result alone cannot tell (a delivery dropped or made).
+   */
+  afterColdStarts?(runs: number): void;
   /**
    * The fewest steps the design allows, in order: DynamoDB requests of the kinds it needs (their
    * count is the minimum of requests per call), plus scrypt or a fixed wait where the design mandates
@@ -57,7 +79,7 @@ export interface Scenario {
   /** Budget on DynamoDB requests per call, where the issue sets one. */
   requestBudget?: number;
   /** `count` events, each good for one call. */
-  events(count: number): Promise<APIGatewayProxyEventV2[]>;
+  events(count: number): Promise<BenchEvent[]>;
   /** `count` bare calls of the same DynamoDB request kinds, on the function's own client and table. */
   bare?: { label: string; prepare(count: number): Promise<(() => Promise<unknown>)[]> };
 }
@@ -67,6 +89,23 @@ export interface ScenarioEnv {
   table: string;
   /** AUTH_ISSUER: the auth host, where the browser pages live. */
   authUrl: string;
+  /** LOCAL_SIGNING_KEY_FILE: the key the functions sign with, which the signing-key schedule names. */
+  keyFile: string;
+  /** The webhook receiver on loopback (bench/webhook-ends.ts), to which webhook deliveries go. */
+  webhookEnds: Pick<WebhookEnds, 'receiverOrigin' | 'received'>;
+}
+
+/** Why `result` is not the answer `scenario` must get; undefined when it is. */
+export function unexpectedAnswer(scenario: Pick<Scenario, 'expectStatus' | 'expectResult'>, result: HandlerResult | undefined): string | undefined {
+  if (scenario.expectStatus !== undefined && result?.statusCode !== scenario.expectStatus) {
+    return `answered ${result?.statusCode}, expected ${scenario.expectStatus}: ${String(result?.body ?? '').slice(0, 300)}`;
+  }
+  for (const [member, value] of Object.entries(scenario.expectResult ?? {})) {
+    if (JSON.stringify(result?.[member]) !== JSON.stringify(value)) {
+      return `answered ${JSON.stringify(result)?.slice(0, 300)}, expected ${member} to be ${JSON.stringify(value)}`;
+    }
+  }
+  return undefined;
 }
 
 const alice = DEMO_USERS[0].user;
@@ -75,8 +114,12 @@ const CALLBACK = DEMO_CLIENT.redirectUris[0];
 /** The grant generation of every consent the benchmark records (see Consent.grantGeneration). */
 const BENCH_GENERATION = 'bench-grant-generation';
 
-/** The clients the functions send through: every DynamoDB request of a handler goes through one of these. */
-export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [resourceDoc, authDoc];
+/**
+ * The shared clients the functions send through (the resource API's, the auth server's, the webhook
+ * pipeline's); a client a handler module makes for itself (the signing-key rotation's) is counted
+ * from its creation (bench/run.ts).
+ */
+export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [resourceDoc, authDoc, webhooksDoc];
 
 export async function loadHandler(fn: FunctionName): Promise<Handler> {
   const module = (await import(resolve(ROOT, FUNCTIONS[fn].entry))) as { handler: Handler };
@@ -103,6 +146,8 @@ const TOKEN_CACHED = 'the signing-key schedule is read once per instance (cached
   + 'the floor before it) and the client item once per 5 s (client-cache.ts): both in the cold start\'s floor, not in a warm call\'s reads';
 
 const BENCH_PASSWORD = 'bench account password 1';
+/** The path of the webhook subscription's URL on the loopback receiver (its floor posts to another). */
+const RECEIVER_PATH = '/hook';
 /** A public address as an IP literal: the webhook forms check it without DNS; the bench delivers nothing. */
 const BENCH_WEBHOOK_URL = `https://[${BENCH_WEBHOOK_ADDRESS}]/webhooks`;
 /** A valid registration, as stored and as the developer form sends it. */
@@ -204,6 +249,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   });
   const dana = benchUser('Dana', 'Petit', true);
   const newcomer = benchUser('Nora', 'Bernard', false);
+  const fay = benchUser('Fay', 'Moreau', true);
 
   const sessionOf = (userId: () => Promise<{ id: string }>) => once(async () => sessions.createSession((await userId()).id));
   const aliceSession = sessionOf(async () => alice);
@@ -223,6 +269,33 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   };
   /** Alice's second application (the demo client serves the OAuth scenarios; its secret must not change). */
   const aliceApp = once(() => createApp(alice));
+  /**
+   * The webhook pipeline's subscriber: Fay, owning one device, who authorized one application (her
+   * own, so that no page lists it) whose webhook is the loopback receiver's RECEIVER_PATH. Her
+   * device's item, as the table's stream shows it.
+   */
+  const subscriber = once(async () => {
+    const user = await fay();
+    const device: Device = { ...DEMO_USERS[0].devices[0], id: randomUUID(), version: '2.4.1', last_connection: formatTimestamp(new Date()) };
+    await createDeviceRepo(deps).createDevice(user.id, device);
+    const { Item } = await setupDoc.send(new GetCommand({ TableName: table, Key: deviceKey(user.id, device.id), ConsistentRead: true }));
+    const clientId = await createApp(user);
+    await consentOf(user.id, clientId);
+    await webhooks.setUrl(clientId, `${env.webhookEnds.receiverOrigin}${RECEIVER_PATH}`);
+    return { userId: user.id, clientId, deviceItem: Item! };
+  });
+  /**
+   * The signing-key schedule, as the table holds it in AWS once the hourly rotation has run: here it
+   * lists the deployed key alone (the local key file), the key the token endpoint and the JWKS use
+   * without a schedule, so that what they sign and publish does not change; they read this item at a
+   * cold start instead of finding none, as their floors always assumed.
+   */
+  const keySchedule = once(async () => {
+    const repo = createSigningKeyRepo(deps);
+    if (await repo.getSchedule(true)) return;
+    const store = createLocalKeyStore(env.keyFile);
+    await repo.saveSchedule([{ kid: store.signerFor(store.initialRef).kid, ref: store.initialRef, createdAt: 0, activateAt: 0 }], 0);
+  });
   /** `count` fresh single-use links of the newcomer. */
   const freshLinks = async (purpose: LinkPurpose, count: number) => {
     const { id } = await newcomer();
@@ -711,6 +784,55 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       name: 'http-fallback', fn: 'http-fallback', expectStatus: 405, floor: [], minReason: 'answered from the route table',
       events: async (n) => repeat(n, () => makeEvent({ routeKey: 'DELETE /user', path: '/user', method: 'DELETE' })),
     },
+    // The functions without an HTTP route, each with the event its trigger sends.
+    {
+      // The operator's mode that changes nothing; the hourly `when-due` run makes the same read and,
+      // between rotations, changes nothing either (in AWS it also points the two KMS aliases).
+      name: 'rotate-signing-key (report)', fn: 'rotate-signing-key', expectResult: { mode: 'report', introduced: null, deleted: [] },
+      floor: [step.kmsClient(), step.get('keySchedule')],
+      minReason: 'GetItem(signing-key schedule, strongly consistent: a rotation writes over what it read) + the KMS client library, '
+        + 'which the function carries whatever its mode (its other modes create, delete and name keys in KMS)',
+      events: async (n) => {
+        await keySchedule();
+        return repeat(n, () => ({ mode: 'report' }));
+      },
+    },
+    {
+      name: 'fan-out-events (1 webhook)', fn: 'fan-out-events', expectResult: { queued: 1 },
+      floor: [step.query('consent', 1), step.batchGet('webhook'), step.put('delivery'), step.queueSend()],
+      minReason: 'a stream batch of one device update (away mode switched) of a user who authorized one application with a webhook: '
+        + 'Query(the owner\'s consents) + BatchGetItem(the webhook subscriptions of those holding read_device) + PutItem(the delivery, '
+        + 'kept 30 days for the console) + one SendMessageBatch to the delivery queue (the SQS client library and a client for it)',
+      events: async (n) => {
+        const { deviceItem } = await subscriber();
+        const seq = Number(deviceItem.seq);
+        return repeat(n, () => streamModifyEvent(deviceItem, { ...deviceItem, active: !deviceItem.active, seq: seq + 1 }));
+      },
+    },
+    {
+      name: 'deliver-webhooks (delivered)', fn: 'deliver-webhooks', expectResult: { batchItemFailures: [] },
+      floor: [step.queueClient(), step.batchGet('delivery', 'webhook', 'consent'), step.signedPost(), step.update('delivery')],
+      minReason: 'an SQS batch of one message naming a pending device.updated delivery: BatchGetItem(delivery, webhook subscription, the '
+        + 'owner\'s consent: the grant must still stand) + the payload signed (Standard Webhooks, HMAC-SHA256) and POSTed to the receiver, '
+        + 'its answer read (here http on 127.0.0.1; in AWS https, after a DNS lookup and the address check) + UpdateItem(the attempt '
+        + 'recorded on the delivery) + the SQS client library (a failed attempt sets its retry delay on the message)',
+      events: async (n) => {
+        const { userId, clientId, deviceItem } = await subscriber();
+        return pool(n, 16, async () => {
+          const at = new Date();
+          const event = webhookEvent('device.updated', {
+            user_id: userId, device_id: String(deviceItem.id), sequence: Number(deviceItem.seq) + 1, changes: { active: !deviceItem.active },
+          }, at);
+          const webhookId = newWebhookId(at);
+          await webhooks.createDelivery({ clientId, webhookId, eventType: event.type, payload: JSON.stringify(event), userId }, at);
+          return sqsEvent(JSON.stringify({ clientId, webhookId, userId }));
+        });
+      },
+      afterColdStarts: (runs) => {
+        const received = env.webhookEnds.received(RECEIVER_PATH);
+        if (received !== runs) throw new Error(`the receiver got ${received} deliveries from the ${runs} cold starts of deliver-webhooks: not the delivered path`);
+      },
+    },
   ];
 
   // A function added to the route table without a scenario here is still bundled, cold-started and
@@ -718,9 +840,11 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   // and CSRF cookies; a POST carries only the CSRF field). Its row is marked "(generic)": the call
   // may well be an error path, and no floor is known (its cold start is compared with the empty floor).
   for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
-    // A scheduled function answers no HTTP event (the signing-key rotation): not a request path to
-    // measure; the webhook pipeline's functions have their own benchmark (bench/webhooks.ts).
-    if (list.some((s) => s.fn === fn) || (FUNCTIONS[fn] as FunctionDef).schedule || (FUNCTIONS[fn] as FunctionDef).eventSource) continue;
+    if (list.some((s) => s.fn === fn)) continue;
+    // A function without an HTTP route has no request to make up: its event is its trigger's, and
+    // only a scenario of its own can say which one changes nothing and succeeds.
+    const def = FUNCTIONS[fn] as FunctionDef;
+    if (def.schedule || def.eventSource) throw new Error(`${fn} has no HTTP route and no scenario in bench/scenarios.ts: add one with the event its trigger sends`);
     const route = ROUTES.find((r) => r.fn === fn);
     list.push({
       name: `${fn} (generic)`, fn, minReason: 'no scenario in bench/scenarios.ts yet',

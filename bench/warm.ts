@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { countRequests } from '../test/support/count-requests.ts';
 import { benchContext } from './events.ts';
-import type { Handler, Scenario } from './scenarios.ts';
+import { unexpectedAnswer, type Handler, type Scenario } from './scenarios.ts';
 import { percentile } from './stats.ts';
 
 export interface WarmResult {
@@ -9,7 +9,8 @@ export interface WarmResult {
   calls: number;
   p50Ms: number;
   p99Ms: number;
-  status: number;
+  /** The HTTP status of the calls; null for a function without an HTTP route. */
+  status: number | null;
   /** DynamoDB requests per measured call, and the operations of one call. */
   requestsPerCall: number;
   operations: string[];
@@ -18,10 +19,14 @@ export interface WarmResult {
   bare?: { label: string; calls: number; p50Ms: number; p99Ms: number; cpuMsPerCall: number };
 }
 
-/** Counts every DynamoDB request the functions' runtime clients send. */
+/** Counts every DynamoDB request the functions' runtime clients send (and those of clients `add`ed later). */
 export function attachCounters(clients: readonly DynamoDBDocumentClient[]) {
   const counters = clients.map((doc) => countRequests(doc));
   return {
+    /** Counts a client's requests from now on too (its stack is the document client's: any DynamoDB client will do). */
+    add(client: Pick<DynamoDBDocumentClient, 'middlewareStack'>) {
+      counters.push(countRequests(client as DynamoDBDocumentClient));
+    },
     get total() {
       return counters.reduce((sum, c) => sum + c.total, 0);
     },
@@ -54,7 +59,7 @@ export async function measureWarm(
   const bareTimes: number[] = [];
   let requests = 0;
   let operations: string[] = [];
-  let status = 0;
+  let status: number | null = null;
   let measuredSince = 0;
   let cpu = 0;
   let bareCpu = 0;
@@ -70,10 +75,9 @@ export async function measureWarm(
     const response = await handler(events[i]!, context);
     const elapsed = performance.now() - t0;
     const used = cpuSince(c0);
-    status = response.statusCode;
-    if (scenario.expectStatus !== undefined && status !== scenario.expectStatus) {
-      throw new Error(`${scenario.name}: expected ${scenario.expectStatus}, got ${status}: ${String(response.body ?? '').slice(0, 300)}`);
-    }
+    status = response.statusCode ?? null;
+    const unexpected = unexpectedAnswer(scenario, response);
+    if (unexpected) throw new Error(`${scenario.name}: ${unexpected}`);
     const sent = counters.since(before);
     if (measured) {
       times.push(elapsed);

@@ -1,6 +1,7 @@
-import { createPrivateKey, scrypt, sign } from 'node:crypto';
+import { createHmac, createPrivateKey, scrypt, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -45,6 +46,17 @@ export type FloorRequest =
   | { op: 'addressCheck'; address: string }
   /** The SQS client library, loaded with the bundle (floor-queue.ts): this step only selects that bundle. */
   | { op: 'queueClient' }
+  /** One message (`body`) sent to the webhook queue of WEBHOOK_QUEUE_URL: one SendMessageBatch (floor-queue.ts sends it). */
+  | { op: 'queueSend'; body: string }
+  /**
+   * One webhook delivery: `body` signed as Standard Webhooks signs it (`v1,` and the base64
+   * HMAC-SHA256, keyed with the secret's bytes, of `<id>.<timestamp>.<body>`) and POSTed to `url`
+   * with its headers, no connection reuse and a 5 s limit, as shared/webhooks/http-post.ts does;
+   * the answer is read.
+   */
+  | { op: 'signedPost'; url: string; secret: string; webhookId: string; body: string }
+  /** The KMS client library, loaded with the bundle (floor-kms.ts): this step only selects that bundle. */
+  | { op: 'kmsClient' }
   /** The answer leaves no sooner than `ms` after the call began; the steps after it run meanwhile. */
   | { op: 'wait'; ms: number }
   /**
@@ -57,6 +69,9 @@ export type FloorRequest =
 export interface FloorEvent {
   steps: FloorRequest[];
 }
+
+/** What the floor bundles with a client library add (floor-queue.ts): sending one message to the webhook queue. */
+export const libraries: { sendToQueue?: (body: string) => Promise<unknown> } = {};
 
 /** Runs the event's steps in order and answers 200. */
 export const handler = async (event: FloorEvent) => {
@@ -112,7 +127,13 @@ async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown
     case 'addressCheck':
       return isIP(step.address);
     case 'queueClient':
+    case 'kmsClient':
       return undefined;
+    case 'queueSend':
+      if (!libraries.sendToQueue) throw new Error('an SQS send runs in the floor-queue bundle');
+      return libraries.sendToQueue(step.body);
+    case 'signedPost':
+      return signedPost(step);
     case 'zxcvbn': {
       const estimator = (await import(new URL('./password-strength.mjs', import.meta.url).href)) as { estimateStrength: (password: string, userInputs: string[]) => unknown };
       return estimator.estimateStrength(step.password, step.userInputs);
@@ -122,4 +143,32 @@ async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown
       return new Promise((resolve, reject) => scrypt(password, salt, keylen, params, (error, key) => (error ? reject(error) : resolve(key))));
     }
   }
+}
+
+function signedPost(step: Extract<FloorRequest, { op: 'signedPost' }>): Promise<number | undefined> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const key = Buffer.from(step.secret.replace(/^whsec_/, ''), 'base64');
+  const signature = `v1,${createHmac('sha256', key).update(`${step.webhookId}.${timestamp}.${step.body}`).digest('base64')}`;
+  return new Promise((resolve, reject) => {
+    const req = request(step.url, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        'webhook-id': step.webhookId, 'webhook-timestamp': timestamp, 'webhook-signature': signature,
+        'content-type': 'application/json', 'content-length': String(Buffer.byteLength(step.body)), 'user-agent': 'floor',
+      },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve(res.statusCode);
+      });
+    });
+    const timer = setTimeout(() => req.destroy(new Error('timeout')), 5000);
+    req.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    req.end(step.body);
+  });
 }

@@ -55,6 +55,27 @@ describe('cost model: reading the benchmark', () => {
     expect(parseFloor('none')).toEqual([]);
     expect(() => parseFloor('Scan(everything)')).toThrow(/unknown floor step/);
   });
+
+  it('reads the floors of the functions without an HTTP route, and prices the rotation\'s read of the schedule on every run', () => {
+    // As bench/floors.ts labels them (the rows of a full run's bench-results.json, which `npm run cost -- --results` reads).
+    const row = (scenario: string, floor: string, requestsPerCall: number): Measured => ({
+      scenario, fn: scenario.replace(/ \(.*\)$/, '') as Measured['fn'], p50Ms: 1, cpuMs: 0.5, coldMs: 100, requestsPerCall, floor,
+    });
+    const rotation = row('rotate-signing-key (report)', 'KMS client + GetItem(keySchedule)', 1);
+    const fanOut = row('fan-out-events (1 webhook)', 'Query(consent ×1) + BatchGetItem(webhook) + PutItem(delivery) + SQS send', 3);
+    const deliver = row('deliver-webhooks (delivered)', 'SQS client + BatchGetItem(delivery, webhook, consent) + signed POST + UpdateItem(delivery)', 2);
+    expect(parseFloor(rotation.floor)).toEqual([{ op: 'kmsClient' }, { op: 'GetItem', of: ['keySchedule'] }]);
+    expect(parseFloor(fanOut.floor).at(-1)).toEqual({ op: 'queueSend' });
+    expect(parseFloor(deliver.floor)[2]).toEqual({ op: 'signedPost' });
+    // The rotation reads the schedule strongly consistent each run (the token endpoint and the JWKS keep theirs a minute).
+    expect(perCall(rotation)).toMatchObject({ rru: 1, wru: 0, requests: 1 });
+    // The design's counts of the webhook benchmark (cost-model perDelivery): fan-out one PutItem and two reads, delivery 3 RRU and 1 WRU.
+    expect(perCall(fanOut)).toMatchObject({ rru: 1.5, wru: 1, requests: 3 });
+    expect(perCall(deliver)).toMatchObject({ rru: 3, wru: 1, requests: 2, signs: 0, mails: 0 });
+    // None of them is an API call of the usage model: a month of it costs as much with them as without.
+    expect(monthlyCost(100_000, [...measured, rotation, fanOut, deliver]).total).toBeCloseTo(monthlyCost(100_000, measured).total, 9);
+    expect(() => bindingLimits([...measured, rotation, fanOut, deliver])).not.toThrow();
+  });
 });
 
 describe('cost model: arithmetic', () => {
