@@ -509,7 +509,7 @@ export function pushBindingLimits(measured: readonly Measured[], w: WebhookMeasu
       then: 'shard the key (`DELIVERIES#<clientId>#<n>`, n from the webhook id; the console queries the shards) before a popular application reaches it' },
     { limit: 'Lambda concurrency with push (API functions, fan-out, deliveries waiting on receivers)', quota: `${n(QUOTAS.lambdaConcurrency)}`,
       bindsAtMau: QUOTAS.lambdaConcurrency / (apiConcurrency + perUserPerSecond * d.lambdaMs / 1000),
-      then: 'ask for a higher concurrency quota; cap the delivery function\'s (SQS `maxConcurrency`) so slow receivers cannot starve the API' },
+      then: 'ask for a higher concurrency quota; the delivery function is capped at 100 (`DELIVERY_MAX_CONCURRENCY`), so slow receivers cannot starve the API' },
   ];
   return [...api, ...webhooks].sort((a, b) => a.bindsAtMau - b.bindsAtMau);
 }

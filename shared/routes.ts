@@ -82,7 +82,8 @@ export const FUNCTIONS = {
   'http-fallback': { entry: 'functions/fallback/http-fallback.ts' },
   'rotate-signing-key': { entry: 'functions/ops/rotate-signing-key.ts', schedule: 'rate(1 hour)' },
   'fan-out-events': { entry: 'functions/webhooks/fan-out-events.ts', eventSource: 'table-stream' },
-  'deliver-webhooks': { entry: 'functions/webhooks/deliver-webhooks.ts', eventSource: 'webhook-queue' },
+  // The e-mail to the developer of a disabled webhook carries the SES client: loaded only on that rare path.
+  'deliver-webhooks': { entry: 'functions/webhooks/deliver-webhooks.ts', eventSource: 'webhook-queue', lazyModules: ['shared/webhooks/disabled-notice.ts'] },
 } as const satisfies Record<string, FunctionDef>;
 
 export type FunctionName = keyof typeof FUNCTIONS;

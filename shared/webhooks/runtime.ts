@@ -5,7 +5,6 @@ import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo, type WebhookSubscription } from '#shared/data/webhook-repo';
-import { mailerFromEnv } from '#shared/email/mailer-from-env';
 import { webhookQueueFromEnv } from '#shared/webhooks/queue';
 
 // The webhook functions' singletons, built once per process at module load, with no I/O.
@@ -21,14 +20,12 @@ export const allowLocalHttp = optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true'
 const clients = /* @__PURE__ */ createClientRepo({ doc, table });
 const users = /* @__PURE__ */ createUserRepo({ doc, table });
 
-/** E-mails the developer of an application whose webhook was disabled (GetItem application, GetItem user, one message). */
+// From source (tests, the local service) the notice is this file's neighbour; bundled, it is
+// disabled-notice.mjs beside the bundle. The computed specifier keeps esbuild from bundling it.
+const NOTICE_URL = new URL(import.meta.url.endsWith('.ts') ? './disabled-notice.ts' : './disabled-notice.mjs', import.meta.url).href;
+
+/** E-mails the developer of an application whose webhook was disabled (disabled-notice.ts, loaded on first use). */
 export async function notifyDisabled(subscription: WebhookSubscription): Promise<void> {
-  const client = await clients.getClient(subscription.clientId);
-  const developer = client && (await users.getUserById(client.developerId));
-  if (!client || !developer) return;
-  await mailerFromEnv().send({
-    to: developer.email,
-    subject: `Webhook of ${client.name} disabled`,
-    text: `Hello ${developer.firstname},\n\nThe webhook of your application "${client.name}" (${subscription.url}) has failed every delivery since ${subscription.failingSince ?? 'several days'}, so we stopped sending events to it.\nFix the receiver, then save its URL again in the developer console (${requireEnv(ENV.issuer)}/developer/apps/${client.clientId}) to turn it back on. Events sent in between are not delivered again.\n`,
-  });
+  const { sendDisabledNotice } = (await import(NOTICE_URL)) as typeof import('#shared/webhooks/disabled-notice');
+  await sendDisabledNotice(subscription, { clients, users });
 }
