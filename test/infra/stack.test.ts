@@ -7,6 +7,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, FUNCTIONS, SCHEDULED_FUNCTIONS, THROTTLES, type FunctionDef, type ThrottleClass } from '#shared/routes';
 import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
+import { SIGNING_KEY_LIFECYCLE_TYPE } from '#infra/constructs/signing-key-lifecycle';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
@@ -208,6 +209,17 @@ describe('DeviceUserServiceStack', () => {
       [ENV.signingKeyTag]: owner, [ENV.signingKeyAliasPrefix]: 'alias/Test-signing',
     });
     template.hasOutput('RotateSigningKeyFunctionName', Match.anyValue());
+  });
+
+  it('runs the rotation function at deployment and at deletion (the lifecycle resource), and keeps its environment within Lambda\'s 4 KB', () => {
+    const lifecycle = ofType(SIGNING_KEY_LIFECYCLE_TYPE);
+    expect(lifecycle).toHaveLength(1);
+    const rotationId = ofType('AWS::Lambda::Function').find(([id]) => id.includes('RotateSigningKey'))![0];
+    expect(lifecycle[0]![1].Properties).toEqual({ ServiceToken: { 'Fn::GetAtt': [rotationId, 'Arn'] }, ServiceTimeout: '300', TeardownOnDelete: 'false' });
+    // "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas); a token counts as what it may become.
+    const variables = rotationFunction().Properties.Environment.Variables as Record<string, unknown>;
+    const size = Object.entries(variables).reduce((sum, [name, value]) => sum + name.length + JSON.stringify(value).length, 0);
+    expect(size).toBeLessThan(3500);
   });
 
   it('deploys no local-only route (the outbox)', () => {
