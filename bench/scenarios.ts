@@ -6,6 +6,7 @@ import {
 import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { newSecretReveal } from '#shared/auth/developer';
 import { createLocalKeyStore } from '#shared/auth/local-signer';
+import { initSigningKeys } from '#shared/auth/signing-keys';
 import { hashPassword } from '#shared/auth/password';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { grantTokenNames, newAuthorizationCode, newGrantToken } from '#shared/auth/grant-tokens';
@@ -285,16 +286,15 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     return { userId: user.id, clientId, deviceItem: Item! };
   });
   /**
-   * The signing-key schedule, as the table holds it in AWS once the hourly rotation has run: here it
-   * lists the deployed key alone (the local key file), the key the token endpoint and the JWKS use
-   * without a schedule, so that what they sign and publish does not change; they read this item at a
+   * The signing-key schedule, as the table holds it in AWS from the deployment on (its deployment
+   * step, initSigningKeys): the deployed key alone (the local key file) with its public key, so that
+   * what the token endpoint signs and the JWKS publishes does not change; they read this item at a
    * cold start instead of finding none, as their floors always assumed.
    */
   const keySchedule = once(async () => {
     const repo = createSigningKeyRepo(deps);
     if (await repo.getSchedule(true)) return;
-    const store = createLocalKeyStore(env.keyFile);
-    await repo.saveSchedule([{ kid: store.signerFor(store.initialRef).kid, ref: store.initialRef, createdAt: 0, activateAt: 0 }], 0);
+    await initSigningKeys({ repo, store: createLocalKeyStore(env.keyFile) });
   });
   /** `count` fresh single-use links of the newcomer. */
   const freshLinks = async (purpose: LinkPurpose, count: number) => {

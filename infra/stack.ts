@@ -9,6 +9,7 @@ import { FunctionAreas } from '#infra/constructs/function-areas';
 import { RouteTableApi } from '#infra/constructs/route-table-api';
 import { ServiceFunctions } from '#infra/constructs/service-functions';
 import { SigningKey } from '#infra/constructs/signing-key';
+import { SigningKeyLifecycle } from '#infra/constructs/signing-key-lifecycle';
 import { AccountMail } from '#infra/constructs/account-mail';
 import { Monitoring } from '#infra/constructs/monitoring';
 import { Webhooks } from '#infra/constructs/webhooks';
@@ -110,6 +111,8 @@ export class DeviceUserServiceStack extends Stack {
     }
     // The functions without a route: the signing-key rotation (hourly; it acts when a step is due).
     const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, ...functions.scheduledFunction(fn) }));
+    // The signing keys' deployment and deletion steps (infra/constructs/signing-key-lifecycle.ts).
+    new SigningKeyLifecycle(this, 'TokenSigningLifecycle', { rotation: scheduled.find(({ fn }) => fn === 'rotate-signing-key')!.function, teardown: !stage.keepsData });
     // The webhook pipeline: the table's stream, the fan-out, the delivery queue and its dead letters.
     const webhooks = new Webhooks(this, 'Webhooks', { table, functions });
     functions.bindWebhookQueue(webhooks.queue);

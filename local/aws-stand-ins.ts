@@ -6,8 +6,10 @@ import { createOutboxMailer } from '#shared/email/outbox-mailer';
 // KMS and SES have no local engine. These stand-ins speak their wire protocols on loopback, so the
 // service's real SDK clients (with their middleware, timeouts and retries) run unchanged against them:
 // KMS's JSON 1.1 protocol for Sign and GetPublicKey, with real RSA signatures (the first key from the
-// key file), and for what a signing-key rotation uses: CreateKey (more RSA keys, with their tags),
-// CreateAlias, UpdateAlias and ScheduleKeyDeletion (after which the key refuses every use); and
+// key file), and for what a signing-key rotation uses: CreateKey (more RSA keys, with their key
+// policy and tags; one may be refused for a while after its creation, as KMS may while its permissions
+// apply), CreateAlias, UpdateAlias, DeleteAlias and ScheduleKeyDeletion (after which the key refuses
+// every use); and
 // SES's query protocol for SendEmail, delivering into the local outbox folder and recording each
 // request's sender and configuration set (SES refuses a configuration set it does not have).
 
@@ -31,8 +33,14 @@ export interface AwsStandIns {
   url: string;
   /** The ARN of the service's KMS key (from the key file); its last segment is the `kid`. */
   keyArn: string;
-  /** Every KMS key the stand-in holds (the first one, then those CreateKey made), with its state and tags. */
-  kmsKeys(): { arn: string; state: 'Enabled' | 'PendingDeletion'; tags: Record<string, string>; aliases: string[] }[];
+  /** Every KMS key the stand-in holds (the first one, then those CreateKey made), with its state, tags, key policy and aliases. */
+  kmsKeys(): { arn: string; state: 'Enabled' | 'PendingDeletion'; tags: Record<string, string>; policy?: string; aliases: string[] }[];
+  /**
+   * From now on a key CreateKey makes is refused (AccessDeniedException) by GetPublicKey and Sign for
+   * `seconds` after its creation, as KMS may ("It might take up to five minutes for tag and alias
+   * changes to affect KMS key authorization", AWS KMS Developer Guide); 0 lifts every refusal.
+   */
+  refuseFreshKeys(seconds: number): void;
   /** Makes the next `count` requests of this KMS or SES operation fail with `errorName` (e.g. ThrottlingException). */
   failNext(operation: KmsOperation | 'SendEmail', errorName: string, count?: number): void;
   /** Every SendEmail accepted so far, oldest first. */
@@ -40,13 +48,16 @@ export interface AwsStandIns {
   stop(): Promise<void>;
 }
 
-type KmsOperation = 'Sign' | 'GetPublicKey' | 'CreateKey' | 'ScheduleKeyDeletion' | 'CreateAlias' | 'UpdateAlias';
+type KmsOperation = 'Sign' | 'GetPublicKey' | 'CreateKey' | 'ScheduleKeyDeletion' | 'CreateAlias' | 'UpdateAlias' | 'DeleteAlias';
 
 interface StandInKey {
   arn: string;
   privateKey: KeyObject;
   state: 'Enabled' | 'PendingDeletion';
   tags: Record<string, string>;
+  policy?: string;
+  /** When CreateKey made it (epoch ms); undefined for the first key. */
+  createdAt?: number;
 }
 
 const REGION_ACCOUNT = 'us-east-1:000000000000';
@@ -63,6 +74,7 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
   const outbox = createOutboxMailer(options.outboxDir);
   const failures = new Map<string, { errorName: string; count: number }>();
   const sent: SentEmail[] = [];
+  let refusalSeconds = 0;
 
   const failure = (operation: string) => {
     const planned = failures.get(operation);
@@ -89,7 +101,8 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
       if (input.KeySpec !== 'RSA_2048' || input.KeyUsage !== 'SIGN_VERIFY') return refuse('ValidationException', 'Only RSA_2048 SIGN_VERIFY keys are emulated');
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const tags = Object.fromEntries(((input.Tags ?? []) as { TagKey: string; TagValue: string }[]).map((t) => [t.TagKey, t.TagValue]));
-      const key: StandInKey = { arn: `arn:aws:kms:${REGION_ACCOUNT}:key/${randomUUID()}`, privateKey, state: 'Enabled', tags };
+      const policy = typeof input.Policy === 'string' ? input.Policy : undefined;
+      const key: StandInKey = { arn: `arn:aws:kms:${REGION_ACCOUNT}:key/${randomUUID()}`, privateKey, state: 'Enabled', tags, policy, createdAt: Date.now() };
       keys.set(key.arn, key);
       return reply(200, { KeyMetadata: metadata(key) });
     }
@@ -103,9 +116,17 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
       aliases.set(name, key.arn);
       return reply(200, {});
     }
+    if (operation === 'DeleteAlias') {
+      const name = String(input.AliasName);
+      if (!aliases.delete(name)) return refuse('NotFoundException', `Alias ${name} does not exist`);
+      return reply(200, {});
+    }
     const key = keyOf(input.KeyId);
     if (!key) return refuse('NotFoundException', `Key '${String(input.KeyId)}' does not exist`);
     if (key.state !== 'Enabled') return refuse('KMSInvalidStateException', `${key.arn} is pending deletion.`);
+    if ((operation === 'Sign' || operation === 'GetPublicKey') && key.createdAt !== undefined && Date.now() < key.createdAt + refusalSeconds * 1000) {
+      return refuse('AccessDeniedException', `User is not authorized to perform: kms:${operation} on resource: ${key.arn}`);
+    }
     if (operation === 'ScheduleKeyDeletion') {
       const days = Number(input.PendingWindowInDays ?? 30);
       if (!Number.isInteger(days) || days < 7 || days > 30) return refuse('ValidationException', 'PendingWindowInDays must be 7 to 30');
@@ -178,9 +199,12 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
   return {
     url: `http://127.0.0.1:${port}`,
     keyArn: first.arn,
-    kmsKeys: () => [...keys.values()].map(({ arn, state, tags }) => ({
-      arn, state, tags: { ...tags }, aliases: [...aliases].filter(([, target]) => target === arn).map(([name]) => name),
+    kmsKeys: () => [...keys.values()].map(({ arn, state, tags, policy }) => ({
+      arn, state, tags: { ...tags }, ...(policy === undefined ? {} : { policy }), aliases: [...aliases].filter(([, target]) => target === arn).map(([name]) => name),
     })),
+    refuseFreshKeys(seconds) {
+      refusalSeconds = seconds;
+    },
     failNext(operation, errorName, count = 1) {
       failures.set(operation, { errorName, count });
     },

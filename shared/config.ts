@@ -11,8 +11,13 @@ export const ENV = {
   audience: 'API_AUDIENCE',
   /** KMS key id of the token signing key (AWS). Absent locally. */
   signingKeyId: 'SIGNING_KEY_ID',
-  /** Value of the tag `device-user-service:signing-key` that marks this stack's signing keys in KMS (rotation function). */
+  /**
+   * The name of this deployment of the stack, `<stack name>/<unique part of its stack id>`: the value
+   * of the tag `device-user-service:signing-key` on its own key, and in each rotated key's description (rotation function).
+   */
   signingKeyTag: 'SIGNING_KEY_TAG',
+  /** The key policy (JSON) of every key the rotation creates, rendered by the stack (rotation function). */
+  signingKeyPolicy: 'SIGNING_KEY_POLICY',
   /** Prefix of the KMS aliases of the signing keys, `alias/<stack>-signing` (rotation function). */
   signingKeyAliasPrefix: 'SIGNING_KEY_ALIAS_PREFIX',
   /** Path of the local signing key file (local service only). */

@@ -1,27 +1,43 @@
-import { CreateAliasCommand, CreateKeyCommand, KMSClient, ScheduleKeyDeletionCommand, UpdateAliasCommand } from '@aws-sdk/client-kms';
+import {
+  CreateAliasCommand, CreateKeyCommand, DeleteAliasCommand, KMSClient, ScheduleKeyDeletionCommand, UpdateAliasCommand,
+} from '@aws-sdk/client-kms';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
 import { kmsSignerSource, type KmsSend } from '#shared/auth/kms-signer';
 import type { SigningKeyStore } from '#shared/auth/signing-keys';
 
 /**
- * The tag that marks a stack's signing keys, valued with the stack's name. The functions' roles are
- * granted kms:Sign, kms:GetPublicKey and (the rotation) kms:ScheduleKeyDeletion on keys with this tag
- * only, so keys a rotation creates are usable without a redeploy, and nothing else is.
+ * The tag on the stack's own signing key, valued with the name of this deployment of the stack
+ * (`<stack name>/<unique part of its stack id>`): it says whose key it is, and grants nothing.
  */
 export const SIGNING_KEY_TAG_KEY = 'device-user-service:signing-key';
+/**
+ * The tag on the roles of the token function (`<deployment>:sign`) and of the rotation function
+ * (`<deployment>:rotate`). The key policy of every key a rotation creates allows kms:Sign to
+ * principals of the account with the first value and the rotation's actions to those with the
+ * second: the permissions on a created key come from its key policy, fixed at its creation, and no
+ * function may tag a key (see infra/constructs/signing-key.ts).
+ */
+export const SIGNING_KEY_ROLE_TAG_KEY = 'device-user-service:signing-key-role';
 /** KMS keeps a key this long after ScheduleKeyDeletion (the longest window KMS offers: time to cancel a mistake). */
 export const KEY_DELETION_WINDOW_DAYS = 30;
 
 export interface KmsKeyStoreOptions {
   /** The stack's own key (SIGNING_KEY_ID). */
   initialKeyId: string;
-  /** Value of SIGNING_KEY_TAG_KEY on every key this store creates. */
-  tagValue: string;
+  /** The key policy of every key this store creates (SIGNING_KEY_POLICY, rendered by the stack). */
+  keyPolicy: string;
+  /** The name of this deployment of the stack (SIGNING_KEY_TAG), written into each created key's description. */
+  owner: string;
   /** `alias/<stack>-signing`: the aliases are `<prefix>-current` and `<prefix>-next`. */
   aliasPrefix: string;
 }
 
-/** The signing keys in KMS, for the rotation function: CreateKey with the tag, ScheduleKeyDeletion, and the two aliases. */
+const ALIAS_NAMES = ['current', 'next'] as const;
+
+/**
+ * The signing keys in KMS, for the rotation function: CreateKey with the stack's key policy (and no
+ * tags), ScheduleKeyDeletion, and the two aliases.
+ */
 export function createKmsKeyStore(options: KmsKeyStoreOptions, kms: KmsSend = observeClient(new KMSClient(awsClientConfig()))): SigningKeyStore {
   const source = kmsSignerSource(options.initialKeyId, kms);
   const pointAlias = async (name: string, target: string) => {
@@ -39,11 +55,14 @@ export function createKmsKeyStore(options: KmsKeyStoreOptions, kms: KmsSend = ob
       const { KeyMetadata } = await kms.send(new CreateKeyCommand({
         KeySpec: 'RSA_2048',
         KeyUsage: 'SIGN_VERIFY',
-        Description: 'Signs the access tokens of the Device and User Service (RS256); created by a signing-key rotation',
-        Tags: [{ TagKey: SIGNING_KEY_TAG_KEY, TagValue: options.tagValue }],
+        Description: `Signs the access tokens of the Device and User Service (RS256) of ${options.owner}; created by a signing-key rotation`,
+        Policy: options.keyPolicy,
+        // The policy does not let the rotation change it later, which is the point: the account's
+        // administrators manage the key through its first statement (the account), as with a default policy.
+        BypassPolicyLockoutSafetyCheck: true,
       }));
-      if (!KeyMetadata?.Arn) throw new Error('KMS returned no key');
-      return KeyMetadata.Arn;
+      if (!KeyMetadata?.Arn || !KeyMetadata.KeyId) throw new Error('KMS returned no key');
+      return { ref: KeyMetadata.Arn, kid: KeyMetadata.KeyId };
     },
     async deleteKey(ref) {
       try {
@@ -56,6 +75,15 @@ export function createKmsKeyStore(options: KmsKeyStoreOptions, kms: KmsSend = ob
     async pointAliases({ current, next }) {
       await pointAlias('current', current);
       if (next) await pointAlias('next', next);
+    },
+    async deleteAliases() {
+      for (const name of ALIAS_NAMES) {
+        try {
+          await kms.send(new DeleteAliasCommand({ AliasName: `${options.aliasPrefix}-${name}` }));
+        } catch (error) {
+          if ((error as Error).name !== 'NotFoundException') throw error;
+        }
+      }
     },
   };
 }

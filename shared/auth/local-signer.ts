@@ -58,8 +58,7 @@ export function createLocalKeyStore(initialKeyFile: string): SigningKeyStore {
     },
     async createKey() {
       const ref = `signing-key-${randomUUID()}.pem`;
-      createLocalSigner(join(dir, ref));
-      return ref;
+      return { ref, kid: createLocalSigner(join(dir, ref)).kid };
     },
     async deleteKey(ref) {
       signers.delete(ref);

@@ -1,5 +1,6 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { PublicJwk } from '#shared/auth/signer';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { signingKeysKey } from '#shared/data/keys';
 
@@ -14,10 +15,34 @@ export interface SigningKeyEntry {
   activateAt: number;
   /** Set when its successor is introduced: from then on it is no longer published. */
   retireAt?: number;
+  /**
+   * Its public key, read once by the rotation when it published the key, so that the JWKS serves the
+   * keys without a KMS call. Absent only in schedules written before it was kept (the JWKS then asks KMS).
+   */
+  jwk?: PublicJwk;
 }
 
-export interface SigningKeySchedule {
+/**
+ * A key a rotation created whose public key KMS did not give yet (a new key's permissions may take
+ * minutes to apply): not published, never signs. A later step publishes it once its public key is
+ * readable, or a teardown deletes it; it is listed here so that nothing is left behind.
+ */
+export interface UnpublishedKey {
+  kid: string;
+  ref: string;
+  createdAt: number;
+}
+
+/** What a rotation writes. */
+export interface SigningKeyScheduleState {
   keys: SigningKeyEntry[];
+  /** Created, not published yet (at most one). */
+  unpublished?: UnpublishedKey[];
+  /** Set by the teardown (the stack is being deleted): no step creates or publishes a key after it. */
+  closedAt?: number;
+}
+
+export interface SigningKeySchedule extends SigningKeyScheduleState {
   /** Optimistic lock: each write increments it, and only over the version it read. */
   version: number;
 }
@@ -45,15 +70,26 @@ export function createSigningKeyRepo({ doc, table }: RepoDeps) {
      */
     async getSchedule(consistent = false): Promise<SigningKeySchedule | undefined> {
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: signingKeysKey(), ConsistentRead: consistent }));
-      return Item ? { keys: Item.keys as SigningKeyEntry[], version: Number(Item.version) } : undefined;
+      if (!Item) return undefined;
+      return {
+        keys: Item.keys as SigningKeyEntry[],
+        ...(Item.unpublished === undefined ? {} : { unpublished: Item.unpublished as UnpublishedKey[] }),
+        ...(Item.closedAt === undefined ? {} : { closedAt: Number(Item.closedAt) }),
+        version: Number(Item.version),
+      };
     },
 
     /** Writes the schedule over the version read (0: none yet). One PutItem; a concurrent rotation makes it fail. */
-    async saveSchedule(keys: SigningKeyEntry[], readVersion: number): Promise<void> {
+    async saveSchedule(state: SigningKeyScheduleState, readVersion: number): Promise<void> {
+      const { keys, unpublished = [], closedAt } = state;
       try {
         await doc.send(new PutCommand({
           TableName: table,
-          Item: { ...signingKeysKey(), keys, version: readVersion + 1 },
+          Item: {
+            ...signingKeysKey(), keys, version: readVersion + 1,
+            ...(unpublished.length > 0 ? { unpublished } : {}),
+            ...(closedAt === undefined ? {} : { closedAt }),
+          },
           ConditionExpression: readVersion === 0 ? 'attribute_not_exists(pk)' : 'version = :read',
           ...(readVersion === 0 ? {} : { ExpressionAttributeValues: { ':read': readVersion } }),
         }));

@@ -1,21 +1,23 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
 import { runAsFunction } from '#local/invocation-context';
 import { LOCAL_CONFIGURATION_SET, type LocalService } from '#local/service';
-import { SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
 import { KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS, RETIRE_AFTER_SUCCESSOR_SECONDS } from '#shared/auth/signing-keys';
 import { ENV } from '#shared/config';
 import { FUNCTIONS } from '#shared/routes';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { DEMO_CLIENT } from '#local/seed';
+import { catchCloudFormationResponses } from '../support/cloudformation-response';
 import { Browser, formFields, obtainCode } from '../support/oauth-client';
 import { startTestService } from '../support/service';
 
 // The service as it runs in AWS: tokens signed by "KMS" and mail sent through "SES", each through
 // the real SDK client (its serializer, middleware, timeouts and retries) against loopback stand-ins.
 // These are the scenarios in which the IAM test sees kms:Sign, kms:GetPublicKey and ses:SendEmail,
-// and the rotation function's KMS calls (CreateKey, CreateAlias, UpdateAlias, ScheduleKeyDeletion).
+// and the rotation function's KMS calls (CreateKey, GetPublicKey, CreateAlias, UpdateAlias,
+// DeleteAlias, ScheduleKeyDeletion), at deployment, in rotations and at the stack's deletion.
 describe('the service on KMS and SES (stand-ins)', () => {
   let service: LocalService;
   const credentials = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
@@ -108,12 +110,22 @@ describe('the service on KMS and SES (stand-ins)', () => {
   });
 
   // Last: it moves this process's clock (the service runs in it) through two rotations.
-  it('rotates the signing key in KMS: the rotation function creates tagged keys, points the aliases, and schedules retired keys for deletion', async () => {
+  it('keeps the signing keys in KMS through a stack\'s life: recorded at deployment, rotated (a key published once KMS gives its public key), torn down with the stack', async () => {
     const schedule = FUNCTIONS['rotate-signing-key'].schedule;
-    Object.assign(process.env, { [ENV.signingKeyTag]: 'stand-in-stack', [ENV.signingKeyAliasPrefix]: 'alias/stand-in-stack-signing' });
+    const keyPolicy = { Version: '2012-10-17', Statement: [{ Sid: 'StandIn', Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::000000000000:root' }, Action: 'kms:*', Resource: '*' }] };
+    Object.assign(process.env, {
+      [ENV.signingKeyTag]: 'stand-in-stack/0f0e0d0c', [ENV.signingKeyAliasPrefix]: 'alias/stand-in-stack-signing', [ENV.signingKeyPolicy]: JSON.stringify(keyPolicy),
+    });
     const { handler } = await import('#functions/ops/rotate-signing-key');
-    // As its EventBridge rule invokes it, so that its KMS and DynamoDB calls are checked against its role.
-    const rotate = (mode: 'now' | 'when-due') => runAsFunction({ fn: 'rotate-signing-key', api: 'schedule', routeKey: schedule }, () => handler({ mode }));
+    // As its EventBridge rule (and CloudFormation) invoke it, so that its KMS and DynamoDB calls are checked against its role.
+    const asRotation = <T>(work: () => Promise<T>) => runAsFunction({ fn: 'rotate-signing-key', api: 'schedule', routeKey: schedule }, work);
+    const rotate = (mode: 'now' | 'when-due') => asRotation(() => handler({ mode }));
+    const cloudFormation = await catchCloudFormationResponses();
+    const lifecycle = (RequestType: 'Create' | 'Delete') => asRotation(() => handler({
+      RequestType, ResponseURL: cloudFormation.url, RequestId: randomUUID(), LogicalResourceId: 'TokenSigningLifecycle',
+      StackId: 'arn:aws:cloudformation:us-east-1:000000000000:stack/stand-in-stack/0f0e0d0c', ResourceProperties: { TeardownOnDelete: 'true' },
+      ...(RequestType === 'Delete' ? { PhysicalResourceId: 'signing-keys-0f0e0d0c' } : {}),
+    }));
     let now = Math.floor(Date.now() / 1000) * 1000;
     const pass = (seconds: number) => vi.setSystemTime((now += seconds * 1000));
     pass(0);
@@ -126,29 +138,51 @@ describe('the service on KMS and SES (stand-ins)', () => {
       expect((await fetch(`${service.apiUrl}/devices`, { headers: { authorization: `Bearer ${accessToken}` } })).status).toBe(200);
       return (JSON.parse(Buffer.from(accessToken.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
     };
-    const jwksKids = async () => ((await (await fetch(`${service.authUrl}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    const jwks = async () => {
+      const response = await fetch(`${service.authUrl}/.well-known/jwks.json`);
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    };
     const stackKey = service.aws!.keyArn;
     const kid = (arn: string) => arn.split('/').pop()!;
+    const aliases = { current: 'alias/stand-in-stack-signing-current', next: 'alias/stand-in-stack-signing-next' };
 
     try {
-      // Introduce: a new KMS key with the stack's tag, published, not signing yet.
-      const first = await rotate('now');
+      // Deployment: the stack's key is recorded (its public key read once) and named `-current`; the first hourly run changes nothing.
+      expect((await lifecycle('Create')).Status).toBe('SUCCESS');
+      expect(kms()).toEqual([expect.objectContaining({ arn: stackKey, aliases: [aliases.current] })]);
+      expect((await rotate('when-due')).introduced).toBeNull();
+      expect(kms()).toHaveLength(1);
+
+      // Introduce while KMS refuses the new key for its first five minutes: created with the stack's key
+      // policy and no tags, not published; the JWKS answers the keys it has.
+      service.aws!.refuseFreshKeys(300);
+      const refused = await rotate('now');
       const second = kms().find((k) => k.arn !== stackKey)!;
-      expect(first.introduced).toBe(kid(second.arn));
-      expect(second.tags).toEqual({ [SIGNING_KEY_TAG_KEY]: 'stand-in-stack' });
-      expect(kms().find((k) => k.arn === stackKey)!.aliases).toEqual(['alias/stand-in-stack-signing-current']);
-      expect(second.aliases).toEqual(['alias/stand-in-stack-signing-next']);
+      expect(refused).toMatchObject({ introduced: null, awaitingPublication: kid(second.arn) });
+      expect(second.tags).toEqual({});
+      expect(JSON.parse(second.policy!)).toEqual(keyPolicy);
       pass(KEY_SCHEDULE_CACHE_SECONDS);
-      expect(await jwksKids()).toEqual([kid(stackKey), kid(second.arn)]);
+      expect(await jwks()).toEqual([kid(stackKey)]);
       expect(await flow()).toBe(kid(stackKey));
 
-      // Switch: the new key signs (kms:Sign on it), its public key is published (kms:GetPublicKey on it).
+      // The next hourly run finds its public key readable and publishes it: not signing yet.
+      pass(3600);
+      expect((await rotate('when-due')).introduced).toBe(kid(second.arn));
+      expect(kms().find((k) => k.arn === stackKey)!.aliases).toEqual([aliases.current]);
+      expect(kms().find((k) => k.arn === second.arn)!.aliases).toEqual([aliases.next]);
+      pass(KEY_SCHEDULE_CACHE_SECONDS);
+      expect(await jwks()).toEqual([kid(stackKey), kid(second.arn)]);
+      expect(await flow()).toBe(kid(stackKey));
+
+      // Switch: the new key signs (kms:Sign on it, allowed by its key policy); the JWKS reads no public key of KMS.
       pass(PUBLISH_LEAD_SECONDS);
       expect(await flow()).toBe(kid(second.arn));
       expect((await rotate('when-due')).introduced).toBeNull();
-      expect(kms().find((k) => k.arn === second.arn)!.aliases.sort()).toEqual(['alias/stand-in-stack-signing-current', 'alias/stand-in-stack-signing-next']);
+      expect(kms().find((k) => k.arn === second.arn)!.aliases.sort()).toEqual([aliases.current, aliases.next]);
 
       // A second rotation retires the rotated key; the step after its retirement schedules its deletion.
+      service.aws!.refuseFreshKeys(0);
       const third = await rotate('now');
       pass(PUBLISH_LEAD_SECONDS + RETIRE_AFTER_SUCCESSOR_SECONDS);
       expect(await flow()).toBe(third.introduced);
@@ -157,13 +191,19 @@ describe('the service on KMS and SES (stand-ins)', () => {
       expect(kms().map((k) => [kid(k.arn), k.state])).toEqual([
         [kid(stackKey), 'Enabled'], [kid(second.arn), 'PendingDeletion'], [third.introduced, 'Enabled'],
       ]);
-      expect(kms().find((k) => kid(k.arn) === third.introduced)!.aliases.sort())
-        .toEqual(['alias/stand-in-stack-signing-current', 'alias/stand-in-stack-signing-next']);
       pass(KEY_SCHEDULE_CACHE_SECONDS);
-      expect(await jwksKids()).toEqual([third.introduced]);
+      expect(await jwks()).toEqual([third.introduced]);
       expect(await flow()).toBe(third.introduced);
+
+      // The stack's deletion (a dev stage): every key a rotation created is scheduled for deletion, the aliases go.
+      expect((await lifecycle('Delete')).Status).toBe('SUCCESS');
+      expect(kms().map((k) => [kid(k.arn), k.state, k.aliases])).toEqual([
+        [kid(stackKey), 'Enabled', []], [kid(second.arn), 'PendingDeletion', []], [third.introduced, 'PendingDeletion', []],
+      ]);
+      expect(cloudFormation.responses.map((r) => r.body.Status)).toEqual(['SUCCESS', 'SUCCESS']);
     } finally {
       vi.useRealTimers();
+      await cloudFormation.stop();
     }
   });
 });

@@ -165,7 +165,7 @@ describe('signing-key rotation without downtime', () => {
     vi.setSystemTime((now += (PUBLISH_LEAD_SECONDS + 1) * 1000));
     const before = (await repo.getSchedule(true))!;
     const created: string[] = [];
-    const counting: SigningKeyStore = { ...store, createKey: async () => { const ref = await store.createKey(); created.push(ref); return ref; } };
+    const counting: SigningKeyStore = { ...store, createKey: async () => { const key = await store.createKey(); created.push(key.ref); return key; } };
     // Both read the schedule before either writes.
     let reads = 0;
     let bothRead!: () => void;

@@ -7,6 +7,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ENV } from '#shared/config';
 import { createServiceStack, DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
+import { SIGNING_KEY_LIFECYCLE_TYPE } from '#infra/constructs/signing-key-lifecycle';
 import { removeTestApps, testApp } from '../support/cdk-app';
 import { deployedTemplate } from '../support/deployed-form';
 
@@ -216,6 +217,17 @@ describe('stages', () => {
     const logGroups = ofType('AWS::Logs::LogGroup');
     expect(logGroups.length).toBeGreaterThan(10);
     for (const [, group] of logGroups) expect(group.DeletionPolicy).toBe('Delete');
+  });
+
+  it('only a dev stage deletes, with the stack, the keys its rotations created and their aliases (the lifecycle resource\'s teardown)', () => {
+    const teardown = (context: Record<string, unknown>) => synthesize(context).ofType(SIGNING_KEY_LIFECYCLE_TYPE)
+      .map(([, resource]) => resource.Properties.TeardownOnDelete as string);
+    expect(teardown({ stage: 'dev' })).toEqual(['true']);
+    expect(teardown({ stage: 'devanna' })).toEqual(['true']);
+    // Every stage records its key at deployment; one that keeps its data keeps its rotated keys too.
+    expect(teardown({ stage: 'prod' })).toEqual(['false']);
+    expect(teardown({ stage: 'staging' })).toEqual(['false']);
+    expect(teardown({})).toEqual(['false']);
   });
 
   it('another stage keeps its data unless its name starts with dev', () => {

@@ -1,6 +1,5 @@
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
 import { ENV } from '#shared/config';
 import { FUNCTIONS, type FunctionDef } from '#shared/routes';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
@@ -21,18 +20,12 @@ interface Need {
   fn: DeployedFunction;
   action: string;
   resourceArn: string;
-  /** The request's condition keys (KMS: the key's tags, CreateKey's request tags). */
+  /** The request's condition keys (the principal's tags and account; KMS: the key's tags, CreateKey's request tags). */
   context: Record<string, string | string[]>;
   /** The resource's own policy (a KMS key's key policy), if it has one. */
   resourcePolicy?: PolicyDocument;
   scenario: string;
 }
-
-/** The key policy KMS gives a key created without one ("Default key policy", KMS Developer Guide): the account's IAM policies decide. */
-const DEFAULT_KEY_POLICY: PolicyDocument = {
-  Version: '2012-10-17',
-  Statement: [{ Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${ACCOUNT}:root` }, Action: 'kms:*', Resource: '*' }],
-};
 
 describe('IAM: the deployed roles allow exactly the AWS calls the functions make', () => {
   let form: DeployedForm;
@@ -68,8 +61,9 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
   /**
    * The deployed resource a recorded call names, with its condition keys: locally every test file has
    * a table of its own, the stand-ins their own keys, aliases, sender and configuration set. A KMS key a function created
-   * (CreateKey) is a key of the deployed rotation, tagged as the deployed function tags (from its
-   * environment); any other key is the stack's own, with the template's tags and key policy.
+   * (CreateKey) is a key of the deployed rotation, with the key policy the deployed rotation function
+   * gives it (its SIGNING_KEY_POLICY); any other key is the stack's own, with the template's tags and
+   * key policy. Every request carries its principal's tags (the role's, from the template) and account.
    */
   function targetsOf(call: AwsCall, fn: DeployedFunction): Pick<Need, 'resourceArn' | 'context' | 'resourcePolicy'>[] {
     // SES authorizes a send against the verified identity it sends as: the deployed sender's address,
@@ -83,42 +77,49 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
 
   function targetOf(call: AwsCall, fn: DeployedFunction): Pick<Need, 'resourceArn' | 'context' | 'resourcePolicy'> {
     const region = form.tableArn.split(':')[3];
-    /** The signing-key tag with the value the deployed rotation function sends. */
-    const rotationTags = (tags: Record<string, string>) => {
-      const value = fn.environment[ENV.signingKeyTag];
-      return Object.fromEntries(Object.keys(tags).map((key) => [key, key === SIGNING_KEY_TAG_KEY && value !== undefined ? value : tags[key]!]));
+    const principal = {
+      'kms:CallerAccount': ACCOUNT,
+      ...Object.fromEntries(Object.entries(fn.principalTags).map(([k, v]) => [`aws:PrincipalTag/${k}`, v])),
     };
-    switch (call.resource.type) {
-      case 'table': return { resourceArn: form.tableArn, context: {} };
-      case 'index':
-        if (!form.indexNames.includes(call.resource.index)) throw new Error(`${call.by.fn} queries index ${call.resource.index}, which the table does not have`);
-        return { resourceArn: `${form.tableArn}/index/${call.resource.index}`, context: {} };
-      case 'key': {
-        const keyId = call.resource.keyId.split('/').pop()!;
-        const tagContext = (tags: Record<string, string>) => Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
-        if (createdKeys.has(keyId)) {
-          const value = form.functions.map((f) => f.environment[ENV.signingKeyTag]).find((v) => v !== undefined);
-          const tags: Record<string, string> = value === undefined ? {} : { [SIGNING_KEY_TAG_KEY]: value };
-          return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:key/${keyId}`, context: tagContext(tags), resourcePolicy: DEFAULT_KEY_POLICY };
+    const target = ((): Pick<Need, 'resourceArn' | 'context' | 'resourcePolicy'> => {
+      switch (call.resource.type) {
+        case 'table': return { resourceArn: form.tableArn, context: {} };
+        case 'index':
+          if (!form.indexNames.includes(call.resource.index)) throw new Error(`${call.by.fn} queries index ${call.resource.index}, which the table does not have`);
+          return { resourceArn: `${form.tableArn}/index/${call.resource.index}`, context: {} };
+        case 'key': {
+          const keyId = call.resource.keyId.split('/').pop()!;
+          if (createdKeys.has(keyId)) {
+            return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:key/${keyId}`, context: {}, resourcePolicy: rotatedKeyPolicy() };
+          }
+          const tags = Object.fromEntries(Object.entries(form.signingKeyTags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
+          return { resourceArn: form.signingKeyArn, context: tags, resourcePolicy: form.keyPolicy };
         }
-        return { resourceArn: form.signingKeyArn, context: tagContext(form.signingKeyTags), resourcePolicy: form.keyPolicy };
+        case 'new-key': {
+          const { tags } = call.resource;
+          return {
+            resourceArn: '*',
+            context: { ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])), 'aws:TagKeys': Object.keys(tags) },
+          };
+        }
+        case 'alias': {
+          const prefix = fn.environment[ENV.signingKeyAliasPrefix];
+          if (!prefix) throw new Error(`${call.by.fn} points alias ${call.resource.alias} but its deployed function has no ${ENV.signingKeyAliasPrefix}`);
+          return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:${prefix}-${call.resource.alias.split('-').pop()}`, context: {} };
+        }
+        case 'identity': throw new Error('an SES identity has several targets (targetsOf)');
+        case 'configuration-set': return { resourceArn: form.configurationSetArn, context: {} };
+        case 'queue': return { resourceArn: form.webhookQueueArn, context: {} };
       }
-      case 'new-key': {
-        const tags = rotationTags(call.resource.tags);
-        return {
-          resourceArn: '*',
-          context: { ...Object.fromEntries(Object.entries(tags).map(([k, v]) => [`aws:RequestTag/${k}`, v])), 'aws:TagKeys': Object.keys(tags) },
-        };
-      }
-      case 'alias': {
-        const prefix = fn.environment[ENV.signingKeyAliasPrefix];
-        if (!prefix) throw new Error(`${call.by.fn} points alias ${call.resource.alias} but its deployed function has no ${ENV.signingKeyAliasPrefix}`);
-        return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:${prefix}-${call.resource.alias.split('-').pop()}`, context: {} };
-      }
-      case 'identity': throw new Error('an SES identity has several targets (targetsOf)');
-      case 'configuration-set': return { resourceArn: form.configurationSetArn, context: {} };
-      case 'queue': return { resourceArn: form.webhookQueueArn, context: {} };
-    }
+    })();
+    return { ...target, context: { ...principal, ...target.context } };
+  }
+
+  /** The key policy the deployed rotation function gives each key it creates. */
+  function rotatedKeyPolicy(): PolicyDocument {
+    const policy = form.functions.map((f) => f.environment[ENV.signingKeyPolicy]).find((p) => p !== undefined);
+    if (!policy) throw new Error(`A function created a KMS key, but no deployed function has ${ENV.signingKeyPolicy}`);
+    return JSON.parse(policy) as PolicyDocument;
   }
 
   async function allowed(need: Omit<Need, 'scenario'>, policies = need.fn.policies): Promise<boolean> {

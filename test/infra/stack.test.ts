@@ -6,7 +6,8 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, FUNCTIONS, SCHEDULED_FUNCTIONS, THROTTLES, type FunctionDef, type ThrottleClass } from '#shared/routes';
-import { SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
+import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
+import { SIGNING_KEY_LIFECYCLE_TYPE } from '#infra/constructs/signing-key-lifecycle';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
@@ -142,44 +143,61 @@ describe('DeviceUserServiceStack', () => {
   };
   const kmsActions = (statements: { Action: string | string[] }[]) => statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('kms:'));
 
-  it('keeps the signing keys in KMS: only the token endpoint signs, only the JWKS reads public keys, only the rotation manages keys', () => {
+  /** The name of this deployment of the stack as the template writes it: the stack name and the unique part of its stack id. */
+  const stackGuid = { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] };
+  const owner = { 'Fn::Join': ['', ['Test/', stackGuid]] };
+  const ownKeyArn = () => ({ 'Fn::GetAtt': [ofType('AWS::KMS::Key')[0]![0], 'Arn'] });
+
+  it('keeps the signing keys in KMS: only the token endpoint signs, only the JWKS and the rotation read public keys, only the rotation manages keys', () => {
     template.hasResourceProperties('AWS::KMS::Key', {
-      KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY', Tags: [{ Key: SIGNING_KEY_TAG_KEY, Value: 'Test' }],
+      KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY', Tags: [{ Key: SIGNING_KEY_TAG_KEY, Value: owner }],
     });
     expect(kmsActions(statementsOfRoute('POST /oauth/token'))).toEqual(['kms:Sign']);
     expect(kmsActions(statementsOfRoute('GET /.well-known/jwks.json'))).toEqual(['kms:GetPublicKey']);
     const rotation = statementsOfRole(rotationFunction().Properties.Role['Fn::GetAtt'][0]);
     expect([...new Set(kmsActions(rotation))].sort()).toEqual([
-      'kms:CreateAlias', 'kms:CreateKey', 'kms:ScheduleKeyDeletion', 'kms:TagResource', 'kms:UpdateAlias',
+      'kms:CreateAlias', 'kms:CreateKey', 'kms:DeleteAlias', 'kms:GetPublicKey', 'kms:UpdateAlias',
     ]);
     const others = allStatements().filter((s) => kmsActions([s]).length > 0).map((s) => kmsActions([s])).flat();
     expect([...new Set(others)].sort()).toEqual([
-      'kms:CreateAlias', 'kms:CreateKey', 'kms:GetPublicKey', 'kms:ScheduleKeyDeletion', 'kms:Sign', 'kms:TagResource', 'kms:UpdateAlias',
+      'kms:CreateAlias', 'kms:CreateKey', 'kms:DeleteAlias', 'kms:GetPublicKey', 'kms:Sign', 'kms:UpdateAlias',
     ]);
   });
 
-  it('limits every KMS grant to this stack\'s tagged signing keys, its two aliases, or (CreateKey) keys created with that tag', () => {
-    const kms = allStatements().filter((s) => kmsActions([s]).length > 0) as { Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, unknown>> }[];
+  it('grants KMS actions only on the stack\'s key by its ARN, on its two aliases, and CreateKey; no role may tag, and no grant follows a tag', () => {
+    const kms = allStatements().filter((s) => kmsActions([s]).length > 0) as { Action: string | string[]; Resource: unknown; Condition?: unknown }[];
     expect(kms.length).toBeGreaterThanOrEqual(5);
     for (const s of kms) {
       const resource = JSON.stringify(s.Resource);
+      expect(s.Condition).toBeUndefined();
       if (resource === '"*"') {
-        expect([s.Action].flat().sort()).toEqual(['kms:CreateKey', 'kms:TagResource']);
-        expect(s.Condition).toEqual({
-          StringEquals: { [`aws:RequestTag/${SIGNING_KEY_TAG_KEY}`]: 'Test' },
-          'ForAllValues:StringEquals': { 'aws:TagKeys': [SIGNING_KEY_TAG_KEY] },
-        });
+        expect([s.Action].flat()).toEqual(['kms:CreateKey']);
       } else if (resource.includes(':alias/')) {
         expect(resource).toContain(':alias/Test-signing-*');
-        expect([s.Action].flat().sort()).toEqual(['kms:CreateAlias', 'kms:UpdateAlias']);
+        expect([s.Action].flat().sort()).toEqual(['kms:CreateAlias', 'kms:DeleteAlias', 'kms:UpdateAlias']);
       } else {
-        expect(resource).toContain(':key/*');
-        expect(s.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG_KEY}`]: 'Test' } });
+        expect(s.Resource).toEqual(ownKeyArn());
       }
     }
   });
 
-  it('runs the signing-key rotation every hour from an EventBridge rule, with the tag and the alias prefix', () => {
+  it('gives the keys a rotation creates a key policy: the account through IAM, kms:Sign and the rotation\'s actions for the roles tagged for them in this deployment', () => {
+    const rolesTagged = (use: string) => ofType('AWS::IAM::Role')
+      .filter(([, role]) => JSON.stringify(role.Properties.Tags ?? []).includes(`:${use}"`)).map(([id]) => id);
+    const roleOf = (fn: Resources[string]) => fn.Properties.Role['Fn::GetAtt'][0];
+    expect(rolesTagged('sign')).toEqual([roleOf(functionOfRoute('POST /oauth/token'))]);
+    expect(rolesTagged('rotate')).toEqual([roleOf(rotationFunction())]);
+    const tag = (use: string) => ({ Key: SIGNING_KEY_ROLE_TAG_KEY, Value: { 'Fn::Join': ['', ['Test/', stackGuid, `:${use}`]] } });
+    expect(resources[roleOf(functionOfRoute('POST /oauth/token'))]!.Properties.Tags).toEqual([tag('sign')]);
+    const policy = rotationFunction().Properties.Environment.Variables[ENV.signingKeyPolicy];
+    const rendered = JSON.stringify(policy);
+    expect(rendered).toContain('\\"Sid\\":\\"AccountAdministration\\"');
+    expect(rendered).toContain('\\"Action\\":\\"kms:Sign\\"');
+    expect(rendered).toContain(`aws:PrincipalTag/${SIGNING_KEY_ROLE_TAG_KEY}`);
+    expect(rendered).not.toContain('aws:ResourceTag');
+  });
+
+  it('runs the signing-key rotation every hour from an EventBridge rule, with the deployment\'s name and the alias prefix', () => {
     const rules = ofType('AWS::Events::Rule');
     expect(rules).toHaveLength(1);
     const [, rule] = rules[0]!;
@@ -189,9 +207,20 @@ describe('DeviceUserServiceStack', () => {
       Input: JSON.stringify({ mode: 'when-due' }),
     })]);
     expect(rotationFunction().Properties.Environment.Variables).toMatchObject({
-      [ENV.signingKeyTag]: 'Test', [ENV.signingKeyAliasPrefix]: 'alias/Test-signing',
+      [ENV.signingKeyTag]: owner, [ENV.signingKeyAliasPrefix]: 'alias/Test-signing',
     });
     template.hasOutput('RotateSigningKeyFunctionName', Match.anyValue());
+  });
+
+  it('runs the rotation function at deployment and at deletion (the lifecycle resource), and keeps its environment within Lambda\'s 4 KB', () => {
+    const lifecycle = ofType(SIGNING_KEY_LIFECYCLE_TYPE);
+    expect(lifecycle).toHaveLength(1);
+    const rotationId = ofType('AWS::Lambda::Function').find(([id]) => id.includes('RotateSigningKey'))![0];
+    expect(lifecycle[0]![1].Properties).toEqual({ ServiceToken: { 'Fn::GetAtt': [rotationId, 'Arn'] }, ServiceTimeout: '300', TeardownOnDelete: 'false' });
+    // "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas); a token counts as what it may become.
+    const variables = rotationFunction().Properties.Environment.Variables as Record<string, unknown>;
+    const size = Object.entries(variables).reduce((sum, [name, value]) => sum + name.length + JSON.stringify(value).length, 0);
+    expect(size).toBeLessThan(3500);
   });
 
   it('deploys no local-only route (the outbox)', () => {

@@ -10,8 +10,8 @@ import { setClientHook } from '#shared/aws/client-config';
  * ("Using IAM with DynamoDB transactions", DynamoDB Developer Guide); KMS checks the key, CreateKey
  * checks no resource (`*`) but its request tags, and needs kms:TagResource too when it tags the key;
  * CreateAlias and UpdateAlias check the alias and the key it points to ("Controlling access to
- * aliases", KMS Developer Guide; UpdateAlias also checks the key the alias pointed to before, which
- * the request does not name); SES's SendEmail checks the sending identity (the `Source` address)
+ * aliases", KMS Developer Guide; UpdateAlias also checks the key the alias pointed to before, and
+ * DeleteAlias the key the alias points to, which the request does not name); SES's SendEmail checks the sending identity (the `Source` address)
  * and, when the request names one, the configuration set too (Service Authorization Reference,
  * "Actions, resources, and condition keys for Amazon SES": SendEmail's resource types are
  * `identity`, required, and `configuration-set`); SQS checks the queue, SendMessageBatch as
@@ -81,6 +81,10 @@ export function authorizationsOf(clientName: string, commandName: string, input:
         { action: 'kms:CreateKey', resource, command: operation },
         ...(Object.keys(tags).length > 0 ? [{ action: 'kms:TagResource', resource, command: operation }] : []),
       ];
+    }
+    if (operation === 'DeleteAlias') {
+      // KMS also checks kms:DeleteAlias on the key the alias points to, which the request does not name.
+      return [{ action: 'kms:DeleteAlias', resource: { type: 'alias', alias: String(input.AliasName) }, command: operation }];
     }
     if (operation === 'CreateAlias' || operation === 'UpdateAlias') {
       return [

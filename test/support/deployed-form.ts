@@ -16,6 +16,9 @@ export const MAIL_FROM = 'no-reply@mail.example.org';
  * SES Developer Guide: a verified domain covers its subdomains).
  */
 export const MAIL_FROM_IDENTITIES = [MAIL_FROM, 'mail.example.org', 'example.org'] as const;
+/** The stack's name here, and the id CloudFormation gives it (`AWS::StackId`): a stack of this name deployed again gets another. */
+export const STACK_NAME = 'Deployed';
+export const STACK_ID = `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${STACK_NAME}/5f0e2a4c-9b1d-4e3f-8a7c-6d5b4a3c2e1f`;
 
 type Resource = { Type: string; Properties: Record<string, any> };
 export type PolicyDocument = { Version: string; Statement: Statement[] };
@@ -24,7 +27,7 @@ export type Statement = { Effect: string; Action: string | string[]; Resource: s
 /** Synthesizes the service's stack (without bundling) and returns its template. */
 export function synthesizeTemplate(): Record<string, any> {
   try {
-    const stack = new DeviceUserServiceStack(testApp({ mailFrom: MAIL_FROM }), 'Deployed', { env: { account: ACCOUNT, region: REGION } });
+    const stack = new DeviceUserServiceStack(testApp({ mailFrom: MAIL_FROM }), STACK_NAME, { env: { account: ACCOUNT, region: REGION } });
     return deployedTemplate(stack);
   } finally {
     removeTestApps();
@@ -90,8 +93,10 @@ export interface DeployedFunction {
   policies: { name: string; document: PolicyDocument }[];
   /** `<api> <route key>` of every route integrated with this function; `schedule <expression>` of every rule invoking it. */
   routes: string[];
-  /** Its environment variables that are plain strings in the template. */
+  /** Its environment variables, resolved as CloudFormation would (those this file cannot resolve left out). */
   environment: Record<string, string>;
+  /** The tags of its role, resolved: a principal's tags are condition keys (`aws:PrincipalTag/<key>`). */
+  principalTags: Record<string, string>;
 }
 
 export interface DeployedForm {
@@ -139,10 +144,19 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     const attached = ofType('AWS::IAM::Policy')
       .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId))
       .map(([policyId, p]) => ({ name: policyId, document: resolve(p.Properties.PolicyDocument) }));
+    // A variable naming a resource this file cannot resolve (an API's endpoint) is left out.
     const variables = Object.entries((fn.Properties.Environment?.Variables ?? {}) as Record<string, unknown>)
-      .filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+      .flatMap(([name, value]) => {
+        try {
+          const resolved: unknown = resolve(value);
+          return typeof resolved === 'string' ? [[name, resolved] as const] : [];
+        } catch {
+          return [];
+        }
+      });
     functions.set(id, {
       id, roleArn: resolve({ 'Fn::GetAtt': [roleId, 'Arn'] }), policies: [...inline, ...attached], routes: [], environment: Object.fromEntries(variables),
+      principalTags: tagsOf(role, resolve),
     });
   }
 
@@ -204,7 +218,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     tableArn: resolve({ 'Fn::GetAtt': [tableId, 'Arn'] }),
     indexNames: (table.Properties.GlobalSecondaryIndexes ?? []).map((i: { IndexName: string }) => i.IndexName),
     signingKeyArn: resolve({ 'Fn::GetAtt': [keyId, 'Arn'] }),
-    signingKeyTags: Object.fromEntries(((key.Properties.Tags ?? []) as { Key: string; Value: string }[]).map((t) => [t.Key, t.Value])),
+    signingKeyTags: tagsOf(key, resolve),
     keyPolicy: resolve(key.Properties.KeyPolicy),
     mailFrom: MAIL_FROM,
     // Unnamed in the template, its name is CloudFormation's; a Ref to it resolves to the logical id here.
@@ -215,7 +229,12 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
   };
 }
 
-/** Resolves Ref, Fn::GetAtt (Arn) and Fn::Join as CloudFormation would, for the resource types the stack uses. */
+/** A resource's `Tags` property, resolved, as a map. */
+function tagsOf(resource: Resource, resolve: (value: unknown) => any): Record<string, string> {
+  return Object.fromEntries(((resource.Properties.Tags ?? []) as { Key: string; Value: unknown }[]).map((t) => [t.Key, String(resolve(t.Value))]));
+}
+
+/** Resolves Ref, Fn::GetAtt (Arn), Fn::Join, Fn::Split and Fn::Select as CloudFormation would, for the resource types the stack uses. */
 function resolveIntrinsics(value: unknown, resources: Record<string, Resource>): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((v) => resolveIntrinsics(v, resources));
@@ -232,12 +251,25 @@ function resolveIntrinsics(value: unknown, resources: Record<string, Resource>):
     const [separator, parts] = argument as [string, unknown[]];
     return parts.map((part) => resolveIntrinsics(part, resources)).join(separator);
   }
+  if (entries.length === 1 && name === 'Fn::Split') {
+    const [separator, source] = argument as [string, unknown];
+    return String(resolveIntrinsics(source, resources)).split(separator);
+  }
+  if (entries.length === 1 && name === 'Fn::Select') {
+    const [index, list] = argument as [number | string, unknown];
+    const items = resolveIntrinsics(list, resources) as unknown[];
+    if (!Array.isArray(items) || items[Number(index)] === undefined) throw new Error(`Fn::Select ${index} is out of range`);
+    return items[Number(index)];
+  }
   if (entries.length === 1 && name?.startsWith('Fn::')) throw new Error(`cannot resolve ${name}`);
   return Object.fromEntries(entries.map(([k, v]) => [k, resolveIntrinsics(v, resources)]));
 }
 
 function ref(id: string, resources: Record<string, Resource>): string {
-  const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com' };
+  const pseudo: Record<string, string> = {
+    'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT, 'AWS::URLSuffix': 'amazonaws.com',
+    'AWS::StackId': STACK_ID, 'AWS::StackName': STACK_NAME,
+  };
   if (id in pseudo) return pseudo[id]!;
   if (!resources[id]) throw new Error(`Ref to unknown ${id}`);
   // A topic's Ref is its ARN; the other resources read here give their name.

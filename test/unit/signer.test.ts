@@ -8,7 +8,7 @@ import { createKmsSigner, isTransientKmsError, type KmsSend } from '#shared/auth
 import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
 import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
 import { createKeyring, KEY_SCHEDULE_CACHE_SECONDS, phasesAt, PUBLISH_LEAD_SECONDS, rotateSigningKeys } from '#shared/auth/signing-keys';
-import type { SigningKeyEntry, SigningKeyRepo, SigningKeySchedule } from '#shared/data/signing-key-repo';
+import type { SigningKeyEntry, SigningKeyRepo, SigningKeySchedule, SigningKeyScheduleState } from '#shared/data/signing-key-repo';
 import { toAppError } from '#shared/http/http';
 import { createFakeKms } from '../support/fake-kms';
 
@@ -217,8 +217,8 @@ describe('keyring (the keys a function sees during a rotation)', () => {
         }
         return schedule;
       },
-      async saveSchedule(keys: SigningKeyEntry[], version: number) {
-        schedule = { keys, version: version + 1 };
+      async saveSchedule(state: SigningKeyScheduleState, version: number) {
+        schedule = { ...state, version: version + 1 };
       },
     };
     let now = Date.UTC(2026, 0, 1);
