@@ -13,8 +13,9 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 
-// `npm run admin -- <command> …`: operator tasks the public API does not offer (SPEC.md shows no
-// operation that creates a device or changes `connected`), over the same data layer.
+// `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
+// creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
+// data layer.
 // Target: the running local service (.local/service.json), or AWS when TABLE_NAME is set
 // (with the usual AWS credentials and region).
 const usage = `Usage:

@@ -8,8 +8,9 @@ import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /**
- * GET /oauth/authorize (SPEC.md §5.3): checks the client and its exact redirect URI first, then
- * the login, then consent — asked once per user and application, and again only for new scopes.
+ * GET /oauth/authorize (docs/api.md#authorization-request): checks the client and its exact
+ * redirect URI first, then the login, then consent — asked once per user and application, and again
+ * only for new scopes.
  * Client, session, user and consent are read in one BatchGetItem; a remembered consent then costs
  * one PutItem for the code.
  */

@@ -1,5 +1,9 @@
 import { tokenEndpoint } from '#shared/auth/token-endpoint';
 import { prefetchSigner, tokens } from '#shared/auth/token-runtime';
 
-/** POST /oauth/token — authorization_code and refresh_token grants (SPEC.md §5.4, §5.5, §7). */
+/**
+ * POST /oauth/token — authorization_code and refresh_token grants
+ * (docs/api.md#token-request-authorization-code, docs/api.md#token-request-refresh,
+ * docs/api.md#token-errors).
+ */
 export const handler = tokenEndpoint(tokens, { prefetchSigner });

@@ -4,7 +4,7 @@ import { apiHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';
 import { devices } from '#shared/runtime';
 
-/** GET /devices/{device_id} — one owned device, as a one-element array (SPEC.md §4.3). */
+/** GET /devices/{device_id} — one owned device, as a one-element array (docs/api.md#get-devicesdevice_id). */
 export const handler = apiHandler(async ({ claims, path }) => {
   const deviceId = normalizeDeviceId(path.device_id ?? '');
   const device = deviceId ? await devices.getOwnedDevice(claims.sub, deviceId) : undefined;

@@ -4,7 +4,7 @@ import { apiHandler } from '#shared/http/http';
 import { noContent } from '#shared/http/responses';
 import { devices } from '#shared/runtime';
 
-/** PUT /devices/{device_id} — changes the members present, 204 (SPEC.md §4.4). */
+/** PUT /devices/{device_id} — changes the members present, 204 (docs/api.md#put-devicesdevice_id). */
 export const handler = apiHandler<unknown>(async ({ claims, path, body }) => {
   const deviceId = normalizeDeviceId(path.device_id ?? '');
   if (!deviceId) throw new NotFoundError('No such device.');

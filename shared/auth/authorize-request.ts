@@ -6,7 +6,7 @@ import { isScope, parseScopeString } from '#shared/domain/scopes';
 import { epochSeconds } from '#shared/domain/time';
 import { withoutEmpty } from '#shared/http/form';
 
-/** Lifetime of an authorization code (SPEC.md §8). */
+/** Lifetime of an authorization code (docs/api.md#limits). */
 export const CODE_TTL_SECONDS = 600;
 
 /** A validated authorization request (RFC 6749 §4.1.1, RFC 7636). */

@@ -10,8 +10,8 @@ export interface ClientCredentials {
 }
 
 /**
- * What missing body credentials are: at the token endpoint SPEC.md §5.4 lists client_id and
- * client_secret as required parameters, and §7 answers those not supplied with invalid_request (400);
+ * What missing body credentials are: at the token endpoint client_id and client_secret are required
+ * parameters, and those not supplied are invalid_request (400) (docs/api.md#token-errors);
  * at the revocation endpoint (RFC 7009 §2.1, which refers to RFC 6749 §5.2) no client
  * authentication is invalid_client (401).
  */

@@ -17,15 +17,17 @@ export interface TokenEndpointOptions {
 }
 
 /**
- * POST /oauth/token — authorization_code and refresh_token grants (SPEC.md §5.4, §5.5, §7), over
- * the token service it is given: the function's own, or a test's with a failing signer.
+ * POST /oauth/token — authorization_code and refresh_token grants
+ * (docs/api.md#token-request-authorization-code, docs/api.md#token-request-refresh,
+ * docs/api.md#token-errors), over the token service it is given: the function's own, or a test's
+ * with a failing signer.
  */
 export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refresh'>, options: TokenEndpointOptions = {}) {
   return publicHandler(async (event) => {
     const form = parseForm(event, { emptyAsOmitted: true });
     const { grant_type: grantType } = requireParams(form, ['grant_type']);
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-      // SPEC.md §7 names invalid_grant for a grant_type other than the two.
+      // docs/api.md#token-errors names invalid_grant for a grant_type other than the two.
       throw new InvalidGrantError(`Unsupported grant_type '${grantType.slice(0, 40)}'.`);
     }
     options.prefetchSigner?.().catch(() => undefined);

@@ -47,7 +47,10 @@ export interface TokenServiceDeps {
 
 export type TokenService = ReturnType<typeof createTokenService>;
 
-/** The token endpoint's two grants and revocation (SPEC.md §5.4, §5.5; RFC 6749, RFC 7009). */
+/**
+ * The token endpoint's two grants and revocation (docs/api.md#token-request-authorization-code,
+ * docs/api.md#token-request-refresh, docs/api.md#revocation; RFC 6749, RFC 7009).
+ */
 export function createTokenService(deps: TokenServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const graceMs = (deps.graceSeconds ?? REFRESH_GRACE_SECONDS) * 1000;

@@ -1,6 +1,6 @@
 import { ValidationError } from '#shared/domain/errors';
 
-/** A device as SPEC.md §2.2 shows it. */
+/** A device as docs/api.md#device shows it. */
 export interface Device {
   id: string;
   name: string;
@@ -15,7 +15,7 @@ export interface Device {
   sound: boolean;
 }
 
-/** The members a client may change (SPEC.md §4.4). */
+/** The members a client may change (docs/api.md#put-devicesdevice_id). */
 export interface DeviceChanges {
   name?: string;
   place?: string;
@@ -47,7 +47,7 @@ export function normalizeDeviceId(value: string): string | undefined {
   return isDeviceId(value) ? value.toLowerCase() : undefined;
 }
 
-/** Projects a stored item onto the public Device shape, in SPEC.md's field order. */
+/** Projects a stored item onto the public Device shape, in the field order of docs/api.md#device. */
 export function toDevice(item: Record<string, unknown>): Device {
   return Object.fromEntries(DEVICE_FIELDS.map((field) => [field, item[field]])) as unknown as Device;
 }

@@ -1,4 +1,4 @@
-/** The OAuth scopes of SPEC.md §5.1, and what each one grants, in words a user understands. */
+/** The OAuth scopes of docs/api.md#scopes, and what each one grants, in words a user understands. */
 export const SCOPES = {
   read_user: 'Read your profile (name, e-mail address, avatar)',
   read_device: 'See your devices, where they are and their state',

@@ -1,4 +1,4 @@
-/** UTC timestamp in the format of SPEC.md: `YYYY-MM-DDTHH:mm:ss.SSS`, no offset. */
+/** UTC timestamp in the format of docs/api.md#timestamps: `YYYY-MM-DDTHH:mm:ss.SSS`, no offset. */
 export function formatTimestamp(date: Date): string {
   return date.toISOString().slice(0, 23);
 }

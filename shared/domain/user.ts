@@ -1,4 +1,4 @@
-/** A user as SPEC.md §2.1 shows it. */
+/** A user as docs/api.md#user shows it. */
 export interface User {
   id: string;
   firstname: string;

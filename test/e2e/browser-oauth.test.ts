@@ -372,7 +372,7 @@ async function startCallbackPage(): Promise<{ redirectUri: string; stop(): Promi
   };
 }
 
-/** POST /oauth/token with the client's credentials in the body (client_secret_post, as SPEC.md). */
+/** POST /oauth/token with the client's credentials in the body (client_secret_post, as docs/api.md#client-authentication). */
 async function tokenRequest(service: LocalService, client: TestClient, params: Record<string, string>) {
   const response = await fetch(`${service.authUrl}/oauth/token`, {
     method: 'POST',

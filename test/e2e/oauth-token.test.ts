@@ -212,7 +212,7 @@ describe('token endpoint', () => {
     });
   });
 
-  describe('errors (SPEC.md §7)', () => {
+  describe('errors (docs/api.md#token-errors)', () => {
     it.each([
       ['grant_type', 'authorization_code'],
       ['code', 'authorization_code'],
@@ -233,7 +233,7 @@ describe('token endpoint', () => {
       expect(reply.body.error_description).toContain(missing);
     });
 
-    it.each(['authorization_code', 'refresh_token'])('answers 400 invalid_request for a client_id without client_secret (%s grant): a required parameter, SPEC.md §7', async (grant) => {
+    it.each(['authorization_code', 'refresh_token'])('answers 400 invalid_request for a client_id without client_secret (%s grant): a required parameter, docs/api.md#token-errors', async (grant) => {
       // Prepare
       const form = grant === 'authorization_code'
         ? await codeForm()
@@ -389,7 +389,7 @@ describe('token endpoint', () => {
       ['no credentials at all', {}],
       ['a client_id only', { client_id: DEMO_CLIENT.clientId }],
       ['a client_secret only', { client_secret: DEMO_CLIENT.clientSecret }],
-    ])('%s: 400 invalid_request at the token endpoint (SPEC.md §7), 401 invalid_client at revocation, without a challenge, and nothing changes', async (_, credentials) => {
+    ])('%s: 400 invalid_request at the token endpoint (docs/api.md#token-errors), 401 invalid_client at revocation, without a challenge, and nothing changes', async (_, credentials) => {
       // Prepare
       const sent = await requests();
 

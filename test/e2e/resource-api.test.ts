@@ -124,7 +124,7 @@ describe('resource API', () => {
   }
 
   describe('GET /user', () => {
-    it('returns the caller profile with exactly the SPEC fields and types, in one GetItem', async () => {
+    it('returns the caller profile with exactly the fields and types of docs/api.md#user, in one GetItem', async () => {
       // Act
       const reply = await call('GET', '/user', { token: aliceToken });
 
@@ -182,7 +182,7 @@ describe('resource API', () => {
   });
 
   describe('GET /devices', () => {
-    it("returns only the caller's devices with exactly the SPEC fields, in one Query", async () => {
+    it("returns only the caller's devices with exactly the fields of docs/api.md#device, in one Query", async () => {
       // Act
       const reply = await call('GET', '/devices', { token: aliceToken });
 

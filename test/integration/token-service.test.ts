@@ -189,7 +189,7 @@ describe('token service', () => {
   }
 
   describe('exchangeCode', () => {
-    it('returns the token response of SPEC.md §2.3 with a signed RFC 9068 access token', async () => {
+    it('returns the token response of docs/api.md#token-response with a signed RFC 9068 access token', async () => {
       // Prepare
       const { client, credentials, code, stored } = await seedCode();
 
@@ -544,7 +544,7 @@ describe('token service', () => {
       expect(grantTokenNames(rotated.refresh_token)).toEqual(grantTokenNames(issued.refresh_token));
     });
 
-    it('does not expire with time (SPEC.md §8)', async () => {
+    it('does not expire with time (docs/api.md#limits)', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
       advance(400 * 24 * 3600);

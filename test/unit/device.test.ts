@@ -240,7 +240,7 @@ describe('isDeviceId', () => {
 });
 
 describe('toDevice', () => {
-  it('keeps exactly the public fields, in SPEC order, dropping key and owner attributes', () => {
+  it('keeps exactly the public fields, in the order of docs/api.md#device, dropping key and owner attributes', () => {
     // Prepare
     const device = makeDevice();
     const item = { pk: 'USER#u', sk: `DEVICE#${device.id}`, gsi1pk: `DEVICE#${device.id}`, gsi1sk: 'DEVICE', ownerId: 'u', ...device };

@@ -22,7 +22,7 @@ describe('OpenAPI document', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it('has exactly the fields of SPEC.md in its schemas, and the OAuth flow of the auth host', () => {
+  it('has exactly the fields of docs/api.md#resources in its schemas, and the OAuth flow of the auth host', () => {
     const schemas = doc.components.schemas;
     expect(Object.keys(schemas.Device.properties).sort()).toEqual([...DEVICE_FIELDS].sort());
     expect(Object.keys(schemas.User.properties).sort()).toEqual([...USER_FIELDS].sort());
