@@ -1,33 +1,11 @@
-import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ACCOUNT, readDeployedForm, REGION, synthesizeTemplate, type DeployedForm, type PolicyDocument } from '../support/deployed-form';
+import { ACCOUNT, readDeployedForm, REGION, synthesizeTemplate, type DeployedForm } from '../support/deployed-form';
+import { iamAllows as allowed } from '../support/iam-evaluator';
 
 // Items 2 and 6 of issue 21, judged by AWS's policy evaluation (@cloud-copilot/iam-simulate) on the
 // synthesized template: CloudWatch may publish the alarms to the alarm topic (a topic policy replaces
 // SNS's default one, so without an Allow nothing could), and a scheduled run that fails every try
 // (the signing-key rotation) ends in a queue that an alarm watches.
-
-interface Request {
-  principal: string;
-  action: string;
-  resource: string;
-  context?: Record<string, string | string[]>;
-  resourcePolicy?: PolicyDocument;
-  identityPolicies?: { name: string; document: PolicyDocument }[];
-}
-
-async function allowed(request: Request): Promise<boolean> {
-  const simulation: Simulation = {
-    request: { principal: request.principal, action: request.action, resource: { resource: request.resource, accountId: ACCOUNT }, contextVariables: request.context ?? {} },
-    identityPolicies: (request.identityPolicies ?? []).map(({ name, document }) => ({ name, policy: document })),
-    serviceControlPolicies: [],
-    resourceControlPolicies: [],
-    ...(request.resourcePolicy ? { resourcePolicy: request.resourcePolicy } : {}),
-  };
-  const result = await runSimulation(simulation, {});
-  if (result.resultType === 'error') throw new Error(`simulation of ${request.action} failed: ${JSON.stringify(result.errors)}`);
-  return result.overallResult === 'Allowed';
-}
 
 describe('alarms reach the topic; failed scheduled runs reach an alarm', () => {
   let form: DeployedForm;

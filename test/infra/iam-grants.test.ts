@@ -1,7 +1,7 @@
-import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ENV } from '#shared/config';
 import { FUNCTIONS, type FunctionDef } from '#shared/routes';
+import { iamAllows } from '../support/iam-evaluator';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
 import { ACCOUNT, MAIL_FROM_IDENTITIES, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
 
@@ -122,23 +122,13 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
     return JSON.parse(policy) as PolicyDocument;
   }
 
-  async function allowed(need: Omit<Need, 'scenario'>, policies = need.fn.policies): Promise<boolean> {
-    const simulation: Simulation = {
-      request: {
-        principal: need.fn.roleArn,
-        action: need.action,
-        resource: { resource: need.resourceArn, accountId: ACCOUNT },
-        contextVariables: need.context,
-      },
-      identityPolicies: policies.map(({ name, document }) => ({ name, policy: document })),
-      serviceControlPolicies: [],
-      resourceControlPolicies: [],
-      ...(need.resourcePolicy ? { resourcePolicy: need.resourcePolicy } : {}),
-    };
-    const result = await runSimulation(simulation, {});
-    if (result.resultType === 'error') throw new Error(`simulation of ${need.action} failed: ${JSON.stringify(result.errors)}`);
-    return result.overallResult === 'Allowed';
+  function allowed(need: Omit<Need, 'scenario'>, policies = need.fn.policies): Promise<boolean> {
+    return iamAllows({
+      principal: need.fn.roleArn, action: need.action, resource: need.resourceArn, context: need.context,
+      identityPolicies: policies, ...(need.resourcePolicy ? { resourcePolicy: need.resourcePolicy } : {}),
+    });
   }
+
 
   it('every deployed function, and every route to a function other than a fallback, was invoked by the suite', () => {
     // A fallback is a function behind a catch-all route (`$default`, `/{proxy+}`); its many 405/404

@@ -1,4 +1,3 @@
-import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
 import { ENV } from '#shared/config';
@@ -6,6 +5,7 @@ import { FUNCTIONS } from '#shared/routes';
 import {
   ACCOUNT, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
 } from '../support/deployed-form';
+import { iamVerdict } from '../support/iam-evaluator';
 
 // Tags are permissions in ABAC, so who may tag what is part of the permissions (issue 21, item 7).
 // KMS authorizes the Tags of CreateKey as kms:TagResource, which "to add tags while creating a KMS
@@ -54,24 +54,18 @@ interface Ask {
 /** The evaluator's verdict on `fn`'s role doing `action` on `resource`. */
 async function verdict(fn: DeployedFunction, action: string, resource: string, ask: Ask = {}): Promise<string> {
   const principalTags = ask.principalTags ?? fn.principalTags ?? {};
-  const result = await runSimulation({
-    request: {
-      principal: fn.roleArn,
-      action,
-      resource: { resource, accountId: ACCOUNT },
-      contextVariables: {
-        'kms:CallerAccount': ask.callerAccount ?? ACCOUNT,
-        ...Object.fromEntries(Object.entries(principalTags).map(([key, value]) => [`aws:PrincipalTag/${key}`, value])),
-        ...ask.context,
-      },
+  return iamVerdict({
+    principal: fn.roleArn,
+    action,
+    resource,
+    context: {
+      'kms:CallerAccount': ask.callerAccount ?? ACCOUNT,
+      ...Object.fromEntries(Object.entries(principalTags).map(([key, value]) => [`aws:PrincipalTag/${key}`, value])),
+      ...ask.context,
     },
-    identityPolicies: fn.policies.map(({ name, document }) => ({ name, policy: document })),
-    serviceControlPolicies: [],
-    resourceControlPolicies: [],
+    identityPolicies: fn.policies,
     ...(ask.resourcePolicy ? { resourcePolicy: ask.resourcePolicy } : {}),
-  }, {});
-  if (result.resultType === 'error') throw new Error(`simulation of ${action} failed: ${JSON.stringify(result.errors)}`);
-  return result.overallResult;
+  });
 }
 
 const requestTags = (tags: Record<string, string>) => ({
