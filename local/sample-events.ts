@@ -5,7 +5,7 @@ import { newSecretReveal } from '#shared/auth/developer';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { clientKey, deliveryKey, linkKey, secretRevealKey } from '#shared/data/keys';
+import { clientKey, deliveryKey, deviceKey, linkKey, secretRevealKey } from '#shared/data/keys';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId, testEvent } from '#shared/webhooks/events';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
@@ -222,15 +222,16 @@ class SampleKit {
   deviceRenameRecord(): ScheduledInput {
     const userId = this.confirmed.id;
     const deviceId = this.confirmed.devices[0]!;
+    const { pk, sk } = deviceKey(userId, deviceId);
     const image = (name: string, seq: number) => ({
-      pk: { S: `USER#${userId}` }, sk: { S: `DEVICE#${deviceId}` }, id: { S: deviceId }, name: { S: name }, seq: { N: String(seq) },
+      pk: { S: pk }, sk: { S: sk }, id: { S: deviceId }, name: { S: name }, seq: { N: String(seq) },
     });
     return {
       Records: [{
         eventID: randomUUID(), eventName: 'MODIFY', eventSource: 'aws:dynamodb', awsRegion: 'us-east-1',
         dynamodb: {
           ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
-          Keys: { pk: { S: `USER#${userId}` }, sk: { S: `DEVICE#${deviceId}` } },
+          Keys: { pk: { S: pk }, sk: { S: sk } },
           OldImage: image('Before', 1), NewImage: image('After', 2), StreamViewType: 'NEW_AND_OLD_IMAGES',
         },
       }],

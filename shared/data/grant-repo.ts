@@ -7,7 +7,8 @@ import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { NotFoundError } from '#shared/errors';
 import {
-  clientKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem,
+  clientKey, consentKey, consentOfClientIndexKey, consentsOfUserKey, familiesOfClientIndexKey, familyKey, fromItem,
+  grantsOfClientIndexKey, isConsentKey, isFamilyKey,
 } from '#shared/data/keys';
 
 /** Why a token-endpoint write lost: the caller maps each to the right OAuth answer. */
@@ -135,11 +136,11 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 
     /** The applications a user has authorized. One Query. */
     async listConsentsByUser(userId: string): Promise<Consent[]> {
-      const { pk } = consentKey(userId, '');
+      const { pk, skPrefix } = consentsOfUserKey(userId);
       const { Items = [] } = await doc.send(new QueryCommand({
         TableName: table,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': CONSENT_SK_PREFIX },
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
       }));
       return Items.map((item) => fromItem<Consent>(item));
     },
@@ -281,25 +282,24 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * the client.
      */
     async grantsOf(clientId: string, userId?: string): Promise<ClientGrants> {
-      const { gsi1pk } = familiesOfClientIndexKey(clientId, '', '');
-      const familyPrefix = familyKey('').pk;
+      const { gsi1pk, gsi1skPrefix } = grantsOfClientIndexKey(clientId, userId);
       const grants: ClientGrants = { families: [], consentUserIds: [] };
       let startKey: Record<string, unknown> | undefined;
       do {
         const page = await doc.send(new QueryCommand({
           TableName: table,
           IndexName: 'gsi1',
-          KeyConditionExpression: userId ? 'gsi1pk = :pk AND begins_with(gsi1sk, :user)' : 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1pk, ...(userId ? { ':user': `USER#${userId}#` } : {}) },
+          KeyConditionExpression: gsi1skPrefix ? 'gsi1pk = :pk AND begins_with(gsi1sk, :user)' : 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': gsi1pk, ...(gsi1skPrefix ? { ':user': gsi1skPrefix } : {}) },
           ExclusiveStartKey: startKey,
         }));
         // Stryker disable next-line ArrayDeclaration: a Query answers Items, empty or not
         for (const item of page.Items ?? []) {
-          if (String(item.pk).startsWith(familyPrefix)) {
+          if (isFamilyKey(item)) {
             // A code not yet exchanged is revoked too: its exchange can then no longer win.
             if (item.status === 'active' || item.status === 'pending') grants.families.push({ familyId: String(item.familyId) });
           // Stryker disable next-line ConditionalExpression: only families and consents are indexed under an application (keys.ts)
-          } else if (String(item.sk).startsWith(CONSENT_SK_PREFIX)) {
+          } else if (isConsentKey(item)) {
             grants.consentUserIds.push(String(item.userId));
           }
         }

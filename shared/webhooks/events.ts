@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { CONSENT_SK_PREFIX, DEVICE_SK_PREFIX } from '#shared/data/keys';
+import {
+  CONSENT_KEY_PREFIXES, DEVICE_KEY_PREFIXES, FAMILY_KEY_PREFIXES, isFamilyKey, parseConsentKey, parseDeviceKey,
+} from '#shared/data/keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 
 /** Every event type a webhook receives; the OpenAPI document's `webhooks` section lists each one. */
@@ -119,16 +121,13 @@ export interface EventRecordPattern {
   newImage?: Readonly<Record<string, string>>;
 }
 
-const USER_PK_PREFIX = 'USER#';
-const FAMILY_PK_PREFIX = 'FAMILY#';
-
 export const EVENT_RECORD_PATTERNS: readonly EventRecordPattern[] = [
   // Devices: added, removed, updated or connection changed.
-  { keyPrefixes: { pk: USER_PK_PREFIX, sk: DEVICE_SK_PREFIX } },
+  { keyPrefixes: DEVICE_KEY_PREFIXES },
   // A consent removed: the user (or the application's deletion) ended the grant.
-  { keyPrefixes: { pk: USER_PK_PREFIX, sk: CONSENT_SK_PREFIX }, eventNames: ['REMOVE'] },
+  { keyPrefixes: CONSENT_KEY_PREFIXES, eventNames: ['REMOVE'] },
   // A token family revoked (not its rotations, which rewrite it while it stays active).
-  { keyPrefixes: { pk: FAMILY_PK_PREFIX }, eventNames: ['MODIFY'], oldImage: { status: 'active' }, newImage: { status: 'revoked' } },
+  { keyPrefixes: FAMILY_KEY_PREFIXES, eventNames: ['MODIFY'], oldImage: { status: 'active' }, newImage: { status: 'revoked' } },
 ];
 
 const UPDATE_FIELDS = DEVICE_FIELDS.filter((field) => field !== 'id' && field !== 'connected' && field !== 'last_connection');
@@ -141,21 +140,19 @@ const UPDATE_FIELDS = DEVICE_FIELDS.filter((field) => field !== 'id' && field !=
 export function changeToEvents(record: ChangeRecord): TableChange | undefined {
   const image = record.newImage ?? record.oldImage;
   if (!image) return undefined;
-  const pk = String(image.pk ?? '');
-  const sk = String(image.sk ?? '');
-  if (pk.startsWith(USER_PK_PREFIX) && sk.startsWith(DEVICE_SK_PREFIX)) {
-    return deviceChange(record, pk.slice(USER_PK_PREFIX.length), sk.slice(DEVICE_SK_PREFIX.length));
-  }
-  if (pk.startsWith(USER_PK_PREFIX) && sk.startsWith(CONSENT_SK_PREFIX)) {
+  const key = { pk: String(image.pk ?? ''), sk: String(image.sk ?? '') };
+  const device = parseDeviceKey(key);
+  if (device) return deviceChange(record, device.userId, device.deviceId);
+  const consent = parseConsentKey(key);
+  if (consent) {
     if (record.eventName !== 'REMOVE') return undefined;
-    const userId = pk.slice(USER_PK_PREFIX.length);
-    const clientId = sk.slice(CONSENT_SK_PREFIX.length);
+    const { userId, clientId } = consent;
     return {
       kind: 'grant', ownerId: userId, clientId, sourceId: record.eventId,
       events: [webhookEvent('grant.revoked', { user_id: userId, client_id: clientId, reason: 'user_revoked' }, record.at)],
     };
   }
-  if (pk.startsWith(FAMILY_PK_PREFIX) && record.eventName === 'MODIFY') {
+  if (isFamilyKey(key) && record.eventName === 'MODIFY') {
     const before = record.oldImage;
     const after = record.newImage;
     if (before?.status !== 'active' || after?.status !== 'revoked') return undefined;
