@@ -1,6 +1,6 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type GrantItem } from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type GrantItem, type RevocationReason } from '#shared/domain/grant';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
@@ -20,9 +20,6 @@ export class GrantWriteError extends Error {
 }
 
 export type GrantRepo = ReturnType<typeof createGrantRepo>;
-
-/** Why a family was revoked: the user (or the application's deletion), a replayed code, a reused refresh token, or the client (RFC 7009). */
-export type RevocationReason = 'user_revoked' | 'code_replay' | 'refresh_token_reuse' | 'token_revoked';
 
 /** A family that is not revoked (active, or a code not yet exchanged), as its revocation needs it: its id. */
 export interface ActiveFamily {
@@ -83,7 +80,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
    * one kept) tells the webhook pipeline why: its stream record becomes the application's
    * `grant.revoked` event (shared/webhooks/events.ts).
    */
-  const revokeFamilyUpdate = (familyId: string, expiresAt: number, reason: RevocationReason = 'user_revoked') => ({
+  const revokeFamilyUpdate = (familyId: string, expiresAt: number, reason: RevocationReason) => ({
     TableName: table,
     Key: familyKey(familyId),
     UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires), revokedReason = if_not_exists(revokedReason, :reason)',
@@ -268,7 +265,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * Revokes a family: every refresh token of it stops working, and the family gets a TTL
      * REVOKED_GRANT_SECONDS from `now`. One UpdateItem; idempotent; a family that does not exist is no error.
      */
-    async revokeFamily(familyId: string, now = new Date(), reason: RevocationReason = 'token_revoked'): Promise<void> {
+    async revokeFamily(familyId: string, now: Date, reason: RevocationReason): Promise<void> {
       try {
         await doc.send(new UpdateCommand(revokeFamilyUpdate(familyId, epochSeconds(now) + REVOKED_GRANT_SECONDS, reason)));
       } catch (error) {
@@ -349,8 +346,9 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       chunks.at(-1)!.items.push(item);
       if (family) chunks.at(-1)!.families++;
     };
-    // Families first in every chunk (sendRevocations counts them from the start).
-    for (const { familyId } of families) add({ Update: revokeFamilyUpdate(familyId, expiresAt) }, true);
+    // Families first in every chunk (sendRevocations counts them from the start). These end a grant
+    // the user withdrew (or an application deleted): its consent's removal tells the application.
+    for (const { familyId } of families) add({ Update: revokeFamilyUpdate(familyId, expiresAt, 'user_revoked') }, true);
     for (const item of deleting) add(item, false);
     if (last) add(last, false);
     for (const [i, chunk] of chunks.entries()) {

@@ -3,6 +3,7 @@ import {
   CONSENT_KEY_PREFIXES, DEVICE_KEY_PREFIXES, FAMILY_KEY_PREFIXES, isFamilyKey, parseConsentKey, parseDeviceKey,
 } from '#shared/data/keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
+import type { RevocationReason } from '#shared/domain/grant';
 
 /** Every event type a webhook receives; the OpenAPI document's `webhooks` section lists each one. */
 export const WEBHOOK_EVENT_TYPES = [
@@ -18,9 +19,6 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** Device events need the application to hold this scope from the device's owner. */
 export const DEVICE_EVENT_SCOPE = 'read_device';
-
-/** Why an application lost (part of) its grant. */
-export type GrantRevokedReason = 'user_revoked' | 'refresh_token_reuse' | 'code_replay' | 'token_revoked';
 
 export interface DeviceEventData {
   /** The device's owner: the `sub` of the application's tokens. */
@@ -48,7 +46,8 @@ export type DeviceRemovedData = DeviceEventData;
 export interface GrantRevokedData {
   user_id: string;
   client_id: string;
-  reason: GrantRevokedReason;
+  /** Why the application lost (part of) its grant. */
+  reason: RevocationReason;
 }
 export interface WebhookTestData {
   client_id: string;
@@ -157,7 +156,7 @@ export function changeToEvents(record: ChangeRecord): TableChange | undefined {
     const after = record.newImage;
     if (before?.status !== 'active' || after?.status !== 'revoked') return undefined;
     // A family revoked with its consent (the user revoked the application) is told by the consent's removal.
-    const reason = after.revokedReason as GrantRevokedReason | undefined;
+    const reason = after.revokedReason as RevocationReason | undefined;
     if (reason === undefined || reason === 'user_revoked') return undefined;
     const userId = String(after.userId);
     const clientId = String(after.clientId);
