@@ -6,9 +6,7 @@ import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { clientIdOfWebhookKey, deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
-import type { WebhookEventType } from '#shared/webhooks/events';
-import { webhookIdTime } from '#shared/webhooks/events';
-import { newWebhookSecret, type WebhookSecret } from '#shared/webhooks/secrets';
+import { newWebhookSecret, webhookIdTime, type WebhookEventType, type WebhookSecret } from '#shared/domain/webhook';
 
 /** How long delivery items are kept for the console (TTL). */
 export const DELIVERY_RETENTION_SECONDS = 30 * 24 * 3600;

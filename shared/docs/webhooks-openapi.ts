@@ -1,7 +1,7 @@
 import { REVOCATION_REASONS } from '#shared/domain/grant';
 
 // The OpenAPI 3.1 `webhooks` section: what the service POSTs to an application's webhook URL.
-// Each event type of shared/webhooks/events.ts has an entry (test/unit/openapi.test.ts checks it).
+// Each event type (shared/domain/webhook.ts) has an entry (test/unit/openapi.test.ts checks it).
 
 const TIMESTAMP = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}$', description: 'UTC, no offset' };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

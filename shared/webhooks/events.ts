@@ -1,21 +1,13 @@
-import { createHash } from 'node:crypto';
 import {
   CONSENT_KEY_PREFIXES, DEVICE_KEY_PREFIXES, FAMILY_KEY_PREFIXES, isFamilyKey, parseConsentKey, parseDeviceKey,
 } from '#shared/data/keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import type { RevocationReason } from '#shared/domain/grant';
+import type { WebhookEventType } from '#shared/domain/webhook';
 
-/** Every event type a webhook receives; the OpenAPI document's `webhooks` section lists each one. */
-export const WEBHOOK_EVENT_TYPES = [
-  'device.updated',
-  'device.connection_changed',
-  'device.added',
-  'device.removed',
-  'grant.revoked',
-  'webhook.test',
-] as const;
-
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+// The event types and the webhook id are the domain's (shared/domain/webhook.ts); exported here
+// too for the tests that import them with the events.
+export { newWebhookId, WEBHOOK_EVENT_TYPES } from '#shared/domain/webhook';
 
 /** Device events need the application to hold this scope from the device's owner. */
 export const DEVICE_EVENT_SCOPE = 'read_device';
@@ -69,10 +61,6 @@ export interface WebhookEvent<T extends WebhookEventType = WebhookEventType> {
   /** ISO 8601 time of the change. */
   timestamp: string;
   data: EventDataByType[T];
-}
-
-export function isWebhookEventType(value: unknown): value is WebhookEventType {
-  return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
 }
 
 /** Builds an event of the given type. */
@@ -205,26 +193,4 @@ function sameValue(a: unknown, b: unknown): boolean {
 /** Whether an application holding `scopes` may receive events of this type. */
 export function scopesCover(type: WebhookEventType, scopes: readonly string[]): boolean {
   return type.startsWith('device.') ? scopes.includes(DEVICE_EVENT_SCOPE) : true;
-}
-
-/**
- * A `webhook-id`: `msg_`, the creation time (milliseconds, base 36, 9 characters: sortable, and
- * how the delivery item is found from the id alone), `_`, then 20 characters that identify it.
- * `seed` makes it deterministic (the stream record and the application: a record read twice makes
- * the same ids); without it, the rest is random.
- */
-export function newWebhookId(at: Date, seed?: string): string {
-  const time = at.getTime().toString(36).padStart(9, '0');
-  const rest = seed === undefined
-    ? createHash('sha256').update(crypto.randomUUID()).digest('hex').slice(0, 20)
-    : createHash('sha256').update(seed).digest('hex').slice(0, 20);
-  return `msg_${time}_${rest}`;
-}
-
-/** The creation time a webhook id carries, or undefined for a string that is not one. */
-export function webhookIdTime(webhookId: string): Date | undefined {
-  const match = /^msg_([0-9a-z]{9})_[0-9a-f]{20}$/.exec(webhookId);
-  if (!match) return undefined;
-  const ms = parseInt(match[1]!, 36);
-  return Number.isSafeInteger(ms) ? new Date(ms) : undefined;
 }
