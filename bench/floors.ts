@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BENCH_FLOOR_PREFIX, clientsOfDeveloperIndexKey, consentOfClientIndexKey, familiesOfClientIndexKey, sessionsOfUserIndexKey,
+} from '#shared/data/keys';
 import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 
 // A function's floor: the fewest steps its design allows (DynamoDB requests of the same kinds, plus
@@ -165,24 +168,24 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
     id: '0f6b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d', name: 'Living room', place: 'Paris apartment', version: '2.4.1', last_connection: STAMP,
     active: false, connected: true, sound: true, latitude: 48.8566, longitude: 2.3522, reference: '0a1b2c3d4e5f',
   },
-  session: { userId: USER_ID, expiresAt: 1_800_000_000, gsi1pk: `SESSIONS#${USER_ID}`, gsi1sk: HASH },
+  session: { userId: USER_ID, expiresAt: 1_800_000_000, ...sessionsOfUserIndexKey(USER_ID, HASH) },
   client: {
     clientId: CLIENT_ID, secretHash: HASH, name: 'Home Dashboard', website: 'https://dashboard.example.com',
     description: 'Example third-party application: lists your devices and switches their away mode.',
     redirectUris: ['https://dashboard.example.com/callback'], developerId: USER_ID, developerName: 'Alice Martin', createdAt: STAMP,
-    gsi1pk: `DEVELOPER#${USER_ID}`, gsi1sk: `CLIENT#${STAMP}`,
+    ...clientsOfDeveloperIndexKey(USER_ID, STAMP),
   },
-  consent: { userId: USER_ID, clientId: CLIENT_ID, scopes: SCOPES, grantedAt: STAMP, gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#CONSENT` },
+  consent: { userId: USER_ID, clientId: CLIENT_ID, scopes: SCOPES, grantedAt: STAMP, ...consentOfClientIndexKey(CLIENT_ID, USER_ID) },
   // A code is its family's item, pending (shared/domain/grant.ts).
   code: {
     familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, redirectUri: 'https://dashboard.example.com/callback', scopes: SCOPES,
     codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', codeHash: HASH, status: 'pending', grantGeneration: USER_ID,
-    expiresAt: 1_800_000_000, gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#${USER_ID}`,
+    expiresAt: 1_800_000_000, ...familiesOfClientIndexKey(CLIENT_ID, USER_ID, USER_ID),
   },
   family: {
     familyId: USER_ID, clientId: CLIENT_ID, userId: USER_ID, scopes: SCOPES, status: 'active', createdAt: STAMP, grantGeneration: USER_ID,
     activeTokenHash: HASH, previousTokenHash: HASH, rotatedAt: 1_800_000_000_000, sealedSuccessor: SEALED_TOKEN,
-    gsi1pk: `FAMILIES#${CLIENT_ID}`, gsi1sk: `USER#${USER_ID}#${USER_ID}`,
+    ...familiesOfClientIndexKey(CLIENT_ID, USER_ID, USER_ID),
   },
   link: { purpose: 'reset-password', userId: USER_ID, generation: 0, expiresAt: 1_800_000_000 },
   mailLimit: { sent: 1, expiresAt: 1_800_000_000 },
@@ -225,7 +228,7 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   delivery: { status: 'delivered', lastAttemptAt: '2026-01-02T03:04:05.900Z', lastStatusCode: 204, lastLatencyMs: 3, attempts: 1 },
 };
 
-const PREFIX = 'BENCH#floor#';
+const PREFIX = BENCH_FLOOR_PREFIX;
 /** The `i`-th stand-in of a kind (distinct keys: one BatchGetItem may read two items of a kind). */
 const standInKey = (kind: ItemKind, i: number) => ({ pk: `${PREFIX}${kind}#${i}`, sk: kind });
 const queryPartition = (kind: ItemKind, count: number) => `${PREFIX}${kind}×${count}`;

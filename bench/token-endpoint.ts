@@ -1,4 +1,4 @@
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import type { Client } from '#shared/domain/client';

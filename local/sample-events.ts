@@ -2,12 +2,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { newSecretReveal } from '#shared/auth/developer';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { clientKey, deliveryKey, linkKey, secretRevealKey } from '#shared/data/keys';
+import { clientKey, deliveryKey, deviceKey, linkKey, secretRevealKey } from '#shared/data/keys';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
-import { newWebhookId, testEvent } from '#shared/webhooks/events';
+import { newWebhookId } from '#shared/domain/webhook';
+import { testEvent } from '#shared/webhooks/events';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { rendererScript } from '#shared/docs/api-reference';
@@ -222,15 +223,16 @@ class SampleKit {
   deviceRenameRecord(): ScheduledInput {
     const userId = this.confirmed.id;
     const deviceId = this.confirmed.devices[0]!;
+    const { pk, sk } = deviceKey(userId, deviceId);
     const image = (name: string, seq: number) => ({
-      pk: { S: `USER#${userId}` }, sk: { S: `DEVICE#${deviceId}` }, id: { S: deviceId }, name: { S: name }, seq: { N: String(seq) },
+      pk: { S: pk }, sk: { S: sk }, id: { S: deviceId }, name: { S: name }, seq: { N: String(seq) },
     });
     return {
       Records: [{
         eventID: randomUUID(), eventName: 'MODIFY', eventSource: 'aws:dynamodb', awsRegion: 'us-east-1',
         dynamodb: {
           ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
-          Keys: { pk: { S: `USER#${userId}` }, sk: { S: `DEVICE#${deviceId}` } },
+          Keys: { pk: { S: pk }, sk: { S: sk } },
           OldImage: image('Before', 1), NewImage: image('After', 2), StreamViewType: 'NEW_AND_OLD_IMAGES',
         },
       }],

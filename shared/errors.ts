@@ -102,3 +102,14 @@ export class InvalidScopeError extends AppError {
     super(400, 'invalid_scope', description);
   }
 }
+
+/**
+ * A service this one depends on cannot answer right now (throttled, briefly unavailable,
+ * unreachable): the request may be retried as is. Not an AppError: the code that calls the
+ * dependency throws a subclass of its own (SigningUnavailableError), and the HTTP layer answers any
+ * of them 503 `temporarily_unavailable` with Retry-After, logging `<dependency> unavailable`.
+ */
+export abstract class DependencyUnavailableError extends Error {
+  /** What is unavailable, as the warning names it (an accessor: the logged error gains no member). */
+  abstract get dependency(): string;
+}

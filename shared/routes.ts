@@ -1,4 +1,4 @@
-import { RENDERER_FILE } from '#shared/docs/api-reference';
+import { RENDERER_FILE } from '#shared/assets';
 import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
 import type { Scope } from '#shared/domain/scopes';
 

@@ -1,7 +1,7 @@
 import { secretPage, secretShownPage, webhookSecretPage } from '#shared/auth/account-pages';
 import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { pageHandler } from '#shared/http/page-handler';
 

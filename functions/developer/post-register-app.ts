@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { developerPage } from '#shared/auth/account-pages';
 import { newSecretReveal, registrationFrom, secretPath } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { registrationProblems } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';

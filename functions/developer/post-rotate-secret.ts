@@ -1,7 +1,7 @@
 import { appPage } from '#shared/auth/account-pages';
 import { newSecretReveal, ownedApp, pathClientId, secretPath } from '#shared/auth/developer';
 import { clients } from '#shared/auth/runtime';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { webhookView } from '#shared/auth/webhook-console';
 import { loginRedirect, pageContext, secure } from '#shared/auth/web';
 import { formatTimestamp } from '#shared/domain/time';

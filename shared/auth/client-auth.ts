@@ -1,4 +1,4 @@
-import { hashSecret, safeEqual } from '#shared/auth/secrets';
+import { hashSecret, safeEqual } from '#shared/secrets';
 import { isPlausibleClientId, previousSecretValidUntil, type Client } from '#shared/domain/client';
 import { BadRequestError, InvalidClientError } from '#shared/errors';
 

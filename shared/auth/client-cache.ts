@@ -1,4 +1,4 @@
-import { safeEqual } from '#shared/auth/secrets';
+import { safeEqual } from '#shared/secrets';
 import type { Client } from '#shared/domain/client';
 
 /**

@@ -1,10 +1,11 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { hashSecret, openWith, randomToken, sealWith } from '#shared/auth/secrets';
+import { openWith, sealWith } from '#shared/auth/secrets';
 import type { SecretReveal } from '#shared/data/client-repo';
 import type { Client, ClientRegistration } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import { readCookie, setCookie } from '#shared/http/cookies';
+import { hashSecret, randomToken } from '#shared/secrets';
 
 /** Reads the registration form's fields (redirect URIs: one per line). */
 export function registrationFrom(form: Record<string, string>): ClientRegistration {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import type { AuthorizationCode } from '#shared/domain/grant';
 
 /**

@@ -1,8 +1,9 @@
 import { createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
-import { SigningUnavailableError, toPublicJwk, type PublicJwk, type TokenSigner } from '#shared/auth/signer';
+import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
 import type { SignerSource } from '#shared/auth/signing-keys';
+import { toPublicJwk, type PublicJwk } from '#shared/domain/jwk';
 import { countMetric, METRIC } from '#shared/metrics';
 
 /** The part of the KMS client the signer uses, so tests can pass a stand-in that signs for real. */

@@ -2,8 +2,9 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { toPublicJwk, type TokenSigner } from '#shared/auth/signer';
+import type { TokenSigner } from '#shared/auth/signer';
 import type { SigningKeyStore } from '#shared/auth/signing-keys';
+import { toPublicJwk } from '#shared/domain/jwk';
 
 /**
  * Signs with an RSA key kept in a file, created on first use (local service and tests only;

@@ -1,24 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
-/** A 256-bit random token, base64url (codes, refresh tokens, client secrets, session ids). */
-export function randomToken(): string {
-  return randomBytes(32).toString('base64url');
-}
-
-/**
- * The stored form of a high-entropy secret: SHA-256, base64url. A slow password hash would add
- * nothing for 256-bit random values and would cost CPU on every token request.
- */
-export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64url');
-}
-
-/** Constant-time comparison of two strings (of any length). */
-export function safeEqual(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest();
-  const right = createHash('sha256').update(b).digest();
-  return timingSafeEqual(left, right) && a.length === b.length;
-}
+// Random tokens, their hashes and their comparison live in shared/secrets.ts, below the data layer
+// that stores them; they are exported here too for the tests that import them from this module.
+export { hashSecret, randomToken, safeEqual } from '#shared/secrets';
 
 // A rotated refresh token keeps its successor encrypted under a key derived from itself, so the
 // same successor can be handed back to a retry of the same token, and the table alone reveals nothing.

@@ -1,3 +1,6 @@
+import type { PublicJwk } from '#shared/domain/jwk';
+import { DependencyUnavailableError } from '#shared/errors';
+
 /**
  * Signs access tokens with RS256. Two implementations: AWS KMS (the private key never leaves
  * KMS) and a local key file. The public half is published in the JWKS under `kid`.
@@ -15,20 +18,15 @@ export interface TokenSigner {
  * request may be retried as is. Thrown by a signer; the HTTP layer answers 503 with Retry-After.
  * A signer's other errors (a misconfigured key or permission) are bugs and stay a 500.
  */
-export class SigningUnavailableError extends Error {
+export class SigningUnavailableError extends DependencyUnavailableError {
   constructor(cause: unknown) {
     super('The token signing service is temporarily unavailable.', { cause });
     this.name = 'SigningUnavailableError';
   }
-}
 
-export interface PublicJwk {
-  kty: 'RSA';
-  n: string;
-  e: string;
-  kid: string;
-  alg: 'RS256';
-  use: 'sig';
+  override get dependency(): string {
+    return 'Signing';
+  }
 }
 
 /** Assembles a compact JWS around the signer: header and payload are ours, the signature is the signer's. */
@@ -41,9 +39,4 @@ export async function signJwt(
   const signingInput = `${encode({ ...header, alg: 'RS256', kid: signer.kid })}.${encode(payload)}`;
   const signature = await signer.sign(Buffer.from(signingInput));
   return `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
-}
-
-/** Reduces an RSA public JWK to its JWKS entry. */
-export function toPublicJwk(jwk: { n?: string; e?: string }, kid: string): PublicJwk {
-  return { kty: 'RSA', n: String(jwk.n), e: String(jwk.e), kid, alg: 'RS256', use: 'sig' };
 }

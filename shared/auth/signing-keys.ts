@@ -1,6 +1,7 @@
 import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/auth/access-token';
-import type { PublicJwk, TokenSigner } from '#shared/auth/signer';
+import type { TokenSigner } from '#shared/auth/signer';
 import { KeyScheduleConflictError, type SigningKeyEntry, type SigningKeyRepo, type UnpublishedKey } from '#shared/data/signing-key-repo';
+import type { PublicJwk } from '#shared/domain/jwk';
 import { epochSeconds } from '#shared/domain/time';
 import { logger } from '#shared/log';
 

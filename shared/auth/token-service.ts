@@ -3,15 +3,16 @@ import { ACCESS_TOKEN_TTL_SECONDS, issueAccessToken } from '#shared/auth/access-
 import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
 import type { ClientCache } from '#shared/auth/client-cache';
 import { grantTokenNames, newGrantToken, type GrantTokenNames } from '#shared/auth/grant-tokens';
-import { hashSecret, openWith, safeEqual, sealWith } from '#shared/auth/secrets';
+import { openWith, sealWith } from '#shared/auth/secrets';
 import type { TokenSigner } from '#shared/auth/signer';
-import { GrantWriteError, type GrantRepo, type RevocationReason } from '#shared/data/grant-repo';
+import { GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
 import { parseScopeString } from '#shared/domain/scopes';
 import type { Client } from '#shared/domain/client';
-import type { Consent, GrantItem, TokenFamily } from '#shared/domain/grant';
+import type { Consent, GrantItem, RevocationReason, TokenFamily } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
 import { countMetric, METRIC } from '#shared/metrics';
+import { hashSecret, safeEqual } from '#shared/secrets';
 
 /** How long a retry of an already rotated refresh token still gets the same successor back. */
 export const REFRESH_GRACE_SECONDS = 30;

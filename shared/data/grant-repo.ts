@@ -1,13 +1,14 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type GrantItem } from '#shared/domain/grant';
+import { REVOKED_GRANT_SECONDS, type AuthorizationCode, type Consent, type GrantItem, type RevocationReason } from '#shared/domain/grant';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { NotFoundError } from '#shared/errors';
 import {
-  clientKey, consentKey, consentOfClientIndexKey, CONSENT_SK_PREFIX, familiesOfClientIndexKey, familyKey, fromItem,
+  clientKey, consentKey, consentOfClientIndexKey, consentsOfUserKey, familiesOfClientIndexKey, familyKey, fromItem,
+  grantsOfClientIndexKey, isConsentKey, isFamilyKey,
 } from '#shared/data/keys';
 
 /** Why a token-endpoint write lost: the caller maps each to the right OAuth answer. */
@@ -19,9 +20,6 @@ export class GrantWriteError extends Error {
 }
 
 export type GrantRepo = ReturnType<typeof createGrantRepo>;
-
-/** Why a family was revoked: the user (or the application's deletion), a replayed code, a reused refresh token, or the client (RFC 7009). */
-export type RevocationReason = 'user_revoked' | 'code_replay' | 'refresh_token_reuse' | 'token_revoked';
 
 /** A family that is not revoked (active, or a code not yet exchanged), as its revocation needs it: its id. */
 export interface ActiveFamily {
@@ -82,7 +80,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
    * one kept) tells the webhook pipeline why: its stream record becomes the application's
    * `grant.revoked` event (shared/webhooks/events.ts).
    */
-  const revokeFamilyUpdate = (familyId: string, expiresAt: number, reason: RevocationReason = 'user_revoked') => ({
+  const revokeFamilyUpdate = (familyId: string, expiresAt: number, reason: RevocationReason) => ({
     TableName: table,
     Key: familyKey(familyId),
     UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires), revokedReason = if_not_exists(revokedReason, :reason)',
@@ -135,11 +133,11 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 
     /** The applications a user has authorized. One Query. */
     async listConsentsByUser(userId: string): Promise<Consent[]> {
-      const { pk } = consentKey(userId, '');
+      const { pk, skPrefix } = consentsOfUserKey(userId);
       const { Items = [] } = await doc.send(new QueryCommand({
         TableName: table,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': CONSENT_SK_PREFIX },
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
       }));
       return Items.map((item) => fromItem<Consent>(item));
     },
@@ -267,7 +265,7 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * Revokes a family: every refresh token of it stops working, and the family gets a TTL
      * REVOKED_GRANT_SECONDS from `now`. One UpdateItem; idempotent; a family that does not exist is no error.
      */
-    async revokeFamily(familyId: string, now = new Date(), reason: RevocationReason = 'token_revoked'): Promise<void> {
+    async revokeFamily(familyId: string, now: Date, reason: RevocationReason): Promise<void> {
       try {
         await doc.send(new UpdateCommand(revokeFamilyUpdate(familyId, epochSeconds(now) + REVOKED_GRANT_SECONDS, reason)));
       } catch (error) {
@@ -281,25 +279,24 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * the client.
      */
     async grantsOf(clientId: string, userId?: string): Promise<ClientGrants> {
-      const { gsi1pk } = familiesOfClientIndexKey(clientId, '', '');
-      const familyPrefix = familyKey('').pk;
+      const { gsi1pk, gsi1skPrefix } = grantsOfClientIndexKey(clientId, userId);
       const grants: ClientGrants = { families: [], consentUserIds: [] };
       let startKey: Record<string, unknown> | undefined;
       do {
         const page = await doc.send(new QueryCommand({
           TableName: table,
           IndexName: 'gsi1',
-          KeyConditionExpression: userId ? 'gsi1pk = :pk AND begins_with(gsi1sk, :user)' : 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1pk, ...(userId ? { ':user': `USER#${userId}#` } : {}) },
+          KeyConditionExpression: gsi1skPrefix ? 'gsi1pk = :pk AND begins_with(gsi1sk, :user)' : 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': gsi1pk, ...(gsi1skPrefix ? { ':user': gsi1skPrefix } : {}) },
           ExclusiveStartKey: startKey,
         }));
         // Stryker disable next-line ArrayDeclaration: a Query answers Items, empty or not
         for (const item of page.Items ?? []) {
-          if (String(item.pk).startsWith(familyPrefix)) {
+          if (isFamilyKey(item)) {
             // A code not yet exchanged is revoked too: its exchange can then no longer win.
             if (item.status === 'active' || item.status === 'pending') grants.families.push({ familyId: String(item.familyId) });
           // Stryker disable next-line ConditionalExpression: only families and consents are indexed under an application (keys.ts)
-          } else if (String(item.sk).startsWith(CONSENT_SK_PREFIX)) {
+          } else if (isConsentKey(item)) {
             grants.consentUserIds.push(String(item.userId));
           }
         }
@@ -349,8 +346,9 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
       chunks.at(-1)!.items.push(item);
       if (family) chunks.at(-1)!.families++;
     };
-    // Families first in every chunk (sendRevocations counts them from the start).
-    for (const { familyId } of families) add({ Update: revokeFamilyUpdate(familyId, expiresAt) }, true);
+    // Families first in every chunk (sendRevocations counts them from the start). These end a grant
+    // the user withdrew (or an application deleted): its consent's removal tells the application.
+    for (const { familyId } of families) add({ Update: revokeFamilyUpdate(familyId, expiresAt, 'user_revoked') }, true);
     for (const item of deleting) add(item, false);
     if (last) add(last, false);
     for (const [i, chunk] of chunks.entries()) {

@@ -1,14 +1,16 @@
 import { normalizeEmail } from '#shared/domain/user';
 
-// Key builders: the only place that knows how items are laid out. Ownership is part of the
+// Key builders and parsers: the only place that knows how items are laid out (no other module
+// writes or reads a key's text: test/unit/layout.test.ts holds it). Ownership is part of the
 // device key, so "my device" is one GetItem/UpdateItem and another user's device does not exist.
 
-export const userKey = (userId: string) => ({ pk: `USER#${userId}`, sk: 'PROFILE' });
+const USER_PK_PREFIX = 'USER#';
+export const userKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: 'PROFILE' });
 
-export const DEVICE_SK_PREFIX = 'DEVICE#';
-export const devicesOfUserKey = (userId: string) => ({ pk: `USER#${userId}`, skPrefix: DEVICE_SK_PREFIX });
+const DEVICE_SK_PREFIX = 'DEVICE#';
+export const devicesOfUserKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, skPrefix: DEVICE_SK_PREFIX });
 export const deviceKey = (userId: string, deviceId: string) => ({
-  pk: `USER#${userId}`,
+  pk: `${USER_PK_PREFIX}${userId}`,
   sk: `${DEVICE_SK_PREFIX}${deviceId}`,
 });
 /** GSI1 entry that finds a device by id alone (operators: provisioning, connectivity). */
@@ -18,7 +20,8 @@ export const emailKey = (email: string) => ({ pk: `EMAIL#${normalizeEmail(email)
 
 // Authorization server items. Secrets (session ids) appear in keys only as hashes; codes and refresh
 // tokens appear nowhere as keys: they name their family, and their hashes are attributes of it.
-export const clientKey = (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: 'CLIENT' });
+const CLIENT_PK_PREFIX = 'CLIENT#';
+export const clientKey = (clientId: string) => ({ pk: `${CLIENT_PK_PREFIX}${clientId}`, sk: 'CLIENT' });
 export const clientsOfDeveloperIndexKey = (developerId: string, createdAt: string) => ({
   gsi1pk: `DEVELOPER#${developerId}`,
   gsi1sk: `CLIENT#${createdAt}`,
@@ -28,9 +31,12 @@ export const secretRevealKey = (keyHash: string) => ({ pk: `REVEAL#${keyHash}`, 
 export const sessionKey = (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' });
 /** GSI1 entry listing a user's sessions, so a password reset can end them all. */
 export const sessionsOfUserIndexKey = (userId: string, sessionHash: string) => ({ gsi1pk: `SESSIONS#${userId}`, gsi1sk: sessionHash });
-export const CONSENT_SK_PREFIX = 'CONSENT#';
-export const consentKey = (userId: string, clientId: string) => ({ pk: `USER#${userId}`, sk: `${CONSENT_SK_PREFIX}${clientId}` });
-export const familyKey = (familyId: string) => ({ pk: `FAMILY#${familyId}`, sk: 'FAMILY' });
+const CONSENT_SK_PREFIX = 'CONSENT#';
+export const consentKey = (userId: string, clientId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${CONSENT_SK_PREFIX}${clientId}` });
+/** The applications a user has authorized: the consents in the user's partition. */
+export const consentsOfUserKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, skPrefix: CONSENT_SK_PREFIX });
+const FAMILY_PK_PREFIX = 'FAMILY#';
+export const familyKey = (familyId: string) => ({ pk: `${FAMILY_PK_PREFIX}${familyId}`, sk: 'FAMILY' });
 /** GSI1 entry of a refresh-token family (or code, its first state): all families of a client, or of one user of it (prefix). */
 export const familiesOfClientIndexKey = (clientId: string, userId: string, familyId: string) => ({
   gsi1pk: `FAMILIES#${clientId}`,
@@ -44,6 +50,14 @@ export const familiesOfClientIndexKey = (clientId: string, userId: string, famil
 export const consentOfClientIndexKey = (clientId: string, userId: string) => ({
   gsi1pk: `FAMILIES#${clientId}`,
   gsi1sk: `USER#${userId}#CONSENT`,
+});
+/**
+ * The GSI1 partition of an application's families and consents (see the two entries above), and,
+ * for one user of it, the prefix of that user's entries.
+ */
+export const grantsOfClientIndexKey = (clientId: string, userId?: string) => ({
+  gsi1pk: `FAMILIES#${clientId}`,
+  ...(userId ? { gsi1skPrefix: `USER#${userId}#` } : {}),
 });
 
 const KEY_ATTRIBUTES = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk']);
@@ -66,10 +80,48 @@ export const mailLimitKey = (addressHash: string, windowStart: number) => ({ pk:
 export const knownBrowserKey = (tokenHash: string) => ({ pk: `BROWSER#${tokenHash}`, sk: 'BROWSER' });
 
 /** An application's webhook subscription (URL, signing secrets), next to the application's own item. */
-export const webhookKey = (clientId: string) => ({ pk: `CLIENT#${clientId}`, sk: 'WEBHOOK' });
+export const webhookKey = (clientId: string) => ({ pk: `${CLIENT_PK_PREFIX}${clientId}`, sk: 'WEBHOOK' });
 /** One webhook delivery of an application, newest last in its partition: `<ISO time>#<webhook id>`. */
 export const deliveriesOfClientKey = (clientId: string) => ({ pk: `DELIVERIES#${clientId}` });
 export const deliveryKey = (clientId: string, createdAt: string, webhookId: string) => ({
   pk: `DELIVERIES#${clientId}`,
   sk: `${createdAt}#${webhookId}`,
 });
+
+// Parsers: what an item's key says, for the code that gets items without asking for them by key
+// (a Query of the index, the table's stream).
+
+/** Whether a key is a token family's (or a code's, its first state). */
+export const isFamilyKey = (key: { pk?: unknown }) => String(key.pk).startsWith(FAMILY_PK_PREFIX);
+/** Whether a key is a consent's. */
+export const isConsentKey = (key: { sk?: unknown }) => String(key.sk).startsWith(CONSENT_SK_PREFIX);
+
+/** The owner and the id of a device's key; undefined for another item's. */
+export function parseDeviceKey(key: { pk: string; sk: string }): { userId: string; deviceId: string } | undefined {
+  if (!key.pk.startsWith(USER_PK_PREFIX) || !key.sk.startsWith(DEVICE_SK_PREFIX)) return undefined;
+  return { userId: key.pk.slice(USER_PK_PREFIX.length), deviceId: key.sk.slice(DEVICE_SK_PREFIX.length) };
+}
+
+/** The user and the application of a consent's key; undefined for another item's. */
+export function parseConsentKey(key: { pk: string; sk: string }): { userId: string; clientId: string } | undefined {
+  if (!key.pk.startsWith(USER_PK_PREFIX) || !key.sk.startsWith(CONSENT_SK_PREFIX)) return undefined;
+  return { userId: key.pk.slice(USER_PK_PREFIX.length), clientId: key.sk.slice(CONSENT_SK_PREFIX.length) };
+}
+
+/** The application of a webhook subscription's key (see webhookKey). */
+export const clientIdOfWebhookKey = (key: { pk: string }) => key.pk.slice(CLIENT_PK_PREFIX.length);
+
+/**
+ * The key prefixes of the items whose changes make webhook events (devices, consents, token
+ * families): shared/webhooks/events.ts tells them apart with the parsers above, and the fan-out's
+ * stream filters (shared/webhooks/stream-filter.ts) match these prefixes.
+ */
+export const DEVICE_KEY_PREFIXES = { pk: USER_PK_PREFIX, sk: DEVICE_SK_PREFIX } as const;
+export const CONSENT_KEY_PREFIXES = { pk: USER_PK_PREFIX, sk: CONSENT_SK_PREFIX } as const;
+export const FAMILY_KEY_PREFIXES = { pk: FAMILY_PK_PREFIX } as const;
+
+/**
+ * The benchmark's stand-in items (bench/floors.ts) live under this prefix, which no item of the
+ * service uses: a floor's requests neither read nor disturb the service's items.
+ */
+export const BENCH_FLOOR_PREFIX = 'BENCH#floor#';

@@ -1,7 +1,7 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { domainToASCII } from 'node:url';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { mailLimitKey } from '#shared/data/keys';
 import { epochSeconds } from '#shared/domain/time';

@@ -1,6 +1,6 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { PublicJwk } from '#shared/auth/signer';
+import type { PublicJwk } from '#shared/domain/jwk';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { signingKeysKey } from '#shared/data/keys';
 

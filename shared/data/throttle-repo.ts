@@ -1,6 +1,6 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { createBatchReader, type BatchRead, type Item } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { knownBrowserKey, throttleKey } from '#shared/data/keys';

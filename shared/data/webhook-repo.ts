@@ -5,10 +5,8 @@ import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
-import type { WebhookEventType } from '#shared/webhooks/events';
-import { webhookIdTime } from '#shared/webhooks/events';
-import { newWebhookSecret, type WebhookSecret } from '#shared/webhooks/secrets';
+import { clientIdOfWebhookKey, deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
+import { newWebhookSecret, webhookIdTime, type WebhookEventType, type WebhookSecret } from '#shared/domain/webhook';
 
 /** How long delivery items are kept for the console (TTL). */
 export const DELIVERY_RETENTION_SECONDS = 30 * 24 * 3600;
@@ -66,10 +64,8 @@ export interface AttemptOutcome {
 export type WebhookRepo = ReturnType<typeof createWebhookRepo>;
 
 /** Access patterns on webhook subscriptions and deliveries. */
-const toSubscription = (item: Record<string, unknown>): WebhookSubscription => {
-  const { pk } = item as { pk: string };
-  return { ...fromItem<Omit<WebhookSubscription, 'clientId'>>(item), clientId: pk.slice('CLIENT#'.length) };
-};
+const toSubscription = (item: Record<string, unknown>): WebhookSubscription =>
+  ({ ...fromItem<Omit<WebhookSubscription, 'clientId'>>(item), clientId: clientIdOfWebhookKey(item as { pk: string }) });
 
 /**
  * An application's subscription, as part of a combined read. Outside the repository too, so that a

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { RENDERER_FILE } from '#shared/assets';
 
-/**
- * The API reference page (`GET /docs`): Redoc's standalone bundle renders the OpenAPI document of
- * `GET /openapi.json` in the browser. Redoc is an npm dependency, pinned to an exact version; no
- * CDN is involved. Its script file is read from node_modules: locally the repository's, in Lambda
- * the copy the stack puts into the function's package at the same path (FunctionDef.assets).
- */
-export const RENDERER_FILE = 'redoc/bundles/redoc.standalone.js';
+// The API reference page (`GET /docs`): Redoc's standalone bundle renders the OpenAPI document of
+// `GET /openapi.json` in the browser. Redoc is an npm dependency, pinned to an exact version; no
+// CDN is involved. Its script file (RENDERER_FILE, shared/assets.ts) is read from node_modules:
+// locally the repository's, in Lambda the copy the stack puts into the function's package at the
+// same path (FunctionDef.assets).
 
 /** The script path, relative to the page (so a stage or path prefix in front of the API still works). */
 export const RENDERER_PATH = 'docs/reference.js';

@@ -1,5 +1,7 @@
+import { REVOCATION_REASONS } from '#shared/domain/grant';
+
 // The OpenAPI 3.1 `webhooks` section: what the service POSTs to an application's webhook URL.
-// Each event type of shared/webhooks/events.ts has an entry (test/unit/openapi.test.ts checks it).
+// Each event type (shared/domain/webhook.ts) has an entry (test/unit/openapi.test.ts checks it).
 
 const TIMESTAMP = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}$', description: 'UTC, no offset' };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -69,7 +71,7 @@ export const WEBHOOK_EVENT_DATA = {
         user_id: DEVICE_BASE.user_id,
         client_id: { type: 'string' },
         reason: {
-          type: 'string', enum: ['user_revoked', 'refresh_token_reuse', 'code_replay', 'token_revoked'],
+          type: 'string', enum: [...REVOCATION_REASONS],
           description: 'user_revoked: the user withdrew access; refresh_token_reuse / code_replay: a used token or code was presented again, so the grant was ended; token_revoked: your application revoked the refresh token. A password reset that signs out every application ends each consent, and arrives as user_revoked',
         },
       },

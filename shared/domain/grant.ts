@@ -5,6 +5,18 @@
  */
 export const REVOKED_GRANT_SECONDS = 30 * 24 * 3600;
 
+/**
+ * Why a token family was revoked: the family keeps it (`revokedReason`) and the application's
+ * `grant.revoked` webhook event carries it. `user_revoked`: the user withdrew access (the account
+ * page, or a password reset that signs every application out) or the application was deleted;
+ * such a revocation makes no event of its own, since the consent's removal tells the application
+ * (shared/webhooks/events.ts). `code_replay`, `refresh_token_reuse`: a used code or refresh token was
+ * presented again. `token_revoked`: the application revoked its refresh token (RFC 7009). Every
+ * revocation names its reason (no default): it decides whether the application hears of it.
+ */
+export const REVOCATION_REASONS = ['user_revoked', 'refresh_token_reuse', 'code_replay', 'token_revoked'] as const;
+export type RevocationReason = (typeof REVOCATION_REASONS)[number];
+
 /** What a user has allowed an application (remembered consent). */
 export interface Consent {
   userId: string;

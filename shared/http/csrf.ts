@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { randomToken, safeEqual } from '#shared/auth/secrets';
+import { randomToken, safeEqual } from '#shared/secrets';
 import { AppError } from '#shared/errors';
 import { readCookie, setCookie } from '#shared/http/cookies';
 

@@ -1,11 +1,10 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, APIGatewayProxyEventV2WithJWTAuthorizer, Context } from 'aws-lambda';
-import { SigningUnavailableError } from '#shared/auth/signer';
 import { isTransientStorageError } from '#shared/data/storage-errors';
 import { ValidationError } from '#shared/domain/errors';
 import {
-  AppError, BadRequestError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError,
+  AppError, BadRequestError, DependencyUnavailableError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError,
   UnsupportedMediaTypeError,
 } from '#shared/errors';
 import { logger } from '#shared/log';
@@ -126,8 +125,9 @@ export function toAppError(error: unknown): AppError {
     logger.warn('Storage unavailable', { error: error as Error });
     return new ServiceUnavailableError(error);
   }
-  if (error instanceof SigningUnavailableError) {
-    logger.warn('Signing unavailable', { error });
+  if (error instanceof DependencyUnavailableError) {
+    // A signer's SigningUnavailableError (shared/auth/signer.ts): "Signing unavailable".
+    logger.warn(`${error.dependency} unavailable`, { error });
     return new ServiceUnavailableError(error);
   }
   logger.error('Unhandled error', { error: error as Error });

@@ -1,10 +1,10 @@
 import type { BatchReader } from '#shared/data/batch-read';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { WebhookRepo, WebhookSubscription } from '#shared/data/webhook-repo';
+import { liveSecrets } from '#shared/domain/webhook';
 import { DEVICE_EVENT_SCOPE } from '#shared/webhooks/events';
 import { postWebhook, type PostOutcome } from '#shared/webhooks/http-post';
 import type { WebhookMessage } from '#shared/webhooks/queue';
-import { liveSecrets } from '#shared/webhooks/secrets';
 import { signWithSecrets } from '#shared/webhooks/signing';
 import { checkWebhookUrl, type Resolve } from '#shared/webhooks/url-safety';
 

@@ -1,7 +1,8 @@
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
-import { newWebhookId, testEvent } from '#shared/webhooks/events';
+import { newWebhookId } from '#shared/domain/webhook';
+import { testEvent } from '#shared/webhooks/events';
 import { webhookQueueFromEnv, type WebhookQueue } from '#shared/webhooks/queue';
 
 export interface DispatchDeps {

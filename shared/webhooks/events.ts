@@ -1,24 +1,16 @@
-import { createHash } from 'node:crypto';
-import { CONSENT_SK_PREFIX, DEVICE_SK_PREFIX } from '#shared/data/keys';
+import {
+  CONSENT_KEY_PREFIXES, DEVICE_KEY_PREFIXES, FAMILY_KEY_PREFIXES, isFamilyKey, parseConsentKey, parseDeviceKey,
+} from '#shared/data/keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
+import type { RevocationReason } from '#shared/domain/grant';
+import type { WebhookEventType } from '#shared/domain/webhook';
 
-/** Every event type a webhook receives; the OpenAPI document's `webhooks` section lists each one. */
-export const WEBHOOK_EVENT_TYPES = [
-  'device.updated',
-  'device.connection_changed',
-  'device.added',
-  'device.removed',
-  'grant.revoked',
-  'webhook.test',
-] as const;
-
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+// The event types and the webhook id are the domain's (shared/domain/webhook.ts); exported here
+// too for the tests that import them with the events.
+export { newWebhookId, WEBHOOK_EVENT_TYPES } from '#shared/domain/webhook';
 
 /** Device events need the application to hold this scope from the device's owner. */
 export const DEVICE_EVENT_SCOPE = 'read_device';
-
-/** Why an application lost (part of) its grant. */
-export type GrantRevokedReason = 'user_revoked' | 'refresh_token_reuse' | 'code_replay' | 'token_revoked';
 
 export interface DeviceEventData {
   /** The device's owner: the `sub` of the application's tokens. */
@@ -46,7 +38,8 @@ export type DeviceRemovedData = DeviceEventData;
 export interface GrantRevokedData {
   user_id: string;
   client_id: string;
-  reason: GrantRevokedReason;
+  /** Why the application lost (part of) its grant. */
+  reason: RevocationReason;
 }
 export interface WebhookTestData {
   client_id: string;
@@ -68,10 +61,6 @@ export interface WebhookEvent<T extends WebhookEventType = WebhookEventType> {
   /** ISO 8601 time of the change. */
   timestamp: string;
   data: EventDataByType[T];
-}
-
-export function isWebhookEventType(value: unknown): value is WebhookEventType {
-  return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
 }
 
 /** Builds an event of the given type. */
@@ -119,16 +108,13 @@ export interface EventRecordPattern {
   newImage?: Readonly<Record<string, string>>;
 }
 
-const USER_PK_PREFIX = 'USER#';
-const FAMILY_PK_PREFIX = 'FAMILY#';
-
 export const EVENT_RECORD_PATTERNS: readonly EventRecordPattern[] = [
   // Devices: added, removed, updated or connection changed.
-  { keyPrefixes: { pk: USER_PK_PREFIX, sk: DEVICE_SK_PREFIX } },
+  { keyPrefixes: DEVICE_KEY_PREFIXES },
   // A consent removed: the user (or the application's deletion) ended the grant.
-  { keyPrefixes: { pk: USER_PK_PREFIX, sk: CONSENT_SK_PREFIX }, eventNames: ['REMOVE'] },
+  { keyPrefixes: CONSENT_KEY_PREFIXES, eventNames: ['REMOVE'] },
   // A token family revoked (not its rotations, which rewrite it while it stays active).
-  { keyPrefixes: { pk: FAMILY_PK_PREFIX }, eventNames: ['MODIFY'], oldImage: { status: 'active' }, newImage: { status: 'revoked' } },
+  { keyPrefixes: FAMILY_KEY_PREFIXES, eventNames: ['MODIFY'], oldImage: { status: 'active' }, newImage: { status: 'revoked' } },
 ];
 
 const UPDATE_FIELDS = DEVICE_FIELDS.filter((field) => field !== 'id' && field !== 'connected' && field !== 'last_connection');
@@ -141,26 +127,24 @@ const UPDATE_FIELDS = DEVICE_FIELDS.filter((field) => field !== 'id' && field !=
 export function changeToEvents(record: ChangeRecord): TableChange | undefined {
   const image = record.newImage ?? record.oldImage;
   if (!image) return undefined;
-  const pk = String(image.pk ?? '');
-  const sk = String(image.sk ?? '');
-  if (pk.startsWith(USER_PK_PREFIX) && sk.startsWith(DEVICE_SK_PREFIX)) {
-    return deviceChange(record, pk.slice(USER_PK_PREFIX.length), sk.slice(DEVICE_SK_PREFIX.length));
-  }
-  if (pk.startsWith(USER_PK_PREFIX) && sk.startsWith(CONSENT_SK_PREFIX)) {
+  const key = { pk: String(image.pk ?? ''), sk: String(image.sk ?? '') };
+  const device = parseDeviceKey(key);
+  if (device) return deviceChange(record, device.userId, device.deviceId);
+  const consent = parseConsentKey(key);
+  if (consent) {
     if (record.eventName !== 'REMOVE') return undefined;
-    const userId = pk.slice(USER_PK_PREFIX.length);
-    const clientId = sk.slice(CONSENT_SK_PREFIX.length);
+    const { userId, clientId } = consent;
     return {
       kind: 'grant', ownerId: userId, clientId, sourceId: record.eventId,
       events: [webhookEvent('grant.revoked', { user_id: userId, client_id: clientId, reason: 'user_revoked' }, record.at)],
     };
   }
-  if (pk.startsWith(FAMILY_PK_PREFIX) && record.eventName === 'MODIFY') {
+  if (isFamilyKey(key) && record.eventName === 'MODIFY') {
     const before = record.oldImage;
     const after = record.newImage;
     if (before?.status !== 'active' || after?.status !== 'revoked') return undefined;
     // A family revoked with its consent (the user revoked the application) is told by the consent's removal.
-    const reason = after.revokedReason as GrantRevokedReason | undefined;
+    const reason = after.revokedReason as RevocationReason | undefined;
     if (reason === undefined || reason === 'user_revoked') return undefined;
     const userId = String(after.userId);
     const clientId = String(after.clientId);
@@ -209,26 +193,4 @@ function sameValue(a: unknown, b: unknown): boolean {
 /** Whether an application holding `scopes` may receive events of this type. */
 export function scopesCover(type: WebhookEventType, scopes: readonly string[]): boolean {
   return type.startsWith('device.') ? scopes.includes(DEVICE_EVENT_SCOPE) : true;
-}
-
-/**
- * A `webhook-id`: `msg_`, the creation time (milliseconds, base 36, 9 characters: sortable, and
- * how the delivery item is found from the id alone), `_`, then 20 characters that identify it.
- * `seed` makes it deterministic (the stream record and the application: a record read twice makes
- * the same ids); without it, the rest is random.
- */
-export function newWebhookId(at: Date, seed?: string): string {
-  const time = at.getTime().toString(36).padStart(9, '0');
-  const rest = seed === undefined
-    ? createHash('sha256').update(crypto.randomUUID()).digest('hex').slice(0, 20)
-    : createHash('sha256').update(seed).digest('hex').slice(0, 20);
-  return `msg_${time}_${rest}`;
-}
-
-/** The creation time a webhook id carries, or undefined for a string that is not one. */
-export function webhookIdTime(webhookId: string): Date | undefined {
-  const match = /^msg_([0-9a-z]{9})_[0-9a-f]{20}$/.exec(webhookId);
-  if (!match) return undefined;
-  const ms = parseInt(match[1]!, 36);
-  return Number.isSafeInteger(ms) ? new Date(ms) : undefined;
 }

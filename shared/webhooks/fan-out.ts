@@ -3,7 +3,8 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { BatchReader } from '#shared/data/batch-read';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { WebhookRepo } from '#shared/data/webhook-repo';
-import { changeToEvents, newWebhookId, scopesCover, type ChangeRecord, type TableChange } from '#shared/webhooks/events';
+import { newWebhookId } from '#shared/domain/webhook';
+import { changeToEvents, scopesCover, type ChangeRecord, type TableChange } from '#shared/webhooks/events';
 import type { WebhookMessage, WebhookQueue } from '#shared/webhooks/queue';
 
 /** A DynamoDB stream record as Lambda and the Streams API hand it over (images in the attribute-value form). */

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import type { WebhookSecret } from '#shared/webhooks/secrets';
+import type { WebhookSecret } from '#shared/domain/webhook';
 
 /** The headers of one signed delivery (Standard Webhooks). */
 export interface SignedHeaders {

@@ -221,7 +221,7 @@ describe('grant repository', () => {
       });
       await expect(grants.rotateRefreshToken(family.familyId, family.activeTokenHash, hashSecret(randomToken()), 'x', 2000))
         .rejects.toEqual(new GrantWriteError('token_rotated'));
-      await grants.revokeFamily(family.familyId, NOW);
+      await grants.revokeFamily(family.familyId, NOW, 'token_revoked');
       await expect(grants.rotateRefreshToken(family.familyId, successor, hashSecret(randomToken()), 'x', 2000)).rejects.toEqual(new GrantWriteError('token_rotated'));
       expect(await grants.getFamily(family.familyId)).toMatchObject({ activeTokenHash: successor, rotatedAt: 1000 });
     });
@@ -239,7 +239,7 @@ describe('grant repository', () => {
     it('records why a family ended: the client by default (RFC 7009), the user for a revocation of the application', async () => {
       const [byClient, byUser] = [await activeFamily(), await activeFamily()];
 
-      await grants.revokeFamily(byClient.familyId, NOW);
+      await grants.revokeFamily(byClient.familyId, NOW, 'token_revoked');
       await grants.revokeFamilies([{ familyId: byUser.familyId }], NOW);
 
       expect(await grants.getFamily(byClient.familyId)).toMatchObject({ status: 'revoked', revokedReason: 'token_revoked', expiresAt: epochSeconds(NOW) + REVOKED_GRANT_SECONDS });
@@ -249,7 +249,7 @@ describe('grant repository', () => {
     it('passes a storage failure of a revocation on rather than reporting the family revoked', async () => {
       const family = await activeFamily();
 
-      await expect(elsewhere().revokeFamily(family.familyId, NOW)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+      await expect(elsewhere().revokeFamily(family.familyId, NOW, 'token_revoked')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
       expect(await grants.getFamily(family.familyId)).toMatchObject({ status: 'active' });
     });
 

@@ -143,7 +143,7 @@ describe('grant revocation in transactions', () => {
       for (const [userId, clientId] of [[ann, client.clientId], [bob, client.clientId], [ann, other.clientId]] as const) {
         await grants.saveConsent({ userId, clientId, scopes: ['read_user'], grantedAt: '2026-01-02T03:04:05.678' });
       }
-      await grants.revokeFamily(ofAnn[0]!);
+      await grants.revokeFamily(ofAnn[0]!, new Date(), 'token_revoked');
       forget();
 
       // Act

@@ -1226,11 +1226,11 @@ describe('token service', () => {
       const missing = randomUUID();
 
       // Act
-      await grants.revokeFamily(familyId, current);
+      await grants.revokeFamily(familyId, current, 'token_revoked');
       const first = await familyOf(issued.refresh_token);
       advance(3600);
-      await grants.revokeFamily(familyId, current);
-      await grants.revokeFamily(missing, current);
+      await grants.revokeFamily(familyId, current, 'token_revoked');
+      await grants.revokeFamily(missing, current, 'token_revoked');
 
       // Assess
       expect(requests.operations).toEqual(['UpdateItemCommand', 'UpdateItemCommand']);

@@ -1,8 +1,8 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';
-import { changeToEvents, newWebhookId, webhookIdTime } from '#shared/webhooks/events';
-import { liveSecrets, newWebhookSecret } from '#shared/webhooks/secrets';
+import { liveSecrets, newWebhookId, newWebhookSecret, webhookIdTime } from '#shared/domain/webhook';
+import { changeToEvents } from '#shared/webhooks/events';
 import { signWithSecrets } from '#shared/webhooks/signing';
 import {
   DELIVERY_FUNCTION_TIMEOUT_SECONDS, MAX_DELIVERY_ATTEMPTS, MAX_RETRY_DELAY_SECONDS, QUEUE_VISIBILITY_TIMEOUT_SECONDS, RETRY_DELAYS_SECONDS,
