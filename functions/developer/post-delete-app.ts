@@ -1,4 +1,5 @@
 import { deleteAppPage } from '#shared/auth/account-pages';
+import { deleteApplication } from '#shared/auth/app-access';
 import { ownedApp, pathClientId } from '#shared/auth/developer';
 import { clients, grants, webhooks } from '#shared/auth/runtime';
 import { loginRedirect, pageContext } from '#shared/auth/web';
@@ -11,9 +12,8 @@ import { countMetric, METRIC } from '#shared/metrics';
 /**
  * POST /developer/apps/{client_id}/delete — deletes the application and everything its users
  * granted it, once the developer typed its name (otherwise the form again, 400, and nothing
- * deleted): one BatchGetItem (session, user, application), one Query (its active token families
- * and its users' consents, indexed together), and one transaction that revokes the families, deletes
- * the consents and the webhook subscription, and deletes the application (more only beyond 100 items).
+ * deleted): one BatchGetItem (session, user, application), then deleteApplication: one Query (its
+ * active token families and its users' consents) and one transaction (more only beyond 100 items).
  */
 export const handler = pageHandler(async (event) => {
   const form = parseForm(event);
@@ -24,10 +24,6 @@ export const handler = pageHandler(async (event) => {
   if ((form.confirm_name ?? '').trim() !== app.name) {
     return deleteAppPage(viewer, app, form.confirm_name ? 'That is not the application’s name. Type it exactly as shown.' : 'Type the application’s name to confirm.', 400);
   }
-  const { families, consentUserIds } = await grants.grantsOf(app.clientId);
-  await grants.revokeFamiliesThen(families, clients.deleteClientItem(signedIn.user.id, app.clientId), 'No such application.', {
-    deleting: [...consentUserIds.map((userId) => grants.deleteConsentItem(userId, app.clientId)), webhooks.deleteSubscriptionItem(app.clientId)],
-  });
-  countMetric(METRIC.grantsRevoked, families.length);
+  countMetric(METRIC.grantsRevoked, await deleteApplication({ grants, clients, webhooks }, signedIn.user.id, app.clientId));
   return redirect('/developer', 303);
 });

@@ -1,4 +1,21 @@
+import type { ClientRepo } from '#shared/data/client-repo';
 import type { GrantRepo } from '#shared/data/grant-repo';
+import type { WebhookRepo } from '#shared/data/webhook-repo';
+
+/**
+ * Ends one application's access to the user's account (the account page's revoke): the consent is
+ * deleted first, ending its grant generation, so a code exchange or a rotation either committed
+ * before it (its family is then found by the Query and revoked) or fails its check of the
+ * generation, whatever the interleaving; then its active token families are revoked. One
+ * DeleteItem, one Query and, when there are families, one transaction per up to 50 of them.
+ * Returns the number of token families revoked.
+ */
+export async function endAppAccess(grants: GrantRepo, userId: string, clientId: string): Promise<number> {
+  await grants.deleteConsent(userId, clientId);
+  const { families } = await grants.grantsOf(clientId, userId);
+  await grants.revokeFamilies(families);
+  return families.length;
+}
 
 /**
  * Ends every application's access to the user's account, as the account page's revoke does for one:
@@ -11,11 +28,26 @@ import type { GrantRepo } from '#shared/data/grant-repo';
  */
 export async function endEveryAppAccess(grants: GrantRepo, userId: string): Promise<number> {
   const consents = await grants.listConsentsByUser(userId);
-  const revoked = await Promise.all(consents.map(async ({ clientId }) => {
-    await grants.deleteConsent(userId, clientId);
-    const { families } = await grants.grantsOf(clientId, userId);
-    await grants.revokeFamilies(families);
-    return families.length;
-  }));
+  const revoked = await Promise.all(consents.map(({ clientId }) => endAppAccess(grants, userId, clientId)));
   return revoked.reduce((sum, n) => sum + n, 0);
+}
+
+/**
+ * Deletes the developer's application and everything its users granted it: one Query (its active
+ * token families and its users' consents, indexed together) and one transaction that revokes the
+ * families, deletes the consents and the webhook subscription, and deletes the application (more
+ * only beyond 100 items). A `NotFoundError` ("No such application.") when it is no longer there.
+ * Returns the number of token families revoked.
+ */
+export async function deleteApplication(
+  repos: { grants: GrantRepo; clients: Pick<ClientRepo, 'deleteClientItem'>; webhooks: Pick<WebhookRepo, 'deleteSubscriptionItem'> },
+  developerId: string,
+  clientId: string,
+): Promise<number> {
+  const { grants, clients, webhooks } = repos;
+  const { families, consentUserIds } = await grants.grantsOf(clientId);
+  await grants.revokeFamiliesThen(families, clients.deleteClientItem(developerId, clientId), 'No such application.', {
+    deleting: [...consentUserIds.map((userId) => grants.deleteConsentItem(userId, clientId)), webhooks.deleteSubscriptionItem(clientId)],
+  });
+  return families.length;
 }
