@@ -3,8 +3,8 @@ import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { Browser, createAccount, formFields, signIn, type Reply } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';
 
-/** Review probe: malformed input, SSRF spellings, another developer's application and CSRF on the webhook forms. */
-describe('review: webhook forms under attack', () => {
+/** Malformed input, SSRF spellings, another developer's application and CSRF on the webhook forms (a security review's probes). */
+describe('webhook forms under attack', () => {
   const service = useTestService({ webhooks: {} });
   const { doc } = useTable(service);
   const webhooks = createWebhookRepo({ doc, table: service.tableName });
