@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#local/service';
-import { createDocumentClient } from '#shared/data/dynamodb';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Browser, createAccount, formFields, signIn, type Reply } from '../support/oauth-client';
-import { createRepos, type Repos } from '../support/repos';
 import { mailTo } from '../support/outbox';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 const PASSPHRASE = 'a quiet lighthouse keeps the harbour';
 /** The service's limit, written here so that the two can disagree. */
@@ -16,19 +13,8 @@ const LIMIT = 5;
  * and each address gets at most five account e-mails an hour, whether or not it has an account.
  */
 describe('account e-mail', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let repos: Repos;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    repos = createRepos({ doc, table: service.tableName });
-  });
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { repos } = useTable(service);
 
   /** GETs `page` in a browser of its own and posts its form to `action` with `fields`; the reply and how long it took. */
   async function submit(page: string, action: string, fields: Record<string, string>, b = new Browser(service.authUrl)) {

@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ScanCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createSessionRepo } from '#shared/data/session-repo';
-import { createUserRepo } from '#shared/data/user-repo';
 import { countRequests } from '../support/count-requests';
 import { Browser, createAccount, formFields, nextLoopbackAddress, signIn, type Reply } from '../support/oauth-client';
 import { mailTo } from '../support/outbox';
-import { loosenAuthStorageLimit, startTestService } from '../support/service';
+import { loosenAuthStorageLimit, useTable, useTestService } from '../support/service';
 
 /**
  * What the one-transaction writes of sign-up and password reset leave behind, over HTTP: a reset
@@ -16,10 +12,8 @@ import { loosenAuthStorageLimit, startTestService } from '../support/service';
  * taken address writes nothing.
  */
 describe('sign-up and password reset writes', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let users: ReturnType<typeof createUserRepo>;
-  let sessions: ReturnType<typeof createSessionRepo>;
+  const service = useTestService();
+  const { doc, repos: { users, sessions } } = useTable(service);
   /** The requests of the handlers' own client. */
   let requests: ReturnType<typeof countRequests>;
   /** The item count of every TransactWriteItems the handlers sent. */
@@ -27,7 +21,6 @@ describe('sign-up and password reset writes', () => {
   let detachSizes: () => void;
 
   beforeAll(async () => {
-    service = await startTestService();
     // The password transaction holds 100 items: give DynamoDB Local, shared with the other test files, time for it.
     await loosenAuthStorageLimit();
     // The auth handlers' own client: imported after the service set the environment they read.
@@ -41,15 +34,10 @@ describe('sign-up and password reset writes', () => {
       { step: 'initialize', name: 'record-transaction-sizes' },
     );
     detachSizes = () => runtime.doc.middlewareStack.remove('record-transaction-sizes');
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    users = createUserRepo({ doc, table: service.tableName });
-    sessions = createSessionRepo({ doc, table: service.tableName });
   });
-  afterAll(async () => {
+  afterAll(() => {
     requests?.detach();
     detachSizes?.();
-    doc?.destroy();
-    await service?.stop();
   });
   beforeEach(() => forget());
 

@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#local/service';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { grantTokenNames } from '#shared/auth/grant-tokens';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,
   type Account, type Reply,
 } from '../support/oauth-client';
-import { createRepos, type Repos } from '../support/repos';
 import { linkToken, mailTo } from '../support/outbox';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 import { putThrottleRecord } from '../support/throttle';
 
 const PASSPHRASE = 'a quiet lighthouse keeps the harbour';
@@ -24,21 +21,8 @@ interface App {
 }
 
 describe('accounts and developer console over HTTP', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let repos: Repos;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    const deps = { doc, table: service.tableName };
-    repos = createRepos(deps);
-  });
-
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { doc, repos } = useTable(service);
 
   /** A browser of the authorization server; failed logins go from an address of their own so they throttle no other test. */
   const browser = (sourceAddress?: string) => new Browser(service.authUrl, sourceAddress ? { sourceAddress } : {});

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
 import { ROUTES } from '#shared/routes';
 import { launchBrowser, type TestBrowser } from '../support/browser';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 /** The resource API's operations, as the reference must show them (the /api aliases too). */
 const OPERATIONS = ROUTES.filter((r) => r.api === 'resource' && r.scopes).map((r) => ({
@@ -14,14 +13,13 @@ const OPERATIONS = ROUTES.filter((r) => r.api === 'resource' && r.scopes).map((r
 interface Violation { directive: string; blocked: string; source: string }
 
 describe('the API reference at {base_url}/docs', { timeout: 60_000 }, () => {
-  let service: LocalService;
+  const service = useTestService();
   let browser: TestBrowser;
   let page: Page;
   const consoleErrors: string[] = [];
   const requests: string[] = [];
 
   beforeAll(async () => {
-    service = await startTestService();
     browser = await launchBrowser();
     page = browser.page;
     page.setDefaultTimeout(15_000);
@@ -39,7 +37,6 @@ describe('the API reference at {base_url}/docs', { timeout: 60_000 }, () => {
 
   afterAll(async () => {
     await browser?.close();
-    await service?.stop();
   });
 
   it('renders every operation of the resource API from /openapi.json, with no console error, CSP violation or foreign request', async () => {

@@ -1,11 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { SCOPES } from '#shared/domain/scopes';
 import { type Account, ALICE, authorizationParams, authorize, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, nextLoopbackAddress, type Reply, signIn, textOf } from '../support/oauth-client';
 import { OFF_SITE_RETURN_TOS } from '../support/return-to-attacks';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 const REDIRECT_URI = DEMO_CLIENT.redirectUris[0];
 
@@ -33,12 +32,7 @@ function expectErrorPage(reply: Reply, status = 400) {
 }
 
 describe('authorization endpoint', () => {
-  let service: LocalService;
-
-  beforeAll(async () => {
-    service = await startTestService();
-  });
-  afterAll(() => service?.stop());
+  const service = useTestService();
 
   const browser = (options: { sourceAddress?: string } = {}) => new Browser(service.authUrl, options);
 

@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { issueAccessToken } from '#shared/auth/access-token';
 import { createLocalSigner } from '#shared/auth/local-signer';
 import { signJwt, type TokenSigner } from '#shared/auth/signer';
 import { countRequests } from '../support/count-requests';
-import { startTestService, tokenFor } from '../support/service';
+import { tokenFor, useTestService } from '../support/service';
 
 const [ALICE, BOB] = DEMO_USERS;
 const ALICE_DEVICE = ALICE.devices[0].id;
@@ -26,23 +25,21 @@ interface Reply {
 }
 
 describe('JWT authorizer (local gateway)', () => {
-  let service: LocalService;
+  const service = useTestService();
   let signer: TokenSigner;
   let otherSigner: TokenSigner;
   let otherKeyDir: string;
   let requests: ReturnType<typeof countRequests>;
 
   beforeAll(async () => {
-    service = await startTestService();
     signer = createLocalSigner(service.signingKeyFile);
     otherKeyDir = mkdtempSync(join(tmpdir(), 'dus-other-key-'));
     otherSigner = createLocalSigner(join(otherKeyDir, 'signing-key.pem'));
     const { doc } = await import('#shared/runtime');
     requests = countRequests(doc);
   });
-  afterAll(async () => {
+  afterAll(() => {
     requests?.detach();
-    await service?.stop();
     if (otherKeyDir) rmSync(otherKeyDir, { recursive: true, force: true });
   });
   beforeEach(() => requests.reset());

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
 import { runAsFunction } from '#local/invocation-context';
-import { LOCAL_CONFIGURATION_SET, type LocalService } from '#local/service';
+import { LOCAL_CONFIGURATION_SET } from '#local/service';
 import { KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS, RETIRE_AFTER_SUCCESSOR_SECONDS } from '#shared/auth/signing-keys';
 import { ENV } from '#shared/config';
 import { FUNCTIONS } from '#shared/routes';
@@ -11,7 +11,7 @@ import { readOutbox } from '#shared/email/outbox-mailer';
 import { DEMO_CLIENT } from '#local/seed';
 import { catchCloudFormationResponses } from '../support/cloudformation-response';
 import { Browser, formFields, obtainCode } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 // The service as it runs in AWS: tokens signed by "KMS" and mail sent through "SES", each through
 // the real SDK client (its serializer, middleware, timeouts and retries) against loopback stand-ins.
@@ -19,16 +19,8 @@ import { startTestService } from '../support/service';
 // and the rotation function's KMS calls (CreateKey, GetPublicKey, CreateAlias, UpdateAlias,
 // DeleteAlias, ScheduleKeyDeletion), at deployment, in rotations and at the stack's deletion.
 describe('the service on KMS and SES (stand-ins)', () => {
-  let service: LocalService;
+  const service = useTestService({ awsStandIns: true });
   const credentials = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
-
-  beforeAll(async () => {
-    service = await startTestService({ awsStandIns: true });
-  });
-
-  afterAll(async () => {
-    await service?.stop();
-  });
 
   const token = (fields: Record<string, string>) => fetch(`${service.authUrl}/oauth/token`, {
     method: 'POST',

@@ -6,10 +6,9 @@ import type { AxeResults } from 'axe-core';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { launchBrowser, type TestBrowser } from '../support/browser';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 const ARTIFACTS = 'test-artifacts';
 const AXE_SOURCE = readFileSync('node_modules/axe-core/axe.min.js', 'utf8');
@@ -36,7 +35,7 @@ interface AxeFinding {
 }
 
 describe('accounts and developer console in a real browser', { timeout: 60_000 }, () => {
-  let service: LocalService;
+  const service = useTestService();
   let browser: TestBrowser;
   let page: Page;
   let callback: { url: string; hits: URL[]; stop(): Promise<void> };
@@ -52,7 +51,6 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    service = await startTestService();
     callback = await startCallbackServer();
     browser = await launchBrowser();
     page = browser.page;
@@ -68,7 +66,6 @@ describe('accounts and developer console in a real browser', { timeout: 60_000 }
     writeFileSync(join(ARTIFACTS, 'axe-accounts.json'), `${JSON.stringify({ checkedPages, findings, needsReview }, null, 2)}\n`);
     await browser?.close();
     await callback?.stop();
-    await service?.stop();
   });
 
   /**

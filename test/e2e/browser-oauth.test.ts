@@ -6,7 +6,6 @@ import type { Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { SCOPES } from '#shared/domain/scopes';
 import { startExampleApp, type ExampleApp } from '#local/example-app';
@@ -14,7 +13,7 @@ import { DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
 import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
 import { CODE_SHAPE } from '../support/oauth-client';
-import { startTestService, tokenFor } from '../support/service';
+import { tokenFor, useTable, useTestService } from '../support/service';
 
 const ALL = 'read_user read_device write_device';
 const ARTIFACTS = 'test-artifacts';
@@ -29,8 +28,8 @@ interface TestClient {
 }
 
 describe('OAuth in a real browser', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
+  const service = useTestService();
+  const { doc } = useTable(service);
   let api: ExpiringProxy;
   let app: ExampleApp;
   let callbackPage: Awaited<ReturnType<typeof startCallbackPage>>;
@@ -59,8 +58,6 @@ describe('OAuth in a real browser', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     api = await startExpiringProxy(service.apiUrl);
     callbackPage = await startCallbackPage();
     // The app needs its credentials at start and its client needs the app's port: pick the
@@ -78,8 +75,6 @@ describe('OAuth in a real browser', () => {
     await app?.stop();
     await api?.stop();
     await callbackPage?.stop();
-    doc?.destroy();
-    await service?.stop();
   });
 
   beforeEach(async () => {

@@ -6,17 +6,16 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId, testEvent, webhookEvent, type WebhookEvent } from '#shared/webhooks/events';
 import { signWithSecrets } from '#shared/webhooks/signing';
 import { startExampleApp, type ExampleApp } from '#local/example-app';
 import { subscribeExampleApp } from '#local/example-webhook';
 import { DEMO_USERS } from '#local/seed';
-import { serviceFacts, type LocalService } from '#local/service';
+import { serviceFacts } from '#local/service';
 import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
 import { runTool } from '../support/run-tool';
-import { startTestService, tokenFor } from '../support/service';
+import { tokenFor, useTable, useTestService } from '../support/service';
 
 const ARTIFACTS = 'test-artifacts';
 const [alice, bob] = DEMO_USERS;
@@ -24,8 +23,8 @@ const PHONE = { width: 390, height: 844 };
 
 /** Webhooks seen in a real browser: the example app's live device page, and the console's webhook card. */
 describe('webhooks in a real browser', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
+  const service = useTestService({ webhooks: {} });
+  const { doc } = useTable(service);
   let app: ExampleApp;
   let clientId: string;
   let browser: TestBrowser;
@@ -33,8 +32,6 @@ describe('webhooks in a real browser', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    service = await startTestService({ webhooks: {} });
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     clientId = `home-dashboard-${randomUUID()}`;
     const clientSecret = randomToken();
     app = await startExampleApp({ port: 0, authUrl: service.authUrl, apiUrl: service.apiUrl, clientId, clientSecret });
@@ -51,8 +48,6 @@ describe('webhooks in a real browser', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.stop();
-    doc?.destroy();
-    await service?.stop();
   });
 
   /** POSTs an event to the example app as the delivery function does: Standard Webhooks headers, signed with `secrets`. */

@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
-import { serviceFacts, type LocalService } from '#local/service';
+import { serviceFacts } from '#local/service';
 import { runTool } from '../support/run-tool';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 const TOOLS = { token: 'local/token.ts', admin: 'local/admin.ts', invoke: 'local/invoke.ts', bench: 'bench/run.ts' } as const;
 
@@ -41,7 +39,9 @@ describe('command-line tools', () => {
 });
 
 describe('npm run token', () => {
-  let service: LocalService;
+  const service = useTestService();
+  const { users } = useTable(service).repos;
+  /** The service's own state folder (its signing key, its outbox), which is also the tools' STATE_DIR. */
   let stateDir: string;
   const carol: User = {
     id: randomUUID(), firstname: 'Carol', lastname: 'Nguyen', avatar_url: '', gender: 0, email: `carol-${randomUUID()}@example.org`,
@@ -49,20 +49,10 @@ describe('npm run token', () => {
   };
 
   beforeAll(async () => {
-    stateDir = mkdtempSync(join(tmpdir(), 'dus-token-'));
-    service = await startTestService({ stateDir });
-    const doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    try {
-      await createUserRepo({ doc, table: service.tableName }).createUser(carol, 'scrypt$32768$8$1$c2FsdA$aGFzaA');
-    } finally {
-      doc.destroy();
-    }
+    stateDir = dirname(service.signingKeyFile);
+    await users.createUser(carol, 'scrypt$32768$8$1$c2FsdA$aGFzaA');
     // What `npm start` writes, in the test's own state folder (STATE_DIR), never in `.local/`.
     writeFileSync(join(stateDir, 'service.json'), JSON.stringify(serviceFacts(service)));
-  });
-  afterAll(async () => {
-    await service?.stop();
-    rmSync(stateDir, { recursive: true, force: true });
   });
 
   it('signs a token for an account that is not a demo account, which the API accepts', async () => {

@@ -1,31 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createGrantRepo } from '#shared/data/grant-repo';
 import { epochSeconds } from '#shared/domain/time';
 import { type Account, authorizationParams, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, type Reply, signIn } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 const REDIRECT_URI = DEMO_CLIENT.redirectUris[0];
 
 describe('consent decision (POST /oauth/authorize)', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let grants: ReturnType<typeof createGrantRepo>;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    grants = createGrantRepo({ doc, table: service.tableName });
-  });
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { grants } = useTable(service).repos;
 
   async function signedIn(): Promise<{ b: Browser; account: Account }> {
     const account = await createAccount(service);

@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
+import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createGrantRepo } from '#shared/data/grant-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, obtainCode, signIn, type Account, type Reply,
 } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 interface App {
   clientId: string;
@@ -30,21 +26,8 @@ const ROUNDS = 20;
  * exact point by middleware on the handlers' own DynamoDB client.
  */
 describe('revoking or deleting an application ends its outstanding codes and tokens', () => {
-  let service: LocalService;
-  let testDoc: ReturnType<typeof createDocumentClient>;
-  let grants: ReturnType<typeof createGrantRepo>;
-  let clients: ReturnType<typeof createClientRepo>;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    testDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    grants = createGrantRepo({ doc: testDoc, table: service.tableName });
-    clients = createClientRepo({ doc: testDoc, table: service.tableName });
-  });
-  afterAll(async () => {
-    testDoc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { grants, clients } = useTable(service).repos;
 
   const token = (app: App, fields: Record<string, string>) => fetch(`${service.authUrl}/oauth/token`, {
     method: 'POST',

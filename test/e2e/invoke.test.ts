@@ -10,8 +10,8 @@ import { createSessionRepo } from '#shared/data/session-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { FUNCTIONS, type FunctionName } from '#shared/routes';
 import { invokeFunction } from '#local/invoke-function';
-import { serviceFacts, type LocalService, type ServiceFacts } from '#local/service';
-import { startTestService } from '../support/service';
+import { serviceFacts, type ServiceFacts } from '#local/service';
+import { useTestService } from '../support/service';
 
 type Result = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
 
@@ -68,7 +68,7 @@ const EXPECTED: Record<FunctionName, number> = {
 };
 
 describe('npm run invoke', () => {
-  let service: LocalService;
+  const service = useTestService({ webhooks: {} });
   let facts: ServiceFacts;
   let cwd: string;
   const alice = () => facts.users.find((u) => u.emailConfirmed)!;
@@ -142,14 +142,12 @@ describe('npm run invoke', () => {
   };
 
   beforeAll(async () => {
-    service = await startTestService({ webhooks: {} });
     facts = serviceFacts(service);
     cwd = mkdtempSync(join(tmpdir(), 'dus-invoke-'));
   });
 
-  afterAll(async () => {
+  afterAll(() => {
     if (cwd) rmSync(cwd, { recursive: true, force: true });
-    await service?.stop();
   });
 
   describe('each function answers its sample event', () => {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId } from '#shared/webhooks/events';
-import type { LocalService } from '#local/service';
 import { newSecretReveal } from '#shared/auth/developer';
 import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
 import { rotateSigningKeys } from '#shared/auth/signing-keys';
@@ -18,9 +17,8 @@ import { InvalidGrantError } from '#shared/errors';
 import {
   authorizationParams, authorize, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf, type Account,
 } from '../support/oauth-client';
-import { createRepos, type Repos } from '../support/repos';
 import { linkToken, mailTo } from '../support/outbox';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 import { putThrottleRecord } from '../support/throttle';
 
 type Item = Record<string, unknown>;
@@ -140,19 +138,8 @@ const SIGNUP_PASSWORD = 'a quiet lighthouse keeps the harbour';
  * their TTL that DynamoDB has not deleted yet (DynamoDB Local never deletes them) count as absent.
  */
 describe('item lifetimes', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let repos: Repos;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    repos = createRepos({ doc, table: service.tableName });
-  });
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { doc, repos } = useTable(service);
 
   const epoch = () => Math.floor(Date.now() / 1000);
 

@@ -3,7 +3,6 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#local/service';
 import { DEMO_CLIENT } from '#local/seed';
 import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/auth/access-token';
 import { createLocalKeyStore } from '#shared/auth/local-signer';
@@ -12,10 +11,9 @@ import {
   rotateSigningKeys, type SigningKeyStore,
 } from '#shared/auth/signing-keys';
 import { ENV } from '#shared/config';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo, KeyScheduleConflictError, type SigningKeyRepo } from '#shared/data/signing-key-repo';
 import { Browser, obtainCode } from '../support/oauth-client';
-import { freshTable, startTestService, tokenFor } from '../support/service';
+import { freshTable, tokenFor, useTable, useTestService } from '../support/service';
 
 // A signing-key rotation from start to end, against the whole local service: the token endpoint, the
 // JWKS and the gateway's JWT authorizer (which caches the JWKS for an hour, as API Gateway does). The
@@ -23,27 +21,22 @@ import { freshTable, startTestService, tokenFor } from '../support/service';
 // through every phase, so the hours of waiting take no time. At each phase a full authorize-to-API
 // flow runs, and every token issued so far is checked against the gateway while it is valid.
 describe('signing-key rotation without downtime', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let repo: SigningKeyRepo;
+  const service = useTestService();
+  const { doc } = useTable(service);
+  const repo = createSigningKeyRepo({ doc, table: service.tableName });
   let store: SigningKeyStore;
   let now: number;
   /** Moves the clock on by `seconds`. */
   const pass = (seconds: number) => vi.setSystemTime((now += seconds * 1000));
 
-  beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    repo = createSigningKeyRepo({ doc, table: service.tableName });
+  beforeAll(() => {
     store = createLocalKeyStore(service.signingKeyFile);
     // Whole seconds, as JWT times are: a token is live exactly while `now < exp`.
     now = Math.floor(Date.now() / 1000) * 1000;
     vi.setSystemTime(now);
   });
-  afterAll(async () => {
+  afterAll(() => {
     vi.useRealTimers();
-    doc?.destroy();
-    await service?.stop();
   });
 
   const rotate = () => rotateSigningKeys({ repo, store }, { mode: 'now' });

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#local/service';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { logger } from '#shared/log';
 import { authorizationParams, authorize, Browser, formFields, signIn } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 // Before any import: the one logger reads its level when its module loads.
 vi.hoisted(() => {
@@ -14,7 +13,6 @@ vi.hoisted(() => {
 type Write = typeof process.stdout.write;
 
 describe('logs of a full account and OAuth flow', () => {
-  let service: LocalService;
   const captured: string[] = [];
   const originals = { stdout: process.stdout.write, stderr: process.stderr.write };
   /** Every secret the flow handled, by name. */
@@ -30,14 +28,13 @@ describe('logs of a full account and OAuth flow', () => {
         return true;
       }) as Write;
     }
-    service = await startTestService();
   });
-
-  afterAll(async () => {
-    await service?.stop();
+  afterAll(() => {
     process.stdout.write = originals.stdout;
     process.stderr.write = originals.stderr;
   });
+  // After the capture's hooks: it starts once the output is kept, and stops before it is printed again.
+  const service = useTestService();
 
   /** Runs sign-up, confirmation, login, app registration, consent, code exchange, API call, refresh, password reset and revocation. */
   async function runFullFlow() {

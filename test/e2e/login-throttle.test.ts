@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#local/service';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 import { Browser, createAccount, formFields, nextLoopbackAddress, signIn, type Reply } from '../support/oauth-client';
-import { loosenAuthStorageLimit, startTestService } from '../support/service';
+import { loosenAuthStorageLimit, useTable, useTestService } from '../support/service';
 
 const COOKIE = 'known_browser';
 
@@ -17,19 +15,10 @@ const COOKIE = 'known_browser';
  * clock: tests stop time (vi.setSystemTime) so that no wait runs out while they look.
  */
 describe('login throttle', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    // Twenty concurrent reservations (transactions) can keep DynamoDB Local, shared with the other test files, past 1 s.
-    await loosenAuthStorageLimit();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-  });
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { doc } = useTable(service);
+  // Twenty concurrent reservations (transactions) can keep DynamoDB Local, shared with the other test files, past 1 s.
+  beforeAll(() => loosenAuthStorageLimit());
   afterEach(() => {
     vi.useRealTimers();
   });

@@ -1,9 +1,8 @@
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { ALICE, authorize, Browser } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 // The issuer is http://localhost:… here; the library refuses plain HTTP unless told this is a local test.
 const LOCAL_HTTP = { [oauth.allowInsecureRequests]: true } as const;
@@ -14,18 +13,16 @@ const REDIRECT_URI = DEMO_CLIENT.redirectUris[0];
  * (panva/oauth4webapi), from discovery to the resource server's own access-token validation.
  */
 describe('code flow with oauth4webapi', () => {
-  let service: LocalService;
+  const service = useTestService();
   let as: oauth.AuthorizationServer;
   let browser: Browser;
   const client: oauth.Client = { client_id: DEMO_CLIENT.clientId };
 
   beforeAll(async () => {
-    service = await startTestService();
     const issuer = new URL(service.authUrl);
     as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, LOCAL_HTTP));
     browser = new Browser(service.authUrl);
   });
-  afterAll(() => service?.stop());
 
   /** Builds the authorization URL with PKCE and state as the library's users do, and drives the browser through it. */
   async function runAuthorization(options: { scope?: string; decision?: 'allow' | 'deny'; withoutState?: boolean } = {}) {

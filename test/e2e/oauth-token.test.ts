@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { ALICE, Browser, obtainCode } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 interface TokenReply {
   status: number;
@@ -30,14 +29,12 @@ const DEMO_BASIC = { id: DEMO_CLIENT.clientId, secret: DEMO_CLIENT.clientSecret 
 const POST_CREDENTIALS = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
 
 describe('token endpoint', () => {
-  let service: LocalService;
+  const service = useTestService();
   let browser: Browser;
 
-  beforeAll(async () => {
-    service = await startTestService();
+  beforeAll(() => {
     browser = new Browser(service.authUrl);
   });
-  afterAll(() => service?.stop());
 
   async function post(path: string, fields: Record<string, string>, options: TokenRequestOptions = {}): Promise<TokenReply> {
     const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/x-www-form-urlencoded' };

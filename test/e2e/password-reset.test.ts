@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import type { LocalService } from '#local/service';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { Browser, createAccount, formFields, obtainCode, signIn, textOf, type Account, type Reply } from '../support/oauth-client';
-import { createRepos, type Repos } from '../support/repos';
 import { linkToken, mailTo } from '../support/outbox';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 const EXPIRED = 'This reset link is invalid, expired or already used.';
 
@@ -14,19 +11,8 @@ const EXPIRED = 'This reset link is invalid, expired or already used.';
  * the form's checkbox ends every connected application's access with the password change.
  */
 describe('password reset', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let repos: Repos;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    repos = createRepos({ doc, table: service.tableName });
-  });
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { repos } = useTable(service);
 
   /** Asks for a reset link for the account, as its owner would; returns the link's token from the e-mail. */
   async function requestLink(account: Account): Promise<string> {

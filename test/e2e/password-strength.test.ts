@@ -1,31 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
-import { createDocumentClient } from '#shared/data/dynamodb';
+import { describe, expect, it } from 'vitest';
 import { Browser, createAccount, formFields, textOf, type Reply } from '../support/oauth-client';
 import { linkToken, mailTo } from '../support/outbox';
-import { createRepos, type Repos } from '../support/repos';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 // The password strength estimate (zxcvbn, shared/domain/password-policy.ts) over HTTP: a guessable
 // password gets the form again (400) with zxcvbn's reason, and nothing is stored or sent; a strong
 // one goes through. Sign-up and a new password after a reset use the same policy.
 
 describe('password strength over HTTP', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let repos: Repos;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    repos = createRepos({ doc, table: service.tableName });
-  });
-
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { repos } = useTable(service);
 
   async function signUp(fields: Record<string, string>): Promise<Reply> {
     const b = new Browser(service.authUrl);

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
 import { grantTokenNames } from '#shared/auth/grant-tokens';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { countRequests } from '../support/count-requests';
 import { type Account, authorizationParams, authorize, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, nextLoopbackAddress, type Reply, signIn, textOf } from '../support/oauth-client';
-import { createRepos, type Repos } from '../support/repos';
 import { linkToken, mailTo } from '../support/outbox';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 interface App {
   clientId: string;
@@ -21,26 +18,17 @@ interface App {
  * order, as the handlers' own client (shared/auth/runtime.ts) sends them.
  */
 describe('DynamoDB requests per browser call', () => {
-  let service: LocalService;
+  const service = useTestService();
+  /** On a client of the test's own (not counted), to prepare and check the table. */
+  const { repos } = useTable(service);
   let requests: ReturnType<typeof countRequests>;
-  /** A client of the test's own (not counted), to prepare and check the table. */
-  let testDoc: ReturnType<typeof createDocumentClient>;
-  let repos: Repos;
 
   beforeAll(async () => {
-    service = await startTestService();
     // The auth handlers' own client: imported after the service set the environment they read.
     const { doc } = await import('#shared/auth/runtime');
     requests = countRequests(doc);
-    testDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    const deps = { doc: testDoc, table: service.tableName };
-    repos = createRepos(deps);
   });
-  afterAll(async () => {
-    requests?.detach();
-    testDoc?.destroy();
-    await service?.stop();
-  });
+  afterAll(() => requests?.detach());
   beforeEach(() => requests.reset());
 
   /** The operations `call` sends, and its reply; nothing before it counts. */

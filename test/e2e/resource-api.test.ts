@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import { USER_FIELDS, type User } from '#shared/domain/user';
 import { countRequests } from '../support/count-requests';
-import { startTestService, tokenFor } from '../support/service';
+import { tokenFor, useTable, useTestService } from '../support/service';
 import { makeDevice } from '../support/factories';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
@@ -45,26 +42,20 @@ interface CallOptions {
 }
 
 describe('resource API', () => {
-  let service: LocalService;
-  let seedDoc: DynamoDBDocumentClient;
+  const service = useTestService();
+  const { doc: seedDoc } = useTable(service);
   let requests: ReturnType<typeof countRequests>;
   let aliceToken: string;
   let bobToken: string;
 
   beforeAll(async () => {
-    service = await startTestService();
-    seedDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     // The handlers' own client: imported after the service set the environment they read.
     const { doc } = await import('#shared/runtime');
     requests = countRequests(doc);
     aliceToken = await tokenFor(service, ALICE.user.id, ALL);
     bobToken = await tokenFor(service, BOB.user.id, ALL);
   });
-  afterAll(async () => {
-    requests?.detach();
-    seedDoc?.destroy();
-    await service?.stop();
-  });
+  afterAll(() => requests?.detach());
   beforeEach(() => requests.reset());
 
   async function call(method: string, path: string, options: CallOptions = {}): Promise<Reply> {

@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
+import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import { randomUUID } from 'node:crypto';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { Browser, createAccount, formFields, obtainCode, signIn, type Account, type Reply } from '../support/oauth-client';
@@ -14,7 +12,7 @@ interface App {
   clientSecret: string;
   redirectUri: string;
 }
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 // Revoking an application reads the user's grant families (a Query), then revokes them in one
 // transaction on condition that each is still the one it read. A refresh that rotates a family in
@@ -22,18 +20,8 @@ import { startTestService } from '../support/service';
 // refresh is made to happen exactly in between, over HTTP, by the test's own middleware on the
 // handlers' DynamoDB client.
 describe('ending an application\'s grant while its refresh token rotates', () => {
-  let service: LocalService;
-
-  let testDoc: ReturnType<typeof createDocumentClient>;
-
-  beforeAll(async () => {
-    service = await startTestService();
-    testDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-  });
-  afterAll(async () => {
-    testDoc?.destroy();
-    await service?.stop();
-  });
+  const service = useTestService();
+  const { doc: testDoc } = useTable(service);
 
   const token = (app: App, fields: Record<string, string>) => fetch(`${service.authUrl}/oauth/token`, {
     method: 'POST',

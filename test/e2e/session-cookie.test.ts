@@ -1,37 +1,27 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { hashSecret, randomToken } from '#shared/auth/secrets';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
-import { createSessionRepo, SESSION_TTL_SECONDS } from '#shared/data/session-repo';
+import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 import { epochSeconds } from '#shared/domain/time';
 import { countRequests } from '../support/count-requests';
 import { type Account, authorizationParams, authorize, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, type Reply, signIn } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 const LOGIN_REDIRECT = '/login?return_to=%2Faccount';
 
 describe('session cookie', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let sessions: ReturnType<typeof createSessionRepo>;
+  const service = useTestService();
+  const { doc, repos: { sessions } } = useTable(service);
   let requests: ReturnType<typeof countRequests>;
 
   beforeAll(async () => {
-    service = await startTestService();
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    sessions = createSessionRepo({ doc, table: service.tableName });
     // The auth handlers' own client: imported after the service set the environment they read.
     const runtime = await import('#shared/auth/runtime');
     requests = countRequests(runtime.doc);
   });
-  afterAll(async () => {
-    requests?.detach();
-    doc?.destroy();
-    await service?.stop();
-  });
+  afterAll(() => requests?.detach());
   beforeEach(() => requests.reset());
 
   /** A browser that sends only this session cookie. */

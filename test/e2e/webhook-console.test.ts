@@ -1,27 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
 import { createClientRepo } from '#shared/data/client-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { createServer, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { Browser, createAccount, formFields, signIn, textOf, type Reply } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
 /** The webhook card of the developer console over HTTP: forms, their errors, show-once secrets, deliveries. */
 describe('webhook in the developer console over HTTP', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let webhooks: WebhookRepo;
+  const service = useTestService({ webhooks: {} });
+  const { doc } = useTable(service);
+  const webhooks = createWebhookRepo({ doc, table: service.tableName });
   /** A receiver on this machine (the local service accepts http://localhost): what it was sent. */
   let receiver: Server;
   let receiverUrl: string;
   const received: { headers: Record<string, string>; body: string }[] = [];
 
   beforeAll(async () => {
-    service = await startTestService({ webhooks: {} });
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    webhooks = createWebhookRepo({ doc, table: service.tableName });
     receiver = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -36,8 +31,6 @@ describe('webhook in the developer console over HTTP', () => {
 
   afterAll(async () => {
     await new Promise((resolve) => receiver?.close(resolve));
-    doc?.destroy();
-    await service?.stop();
   });
 
   /** The requests the receiver got for `webhookId`, once there are `count` (within 5 s). */

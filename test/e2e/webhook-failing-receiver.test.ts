@@ -1,18 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { createDeviceRepo } from '#shared/data/device-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
 import { webhookKey } from '#shared/data/keys';
-import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { DISABLE_FAILING_AFTER_SECONDS } from '#shared/webhooks/deliver';
-import { createRepos, type Repos } from '../support/repos';
 import { mailTo } from '../support/outbox';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 import { startReceiver } from '../support/webhook-receiver';
 
 // A receiver that has failed for days is disabled and its developer e-mailed (through SES, here its
@@ -21,10 +17,9 @@ const [ALICE] = DEMO_USERS;
 const DEVICE = ALICE.devices[0].id;
 
 describe('webhooks: a receiver failing for days', () => {
-  let service: LocalService;
-  let doc: DynamoDBDocumentClient;
-  let repos: Repos;
-  let webhooks: WebhookRepo;
+  const service = useTestService({ awsStandIns: true, webhooks: { timeScale: 1e-4 } });
+  const { doc, repos } = useTable(service, { requestTimeoutMs: 10_000 });
+  const webhooks = createWebhookRepo({ doc, table: service.tableName });
   const stops: (() => Promise<void>)[] = [];
 
   async function subscribedApp(url: string, failingSince?: Date) {
@@ -46,17 +41,8 @@ describe('webhooks: a receiver failing for days', () => {
   // The change a PUT /devices/{id} makes (tokens here are signed by the KMS stand-in's key: the table write is what matters).
   const putDevice = (place: string) => createDeviceRepo({ doc, table: service.tableName }).updateOwnedDevice(ALICE.user.id, DEVICE, { place });
 
-  beforeAll(async () => {
-    service = await startTestService({ awsStandIns: true, webhooks: { timeScale: 1e-4 } });
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits: { requestTimeoutMs: 10_000 } });
-    repos = createRepos({ doc, table: service.tableName });
-    webhooks = createWebhookRepo({ doc, table: service.tableName });
-  });
-
   afterAll(async () => {
     for (const stop of stops) await stop();
-    await service?.stop();
-    doc?.destroy();
   });
 
   it('is disabled at its next failure, its developer e-mailed once, and later events are not sent to it', async () => {

@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { createDeviceRepo } from '#shared/data/device-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { MAX_DELIVERY_ATTEMPTS } from '#shared/webhooks/deliver';
-import { createRepos, type Repos } from '../support/repos';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 import { startReceiver } from '../support/webhook-receiver';
 
 // Before any import: the one logger reads its level when its module loads. Errors only.
@@ -29,10 +25,6 @@ const DEVICE = ALICE.devices[0].id;
 type Write = typeof process.stderr.write;
 
 describe('webhooks: a backoff the queue refuses', () => {
-  let service: LocalService;
-  let doc: DynamoDBDocumentClient;
-  let repos: Repos;
-  let webhooks: WebhookRepo;
   const stops: (() => Promise<void>)[] = [];
   const logged: string[] = [];
   const originalWrite = process.stderr.write;
@@ -45,17 +37,16 @@ describe('webhooks: a backoff the queue refuses', () => {
       done?.();
       return true;
     }) as Write;
-    service = await startTestService({ webhooks: { timeScale: TIME_SCALE } });
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits: { requestTimeoutMs: 10_000 } });
-    repos = createRepos({ doc, table: service.tableName });
-    webhooks = createWebhookRepo({ doc, table: service.tableName });
   });
-
+  afterAll(() => {
+    process.stderr.write = originalWrite;
+  });
+  // After the capture's hooks: it starts once the errors are kept, and stops before they are printed again.
+  const service = useTestService({ webhooks: { timeScale: TIME_SCALE } });
+  const { doc, repos } = useTable(service, { requestTimeoutMs: 10_000 });
+  const webhooks = createWebhookRepo({ doc, table: service.tableName });
   afterAll(async () => {
     for (const stop of stops) await stop();
-    await service?.stop();
-    doc?.destroy();
-    process.stderr.write = originalWrite;
   });
 
   it('keeps the message, which comes back after the visibility timeout for every attempt, and logs each refusal without secrets', async () => {

@@ -2,23 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { serviceFacts, type LocalService } from '#local/service';
+import { serviceFacts } from '#local/service';
 import { createDeviceRepo } from '#shared/data/device-repo';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { MAX_DELIVERY_ATTEMPTS, RETRY_DELAYS_SECONDS } from '#shared/webhooks/deliver';
 import { redeliver, sendTestEvent } from '#shared/webhooks/dispatch';
 import { Browser, createAccount, formFields, obtainCode, signIn, type Account } from '../support/oauth-client';
 import { linkToken, mailTo } from '../support/outbox';
-import { createRepos, type Repos } from '../support/repos';
 import { runTool } from '../support/run-tool';
-import { startTestService, tokenFor } from '../support/service';
+import { tokenFor, useTable, useTestService } from '../support/service';
 import { startReceiver, type Received } from '../support/webhook-receiver';
 
 // The webhook pipeline end to end on the local service: the table's stream → the fan-out handler →
@@ -29,10 +26,9 @@ const [ALICE] = DEMO_USERS;
 const DEVICE = ALICE.devices[0].id;
 
 describe('webhooks', () => {
-  let service: LocalService;
-  let doc: DynamoDBDocumentClient;
-  let repos: Repos;
-  let webhooks: WebhookRepo;
+  const service = useTestService({ webhooks: { timeScale: TIME_SCALE } });
+  const { doc, repos } = useTable(service, { requestTimeoutMs: 10_000 });
+  const webhooks = createWebhookRepo({ doc, table: service.tableName });
   const stops: (() => Promise<void>)[] = [];
 
   /** A new application of Alice's, subscribed to `url`, holding a consent of Alice's for `scopes`; its id and signing secret. */
@@ -66,10 +62,6 @@ describe('webhooks', () => {
   });
 
   beforeAll(async () => {
-    service = await startTestService({ webhooks: { timeScale: TIME_SCALE } });
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits: { requestTimeoutMs: 10_000 } });
-    repos = createRepos({ doc, table: service.tableName });
-    webhooks = createWebhookRepo({ doc, table: service.tableName });
     // The first event loads both handlers and their SDK clients (a cold start, in Lambda too): the 2 s below is for a warm pipeline.
     const warm = await receiver();
     const { clientId } = await subscribedApp(warm.url);
@@ -80,8 +72,6 @@ describe('webhooks', () => {
 
   afterAll(async () => {
     for (const stop of stops) await stop();
-    await service?.stop();
-    doc?.destroy();
   });
 
   it('a PUT by another application → a device.updated that both verifiers accept, within 2 s', async () => {

@@ -1,12 +1,8 @@
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
 import { DeviceUserServiceStack } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
-import { startTestService, tokenFor } from '../support/service';
+import { tokenFor, useTestService } from '../support/service';
 import { deployedTemplate } from '../support/deployed-form';
 
 // What API Gateway does with the SYNTHESIZED TEMPLATE, as AWS documents it, against what the local
@@ -190,7 +186,7 @@ function awsAnswer(api: TemplateApi, request: Request): Answer {
 }
 
 describe('local gateway against the synthesized API Gateway template', () => {
-  let service: LocalService;
+  const service = useTestService();
   let apis: TemplateApi[];
   let resourceApi: TemplateApi;
   let authApi: TemplateApi;
@@ -198,16 +194,12 @@ describe('local gateway against the synthesized API Gateway template', () => {
 
   beforeAll(async () => {
     const template = deployedTemplate(new DeviceUserServiceStack(testApp({ mailFrom: 'no-reply@example.com' }), 'Parity'));
-    service = await startTestService();
     apis = readTemplate(template.Resources as Resources, template.Outputs, { ApiUrl: service.apiUrl, AuthUrl: service.authUrl });
     resourceApi = apis.find((a) => a.url === service.apiUrl)!;
     authApi = apis.find((a) => a.url === service.authUrl)!;
   });
-  afterAll(async () => {
+  afterAll(() => {
     removeTestApps();
-    await service?.stop();
-    const stateDir = service && dirname(service.signingKeyFile);
-    if (stateDir?.startsWith(tmpdir())) rmSync(stateDir, { recursive: true, force: true });
   });
 
   function tokenWith(scopes: string[], overrides: { issuer?: string; audience?: string } = {}) {

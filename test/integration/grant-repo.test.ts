@@ -14,7 +14,7 @@ import { freshTable } from '../support/service';
 
 // Consents, codes and token families through the grant repository on DynamoDB Local: what each write
 // lets through or refuses when a user revokes an application, a code is replayed or a token raced.
-// The token service's own tests (token-service.test.ts) show the same from the token endpoint.
+// The token service's own tests (token-service-*.test.ts) show the same from the token endpoint.
 
 // In the future: DynamoDB Local deletes items past their TTL as DynamoDB does (a code's 10 minutes).
 const NOW = new Date('2046-11-23T10:00:00.000Z');

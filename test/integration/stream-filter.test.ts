@@ -167,24 +167,3 @@ describe('the fan-out’s stream filters, on the records a user’s life writes'
     expect(handedOver.map((r) => r.eventID)).toEqual(all.filter((r) => matchesFilters(filters, r)).map((r) => r.eventID));
   });
 });
-
-describe('matchesFilters', () => {
-  const record = { eventName: 'MODIFY', dynamodb: { Keys: { pk: { S: 'FAMILY#f1' }, sk: { S: 'FAMILY' } } } };
-
-  it('matches exact values and prefixes; every field of a filter, any of the filters', () => {
-    expect(matchesFilters([{ eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { pk: { S: [{ prefix: 'FAMILY#' }] } } } }], record)).toBe(true);
-    expect(matchesFilters([{ eventName: ['REMOVE'], dynamodb: { Keys: { pk: { S: [{ prefix: 'FAMILY#' }] } } } }], record)).toBe(false);
-    expect(matchesFilters([{ dynamodb: { Keys: { pk: { S: [{ prefix: 'USER#' }] } } } }, { eventName: ['MODIFY'] }], record)).toBe(true);
-    // A field the record lacks does not match.
-    expect(matchesFilters([{ dynamodb: { NewImage: { status: { S: ['revoked'] } } } }], record)).toBe(false);
-    expect(matchesFilters([], record)).toBe(true);
-  });
-
-  it('refuses the operators it does not implement, loudly, rather than behave unlike Lambda', () => {
-    for (const rule of [{ 'anything-but': ['x'] }, { numeric: ['=', 1] }, { exists: true }, { prefix: 'A', suffix: 'B' }, 1, null]) {
-      expect(() => matchesFilters([{ eventName: [rule as never] }], record), JSON.stringify(rule)).toThrow(/Unsupported event filter rule/);
-      // Also behind a filter that already matched.
-      expect(() => matchesFilters([{ eventName: ['MODIFY'] }, { eventName: [rule as never] }], record)).toThrow(/Unsupported event filter rule/);
-    }
-  });
-});

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { issueAccessToken, type AccessTokenRequest } from '#shared/auth/access-token';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import { createDocumentClient } from '#shared/data/dynamodb';
+import { createDocumentClient, type DocumentClientOptions } from '#shared/data/dynamodb';
 import { createTable } from '#local/dynamodb-local';
 import { startLocalService, type LocalService, type LocalServiceOptions } from '#local/service';
+import { createRepos, type Repos } from './repos';
 
 /** A fresh table on the run's DynamoDB Local, with a document client on it. */
 export async function freshTable() {
@@ -46,6 +48,64 @@ export async function startTestService(options: Partial<LocalServiceOptions> = {
     removeState();
     throw error;
   }
+}
+
+/**
+ * The whole local service for the tests of one `describe` (or file): started by startTestService
+ * in a `beforeAll`, stopped in an `afterAll`, both registered here, where it is called. What it
+ * returns stands for the running service: its table and DynamoDB endpoint are known at once, the
+ * rest (hosts, key file, outbox, stand-ins) from its start on; read before it, they throw.
+ *
+ * Hooks run in the order they are registered and `afterAll` hooks in reverse (vitest's default
+ * `sequence.hooks: 'stack'`): a `beforeAll` registered before this call runs before the service
+ * starts, an `afterAll` registered before it, after the service stopped.
+ */
+export function useTestService(options: Partial<LocalServiceOptions> = {}): LocalService {
+  const settings = { dynamodbEndpoint: inject('dynamodbEndpoint'), tableName: `test-${randomUUID()}`, ...options };
+  let starting: Promise<LocalService> | undefined;
+  let service: LocalService | undefined;
+  // Also when the start outlived its hook's time limit: what it started is stopped all the same.
+  const stop = async () => {
+    const started = await starting?.catch(() => undefined);
+    starting = undefined;
+    service = undefined;
+    await started?.stop();
+  };
+  beforeAll(async () => {
+    starting = startTestService(settings);
+    service = await starting;
+  });
+  afterAll(stop);
+  const running = (): LocalService => {
+    if (!service) throw new Error('The test service runs from its beforeAll to its afterAll: read it in a test or a hook.');
+    return service;
+  };
+  return {
+    tableName: settings.tableName,
+    dynamodbEndpoint: settings.dynamodbEndpoint,
+    get apiUrl() { return running().apiUrl; },
+    get authUrl() { return running().authUrl; },
+    get signingKeyFile() { return running().signingKeyFile; },
+    get outboxDir() { return running().outboxDir; },
+    get aws() { return running().aws; },
+    get webhooks() { return running().webhooks; },
+    /** Stops the service before its afterAll would. */
+    stop,
+  };
+}
+
+/**
+ * A DynamoDB client of the test's own on the service's table, with every repository on it, to
+ * prepare and check the table (not the service's clients: its requests are not counted with
+ * theirs); destroyed in an `afterAll` registered here, so before a service set up earlier stops.
+ */
+export function useTable(
+  service: Pick<LocalService, 'dynamodbEndpoint' | 'tableName'>,
+  limits?: DocumentClientOptions['limits'],
+): { doc: DynamoDBDocumentClient; repos: Repos } {
+  const doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits });
+  afterAll(() => doc.destroy());
+  return { doc, repos: createRepos({ doc, table: service.tableName }) };
 }
 
 /**

@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalService } from '#local/service';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import { describe, expect, it } from 'vitest';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { Browser, createAccount, formFields, signIn, type Reply } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 
-/** Review probe: malformed input, SSRF spellings, another developer's application and CSRF on the webhook forms. */
-describe('review: webhook forms under attack', () => {
-  let service: LocalService;
-  let doc: ReturnType<typeof createDocumentClient>;
-  let webhooks: WebhookRepo;
-
-  beforeAll(async () => {
-    service = await startTestService({ webhooks: {} });
-    doc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
-    webhooks = createWebhookRepo({ doc, table: service.tableName });
-  });
-  afterAll(async () => {
-    doc?.destroy();
-    await service?.stop();
-  });
+/** Malformed input, SSRF spellings, another developer's application and CSRF on the webhook forms (a security review's probes). */
+describe('webhook forms under attack', () => {
+  const service = useTestService({ webhooks: {} });
+  const { doc } = useTable(service);
+  const webhooks = createWebhookRepo({ doc, table: service.tableName });
 
   async function developerWithApp() {
     const account = await createAccount(service);

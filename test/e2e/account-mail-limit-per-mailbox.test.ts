@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { LocalService } from '#local/service';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { Browser, formFields } from '../support/oauth-client';
-import { startTestService } from '../support/service';
+import { useTestService } from '../support/service';
 
 const PASSPHRASE = 'a quiet lighthouse keeps the harbour';
 const LIMIT = 5;
@@ -15,14 +14,7 @@ const LIMIT = 5;
  * mail-bombed one inbox without limit.
  */
 describe('account e-mail limit across spellings of one mailbox', () => {
-  let service: LocalService;
-
-  beforeAll(async () => {
-    service = await startTestService();
-  });
-  afterAll(async () => {
-    await service?.stop();
-  });
+  const service = useTestService();
   beforeEach(() => {
     vi.setSystemTime(Math.floor(Date.now() / 3_600_000) * 3_600_000 + 60_000);
   });

@@ -1,14 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import type { LocalService } from '#local/service';
-import { startTestService, tokenFor } from '../support/service';
+import { tokenFor, useTestService } from '../support/service';
 
 describe('local service', () => {
-  let service: LocalService;
-  beforeAll(async () => {
-    service = await startTestService();
-  });
-  afterAll(() => service?.stop());
+  const service = useTestService();
 
   it('serves the demo user their devices through the gateway', async () => {
     const alice = DEMO_USERS[0];
@@ -23,11 +18,7 @@ describe('local service', () => {
 });
 
 describe('OpenAPI document', () => {
-  let service: LocalService;
-  beforeAll(async () => {
-    service = await startTestService();
-  });
-  afterAll(() => service?.stop());
+  const service = useTestService();
 
   it('is served without a token at /openapi.json, naming this deployment\'s hosts', async () => {
     const response = await fetch(`${service.apiUrl}/openapi.json`);
