@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 // Random tokens, their hashes and their comparison live in shared/secrets.ts, below the data layer
-// that stores them; they are exported here too for the tests that import them from this module.
-export { hashSecret, randomToken, safeEqual } from '#shared/secrets';
+// that stores them; this module keeps what only the token service uses.
 
 // A rotated refresh token keeps its successor encrypted under a key derived from itself, so the
 // same successor can be handed back to a retry of the same token, and the table alone reveals nothing.

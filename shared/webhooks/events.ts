@@ -5,9 +5,7 @@ import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import type { RevocationReason } from '#shared/domain/grant';
 import type { WebhookEventType } from '#shared/domain/webhook';
 
-// The event types and the webhook id are the domain's (shared/domain/webhook.ts); exported here
-// too for the tests that import them with the events.
-export { newWebhookId, WEBHOOK_EVENT_TYPES } from '#shared/domain/webhook';
+// The event types and the webhook id are the domain's (shared/domain/webhook.ts).
 
 /** Device events need the application to hold this scope from the device's owner. */
 export const DEVICE_EVENT_SCOPE = 'read_device';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import {

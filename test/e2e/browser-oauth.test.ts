@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { SCOPES } from '#shared/domain/scopes';

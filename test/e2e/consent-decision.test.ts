@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import { type Account, authorizationParams, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, type Reply, signIn } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';

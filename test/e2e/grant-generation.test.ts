@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import { grantTokenNames } from '#shared/auth/grant-tokens';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { formatTimestamp } from '#shared/domain/time';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, obtainCode, signIn, type Account, type Reply,

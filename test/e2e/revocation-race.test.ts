@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import { randomUUID } from 'node:crypto';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { formatTimestamp } from '#shared/domain/time';

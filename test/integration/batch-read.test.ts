@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { createBatchReader, type BatchReader, type ItemKey } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';

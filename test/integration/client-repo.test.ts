@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo, type ClientRepo, type SecretReveal } from '#shared/data/client-repo';
 import type { Client } from '#shared/domain/client';

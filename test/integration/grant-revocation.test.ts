@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { clientKey, consentKey, familyKey } from '#shared/data/keys';

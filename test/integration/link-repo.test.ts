@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import type { ItemKey } from '#shared/data/batch-read';
 import { linkKey, userKey } from '#shared/data/keys';
 import { createLinkRepo, LINK_TTL_SECONDS, type LinkRepo } from '#shared/data/link-repo';

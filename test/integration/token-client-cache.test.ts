@@ -9,7 +9,7 @@ import type { ClientCredentials } from '#shared/auth/client-auth';
 import { CLIENT_CACHE_SECONDS, createClientCache } from '#shared/auth/client-cache';
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { SigningUnavailableError } from '#shared/auth/signer';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';

@@ -6,7 +6,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalKeyStore } from '#shared/auth/local-signer';
 import { newAuthorizationCode } from '#shared/auth/grant-tokens';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { createKeyring } from '#shared/auth/signing-keys';
 import { tokenEndpoint } from '#shared/auth/token-endpoint';
 import { createTokenService } from '#shared/auth/token-service';

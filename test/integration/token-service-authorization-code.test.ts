@@ -3,7 +3,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { CODE_TTL_SECONDS, issueCode } from '#shared/auth/authorize-request';
 import type { ClientCredentials } from '#shared/auth/client-auth';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { SigningUnavailableError } from '#shared/auth/signer';
 import { grantTokenNames, newGrantToken } from '#shared/auth/grant-tokens';
 import { createTokenService, type TokenResponse } from '#shared/auth/token-service';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import type { ClientCredentials } from '#shared/auth/client-auth';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { REFRESH_GRACE_SECONDS, type TokenResponse } from '#shared/auth/token-service';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { randomToken } from '#shared/auth/secrets';
+import { randomToken } from '#shared/secrets';
 import { grantTokenNames } from '#shared/auth/grant-tokens';
 import { REFRESH_GRACE_SECONDS } from '#shared/auth/token-service';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import { InvalidClientError } from '#shared/errors';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, jwtVerify } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKmsSigner } from '#shared/auth/kms-signer';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
 import { tokenEndpoint } from '#shared/auth/token-endpoint';
 import { grantTokenNames } from '#shared/auth/grant-tokens';

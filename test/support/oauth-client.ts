@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
 import { hashPassword } from '#shared/auth/password';
-import { randomToken } from '#shared/auth/secrets';
+import { randomToken } from '#shared/secrets';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';

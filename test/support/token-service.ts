@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { CODE_TTL_SECONDS } from '#shared/auth/authorize-request';
 import type { ClientCredentials } from '#shared/auth/client-auth';
 import { createLocalSigner } from '#shared/auth/local-signer';
-import { hashSecret, randomToken } from '#shared/auth/secrets';
+import { hashSecret, randomToken } from '#shared/secrets';
 import type { TokenSigner } from '#shared/auth/signer';
 import { grantTokenNames, newAuthorizationCode, type CodeGrant } from '#shared/auth/grant-tokens';
 import { createTokenService, type TokenService } from '#shared/auth/token-service';

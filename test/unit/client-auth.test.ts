@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { authenticateClient, readClientCredentials, type ClientCredentials } from '#shared/auth/client-auth';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, type Client } from '#shared/domain/client';
 import { AppError } from '#shared/errors';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CLIENT_CACHE_SECONDS, createClientCache } from '#shared/auth/client-cache';
-import { hashSecret } from '#shared/auth/secrets';
+import { hashSecret } from '#shared/secrets';
 import type { Client } from '#shared/domain/client';
 
 // The token endpoint's cache of client items (shared/auth/client-cache.ts) on its own, on the test's

@@ -4,7 +4,8 @@ import { ROUTES } from '#shared/routes';
 import { DEVICE_FIELDS } from '#shared/domain/device';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';
-import { WEBHOOK_EVENT_TYPES, testEvent, changeToEvents } from '#shared/webhooks/events';
+import { testEvent, changeToEvents } from '#shared/webhooks/events';
+import { WEBHOOK_EVENT_TYPES } from '#shared/domain/webhook';
 
 describe('OpenAPI document', () => {
   const doc = openApiDocument('https://api.example', 'https://auth.example');
