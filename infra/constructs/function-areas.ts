@@ -6,8 +6,7 @@ import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#s
  * The areas the functions are deployed in, one nested stack each, so that no stack comes near
  * CloudFormation's 500 resources as endpoints are added (test/infra/stack-size.test.ts counts them).
  */
-export const FUNCTION_AREAS = ['ResourceApi', 'AuthServer', 'Console', 'Webhooks', 'Operations'] as const;
-export type FunctionArea = (typeof FUNCTION_AREAS)[number];
+export type FunctionArea = 'ResourceApi' | 'AuthServer' | 'Console' | 'Webhooks' | 'Operations';
 
 /**
  * The area of function `fn` as `api` serves it: the resource API's functions (its fallback

@@ -185,7 +185,7 @@ export class ServiceFunctions extends Construct {
  * `mail.example.org`, `example.org`): "a verified domain identity also verifies its subdomains"
  * (SES Developer Guide, "Creating and verifying identities").
  */
-export function senderIdentities(address: string): string[] {
+function senderIdentities(address: string): string[] {
   const labels = address.slice(address.lastIndexOf('@') + 1).split('.');
   return [address, ...labels.slice(0, -1).map((_, i) => labels.slice(i).join('.'))];
 }

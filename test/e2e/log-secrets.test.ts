@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { logger } from '#shared/log';
 import { authorizationParams, authorize, Browser, formFields, signIn } from '../support/oauth-client';
+import { captureOutput } from '../support/capture-output';
 import { useTestService } from '../support/service';
 
 // Before any import: the one logger reads its level when its module loads.
@@ -10,29 +11,12 @@ vi.hoisted(() => {
   process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
 });
 
-type Write = typeof process.stdout.write;
-
 describe('logs of a full account and OAuth flow', () => {
-  const captured: string[] = [];
-  const originals = { stdout: process.stdout.write, stderr: process.stderr.write };
+  // Everything written to stdout and stderr from here on is kept, and not printed.
+  const captured = captureOutput(['stdout', 'stderr']);
   /** Every secret the flow handled, by name. */
   const secrets: Record<string, string> = {};
 
-  beforeAll(async () => {
-    // Everything written to stdout and stderr from here on is kept, and not printed.
-    for (const stream of ['stdout', 'stderr'] as const) {
-      process[stream].write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-        captured.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-        const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
-        done?.();
-        return true;
-      }) as Write;
-    }
-  });
-  afterAll(() => {
-    process.stdout.write = originals.stdout;
-    process.stderr.write = originals.stderr;
-  });
   // After the capture's hooks: it starts once the output is kept, and stops before it is printed again.
   const service = useTestService();
 

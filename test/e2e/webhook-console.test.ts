@@ -3,7 +3,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { createServer, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { Browser, createAccount, formFields, signIn, textOf, type Reply } from '../support/oauth-client';
+import { Browser, formFields, textOf, type Reply, newDeveloperApp } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';
 
 /** The webhook card of the developer console over HTTP: forms, their errors, show-once secrets, deliveries. */
@@ -43,20 +43,7 @@ describe('webhook in the developer console over HTTP', () => {
     }
   }
 
-  /** A signed-in developer with a new application; its page path. */
-  async function developerWithApp(): Promise<{ b: Browser; clientId: string; appPath: string }> {
-    const account = await createAccount(service);
-    const b = new Browser(service.authUrl);
-    expect((await signIn(b, account)).status).toBe(303);
-    const page = await b.get('/developer');
-    const reply = await b.postForm('/developer/apps', {
-      ...formFields(page.text, '/developer/apps'),
-      name: 'Webhook app', description: '', website: 'https://hooks.example', redirect_uris: 'https://hooks.example/callback',
-    });
-    const clientId = /^\/developer\/apps\/([^/]+)\/secret$/.exec(reply.location ?? '')![1]!;
-    await b.get(reply.location!); // the client secret, shown once
-    return { b, clientId, appPath: `/developer/apps/${clientId}` };
-  }
+  const developerWithApp = () => newDeveloperApp(service, 'Webhook app');
 
   /** Posts the application page's form to `action` with `fields`. */
   async function post(b: Browser, appPath: string, action: string, fields: Record<string, string> = {}): Promise<Reply> {

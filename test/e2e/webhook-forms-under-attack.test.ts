@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
-import { Browser, createAccount, formFields, signIn, type Reply } from '../support/oauth-client';
+import { Browser, formFields, type Reply, newDeveloperApp } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';
 
 /** Malformed input, SSRF spellings, another developer's application and CSRF on the webhook forms (a security review's probes). */
@@ -9,19 +9,7 @@ describe('webhook forms under attack', () => {
   const { doc } = useTable(service);
   const webhooks = createWebhookRepo({ doc, table: service.tableName });
 
-  async function developerWithApp() {
-    const account = await createAccount(service);
-    const b = new Browser(service.authUrl);
-    expect((await signIn(b, account)).status).toBe(303);
-    const page = await b.get('/developer');
-    const reply = await b.postForm('/developer/apps', {
-      ...formFields(page.text, '/developer/apps'),
-      name: 'Probe app', description: '', website: 'https://hooks.example', redirect_uris: 'https://hooks.example/callback',
-    });
-    const clientId = /^\/developer\/apps\/([^/]+)\/secret$/.exec(reply.location ?? '')![1]!;
-    await b.get(reply.location!);
-    return { b, clientId, appPath: `/developer/apps/${clientId}` };
-  }
+  const developerWithApp = () => newDeveloperApp(service, 'Probe app');
   async function post(b: Browser, formPage: string, action: string, fields: Record<string, string> = {}): Promise<Reply> {
     const page = await b.get(formPage);
     expect(page.status).toBe(200);

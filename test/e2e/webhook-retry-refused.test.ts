@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { MAX_DELIVERY_ATTEMPTS } from '#shared/webhooks/deliver';
+import { captureOutput } from '../support/capture-output';
 import { useTable, useTestService } from '../support/service';
 import { startReceiver } from '../support/webhook-receiver';
 
@@ -22,25 +23,10 @@ const TIME_SCALE = 1e-6;
 const [ALICE] = DEMO_USERS;
 const DEVICE = ALICE.devices[0].id;
 
-type Write = typeof process.stderr.write;
-
 describe('webhooks: a backoff the queue refuses', () => {
   const stops: (() => Promise<void>)[] = [];
-  const logged: string[] = [];
-  const originalWrite = process.stderr.write;
-
-  beforeAll(async () => {
-    // Every error line from here on is kept, and not printed.
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      logged.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
-      const done = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
-      done?.();
-      return true;
-    }) as Write;
-  });
-  afterAll(() => {
-    process.stderr.write = originalWrite;
-  });
+  // Every error line from here on is kept, and not printed.
+  const logged = captureOutput(['stderr']);
   // After the capture's hooks: it starts once the errors are kept, and stops before they are printed again.
   const service = useTestService({ webhooks: { timeScale: TIME_SCALE } });
   const { doc, repos } = useTable(service, { requestTimeoutMs: 10_000 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { expect } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
 import { hashPassword } from '#shared/auth/password';
@@ -236,4 +237,19 @@ export async function createAccount(service: LocalService, overrides: Partial<Us
   } finally {
     doc.destroy();
   }
+}
+
+/** A signed-in developer (a new account) with a new application named `name`, registered through the console; its page path. */
+export async function newDeveloperApp(service: LocalService, name: string): Promise<{ b: Browser; clientId: string; appPath: string }> {
+  const account = await createAccount(service);
+  const b = new Browser(service.authUrl);
+  expect((await signIn(b, account)).status).toBe(303);
+  const page = await b.get('/developer');
+  const reply = await b.postForm('/developer/apps', {
+    ...formFields(page.text, '/developer/apps'),
+    name, description: '', website: 'https://hooks.example', redirect_uris: 'https://hooks.example/callback',
+  });
+  const clientId = /^\/developer\/apps\/([^/]+)\/secret$/.exec(reply.location ?? '')![1]!;
+  await b.get(reply.location!); // the client secret, shown once
+  return { b, clientId, appPath: `/developer/apps/${clientId}` };
 }
