@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CLIENT_CACHE_SECONDS } from '#shared/auth/client-cache';
+import { CLIENT_CACHE_SECONDS } from '#shared/oauth/client-cache';
 import { DEPLOYED_ROUTES, THROTTLES, type FunctionName } from '#shared/routes';
 
 // The scale and cost model of docs/operations.md: monthly cost and binding quotas as functions of the

@@ -94,10 +94,10 @@ export function floorLibrary(steps: readonly FloorStep[]): 'sqs' | 'kms' | undef
   return sqs ? 'sqs' : kms ? 'kms' : undefined;
 }
 
-/** shared/auth/password.ts's parameters, written out: the floor imports nothing of the service. */
+/** shared/accounts/password.ts's parameters, written out: the floor imports nothing of the service. */
 const SCRYPT = { N: 2 ** 15, r: 8, p: 1, keylen: 32, maxmem: 64 * 1024 * 1024 } as const;
 
-/** A confirmation e-mail as the service words it (shared/auth/accounts.ts), link included. */
+/** A confirmation e-mail as the service words it (shared/accounts/accounts.ts), link included. */
 const MAIL = {
   to: 'camille.roux@example.com',
   subject: 'Confirm your e-mail address',

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, wri
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
-import { createLocalSigner } from '#shared/auth/local-signer';
+import { createLocalSigner } from '#shared/keys/local-signer';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { userKey } from '#shared/data/keys';

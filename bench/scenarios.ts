@@ -4,12 +4,11 @@ import {
   BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
-import { newSecretReveal } from '#shared/auth/developer';
-import { createLocalKeyStore } from '#shared/auth/local-signer';
-import { initSigningKeys } from '#shared/auth/signing-keys';
-import { hashPassword } from '#shared/auth/password';
+import { newSecretReveal } from '#shared/console/developer';
+import { createLocalKeyStore } from '#shared/keys/local-signer';
+import { hashPassword } from '#shared/accounts/password';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { grantTokenNames, newAuthorizationCode, newGrantToken } from '#shared/auth/grant-tokens';
+import { grantTokenNames, newAuthorizationCode, newGrantToken } from '#shared/oauth/grant-tokens';
 import { doc as authDoc } from '#shared/auth/runtime';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
@@ -39,6 +38,7 @@ import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent } from './events.ts';
 import { BENCH_WEBHOOK_ADDRESS, step, type FloorStep } from './floors.ts';
 import type { WebhookEnds } from './webhook-ends.ts';
+import { initSigningKeys } from '#shared/keys/rotation';
 
 // One realistic, successful call per function (two for the token endpoint), with the bare DynamoDB
 // requests of the same kinds it is compared with, and its floor: the fewest DynamoDB requests (and

@@ -1,6 +1,6 @@
 import { hashSecret } from '#shared/secrets';
-import { authenticateClient, type ClientCredentials } from '#shared/auth/client-auth';
-import { createLocalSigner } from '#shared/auth/local-signer';
+import { authenticateClient, type ClientCredentials } from '#shared/oauth/client-auth';
+import { createLocalSigner } from '#shared/keys/local-signer';
 import type { Client } from '#shared/domain/client';
 import { benchContext } from './events.ts';
 import type { Handler, Scenario } from './scenarios.ts';

@@ -32,7 +32,7 @@ export interface FunctionNeeds {
   webhookQueue?: readonly ('send' | 'retry')[];
 }
 
-// The auth services (shared/auth/) and the operations they use.
+// The services (shared/oauth/, shared/accounts/, shared/console/) and the operations they use.
 /** web.ts readPage, pageContext, signedInUser: session, user, application and consent in one read. */
 const pageReads = [sessions.signedInRead, clients.clientsRead, grants.consentRead];
 /** The application page and its webhook forms: pageReads with the subscription, and the last deliveries. */

@@ -4,14 +4,14 @@ import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
-import { createLocalKeyStore } from '#shared/auth/local-signer';
-import { describeRotation, rotateSigningKeys } from '#shared/auth/signing-keys';
+import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { readServiceFacts } from '#local/service';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
+import { describeRotation, rotateSigningKeys } from '#shared/keys/rotation';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
@@ -83,7 +83,7 @@ switch (command) {
     break;
   }
   case 'rotate-signing-key': {
-    // One step of shared/auth/signing-keys.ts: the next key is published now and signs two hours
+    // One step of shared/keys/rotation.ts: the next key is published now and signs two hours
     // later; the old one is retired an hour after that and deleted by the next step.
     if (!signingKeyFile) {
       fail('In AWS the rotation function holds the KMS permissions: aws lambda invoke --function-name <RotateSigningKeyFunctionName output> '

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
-import { AUTHORIZER_JWKS_CACHE_SECONDS } from '#shared/auth/signing-keys';
+import { AUTHORIZER_JWKS_CACHE_SECONDS } from '#shared/keys/schedule';
 
 /**
  * A stand-in for API Gateway's HTTP API JWT authorizer, with the checks and answers AWS

@@ -1,5 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { hashPassword } from '#shared/auth/password';
+import { hashPassword } from '#shared/accounts/password';
 import { hashSecret } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';

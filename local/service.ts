@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { AWS_ENV, ENV, LOCAL_ENV, MAIL_ENV, optionalEnv, WEBHOOK_ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { createLocalSigner } from '#shared/auth/local-signer';
+import { createLocalSigner } from '#shared/keys/local-signer';
 import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
 import { createJwtAuthorizer } from '#local/jwt-authorizer';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';

@@ -1,12 +1,12 @@
-import { issueAccessToken } from '#shared/auth/access-token';
-import { createLocalKeyStore } from '#shared/auth/local-signer';
-import { createKeyring } from '#shared/auth/signing-keys';
+import { issueAccessToken } from '#shared/oauth/access-token';
+import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { ALL_SCOPES, isScope, parseScopeString } from '#shared/domain/scopes';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { readServiceFacts } from '#local/service';
+import { createKeyring } from '#shared/keys/keyring';
 
 // `npm run token -- --user <email> --scope "<scopes>"`: an access token for any account of the
 // running local service, signed by the key that signs now (as the token endpoint would after a

@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 // Random secrets, their stored form and their comparison: what the repositories (links, sessions,
 // throttle records, mail counts), the CSRF check and the authorization server all use, so it sits
-// below them (shared/auth/secrets.ts keeps what only the authorization server does with them).
+// below them (shared/oauth/sealing.ts keeps what only the authorization server does with them).
 
 /** A 256-bit random token, base64url (codes, refresh tokens, client secrets, session ids). */
 export function randomToken(): string {

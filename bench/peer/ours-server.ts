@@ -40,7 +40,7 @@ try {
   // Handler modules read the environment when they load: only now may they be imported.
   const { doc } = await import('#shared/auth/runtime');
   const { startGateway } = await import('#local/gateway');
-  const { newAuthorizationCode, newGrantToken } = await import('#shared/auth/grant-tokens');
+  const { newAuthorizationCode, newGrantToken } = await import('#shared/oauth/grant-tokens');
   const counter = countRequests(doc);
   const waited = timeRequests(doc);
   const grants = createGrantRepo({ doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } }), table });

@@ -1,13 +1,13 @@
 import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/auth/access-token';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { countRequests } from '../../test/support/count-requests.ts';
 import { dynamoDbAdapter } from './dynamodb-adapter.ts';
 import { failStart, serveRequests, SERVER_ENV, tally, timeRequests, type Minted, type Reply } from './protocol.ts';
+import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/domain/grant';
 
 // The peer: oidc-provider on 127.0.0.1, configured for the job the service's token endpoint does
 // (bench/RESULTS.md, "Peer"): authorization code with PKCE S256, one confidential client with

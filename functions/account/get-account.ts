@@ -1,6 +1,6 @@
-import { accountPage } from '#shared/auth/account-pages';
+import { accountPage } from '#shared/views/account-pages';
 import { batch, clients, grants } from '#shared/auth/runtime';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

@@ -1,6 +1,6 @@
-import { confirmEmailPage, expiredLinkPage, outcomeOf, outcomePage } from '#shared/auth/account-pages';
+import { confirmEmailPage, expiredLinkPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
 import { links } from '#shared/auth/runtime';
-import { pageContext } from '#shared/auth/web';
+import { pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

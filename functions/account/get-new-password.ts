@@ -1,6 +1,6 @@
-import { expiredLinkPage, newPasswordPage, outcomeOf, outcomePage } from '#shared/auth/account-pages';
+import { expiredLinkPage, newPasswordPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
 import { links, users } from '#shared/auth/runtime';
-import { pageContext } from '#shared/auth/web';
+import { pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

@@ -1,5 +1,5 @@
-import { outboxPage } from '#shared/auth/account-pages';
-import { pageContext } from '#shared/auth/web';
+import { outboxPage } from '#shared/views/account-pages';
+import { pageContext } from '#shared/accounts/session';
 import { MAIL_ENV, requireEnv } from '#shared/config';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { pageHandler } from '#shared/http/page-handler';

@@ -1,5 +1,5 @@
-import { outcomeOf, outcomePage, resetRequestPage } from '#shared/auth/account-pages';
-import { pageContext } from '#shared/auth/web';
+import { outcomeOf, outcomePage, resetRequestPage } from '#shared/views/account-pages';
+import { pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** GET /password-reset — asks for the account's e-mail address; with `?done=reset-sent`, what the form did. */

@@ -1,5 +1,5 @@
-import { outcomeOf, outcomePage, signupPage } from '#shared/auth/account-pages';
-import { pageContext } from '#shared/auth/web';
+import { outcomeOf, outcomePage, signupPage } from '#shared/views/account-pages';
+import { pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** GET /signup — the sign-up form; with `?done=signed-up`, what the form did. */

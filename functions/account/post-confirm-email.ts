@@ -1,6 +1,6 @@
-import { expiredLinkPage, outcomePath } from '#shared/auth/account-pages';
+import { expiredLinkPage, outcomePath } from '#shared/views/account-pages';
 import { links } from '#shared/auth/runtime';
-import { pageContext } from '#shared/auth/web';
+import { pageContext } from '#shared/accounts/session';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { redirect } from '#shared/http/responses';

@@ -1,8 +1,8 @@
-import { expiredLinkPage, newPasswordPage, outcomePath } from '#shared/auth/account-pages';
-import { endEveryAppAccess } from '#shared/auth/app-access';
-import { hashPassword } from '#shared/auth/password';
+import { expiredLinkPage, newPasswordPage, outcomePath } from '#shared/views/account-pages';
+import { endEveryAppAccess } from '#shared/oauth/app-access';
+import { hashPassword } from '#shared/accounts/password';
 import { grants, links, sessions, users } from '#shared/auth/runtime';
-import { pageContext } from '#shared/auth/web';
+import { pageContext } from '#shared/accounts/session';
 import { passwordProblem } from '#shared/domain/password-policy';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';

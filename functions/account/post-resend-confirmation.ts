@@ -1,6 +1,6 @@
-import { outcomePath } from '#shared/auth/account-pages';
-import { sendConfirmation } from '#shared/auth/accounts';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { outcomePath } from '#shared/views/account-pages';
+import { sendConfirmation } from '#shared/accounts/accounts';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { redirect } from '#shared/http/responses';

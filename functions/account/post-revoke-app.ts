@@ -1,6 +1,6 @@
-import { endAppAccess } from '#shared/auth/app-access';
+import { endAppAccess } from '#shared/oauth/app-access';
 import { grants } from '#shared/auth/runtime';
-import { loginRedirect, signedInUser } from '#shared/auth/web';
+import { loginRedirect, signedInUser } from '#shared/accounts/session';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';

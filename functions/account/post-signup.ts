@@ -1,7 +1,7 @@
-import { outcomePath, signupPage } from '#shared/auth/account-pages';
-import { signUp } from '#shared/auth/accounts';
+import { outcomePath, signupPage } from '#shared/views/account-pages';
+import { signUp } from '#shared/accounts/accounts';
 import { signupProblems } from '#shared/domain/signup';
-import { pageContext } from '#shared/auth/web';
+import { pageContext } from '#shared/accounts/session';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { redirect } from '#shared/http/responses';

@@ -1,7 +1,7 @@
-import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/auth/authorize-request';
-import { consentPage } from '#shared/auth/pages';
+import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/oauth/authorize-request';
+import { consentPage } from '#shared/views/oauth-pages';
 import { grants, issuer } from '#shared/auth/runtime';
-import { loginRedirect, readPage, secure } from '#shared/auth/web';
+import { loginRedirect, readPage, secure } from '#shared/accounts/session';
 import { BadRequestError } from '#shared/errors';
 import { csrfToken } from '#shared/http/csrf';
 import { pageHandler } from '#shared/http/page-handler';

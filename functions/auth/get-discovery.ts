@@ -1,4 +1,4 @@
-import { authorizationServerMetadata } from '#shared/auth/metadata';
+import { authorizationServerMetadata } from '#shared/oauth/metadata';
 import { ENV, requireEnv } from '#shared/config';
 import { publicHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';

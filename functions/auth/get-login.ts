@@ -1,5 +1,5 @@
-import { loginPage } from '#shared/auth/pages';
-import { redirectOriginOf, safeReturnTo, secure, signedInUser } from '#shared/auth/web';
+import { loginPage } from '#shared/views/oauth-pages';
+import { redirectOriginOf, safeReturnTo, secure, signedInUser } from '#shared/accounts/session';
 import { csrfToken } from '#shared/http/csrf';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { AUTHORIZE_PARAMS, checkAuthorizationRequest, issueCode, redirectWith } from '#shared/auth/authorize-request';
+import { checkAuthorizationRequest, issueCode, redirectWith } from '#shared/oauth/authorize-request';
 import { grants, issuer } from '#shared/auth/runtime';
-import { loginRedirect, readPage } from '#shared/auth/web';
+import { loginRedirect, readPage } from '#shared/accounts/session';
 import { allowedConsent } from '#shared/domain/grant';
 import { formatTimestamp } from '#shared/domain/time';
 import { BadRequestError } from '#shared/errors';
@@ -9,6 +9,7 @@ import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
+import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
 
 /**
  * POST /oauth/authorize — the consent decision: allow issues a code, deny answers access_denied.

@@ -1,11 +1,11 @@
 import {
   FREE_ATTEMPTS, KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_FAILURE_LIMIT, KNOWN_BROWSER_TTL_SECONDS,
   nextAttemptAfterReserving, retryAfterSeconds,
-} from '#shared/auth/login-throttle';
-import { loginPage } from '#shared/auth/pages';
-import { verifyPassword } from '#shared/auth/password';
+} from '#shared/accounts/login-throttle';
+import { loginPage } from '#shared/views/oauth-pages';
+import { verifyPassword } from '#shared/accounts/password';
 import { batch, sessions, throttle, users } from '#shared/auth/runtime';
-import { redirectOriginOf, safeReturnTo, secure } from '#shared/auth/web';
+import { redirectOriginOf, safeReturnTo, secure } from '#shared/accounts/session';
 import { MAX_EMAIL_LENGTH, normalizeEmail } from '#shared/domain/user';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { checkCsrf, csrfToken } from '#shared/http/csrf';

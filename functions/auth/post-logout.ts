@@ -1,5 +1,5 @@
 import { sessions } from '#shared/auth/runtime';
-import { secure } from '#shared/auth/web';
+import { secure } from '#shared/accounts/session';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';

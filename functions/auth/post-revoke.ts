@@ -1,10 +1,10 @@
 import { grants } from '#shared/auth/runtime';
-import { revokeToken } from '#shared/auth/token-service';
-import { readClientCredentials } from '#shared/auth/client-auth';
+import { readClientCredentials } from '#shared/oauth/client-auth';
 import { parseForm, requireParams } from '#shared/http/form';
 import { publicHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';
 import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
+import { revokeToken } from '#shared/oauth/revocation';
 
 /**
  * POST /oauth/revoke (RFC 7009). A refresh token revokes its whole grant. Access tokens are

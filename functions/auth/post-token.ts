@@ -1,4 +1,4 @@
-import { tokenEndpoint } from '#shared/auth/token-endpoint';
+import { tokenEndpoint } from '#shared/oauth/token-endpoint';
 import { prefetchSigner, tokens } from '#shared/auth/token-runtime';
 
 /**

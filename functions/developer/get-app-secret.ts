@@ -1,8 +1,8 @@
-import { secretPage, secretShownPage, webhookSecretPage } from '#shared/auth/account-pages';
-import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/auth/developer';
+import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/account-pages';
+import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/console/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret } from '#shared/secrets';
-import { loginRedirect, pageContext, secure } from '#shared/auth/web';
+import { loginRedirect, pageContext, secure } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /**

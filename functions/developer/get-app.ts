@@ -1,8 +1,9 @@
-import { appPage } from '#shared/auth/account-pages';
-import { ownedApp, pathClientId, WEBHOOK_OUTCOMES, webhookOutcomeOf } from '#shared/auth/developer';
-import { loginRedirect, pageContext } from '#shared/auth/web';
-import { webhookView } from '#shared/auth/webhook-console';
+import { appPage } from '#shared/views/account-pages';
+import { ownedApp, pathClientId } from '#shared/console/developer';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
+import { webhookView } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';
+import { WEBHOOK_OUTCOMES, webhookOutcomeOf } from '#shared/views/console-links';
 
 /**
  * GET /developer/apps/{client_id} — one of my applications, editable, with its webhook and last

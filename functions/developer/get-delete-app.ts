@@ -1,6 +1,6 @@
-import { deleteAppPage } from '#shared/auth/account-pages';
-import { ownedApp, pathClientId } from '#shared/auth/developer';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { deleteAppPage } from '#shared/views/account-pages';
+import { ownedApp, pathClientId } from '#shared/console/developer';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** GET /developer/apps/{client_id}/delete — asks for the application's name before deleting it. One BatchGetItem (session, user, application). */

@@ -1,6 +1,6 @@
-import { developerPage } from '#shared/auth/account-pages';
+import { developerPage } from '#shared/views/account-pages';
 import { clients } from '#shared/auth/runtime';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 
 /** GET /developer — my applications and the registration form. */

@@ -1,8 +1,8 @@
-import { deleteAppPage } from '#shared/auth/account-pages';
-import { deleteApplication } from '#shared/auth/app-access';
-import { ownedApp, pathClientId } from '#shared/auth/developer';
+import { deleteAppPage } from '#shared/views/account-pages';
+import { deleteApplication } from '#shared/oauth/app-access';
+import { ownedApp, pathClientId } from '#shared/console/developer';
 import { clients, grants, webhooks } from '#shared/auth/runtime';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { pageHandler } from '#shared/http/page-handler';

@@ -1,8 +1,8 @@
-import { webhookDonePath } from '#shared/auth/developer';
 import { webhooks } from '#shared/auth/runtime';
-import { readWebhookForm } from '#shared/auth/webhook-console';
+import { readWebhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
+import { webhookDonePath } from '#shared/views/console-links';
 
 /**
  * POST /developer/apps/{client_id}/webhook/delete — removes the application's webhook (URL and

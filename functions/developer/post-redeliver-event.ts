@@ -1,9 +1,9 @@
-import { webhookDonePath } from '#shared/auth/developer';
-import { NO_WEBHOOK, readWebhookForm } from '#shared/auth/webhook-console';
+import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
 import { NotFoundError } from '#shared/errors';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 import { redeliver } from '#shared/webhooks/dispatch';
+import { webhookDonePath } from '#shared/views/console-links';
 
 /**
  * POST /developer/apps/{client_id}/webhook/deliveries/{webhook_id} — "send again": queues the

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { developerPage } from '#shared/auth/account-pages';
-import { newSecretReveal, registrationFrom, secretPath } from '#shared/auth/developer';
+import { developerPage } from '#shared/views/account-pages';
+import { newSecretReveal, registrationFrom } from '#shared/console/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { loginRedirect, pageContext, secure } from '#shared/auth/web';
+import { loginRedirect, pageContext, secure } from '#shared/accounts/session';
 import { registrationProblems } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
+import { secretPath } from '#shared/views/console-links';
 
 /**
  * POST /developer/apps — registers an application, its secret stored as a hash, and redirects (303)

@@ -1,6 +1,6 @@
-import { ownedApp, pathClientId } from '#shared/auth/developer';
+import { ownedApp, pathClientId } from '#shared/console/developer';
 import { clients } from '#shared/auth/runtime';
-import { loginRedirect, readPage } from '#shared/auth/web';
+import { loginRedirect, readPage } from '#shared/accounts/session';
 import { parseForm } from '#shared/http/form';
 import { checkCsrf } from '#shared/http/csrf';
 import { redirect } from '#shared/http/responses';

@@ -1,14 +1,15 @@
-import { appPage } from '#shared/auth/account-pages';
-import { newSecretReveal, ownedApp, pathClientId, secretPath } from '#shared/auth/developer';
+import { appPage } from '#shared/views/account-pages';
+import { newSecretReveal, ownedApp, pathClientId } from '#shared/console/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { webhookView } from '#shared/auth/webhook-console';
-import { loginRedirect, pageContext, secure } from '#shared/auth/web';
+import { webhookView } from '#shared/console/webhook-console';
+import { loginRedirect, pageContext, secure } from '#shared/accounts/session';
 import { formatTimestamp } from '#shared/domain/time';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { redirect } from '#shared/http/responses';
 import { pageHandler } from '#shared/http/page-handler';
+import { secretPath } from '#shared/views/console-links';
 
 /**
  * POST /developer/apps/{client_id}/secret — replaces the client secret once the developer ticked the

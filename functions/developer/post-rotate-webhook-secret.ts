@@ -1,9 +1,11 @@
-import { newSecretReveal, secretPath, WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/auth/developer';
+import { newSecretReveal } from '#shared/console/developer';
 import { clients, webhooks } from '#shared/auth/runtime';
-import { secure } from '#shared/auth/web';
-import { NO_WEBHOOK, readWebhookForm } from '#shared/auth/webhook-console';
+import { secure } from '#shared/accounts/session';
+import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
+import { secretPath } from '#shared/views/console-links';
+import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/domain/webhook';
 
 /**
  * POST /developer/apps/{client_id}/webhook/secret — a new webhook signing secret, once the developer

@@ -1,8 +1,8 @@
-import { webhookDonePath } from '#shared/auth/developer';
-import { NO_WEBHOOK, readWebhookForm } from '#shared/auth/webhook-console';
+import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 import { sendTestEvent } from '#shared/webhooks/dispatch';
+import { webhookDonePath } from '#shared/views/console-links';
 
 /**
  * POST /developer/apps/{client_id}/webhook/test — queues a `webhook.test` event for the application's

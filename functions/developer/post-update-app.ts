@@ -1,8 +1,8 @@
-import { appPage } from '#shared/auth/account-pages';
-import { ownedApp, pathClientId, registrationFrom } from '#shared/auth/developer';
+import { appPage } from '#shared/views/account-pages';
+import { ownedApp, pathClientId, registrationFrom } from '#shared/console/developer';
 import { clients } from '#shared/auth/runtime';
-import { webhookView } from '#shared/auth/webhook-console';
-import { loginRedirect, pageContext } from '#shared/auth/web';
+import { webhookView } from '#shared/console/webhook-console';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { registrationProblems } from '#shared/domain/client';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';

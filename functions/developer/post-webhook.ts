@@ -1,11 +1,12 @@
-import { newSecretReveal, secretPath, webhookDonePath } from '#shared/auth/developer';
+import { newSecretReveal } from '#shared/console/developer';
 import { clients, webhooks } from '#shared/auth/runtime';
-import { secure } from '#shared/auth/web';
-import { readWebhookForm } from '#shared/auth/webhook-console';
+import { secure } from '#shared/accounts/session';
+import { readWebhookForm } from '#shared/console/webhook-console';
 import { optionalEnv, WEBHOOK_ENV } from '#shared/config';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
+import { secretPath, webhookDonePath } from '#shared/views/console-links';
 
 /** http://localhost is for the local service only (it sets the variable; AWS never does). */
 const allowLocalHttp = optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true';

@@ -1,7 +1,7 @@
 import { API_CORS, fallbackRouteKeys, pathsOf, type ApiName } from '#shared/routes';
 import { MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { prefersHtml } from '#shared/http/accept';
-import { errorPage } from '#shared/http/html';
+import { errorPage } from '#shared/views/html';
 import { publicHandler } from '#shared/http/http';
 
 // Each fallback route key belongs to one API (`ANY <path>` and `$default` on the API without CORS,

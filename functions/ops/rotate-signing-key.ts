@@ -1,12 +1,10 @@
-import { createKmsKeyStore } from '#shared/auth/kms-keys';
-import { createLocalKeyStore } from '#shared/auth/local-signer';
-import {
-  initSigningKeys, rotateSigningKeys, tearDownSigningKeys, type RotationDeps, type RotationOptions, type RotationOutcome,
-} from '#shared/auth/signing-keys';
+import { createKmsKeyStore } from '#shared/keys/kms-keys';
+import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { logger } from '#shared/log';
+import { initSigningKeys, rotateSigningKeys, tearDownSigningKeys, type RotationDeps, type RotationOptions, type RotationOutcome } from '#shared/keys/rotation';
 
 /** What the invoker sends: the EventBridge schedule `{"mode":"when-due"}`, the operator `{"mode":"now"}` or `{"mode":"report"}`. */
 export interface RotationEvent {
@@ -86,7 +84,7 @@ function summarize(mode: string, outcome: RotationOutcome) {
 }
 
 /**
- * The signing-key rotation (shared/auth/signing-keys.ts), run hourly by an EventBridge rule and on
+ * The signing-key rotation (shared/keys/rotation.ts), run hourly by an EventBridge rule and on
  * demand by the operator (`aws lambda invoke`): deletes retired keys, publishes a key created earlier
  * once KMS gives its public key, creates the next key when due (every 90 days, or now), and points
  * the aliases `…-current` and `…-next`. No HTTP route. CloudFormation invokes it too, for the stack's

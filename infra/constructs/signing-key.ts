@@ -2,7 +2,7 @@ import { Duration, Fn, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-l
 import { AccountRootPrincipal, AnyPrincipal, PolicyDocument, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
+import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV } from '#shared/config';
 
 export interface SigningKeyProps {
@@ -33,7 +33,7 @@ function acknowledgeWildcards(grantee: IGrantable, resources: string[], reason: 
 
 /**
  * The access-token signing keys: RSA_2048 in KMS, the private half never leaves KMS. The stack
- * creates the first; the rotation function (shared/auth/signing-keys.ts) creates the next ones at
+ * creates the first; the rotation function (shared/keys/rotation.ts) creates the next ones at
  * run time.
  *
  * Who may use a key the rotation creates is fixed by that key's own key policy, which the rotation

@@ -1,7 +1,7 @@
-import { createClientCache } from '#shared/auth/client-cache';
+import { createClientCache } from '#shared/oauth/client-cache';
 import { audience, doc, grants, issuer, table } from '#shared/auth/runtime';
-import { keyringFromEnv } from '#shared/auth/signer-from-env';
-import { createTokenService } from '#shared/auth/token-service';
+import { keyringFromEnv } from '#shared/keys/signer-from-env';
+import { createTokenService } from '#shared/oauth/token-service';
 
 /** The keys of the token endpoint: it signs with the active one (kms:Sign in AWS). */
 export const keyring = keyringFromEnv({ doc, table });

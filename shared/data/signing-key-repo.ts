@@ -4,7 +4,7 @@ import type { PublicJwk } from '#shared/domain/jwk';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { signingKeysKey } from '#shared/data/keys';
 
-/** One signing key and its schedule. Times are epoch seconds; its phase follows from them (signing-keys.ts). */
+/** One signing key and its schedule. Times are epoch seconds; its phase follows from them (shared/keys/schedule.ts). */
 export interface SigningKeyEntry {
   /** The JWT header's `kid`: the KMS key id, or the local key's RFC 7638 thumbprint. */
   kid: string;

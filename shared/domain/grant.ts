@@ -105,3 +105,6 @@ export interface TokenFamily {
   /** Hash of the code the family came from (absent on a family from before codes became families). */
   codeHash?: string;
 }
+
+/** Lifetime of an access token, returned as `expires_in`. */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;

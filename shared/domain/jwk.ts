@@ -1,6 +1,6 @@
 /**
  * A public signing key as the JWKS publishes it (RFC 7517): RSA, for RS256 signatures. The signers
- * (shared/auth/) make it, the signing-key schedule (shared/data/signing-key-repo.ts) keeps it.
+ * (shared/keys/) make it, the signing-key schedule (shared/data/signing-key-repo.ts) keeps it.
  */
 export interface PublicJwk {
   kty: 'RSA';

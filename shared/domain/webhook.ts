@@ -60,3 +60,10 @@ export function liveSecrets(secrets: readonly WebhookSecret[], now: Date): Webho
   const seconds = Math.floor(now.getTime() / 1000);
   return secrets.filter((s) => s.retiresAt === undefined || s.retiresAt > seconds);
 }
+
+/**
+ * How long the previous webhook signing secret keeps signing after a rotation: both secrets sign
+ * every delivery meanwhile, so a receiver can switch at leisure (Standard Webhooks verifiers accept
+ * any one matching signature).
+ */
+export const WEBHOOK_SECRET_OVERLAP_SECONDS = 24 * 60 * 60;

@@ -126,7 +126,7 @@ export function toAppError(error: unknown): AppError {
     return new ServiceUnavailableError(error);
   }
   if (error instanceof DependencyUnavailableError) {
-    // A signer's SigningUnavailableError (shared/auth/signer.ts): "Signing unavailable".
+    // A signer's SigningUnavailableError (shared/keys/signer.ts): "Signing unavailable".
     logger.warn(`${error.dependency} unavailable`, { error });
     return new ServiceUnavailableError(error);
   }

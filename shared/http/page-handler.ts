@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { errorPage } from '#shared/http/html';
+import { errorPage } from '#shared/views/html';
 import { requestLog, toAppError } from '#shared/http/http';
 import type { HttpResult } from '#shared/http/responses';
 

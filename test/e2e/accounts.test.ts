@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { grantTokenNames } from '#shared/auth/grant-tokens';
+import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import {
   authorizationParams, authorize, authorizePath, Browser, createAccount, formFields, nextLoopbackAddress, signIn, textOf,

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
-import { issueAccessToken } from '#shared/auth/access-token';
-import { createLocalSigner } from '#shared/auth/local-signer';
-import { signJwt, type TokenSigner } from '#shared/auth/signer';
+import { issueAccessToken } from '#shared/oauth/access-token';
+import { createLocalSigner } from '#shared/keys/local-signer';
+import { signJwt, type TokenSigner } from '#shared/keys/signer';
 import { countRequests } from '../support/count-requests';
 import { tokenFor, useTestService } from '../support/service';
 

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
 import { runAsFunction } from '#local/invocation-context';
 import { LOCAL_CONFIGURATION_SET } from '#local/service';
-import { KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS, RETIRE_AFTER_SUCCESSOR_SECONDS } from '#shared/auth/signing-keys';
+import { KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS, RETIRE_AFTER_SUCCESSOR_SECONDS } from '#shared/keys/schedule';
 import { ENV } from '#shared/config';
 import { FUNCTIONS } from '#shared/routes';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';

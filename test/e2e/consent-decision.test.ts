@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import { newAuthorizationCode } from '#shared/auth/grant-tokens';
+import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import { type Account, authorizationParams, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, type Reply, signIn } from '../support/oauth-client';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import { grantTokenNames } from '#shared/auth/grant-tokens';
+import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { formatTimestamp } from '#shared/domain/time';
 import {

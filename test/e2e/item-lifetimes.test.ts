@@ -3,12 +3,11 @@ import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId } from '#shared/domain/webhook';
-import { newSecretReveal } from '#shared/auth/developer';
-import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
-import { rotateSigningKeys } from '#shared/auth/signing-keys';
+import { newSecretReveal } from '#shared/console/developer';
+import { createLocalKeyStore, createLocalSigner } from '#shared/keys/local-signer';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { grantTokenNames, newAuthorizationCode } from '#shared/auth/grant-tokens';
-import { createTokenService, type TokenService } from '#shared/auth/token-service';
+import { grantTokenNames, newAuthorizationCode } from '#shared/oauth/grant-tokens';
+import { createTokenService, type TokenService } from '#shared/oauth/token-service';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
@@ -20,6 +19,7 @@ import {
 import { linkToken, mailTo } from '../support/outbox';
 import { useTable, useTestService } from '../support/service';
 import { putThrottleRecord } from '../support/throttle';
+import { rotateSigningKeys } from '#shared/keys/rotation';
 
 type Item = Record<string, unknown>;
 

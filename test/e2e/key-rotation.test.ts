@@ -4,16 +4,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/auth/access-token';
-import { createLocalKeyStore } from '#shared/auth/local-signer';
-import {
-  AUTHORIZER_JWKS_CACHE_SECONDS, JWKS_MAX_AGE_SECONDS, KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS,
-  rotateSigningKeys, type SigningKeyStore,
-} from '#shared/auth/signing-keys';
+import { createLocalKeyStore } from '#shared/keys/local-signer';
+import { AUTHORIZER_JWKS_CACHE_SECONDS, JWKS_MAX_AGE_SECONDS, KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS, type SigningKeyStore } from '#shared/keys/schedule';
 import { ENV } from '#shared/config';
 import { createSigningKeyRepo, KeyScheduleConflictError, type SigningKeyRepo } from '#shared/data/signing-key-repo';
 import { Browser, obtainCode } from '../support/oauth-client';
 import { freshTable, tokenFor, useTable, useTestService } from '../support/service';
+import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/domain/grant';
+import { rotateSigningKeys } from '#shared/keys/rotation';
 
 // A signing-key rotation from start to end, against the whole local service: the token endpoint, the
 // JWKS and the gateway's JWT authorizer (which caches the JWKS for an hour, as API Gateway does). The

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { grantTokenNames } from '#shared/auth/grant-tokens';
+import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { countRequests } from '../support/count-requests';
 import { type Account, authorizationParams, authorize, authorizePath, Browser, CODE_SHAPE, createAccount, formFields, nextLoopbackAddress, type Reply, signIn, textOf } from '../support/oauth-client';
 import { linkToken, mailTo } from '../support/outbox';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
-import { grantTokenNames } from '#shared/auth/grant-tokens';
+import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { newAuthorizationCode } from '#shared/auth/grant-tokens';
+import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createGrantRepo, GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
 import { clientKey, familyKey } from '#shared/data/keys';

@@ -2,17 +2,16 @@ import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LifecycleEvent, LifecycleResponse, RotationHandlerDeps } from '#functions/ops/rotate-signing-key';
-import { createKmsKeyStore } from '#shared/auth/kms-keys';
-import { kmsSignerSource } from '#shared/auth/kms-signer';
-import {
-  createKeyring, KEY_SCHEDULE_CACHE_SECONDS, PUBLICATION_WAIT_LIMIT_SECONDS, PUBLISH_LEAD_SECONDS, ROTATION_PERIOD_DAYS, rotateSigningKeys,
-  type RotationOptions,
-} from '#shared/auth/signing-keys';
+import { createKmsKeyStore } from '#shared/keys/kms-keys';
+import { kmsSignerSource } from '#shared/keys/kms-signer';
+import { KEY_SCHEDULE_CACHE_SECONDS, PUBLICATION_WAIT_LIMIT_SECONDS, PUBLISH_LEAD_SECONDS, ROTATION_PERIOD_DAYS } from '#shared/keys/schedule';
 import { signingKeysKey } from '#shared/data/keys';
 import { createSigningKeyRepo, type SigningKeyRepo } from '#shared/data/signing-key-repo';
 import { catchCloudFormationResponses } from '../support/cloudformation-response';
 import { createFakeKms } from '../support/fake-kms';
 import { freshTable } from '../support/service';
+import { createKeyring } from '#shared/keys/keyring';
+import { rotateSigningKeys, type RotationOptions } from '#shared/keys/rotation';
 
 // The signing keys' life in KMS, from the deployment to the stack's deletion (issue 21, items 3, 5
 // and 8): the rotation and its function over the real table (DynamoDB Local) and a KMS stand-in with

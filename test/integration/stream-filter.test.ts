@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { _Record } from '@aws-sdk/client-dynamodb-streams';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newAuthorizationCode } from '#shared/auth/grant-tokens';
+import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { deviceKey } from '#shared/data/keys';

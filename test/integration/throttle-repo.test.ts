@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FREE_ATTEMPTS, nextAttemptAfterReserving } from '#shared/auth/login-throttle';
+import { FREE_ATTEMPTS, nextAttemptAfterReserving } from '#shared/accounts/login-throttle';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
 import { knownBrowserKey, throttleKey } from '#shared/data/keys';

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CODE_TTL_SECONDS } from '#shared/auth/authorize-request';
-import type { ClientCredentials } from '#shared/auth/client-auth';
-import { CLIENT_CACHE_SECONDS, createClientCache } from '#shared/auth/client-cache';
-import { newAuthorizationCode } from '#shared/auth/grant-tokens';
-import { createLocalSigner } from '#shared/auth/local-signer';
+import { CODE_TTL_SECONDS } from '#shared/oauth/authorize-request';
+import type { ClientCredentials } from '#shared/oauth/client-auth';
+import { CLIENT_CACHE_SECONDS, createClientCache } from '#shared/oauth/client-cache';
+import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
+import { createLocalSigner } from '#shared/keys/local-signer';
 import { hashSecret } from '#shared/secrets';
-import { SigningUnavailableError } from '#shared/auth/signer';
-import { createTokenService, type TokenService } from '#shared/auth/token-service';
+import { SigningUnavailableError } from '#shared/keys/signer';
+import { createTokenService, type TokenService } from '#shared/oauth/token-service';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
 import { clientKey } from '#shared/data/keys';
@@ -21,7 +21,7 @@ import { InvalidClientError } from '#shared/errors';
 import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
 
-// The token endpoint's cache of client items (shared/auth/client-cache.ts; docs/design.md, "Client
+// The token endpoint's cache of client items (shared/oauth/client-cache.ts; docs/design.md, "Client
 // items at the token endpoint"), on DynamoDB Local: what each call reads, and what a cached item
 // may and may not let through. The cache's clock is the test's; the service's clock is the time of
 // the grants (in the future: DynamoDB Local deletes items past their TTL).

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { CODE_TTL_SECONDS, issueCode } from '#shared/auth/authorize-request';
-import type { ClientCredentials } from '#shared/auth/client-auth';
+import { CODE_TTL_SECONDS, issueCode } from '#shared/oauth/authorize-request';
+import type { ClientCredentials } from '#shared/oauth/client-auth';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { SigningUnavailableError } from '#shared/auth/signer';
-import { grantTokenNames, newGrantToken } from '#shared/auth/grant-tokens';
-import { createTokenService, type TokenResponse } from '#shared/auth/token-service';
+import { SigningUnavailableError } from '#shared/keys/signer';
+import { grantTokenNames, newGrantToken } from '#shared/oauth/grant-tokens';
+import { createTokenService } from '#shared/oauth/token-service';
 import { familyKey } from '#shared/data/keys';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { AppError, InvalidClientError, InvalidGrantError } from '#shared/errors';
@@ -15,6 +15,7 @@ import {
   familyStatus, grants, ISSUER, itemsOf, makeClient, operationsOf, pkcePair, REDIRECT_URI, requests, SECRET, seedCode,
   seedTokens, setClock, signer, START, table, throttled, tokens, useTokenService, verifyAccessToken, withFailure,
 } from '../support/token-service';
+import { type TokenResponse } from '#shared/oauth/grant-context';
 
 // The authorization code grant at the token service (exchangeCode: RFC 6749 §4.1.3, PKCE of RFC 7636),
 // over DynamoDB Local; the set-up, factories and checks are test/support/token-service.ts.

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
-import type { ClientCredentials } from '#shared/auth/client-auth';
+import type { ClientCredentials } from '#shared/oauth/client-auth';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { grantTokenNames } from '#shared/auth/grant-tokens';
-import { REFRESH_GRACE_SECONDS, type TokenResponse } from '#shared/auth/token-service';
+import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidClientError, InvalidScopeError } from '#shared/errors';
@@ -13,6 +12,7 @@ import {
   itemsOf, makeClient, operationsOf, requests, SECRET, seedTokens, setClock, signer, throttled, tokens, useTokenService,
   verifyAccessToken, withFailure,
 } from '../support/token-service';
+import { REFRESH_GRACE_SECONDS, type TokenResponse } from '#shared/oauth/grant-context';
 
 // The refresh token grant at the token service (refresh: RFC 6749 §6, rotation in the family item,
 // the grace window, reuse), over DynamoDB Local; the set-up, factories and checks are test/support/token-service.ts.
@@ -417,7 +417,7 @@ describe('token service', () => {
       const out: string[] = [];
       vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => { out.push(String(chunk)); return true; });
       try {
-        const fresh = await import('#shared/auth/token-service');
+        const fresh = await import('#shared/oauth/token-service');
         const counted = fresh.createTokenService({ grants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current });
         await counted.refresh(credentials, { refreshToken: issued.refresh_token });
         advance(REFRESH_GRACE_SECONDS + 1);

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { randomToken } from '#shared/secrets';
-import { grantTokenNames } from '#shared/auth/grant-tokens';
-import { REFRESH_GRACE_SECONDS } from '#shared/auth/token-service';
+import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { InvalidClientError } from '#shared/errors';
@@ -10,6 +9,7 @@ import {
   advance, clients, current, expectInvalidGrant, expectOAuthError, familyOf, familyStatus, grants, itemsOf, makeClient,
   REDIRECT_URI, requests, SECRET, seedTokens, START, tokens, useTokenService,
 } from '../support/token-service';
+import { REFRESH_GRACE_SECONDS } from '#shared/oauth/grant-context';
 
 // Token revocation at the token service (revoke: RFC 7009) and how a grant ends, over DynamoDB Local;
 // the set-up, factories and checks are test/support/token-service.ts.

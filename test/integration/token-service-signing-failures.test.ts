@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { importJWK, jwtVerify } from 'jose';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createKmsSigner } from '#shared/auth/kms-signer';
+import { createKmsSigner } from '#shared/keys/kms-signer';
 import { hashSecret } from '#shared/secrets';
-import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
-import { tokenEndpoint } from '#shared/auth/token-endpoint';
-import { grantTokenNames } from '#shared/auth/grant-tokens';
-import { createTokenService, REFRESH_GRACE_SECONDS, type TokenService } from '#shared/auth/token-service';
+import { SigningUnavailableError, type TokenSigner } from '#shared/keys/signer';
+import { tokenEndpoint } from '#shared/oauth/token-endpoint';
+import { grantTokenNames } from '#shared/oauth/grant-tokens';
+import { createTokenService, type TokenService } from '#shared/oauth/token-service';
 import { AppError, InvalidGrantError } from '#shared/errors';
 import { toAppError } from '#shared/http/http';
 import { lambdaContext } from '#local/lambda-context';
@@ -15,6 +15,7 @@ import {
   advance, AUDIENCE, current, expectNothingWritten, familyOf, grants, ISSUER, itemsOf, REDIRECT_URI, requests, SECRET, seedCode,
   seedTokens, useTokenService,
 } from '../support/token-service';
+import { REFRESH_GRACE_SECONDS } from '#shared/oauth/grant-context';
 
 // The token service and the token endpoint when kms:Sign is throttled or denied, over a KMS stand-in
 // and DynamoDB Local; the set-up, factories and checks are test/support/token-service.ts.

@@ -3,7 +3,7 @@ import {
   CreateAliasCommand, CreateKeyCommand, DeleteAliasCommand, GetPublicKeyCommand, KMSServiceException, ScheduleKeyDeletionCommand,
   SignCommand, UpdateAliasCommand,
 } from '@aws-sdk/client-kms';
-import type { KmsSend } from '#shared/auth/kms-signer';
+import type { KmsSend } from '#shared/keys/kms-signer';
 
 /** HTTP status and fault KMS answers each error name with (AWS KMS API reference, "Errors"). */
 const ERROR_SHAPES: Record<string, { status: number; fault: 'client' | 'server'; message: string }> = {

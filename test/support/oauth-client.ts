@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { expect } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
-import { hashPassword } from '#shared/auth/password';
+import { hashPassword } from '#shared/accounts/password';
 import { randomToken } from '#shared/secrets';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createUserRepo } from '#shared/data/user-repo';
@@ -18,7 +18,7 @@ export interface Account {
 
 export const ALICE: Account = DEMO_USERS[0];
 
-/** An authorization code's shape: `<user id>.<family id>.<256-bit random>` (shared/auth/grant-tokens.ts). */
+/** An authorization code's shape: `<user id>.<family id>.<256-bit random>` (shared/oauth/grant-tokens.ts). */
 export const CODE_SHAPE = /^[0-9A-Za-z-]{1,64}\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[A-Za-z0-9_-]{43}$/;
 
 /** A response as a browser sees it before following any redirect. */

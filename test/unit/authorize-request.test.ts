@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AUTHORIZE_PARAMS, checkAuthorizationRequest, redirectWith, repeatedParams } from '#shared/auth/authorize-request';
+import { checkAuthorizationRequest, redirectWith, repeatedParams } from '#shared/oauth/authorize-request';
 import type { Client } from '#shared/domain/client';
+import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
 
 const ISSUER = 'https://auth.example.test';
 const REDIRECT_URI = 'https://app.example.test/callback?from=app';

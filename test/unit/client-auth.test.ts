@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authenticateClient, readClientCredentials, type ClientCredentials } from '#shared/auth/client-auth';
+import { authenticateClient, readClientCredentials, type ClientCredentials } from '#shared/oauth/client-auth';
 import { hashSecret } from '#shared/secrets';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, type Client } from '#shared/domain/client';
 import { AppError } from '#shared/errors';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CLIENT_CACHE_SECONDS, createClientCache } from '#shared/auth/client-cache';
+import { CLIENT_CACHE_SECONDS, createClientCache } from '#shared/oauth/client-cache';
 import { hashSecret } from '#shared/secrets';
 import type { Client } from '#shared/domain/client';
 
-// The token endpoint's cache of client items (shared/auth/client-cache.ts) on its own, on the test's
+// The token endpoint's cache of client items (shared/oauth/client-cache.ts) on its own, on the test's
 // clock; what the token service lets through with it is test/integration/token-client-cache.test.ts.
 
 const REDIRECT_URI = 'https://app.example.test/callback';

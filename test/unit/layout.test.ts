@@ -33,11 +33,13 @@ const LAYERS: readonly (readonly string[])[] = [
   ['shared/config.ts', 'shared/routes.ts', 'shared/log.ts', 'shared/metrics.ts', 'shared/errors.ts', 'shared/secrets.ts', 'shared/aws/', 'shared/assets.ts'],
   // Storage: the repositories, the item keys (keys.ts), the table's schema and limits.
   ['shared/data/'],
-  // The ways out: HTTP (wrappers, responses, forms, cookies, pages), e-mail, images.
-  ['shared/http/', 'shared/email/', 'shared/images/'],
-  // What the handlers call: the authorization server and accounts, webhooks, the API's documents,
-  // and the resource API's repositories.
-  ['shared/auth/', 'shared/webhooks/', 'shared/docs/', 'shared/runtime.ts'],
+  // The ways out: HTTP (wrappers, responses, forms, cookies), the HTML pages (views), e-mail, images.
+  ['shared/http/', 'shared/views/', 'shared/email/', 'shared/images/'],
+  // The token signers and the signing-key rotation.
+  ['shared/keys/'],
+  // What the handlers call: the OAuth grants and endpoints, accounts (sign-up, sign-in, pages'
+  // sessions), the developer console, webhooks, the API's documents, and the runtime.
+  ['shared/oauth/', 'shared/accounts/', 'shared/console/', 'shared/webhooks/', 'shared/docs/', 'shared/auth/', 'shared/runtime.ts'],
 ];
 
 /** The layer of a file of shared/ (its index in LAYERS), or undefined when none lists it. */

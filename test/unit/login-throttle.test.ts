@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   delayAfterFailures, FREE_ATTEMPTS, KNOWN_BROWSER_FAILURE_LIMIT, KNOWN_BROWSER_TTL_SECONDS, MAX_DELAY_MS, nextAttemptAfterReserving,
   retryAfterMs, retryAfterSeconds, waitOf,
-} from '#shared/auth/login-throttle';
+} from '#shared/accounts/login-throttle';
 import type { ThrottleRecord, ThrottleScope } from '#shared/data/throttle-repo';
 
 // Time is a parameter of the rules: every case names its `now`, nothing waits.

@@ -113,7 +113,7 @@ describe('business metrics in Embedded Metric Format', () => {
 
   it('counts a failed KMS call in KmsErrors, transient or not', async () => {
     const { out } = await load('INFO');
-    const { createKmsSigner } = await import('#shared/auth/kms-signer');
+    const { createKmsSigner } = await import('#shared/keys/kms-signer');
     const failing = (name: string) => ({ send: async () => { throw Object.assign(new Error(name), { name }); } });
     await expect(createKmsSigner(failing('ThrottlingException') as never, 'key-1').sign(new Uint8Array([1]))).rejects.toThrow();
     await expect(createKmsSigner(failing('AccessDeniedException') as never, 'key-1').publicJwk()).rejects.toThrow();

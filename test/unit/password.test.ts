@@ -1,6 +1,6 @@
 import { randomBytes, scryptSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashPassword, verifyPassword } from '#shared/auth/password';
+import { hashPassword, verifyPassword } from '#shared/accounts/password';
 
 const PASSWORD = 'correct horse battery staple';
 

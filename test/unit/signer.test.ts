@@ -3,14 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueAccessToken } from '#shared/auth/access-token';
-import { createKmsSigner, isTransientKmsError, type KmsSend } from '#shared/auth/kms-signer';
-import { createLocalKeyStore, createLocalSigner } from '#shared/auth/local-signer';
-import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
-import { createKeyring, KEY_SCHEDULE_CACHE_SECONDS, phasesAt, PUBLISH_LEAD_SECONDS, rotateSigningKeys } from '#shared/auth/signing-keys';
+import { issueAccessToken } from '#shared/oauth/access-token';
+import { createKmsSigner, isTransientKmsError, type KmsSend } from '#shared/keys/kms-signer';
+import { createLocalKeyStore, createLocalSigner } from '#shared/keys/local-signer';
+import { SigningUnavailableError, type TokenSigner } from '#shared/keys/signer';
+import { KEY_SCHEDULE_CACHE_SECONDS, phasesAt, PUBLISH_LEAD_SECONDS } from '#shared/keys/schedule';
 import type { SigningKeyEntry, SigningKeyRepo, SigningKeySchedule, SigningKeyScheduleState } from '#shared/data/signing-key-repo';
 import { toAppError } from '#shared/http/http';
 import { createFakeKms } from '../support/fake-kms';
+import { createKeyring } from '#shared/keys/keyring';
+import { rotateSigningKeys } from '#shared/keys/rotation';
 
 const request = {
   issuer: 'https://auth.example',

@@ -1,7 +1,8 @@
-import { WEBHOOK_SECRET_OVERLAP_SECONDS, webhookPath } from '#shared/auth/developer';
 import type { WebhookDelivery, WebhookSubscription } from '#shared/data/webhook-repo';
 import { epochSeconds } from '#shared/domain/time';
-import { html, type Html } from '#shared/http/html';
+import { html, type Html } from '#shared/views/html';
+import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/domain/webhook';
+import { webhookPath } from '#shared/views/console-links';
 
 /** What the application page's webhook card shows, and what its forms said back. */
 export interface WebhookView {

@@ -1,8 +1,8 @@
-import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/auth/authorize-request';
 import type { Client } from '#shared/domain/client';
 import { SCOPES, isScope } from '#shared/domain/scopes';
-import { html, page } from '#shared/http/html';
+import { html, page } from '#shared/views/html';
 import type { HttpResult } from '#shared/http/responses';
+import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/domain/authorization-request';
 
 /** The login form. */
 export function loginPage(options: { returnTo: string; csrf: string; cookies: string[]; error?: string; email?: string; status?: number; formTargets?: string[] }): HttpResult {

@@ -1,23 +1,14 @@
-import { newAuthorizationCode } from '#shared/auth/grant-tokens';
+import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
 import { isScope, parseScopeString } from '#shared/domain/scopes';
 import { epochSeconds } from '#shared/domain/time';
 import { withoutEmpty } from '#shared/http/form';
+import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/domain/authorization-request';
 
 /** Lifetime of an authorization code (docs/api.md#limits). */
 export const CODE_TTL_SECONDS = 600;
-
-/** A validated authorization request (RFC 6749 §4.1.1, RFC 7636). */
-export interface AuthorizationRequest {
-  clientId: string;
-  redirectUri: string;
-  /** Required unless PKCE is used (RFC 9700 §2.1): then the verifier is the CSRF defence. */
-  state?: string;
-  scopes: string[];
-  codeChallenge?: string;
-}
 
 export type AuthorizeCheck =
   /** Unknown client or unregistered redirect_uri: never redirect (RFC 6749 §4.1.2.1). */
@@ -117,5 +108,3 @@ export function redirectWith(redirectUri: string, params: Record<string, string 
   return url.toString();
 }
 
-/** The parameters of an authorization request, as hidden form fields carry them. */
-export const AUTHORIZE_PARAMS = ['client_id', 'redirect_uri', 'state', 'scope', 'response_type', 'code_challenge', 'code_challenge_method'] as const;

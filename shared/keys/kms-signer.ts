@@ -1,8 +1,8 @@
 import { createPublicKey } from 'node:crypto';
 import { GetPublicKeyCommand, KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
-import { SigningUnavailableError, type TokenSigner } from '#shared/auth/signer';
-import type { SignerSource } from '#shared/auth/signing-keys';
+import { SigningUnavailableError, type TokenSigner } from '#shared/keys/signer';
+import type { SignerSource } from '#shared/keys/schedule';
 import { toPublicJwk, type PublicJwk } from '#shared/domain/jwk';
 import { countMetric, METRIC } from '#shared/metrics';
 

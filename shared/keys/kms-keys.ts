@@ -2,8 +2,8 @@ import {
   CreateAliasCommand, CreateKeyCommand, DeleteAliasCommand, KMSClient, ScheduleKeyDeletionCommand, UpdateAliasCommand,
 } from '@aws-sdk/client-kms';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
-import { kmsSignerSource, type KmsSend } from '#shared/auth/kms-signer';
-import type { SigningKeyStore } from '#shared/auth/signing-keys';
+import { kmsSignerSource, type KmsSend } from '#shared/keys/kms-signer';
+import type { SigningKeyStore } from '#shared/keys/schedule';
 
 /**
  * The tag on the stack's own signing key, valued with the name of this deployment of the stack

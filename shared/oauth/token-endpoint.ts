@@ -1,5 +1,5 @@
-import { readClientCredentials } from '#shared/auth/client-auth';
-import type { TokenService } from '#shared/auth/token-service';
+import { readClientCredentials } from '#shared/oauth/client-auth';
+import type { TokenService } from '#shared/oauth/token-service';
 import { InvalidGrantError } from '#shared/errors';
 import { parseForm, requireParams } from '#shared/http/form';
 import { publicHandler } from '#shared/http/http';

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { signJwt, type TokenSigner } from '#shared/auth/signer';
+import { signJwt, type TokenSigner } from '#shared/keys/signer';
 import { epochSeconds } from '#shared/domain/time';
-
-/** Lifetime of an access token, returned as `expires_in`. */
-export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/domain/grant';
 
 export interface AccessTokenRequest {
   issuer: string;

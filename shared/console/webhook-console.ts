@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { appPage, type Viewer } from '#shared/auth/account-pages';
-import { ownedApp, pathClientId } from '#shared/auth/developer';
+import { appPage, type Viewer } from '#shared/views/account-pages';
+import { ownedApp, pathClientId } from '#shared/console/developer';
 import { webhooks } from '#shared/auth/runtime';
-import { loginRedirect, pageContext } from '#shared/auth/web';
-import type { WebhookView } from '#shared/auth/webhook-pages';
+import { loginRedirect, pageContext } from '#shared/accounts/session';
+import type { WebhookView } from '#shared/views/webhook-pages';
 import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import type { Client } from '#shared/domain/client';
 import { checkCsrf } from '#shared/http/csrf';

@@ -1,11 +1,12 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { openWith, sealWith } from '#shared/auth/secrets';
+import { openWith, sealWith } from '#shared/oauth/sealing';
 import type { SecretReveal } from '#shared/data/client-repo';
 import type { Client, ClientRegistration } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import { readCookie, setCookie } from '#shared/http/cookies';
 import { hashSecret, randomToken } from '#shared/secrets';
+import { secretPath } from '#shared/views/console-links';
 
 /** Reads the registration form's fields (redirect URIs: one per line). */
 export function registrationFrom(form: Record<string, string>): ClientRegistration {
@@ -30,9 +31,6 @@ export function ownedApp(app: Client | undefined, developerId: string): Client {
 export const SECRET_REVEAL_SECONDS = 10 * 60;
 /** The cookie that holds the key of the secret waiting to be shown, only on the page that shows it. */
 const REVEAL_COOKIE = 'reveal';
-
-/** The page that shows an application's new secret, once (GET), and where a rotation is posted (POST). */
-export const secretPath = (clientId: string): string => `/developer/apps/${encodeURIComponent(clientId)}/secret`;
 
 /**
  * A new secret to show once after the redirect (POST-redirect-GET; never in a URL): the item to store,
@@ -65,32 +63,3 @@ export function openReveal(key: string, sealedSecret: string): string | undefine
   }
 }
 
-/** The application's webhook: the form that sets its URL posts here; the other webhook forms post below it. */
-export const webhookPath = (clientId: string): string => `/developer/apps/${encodeURIComponent(clientId)}/webhook`;
-
-/** The application's page, at its webhook card, saying what a webhook form did (POST-redirect-GET). */
-export const webhookDonePath = (clientId: string, done: WebhookOutcome): string =>
-  `/developer/apps/${encodeURIComponent(clientId)}?done=${done}#webhook`;
-
-/** What a webhook form did, said on the application's page it redirects to. */
-export type WebhookOutcome = 'webhook-saved' | 'webhook-removed' | 'webhook-test-sent' | 'webhook-resent';
-
-export const WEBHOOK_OUTCOMES: Readonly<Record<WebhookOutcome, string>> = {
-  'webhook-saved': 'Webhook URL saved.',
-  'webhook-removed': 'Webhook removed: no more events are sent to this application.',
-  'webhook-test-sent': 'A webhook.test event is on its way; it appears in the deliveries below within seconds.',
-  'webhook-resent': 'The delivery is sent again, with the same webhook-id; its row below shows the new attempt.',
-};
-
-/** The outcome `?done=` names on the application's page, if it is a webhook one. */
-export function webhookOutcomeOf(query: Record<string, string | undefined> | undefined): WebhookOutcome | undefined {
-  const done = query?.done;
-  return done !== undefined && Object.hasOwn(WEBHOOK_OUTCOMES, done) ? (done as WebhookOutcome) : undefined;
-}
-
-/**
- * How long the previous webhook signing secret keeps signing after a rotation: both secrets sign
- * every delivery meanwhile, so a receiver can switch at leisure (Standard Webhooks verifiers accept
- * any one matching signature).
- */
-export const WEBHOOK_SECRET_OVERLAP_SECONDS = 24 * 60 * 60;

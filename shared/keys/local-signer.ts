@@ -2,8 +2,8 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { TokenSigner } from '#shared/auth/signer';
-import type { SigningKeyStore } from '#shared/auth/signing-keys';
+import type { TokenSigner } from '#shared/keys/signer';
+import type { SigningKeyStore } from '#shared/keys/schedule';
 import { toPublicJwk } from '#shared/domain/jwk';
 
 /**

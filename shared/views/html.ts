@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AppError } from '#shared/errors';
 import type { HttpResult } from '#shared/http/responses';
-import { FAVICON, LOGO_SVG, SERVICE_NAME, THEME_COLOURS } from '#shared/http/theme';
+import { FAVICON, LOGO_SVG, SERVICE_NAME, THEME_COLOURS } from '#shared/views/theme';
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(value: unknown): string {

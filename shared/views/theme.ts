@@ -1,7 +1,7 @@
 /**
  * The service's identity on every page it renders (sign-in, consent, sign-up, account, developer
  * console, error pages): its name, its logo mark and its colours. This file is the one place an
- * operator changes them; the stylesheet (shared/http/html.ts) uses only these variables, and its
+ * operator changes them; the stylesheet (shared/views/html.ts) uses only these variables, and its
  * CSP hash is computed from whatever they are. Keep text colours at a contrast of 4.5:1 or more
  * against `surface` and `page` (WCAG AA): the browser tests check every page with axe.
  */

@@ -1,5 +1,4 @@
-import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/auth/developer';
-import { webhookCard, type WebhookView } from '#shared/auth/webhook-pages';
+import { webhookCard, type WebhookView } from '#shared/views/webhook-pages';
 import { ENV, requireEnv } from '#shared/config';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
@@ -7,8 +6,9 @@ import type { Consent } from '#shared/domain/grant';
 import { SCOPES, isScope } from '#shared/domain/scopes';
 import type { User } from '#shared/domain/user';
 import type { StoredMessage } from '#shared/email/outbox-mailer';
-import { html, page, type Html } from '#shared/http/html';
+import { html, page, type Html } from '#shared/views/html';
 import type { HttpResult } from '#shared/http/responses';
+import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/domain/webhook';
 
 /** Who is looking at a page, for the header and the forms' CSRF fields. */
 export interface Viewer {

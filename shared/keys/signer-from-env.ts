@@ -1,9 +1,10 @@
-import { kmsSignerSource } from '#shared/auth/kms-signer';
-import { createLocalKeyStore } from '#shared/auth/local-signer';
-import { createKeyring, type Keyring, type SignerSource } from '#shared/auth/signing-keys';
+import { kmsSignerSource } from '#shared/keys/kms-signer';
+import { createLocalKeyStore } from '#shared/keys/local-signer';
+import { type SignerSource } from '#shared/keys/schedule';
 import { ENV, optionalEnv, requireEnv } from '#shared/config';
 import type { RepoDeps } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
+import { createKeyring, type Keyring } from '#shared/keys/keyring';
 
 /**
  * The signing keys this process is configured for: KMS when SIGNING_KEY_ID is set (the deployed key;
@@ -16,7 +17,7 @@ export function signerSourceFromEnv(): SignerSource {
   return keyId ? kmsSignerSource(keyId) : createLocalKeyStore(requireEnv(ENV.localSigningKeyFile));
 }
 
-/** The keyring of a function: the schedule in the table (signing-keys.ts), over the configured keys. */
+/** The keyring of a function: the schedule in the table (shared/keys/schedule.ts), over the configured keys. */
 export function keyringFromEnv(table: RepoDeps): Keyring {
   return createKeyring({ repo: createSigningKeyRepo(table), source: signerSourceFromEnv() });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword } from '#shared/auth/password';
+import { hashPassword } from '#shared/accounts/password';
 import { issuer, links, mailLimits, users } from '#shared/auth/runtime';
 import { greeting } from '#shared/email/mail-text';
 import { mailerFromEnv } from '#shared/email/mailer-from-env';
