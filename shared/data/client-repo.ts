@@ -4,7 +4,7 @@ import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { clientKey, clientsOfDeveloperIndexKey, fromItem, secretRevealKey } from '#shared/data/keys';
 
 export type ClientRepo = ReturnType<typeof createClientRepo>;
@@ -30,7 +30,6 @@ export interface SecretReveal {
   expiresAt: number;
 }
 
-const isCancelled = (error: unknown) => error instanceof Error && error.name === 'TransactionCanceledException';
 const cancellationCodes = (error: unknown) =>
   ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code);
 

@@ -42,3 +42,10 @@ export function createDocumentClient({ endpoint, limits }: DocumentClientOptions
 
 // Repositories import the error checks from here, next to the client they come from.
 export { isConditionalCheckFailed, isTransientStorageError, TRANSIENT_ERROR_NAMES } from '#shared/data/storage-errors';
+
+/** Whether a TransactWriteItems was cancelled (a condition failed, or a conflict with a concurrent write). */
+export const isCancelled = (error: unknown) => error instanceof Error && error.name === 'TransactionCanceledException';
+
+/** The cancellation reason of each item of a cancelled transaction, in the order of its items. */
+export const cancellationCodes = (error: unknown) =>
+  ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code);

@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aw
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { ItemKey } from '#shared/data/batch-read';
-import { MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { isCancelled, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { linkKey, userKey } from '#shared/data/keys';
 
 export type LinkPurpose = 'confirm-email' | 'reset-password';
@@ -103,7 +103,7 @@ export function createLinkRepo({ doc, table }: RepoDeps) {
           ],
         }));
       } catch (error) {
-        if (error instanceof Error && error.name === 'TransactionCanceledException') return false;
+        if (isCancelled(error)) return false;
         throw error;
       }
       for (const Key of alsoDelete.slice(deletedInTransaction.length)) await doc.send(new DeleteCommand({ TableName: table, Key }));

@@ -2,7 +2,7 @@ import type { RepoNeeds } from '#shared/data/table-access';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createBatchReader, type BatchRead, type Item } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 
 /** How long failed logins are remembered: a record lives this long after its last reservation (TTL). */
@@ -131,7 +131,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
           await doc.send(new TransactWriteCommand({ TransactItems }));
           return { reserved: true };
         } catch (error) {
-          if (!(error instanceof Error) || error.name !== 'TransactionCanceledException') throw error;
+          if (!isCancelled(error)) throw error;
           const reasons = (error as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] }).CancellationReasons ?? [];
           const refused = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
           if (!refused && attempt === 0 && reasons.some((reason) => reason.Code === 'TransactionConflict')) continue;

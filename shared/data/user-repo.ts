@@ -1,7 +1,7 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
-import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
+import { isCancelled, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { MAX_EMAIL_LENGTH, normalizeEmail, toUser, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { emailKey, userKey } from '#shared/data/keys';
@@ -77,7 +77,7 @@ export function createUserRepo({ doc, table }: RepoDeps) {
           ],
         }));
       } catch (error) {
-        if (error instanceof Error && error.name === 'TransactionCanceledException') {
+        if (isCancelled(error)) {
           throw new ConflictError('An account already exists for this e-mail address.');
         }
         throw error;

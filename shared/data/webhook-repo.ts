@@ -1,15 +1,13 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { clientIdOfWebhookKey, deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
-import { newWebhookSecret, webhookIdTime, type WebhookEventType, type WebhookSecret } from '#shared/domain/webhook';
-
-/** How long delivery items are kept for the console (TTL). */
-export const DELIVERY_RETENTION_SECONDS = 30 * 24 * 3600;
+import { clientIdOfWebhookKey, fromItem, webhookKey } from '#shared/data/keys';
+import { createWebhookDeliveries } from '#shared/data/webhook-deliveries';
+import { newWebhookSecret, type WebhookSecret } from '#shared/domain/webhook';
 
 /** An application's webhook: where events go and the secrets that sign them (current first). */
 export interface WebhookSubscription {
@@ -25,45 +23,9 @@ export interface WebhookSubscription {
   disabledAt?: string;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'retrying' | 'failed' | 'dead';
-
-/** One event sent (or being sent) to one application, with its attempts. */
-export interface WebhookDelivery {
-  clientId: string;
-  webhookId: string;
-  eventType: WebhookEventType;
-  /** The exact JSON body sent (the same bytes on every attempt and redelivery). */
-  payload: string;
-  status: DeliveryStatus;
-  attempts: number;
-  lastStatusCode?: number;
-  lastLatencyMs?: number;
-  /** ISO time. */
-  lastAttemptAt?: string;
-  /** Why the last attempt failed without an HTTP status, or why the delivery was dropped, in a few words. */
-  lastError?: string;
-  /** The device owner whose grant the event depends on (device and grant events). */
-  userId?: string;
-  /** ISO time: also the start of its sort key. */
-  createdAt: string;
-  /** TTL (epoch seconds). */
-  expiresAt: number;
-}
-
-/** What one delivery attempt came to. */
-export interface AttemptOutcome {
-  status: DeliveryStatus;
-  at: Date;
-  statusCode?: number;
-  latencyMs?: number;
-  error?: string;
-  /** False for a delivery dropped without sending (grant ended, webhook removed or disabled): not an attempt. */
-  attempted?: boolean;
-}
-
 export type WebhookRepo = ReturnType<typeof createWebhookRepo>;
 
-/** Access patterns on webhook subscriptions and deliveries. */
+/** A subscription as stored, with its application's id from its key. */
 const toSubscription = (item: Record<string, unknown>): WebhookSubscription =>
   ({ ...fromItem<Omit<WebhookSubscription, 'clientId'>>(item), clientId: clientIdOfWebhookKey(item as { pk: string }) });
 
@@ -78,14 +40,12 @@ export function subscriptionRead(clientId: string): BatchRead<WebhookSubscriptio
   };
 }
 
+/** Access patterns on webhook subscriptions and deliveries. */
 export function createWebhookRepo({ doc, table }: RepoDeps) {
-  const keyOf = (clientId: string, webhookId: string) => {
-    const at = webhookIdTime(webhookId);
-    return at === undefined ? undefined : deliveryKey(clientId, at.toISOString(), webhookId);
-  };
-
   return {
     subscriptionRead,
+    // The deliveries: webhook-deliveries.ts.
+    ...createWebhookDeliveries({ doc, table }),
 
     /** Several applications' subscriptions, aligned with `clientIds`, as part of a combined read. */
     subscriptionsRead(clientIds: readonly string[]): BatchRead<(WebhookSubscription | undefined)[]> {
@@ -220,87 +180,6 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
       }
     },
 
-    /** Stores a new delivery (`pending`, no attempts, TTL 30 days); false when it already exists (a record read twice). One PutItem. */
-    async createDelivery(delivery: Pick<WebhookDelivery, 'clientId' | 'webhookId' | 'eventType' | 'payload' | 'userId'>, now: Date): Promise<boolean> {
-      const key = keyOf(delivery.clientId, delivery.webhookId);
-      if (!key) throw new Error('Not a webhook id');
-      const item: WebhookDelivery = {
-        ...delivery, status: 'pending', attempts: 0, createdAt: webhookIdTime(delivery.webhookId)!.toISOString(),
-        expiresAt: epochSeconds(now) + DELIVERY_RETENTION_SECONDS,
-      };
-      try {
-        await doc.send(new PutCommand({ TableName: table, Item: { ...key, ...item }, ConditionExpression: 'attribute_not_exists(pk)' }));
-        return true;
-      } catch (error) {
-        if (isConditionalCheckFailed(error)) return false;
-        throw error;
-      }
-    },
-
-    /** A delivery by its webhook id, as part of a combined read (an id that is not one reads nothing). */
-    deliveryRead(clientId: string, webhookId: string): BatchRead<WebhookDelivery | undefined> {
-      const key = isPlausibleClientId(clientId) ? keyOf(clientId, webhookId) : undefined;
-      return {
-        keys: key ? [key] : [],
-        parse: ([item]) => (item ? fromItem<WebhookDelivery>(item) : undefined),
-      };
-    },
-
-    /** A delivery by its webhook id: one GetItem (none for a string that is not a webhook id). */
-    async getDelivery(clientId: string, webhookId: string): Promise<WebhookDelivery | undefined> {
-      const key = isPlausibleClientId(clientId) ? keyOf(clientId, webhookId) : undefined;
-      if (!key) return undefined;
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }));
-      return Item ? fromItem<WebhookDelivery>(Item) : undefined;
-    },
-
-    /** The application's last deliveries, newest first. One Query. */
-    async listDeliveries(clientId: string, limit = 20): Promise<WebhookDelivery[]> {
-      if (!isPlausibleClientId(clientId)) return [];
-      const now = epochSeconds(new Date());
-      const { Items = [] } = await doc.send(new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': deliveriesOfClientKey(clientId).pk },
-        ScanIndexForward: false,
-        Limit: limit,
-      }));
-      return Items.map((item) => fromItem<WebhookDelivery>(item)).filter((d) => d.expiresAt > now);
-    },
-
-    /** Records one attempt (or a drop, or a redelivery's reset to `pending`): one UpdateItem; the attempt count grows for an attempt only. */
-    async recordAttempt(clientId: string, webhookId: string, outcome: AttemptOutcome): Promise<void> {
-      const key = keyOf(clientId, webhookId);
-      if (!key) return;
-      const set: Record<string, unknown> = { status: outcome.status };
-      if (outcome.status !== 'pending') set.lastAttemptAt = outcome.at.toISOString();
-      if (outcome.statusCode !== undefined) set.lastStatusCode = outcome.statusCode;
-      if (outcome.latencyMs !== undefined) set.lastLatencyMs = outcome.latencyMs;
-      if (outcome.error !== undefined) set.lastError = outcome.error;
-      const entries = Object.entries(set);
-      const counted = outcome.status !== 'pending' && outcome.attempted !== false;
-      // An attempt replaces the previous one's status code or error; a drop keeps the last status code beside its reason.
-      const removals = counted ? [outcome.statusCode === undefined ? 'lastStatusCode' : undefined, outcome.error === undefined ? 'lastError' : undefined]
-        .filter((name) => name !== undefined) : [];
-      try {
-        await doc.send(new UpdateCommand({
-          TableName: table,
-          Key: key,
-          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`
-            + (counted ? ' ADD attempts :one' : '')
-            + (removals.length ? ` REMOVE ${removals.join(', ')}` : ''),
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
-          ExpressionAttributeValues: {
-            ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])),
-            ...(counted ? { ':one': 1 } : {}),
-          },
-        }));
-      } catch (error) {
-        // The delivery item expired (TTL) or was never written: nothing to record on.
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
-    },
   };
 }
 

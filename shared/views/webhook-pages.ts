@@ -1,8 +1,9 @@
-import type { WebhookDelivery, WebhookSubscription } from '#shared/data/webhook-repo';
+import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import { epochSeconds } from '#shared/domain/time';
 import { html, type Html } from '#shared/views/html';
 import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/domain/webhook';
 import { webhookPath } from '#shared/views/console-links';
+import type { WebhookDelivery } from '#shared/data/webhook-deliveries';
 
 /** What the application page's webhook card shows, and what its forms said back. */
 export interface WebhookView {
