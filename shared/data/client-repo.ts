@@ -5,7 +5,7 @@ import { epochSeconds } from '#shared/domain/time';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { clientKey, clientsOfDeveloperIndexKey, fromItem, secretRevealKey } from '#shared/data/keys';
+import { clientKey, clientsOfDeveloperIndexKey, clientsOfDeveloperPartition, fromItem, secretRevealKey } from '#shared/data/keys';
 
 export type ClientRepo = ReturnType<typeof createClientRepo>;
 
@@ -154,7 +154,7 @@ export function createClientRepo({ doc, table }: RepoDeps) {
 
     /** The applications a developer registered, oldest first. One Query on GSI1. */
     async listClientsByDeveloper(developerId: string): Promise<Client[]> {
-      const { gsi1pk } = clientsOfDeveloperIndexKey(developerId, '');
+      const gsi1pk = clientsOfDeveloperPartition(developerId);
       const { Items = [] } = await doc.send(new QueryCommand({
         TableName: table,
         IndexName: 'gsi1',

@@ -23,14 +23,18 @@ export const emailKey = (email: string) => ({ pk: `EMAIL#${normalizeEmail(email)
 const CLIENT_PK_PREFIX = 'CLIENT#';
 export const clientKey = (clientId: string) => ({ pk: `${CLIENT_PK_PREFIX}${clientId}`, sk: 'CLIENT' });
 export const clientsOfDeveloperIndexKey = (developerId: string, createdAt: string) => ({
-  gsi1pk: `DEVELOPER#${developerId}`,
+  gsi1pk: clientsOfDeveloperPartition(developerId),
   gsi1sk: `CLIENT#${createdAt}`,
 });
+/** The index partition that lists a developer's clients (Query). */
+export const clientsOfDeveloperPartition = (developerId: string) => `DEVELOPER#${developerId}`;
 /** A new client secret waiting to be shown once, by the hash of the key its browser holds (see client-repo.ts). */
 export const secretRevealKey = (keyHash: string) => ({ pk: `REVEAL#${keyHash}`, sk: 'REVEAL' });
 export const sessionKey = (sessionHash: string) => ({ pk: `SESSION#${sessionHash}`, sk: 'SESSION' });
 /** GSI1 entry listing a user's sessions, so a password reset can end them all. */
-export const sessionsOfUserIndexKey = (userId: string, sessionHash: string) => ({ gsi1pk: `SESSIONS#${userId}`, gsi1sk: sessionHash });
+export const sessionsOfUserIndexKey = (userId: string, sessionHash: string) => ({ gsi1pk: sessionsOfUserPartition(userId), gsi1sk: sessionHash });
+/** The index partition that lists a user's sessions (Query). */
+export const sessionsOfUserPartition = (userId: string) => `SESSIONS#${userId}`;
 const CONSENT_SK_PREFIX = 'CONSENT#';
 export const consentKey = (userId: string, clientId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${CONSENT_SK_PREFIX}${clientId}` });
 /** The applications a user has authorized: the consents in the user's partition. */

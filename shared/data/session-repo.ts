@@ -5,7 +5,7 @@ import { epochSeconds } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
 import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
-import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
+import { sessionKey, sessionsOfUserIndexKey, sessionsOfUserPartition, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
 export const SESSION_TTL_SECONDS = 8 * 3600;
@@ -74,7 +74,7 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
 
     /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */
     async sessionKeysOf(userId: string): Promise<ItemKey[]> {
-      const { gsi1pk } = sessionsOfUserIndexKey(userId, '');
+      const gsi1pk = sessionsOfUserPartition(userId);
       const keys: ItemKey[] = [];
       let startKey: Record<string, unknown> | undefined;
       do {
