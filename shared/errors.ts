@@ -15,12 +15,12 @@ export type ErrorCode =
   | 'conflict';
 
 /**
- * An error meant for the client: its status, code and description become the response.
- * Anything that is not an AppError becomes a generic 500 whose details stay in the logs.
+ * An error meant for the client: its code and description become the response. Whoever throws it
+ * names what went wrong, never an HTTP status: `status` is read from the one mapping below
+ * (httpStatusOf). Anything that is not an AppError becomes a generic 500 whose details stay in the logs.
  */
 export class AppError extends Error {
   constructor(
-    readonly status: number,
     readonly code: ErrorCode,
     description: string,
     readonly headers: Record<string, string> = {},
@@ -29,29 +29,34 @@ export class AppError extends Error {
     super(description, options);
     this.name = new.target.name;
   }
+
+  /** The HTTP status it is answered with (httpStatusOf). */
+  get status(): number {
+    return httpStatusOf(this);
+  }
 }
 
 export class BadRequestError extends AppError {
   constructor(description: string) {
-    super(400, 'invalid_request', description);
+    super('invalid_request', description);
   }
 }
 
 export class UnauthorizedError extends AppError {
   constructor(description: string) {
-    super(401, 'invalid_token', description, { 'www-authenticate': `Bearer error="invalid_token"` });
+    super('invalid_token', description, { 'www-authenticate': `Bearer error="invalid_token"` });
   }
 }
 
 export class NotFoundError extends AppError {
   constructor(description = 'The requested resource does not exist.') {
-    super(404, 'not_found', description);
+    super('not_found', description);
   }
 }
 
 export class MethodNotAllowedError extends AppError {
   constructor(allowed: readonly string[]) {
-    super(405, 'method_not_allowed', `This resource supports only ${allowed.join(', ')}.`, {
+    super('method_not_allowed', `This resource supports only ${allowed.join(', ')}.`, {
       allow: allowed.join(', '),
     });
   }
@@ -59,47 +64,54 @@ export class MethodNotAllowedError extends AppError {
 
 export class ConflictError extends AppError {
   constructor(description: string) {
-    super(409, 'conflict', description);
+    super('conflict', description);
   }
 }
 
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number) {
-    super(413, 'invalid_request', `The request body is larger than ${limitBytes} bytes.`);
+    super('invalid_request', `The request body is larger than ${limitBytes} bytes.`);
   }
 }
 
 export class UnsupportedMediaTypeError extends AppError {
   constructor(expected: string) {
-    super(415, 'invalid_request', `The request body must be sent with Content-Type: ${expected}.`);
+    super('invalid_request', `The request body must be sent with Content-Type: ${expected}.`);
   }
 }
 
 export class ServiceUnavailableError extends AppError {
   constructor(cause?: unknown) {
-    super(503, 'temporarily_unavailable', 'The service is temporarily unavailable; retry later.', {
+    super('temporarily_unavailable', 'The service is temporarily unavailable; retry later.', {
       'retry-after': '1',
     }, { cause });
+  }
+}
+
+/** What the client sees of an unexpected error: its details stay in the logs. */
+export class ServerError extends AppError {
+  constructor() {
+    super('server_error', 'An unexpected error occurred.');
   }
 }
 
 /** Token endpoint: unknown client or wrong secret (RFC 6749 §5.2). */
 export class InvalidClientError extends AppError {
   constructor(usedBasic: boolean) {
-    super(401, 'invalid_client', 'Client authentication failed.', usedBasic ? { 'www-authenticate': 'Basic realm="oauth"' } : {});
+    super('invalid_client', 'Client authentication failed.', usedBasic ? { 'www-authenticate': 'Basic realm="oauth"' } : {});
   }
 }
 
 /** Token endpoint: the grant (code, refresh token) is invalid, expired, used or not this client's. */
 export class InvalidGrantError extends AppError {
   constructor(description: string) {
-    super(400, 'invalid_grant', description);
+    super('invalid_grant', description);
   }
 }
 
 export class InvalidScopeError extends AppError {
   constructor(description: string) {
-    super(400, 'invalid_scope', description);
+    super('invalid_scope', description);
   }
 }
 
@@ -112,4 +124,32 @@ export class InvalidScopeError extends AppError {
 export abstract class DependencyUnavailableError extends Error {
   /** What is unavailable, as the warning names it (an accessor: the logged error gains no member). */
   abstract get dependency(): string;
+}
+
+// The one place where an error becomes an HTTP status: by its code, unless its class says more.
+
+/** The status of each error code. */
+const STATUS_OF_CODE: Readonly<Record<ErrorCode, number>> = {
+  invalid_request: 400,
+  invalid_token: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  rate_limited: 429,
+  temporarily_unavailable: 503,
+  server_error: 500,
+  // RFC 6749 §5.2: 401 when the client authenticated (or tried to) and failed.
+  invalid_client: 401,
+  invalid_grant: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  // A form refused (CSRF): the user may not do this from there.
+  access_denied: 403,
+  conflict: 409,
+};
+
+/** The HTTP status an error is answered with: a body refused for its size or its type is an invalid request with a status of its own. */
+export function httpStatusOf(error: AppError): number {
+  if (error instanceof PayloadTooLargeError) return 413;
+  if (error instanceof UnsupportedMediaTypeError) return 415;
+  return STATUS_OF_CODE[error.code];
 }

@@ -18,7 +18,7 @@ export function csrfToken(event: APIGatewayProxyEventV2, secure: boolean): { tok
 
 export class CsrfError extends AppError {
   constructor() {
-    super(403, 'access_denied', 'This form has expired or was not sent from our page. Go back, reload the page and try again.');
+    super('access_denied', 'This form has expired or was not sent from our page. Go back, reload the page and try again.');
   }
 }
 

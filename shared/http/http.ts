@@ -5,7 +5,7 @@ import { isTransientStorageError } from '#shared/data/storage-errors';
 import { ValidationError } from '#shared/domain/errors';
 import {
   AppError, BadRequestError, DependencyUnavailableError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError,
-  UnsupportedMediaTypeError,
+  ServerError, UnsupportedMediaTypeError,
 } from '#shared/errors';
 import { logger } from '#shared/log';
 import { json, type HttpResult } from '#shared/http/responses';
@@ -131,7 +131,7 @@ export function toAppError(error: unknown): AppError {
     return new ServiceUnavailableError(error);
   }
   logger.error('Unhandled error', { error: error as Error });
-  return new AppError(500, 'server_error', 'An unexpected error occurred.');
+  return new ServerError();
 }
 
 /** Logs one structured line per request: route, status, latency, request id. Nothing else. */

@@ -343,7 +343,7 @@ describe('apiHandler', () => {
   describe('errors', () => {
     it('turns an AppError into the envelope with its status, code, description and headers', async () => {
       // Prepare
-      const handler = throwing(new AppError(409, 'conflict', 'The device is busy.', { 'x-extra': 'kept' }));
+      const handler = throwing(new AppError('conflict', 'The device is busy.', { 'x-extra': 'kept' }));
 
       // Act
       const result = await handler(makeEvent(), context);
@@ -577,7 +577,7 @@ describe('pageHandler', () => {
   });
 
   it.each([
-    ['an AppError, with its headers', new AppError(409, 'conflict', 'Already done.', { 'x-extra': 'kept' }), 409, { 'x-extra': 'kept' }, 'Something went wrong'],
+    ['an AppError, with its headers', new AppError('conflict', 'Already done.', { 'x-extra': 'kept' }), 409, { 'x-extra': 'kept' }, 'Something went wrong'],
     ['an unknown error', new Error('db-host-7f3a unreachable'), 500, {}, 'Something went wrong on our side'],
   ])('answers %s with the error page of its status', async (_, error, status, headers, title) => {
     // Act
