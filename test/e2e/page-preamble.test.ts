@@ -104,7 +104,7 @@ describe('the pages\' preamble', () => {
       const { b: visitor, csrf } = await signedOut();
       for (const b of [developer, visitor]) {
         for (const path of FORMS()) {
-          for (const fields of [{}, { csrf: `${csrf.slice(1)}x` }]) {
+          for (const fields of [{}, { csrf: `${csrf.slice(1)}x` }] as Record<string, string>[]) {
             requests.reset();
             const reply = await b.postForm(path, { ...fields, email: 'x@example.com', password: 'x', token: 'x', client_id: clientId });
             expect(reply.status, path).toBe(403);
