@@ -1,14 +1,12 @@
 import { confirmEmailPage, expiredLinkPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
 import { links } from '#shared/auth/runtime';
-import { pageContext } from '#shared/accounts/session';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 
 /**
  * GET /confirm-email?token=… — asks for a click, so link scanners that fetch the URL confirm nothing.
  * With `?done=confirmed` or `?done=resent`: what the confirmation or the resend form did.
  */
-export const handler = pageHandler(async (event) => {
-  const { viewer } = await pageContext(event);
+export const handler = pageHandler({ session: 'optional' }, async ({ event, viewer }) => {
   const done = outcomeOf(event.queryStringParameters, 'confirmed', 'resent');
   if (done) return outcomePage(viewer, done);
   const token = event.queryStringParameters?.token ?? '';

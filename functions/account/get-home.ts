@@ -1,5 +1,5 @@
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /** GET / — the authorization server's home is the account page. */
-export const handler = pageHandler(async () => redirect('/account'));
+export const handler = pageHandler({}, async () => redirect('/account'));

@@ -1,20 +1,16 @@
 import { expiredLinkPage, newPasswordPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
 import { links, users } from '#shared/auth/runtime';
-import { pageContext } from '#shared/accounts/session';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
+import { resetLinkAccount } from '#shared/accounts/password-reset';
 
 /**
- * GET /password-reset/confirm?token=… — the new-password form, if the link is still good: GetItem
- * (link), then GetItem (user: a link of an earlier reset generation is dead, another link having
- * been used since). `?done=password-changed`: the outcome.
+ * GET /password-reset/confirm?token=… — the new-password form, if the link is still good
+ * (resetLinkAccount: GetItem link, GetItem user). `?done=password-changed`: the outcome.
  */
-export const handler = pageHandler(async (event) => {
-  const { viewer } = await pageContext(event);
+export const handler = pageHandler({ session: 'optional' }, async ({ event, viewer }) => {
   const done = outcomeOf(event.queryStringParameters, 'password-changed');
   if (done) return outcomePage(viewer, done);
   const token = event.queryStringParameters?.token ?? '';
-  const link = token ? await links.readLink('reset-password', token) : undefined;
-  const record = link && (await users.getUserRecord(link.userId));
-  if (!record || record.resetGeneration !== link.generation) return expiredLinkPage(viewer, 'reset-password');
+  if (!(await resetLinkAccount({ links, users }, token))) return expiredLinkPage(viewer, 'reset-password');
   return newPasswordPage(viewer, token);
 });

@@ -1,10 +1,9 @@
 import { outboxPage } from '#shared/views/account-pages';
-import { pageContext } from '#shared/accounts/session';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { MAIL_ENV, requireEnv } from '#shared/config';
 import { readOutbox } from '#shared/email/outbox-mailer';
-import { pageHandler } from '#shared/http/page-handler';
 
 const dir = requireEnv(MAIL_ENV.outboxDir);
 
 /** GET /outbox — local only (not in the stack): the e-mail the local service "sent", with clickable links. */
-export const handler = pageHandler(async (event) => outboxPage((await pageContext(event)).viewer, await readOutbox(dir), dir));
+export const handler = pageHandler({ session: 'optional' }, async ({ viewer }) => outboxPage(viewer, await readOutbox(dir), dir));

@@ -1,10 +1,8 @@
 import { outcomeOf, outcomePage, resetRequestPage } from '#shared/views/account-pages';
-import { pageContext } from '#shared/accounts/session';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 
 /** GET /password-reset — asks for the account's e-mail address; with `?done=reset-sent`, what the form did. */
-export const handler = pageHandler(async (event) => {
-  const { viewer } = await pageContext(event);
+export const handler = pageHandler({ session: 'optional' }, async ({ event, viewer }) => {
   const done = outcomeOf(event.queryStringParameters, 'reset-sent');
   return done ? outcomePage(viewer, done) : resetRequestPage(viewer);
 });

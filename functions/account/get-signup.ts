@@ -1,10 +1,8 @@
 import { outcomeOf, outcomePage, signupPage } from '#shared/views/account-pages';
-import { pageContext } from '#shared/accounts/session';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 
 /** GET /signup — the sign-up form; with `?done=signed-up`, what the form did. */
-export const handler = pageHandler(async (event) => {
-  const { viewer } = await pageContext(event);
+export const handler = pageHandler({ session: 'optional' }, async ({ event, viewer }) => {
   const done = outcomeOf(event.queryStringParameters, 'signed-up');
   return done ? outcomePage(viewer, done) : signupPage(viewer);
 });

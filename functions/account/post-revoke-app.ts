@@ -1,10 +1,7 @@
 import { endAppAccess } from '#shared/oauth/app-access';
 import { grants } from '#shared/auth/runtime';
-import { loginRedirect, signedInUser } from '#shared/accounts/session';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { isPlausibleClientId } from '#shared/domain/client';
-import { checkCsrf } from '#shared/http/csrf';
-import { parseForm } from '#shared/http/form';
-import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 import { countMetric, METRIC } from '#shared/metrics';
 
@@ -14,10 +11,7 @@ import { countMetric, METRIC } from '#shared/metrics';
  * (session, user), one DeleteItem (the consent), one Query (the user's active token families of the
  * application), and one transaction when there are any.
  */
-export const handler = pageHandler(async (event) => {
-  checkCsrf(event, parseForm(event));
-  const signedIn = await signedInUser(event);
-  if (!signedIn) return loginRedirect('/account', 303);
+export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account' }, async ({ event, signedIn }) => {
   const clientId = event.pathParameters?.client_id;
   if (!isPlausibleClientId(clientId)) return redirect('/account', 303);
   countMetric(METRIC.grantsRevoked, await endAppAccess(grants, signedIn.user.id, clientId));

@@ -1,22 +1,23 @@
 import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/oauth/authorize-request';
 import { consentPage } from '#shared/views/oauth-pages';
 import { grants, issuer } from '#shared/auth/runtime';
-import { loginRedirect, readPage, secure } from '#shared/accounts/session';
+import { loginRedirect } from '#shared/accounts/session';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { BadRequestError } from '#shared/errors';
-import { csrfToken } from '#shared/http/csrf';
-import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /**
  * GET /oauth/authorize (docs/api.md#authorization-request): checks the client and its exact
  * redirect URI first, then the login, then consent — asked once per user and application, and again
- * only for new scopes.
+ * only for new scopes. The session is optional to the page: the request is checked before a
+ * signed-out browser is sent to the login page.
  * Client, session, user and consent are read in one BatchGetItem; a remembered consent then costs
  * one PutItem for the code.
  */
-export const handler = pageHandler(async (event) => {
+export const handler = pageHandler({
+  session: 'optional', reads: { client: (event) => event.queryStringParameters?.client_id, consent: true },
+}, async ({ event, signedIn, client, consent, viewer }) => {
   const params = event.queryStringParameters ?? {};
-  const { signedIn, client, consent } = await readPage(event, params.client_id, true);
   const check = checkAuthorizationRequest(params, client, issuer, repeatedParams(event.rawQueryString));
   if (check.outcome === 'error-page') throw new BadRequestError(check.message);
   if (check.outcome === 'redirect') return redirect(check.location);
@@ -27,6 +28,5 @@ export const handler = pageHandler(async (event) => {
   if (consent && request.scopes.every((scope) => granted.includes(scope))) {
     return redirect((await issueCode(grants, request, issuer, consent))!);
   }
-  const { token, cookies } = csrfToken(event, secure);
-  return consentPage({ client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: token, cookies });
+  return consentPage({ client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies });
 });

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { checkAuthorizationRequest, issueCode, redirectWith } from '#shared/oauth/authorize-request';
 import { grants, issuer } from '#shared/auth/runtime';
-import { loginRedirect, readPage } from '#shared/accounts/session';
+import { loginRedirect } from '#shared/accounts/session';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { allowedConsent } from '#shared/domain/grant';
 import { formatTimestamp } from '#shared/domain/time';
 import { BadRequestError } from '#shared/errors';
-import { checkCsrf } from '#shared/http/csrf';
-import { parseForm } from '#shared/http/form';
-import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
 
@@ -15,12 +13,12 @@ import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
  * POST /oauth/authorize — the consent decision: allow issues a code, deny answers access_denied.
  * One BatchGetItem (client, session, user, consent so far), then one transaction (consent, code)
  * on condition that the consent is still the one read; if a revocation or another decision changed it
- * in between, nothing is written and the browser is sent back to GET /oauth/authorize.
+ * in between, nothing is written and the browser is sent back to GET /oauth/authorize. The session
+ * is optional to the page: the request is checked before a signed-out browser is sent to the login page.
  */
-export const handler = pageHandler(async (event) => {
-  const form = parseForm(event);
-  checkCsrf(event, form);
-  const { signedIn, client, consent } = await readPage(event, form.client_id, true);
+export const handler = pageHandler({
+  form: true, csrf: true, session: 'optional', reads: { client: (_, form) => form.client_id, consent: true },
+}, async ({ form, signedIn, client, consent }) => {
   const check = checkAuthorizationRequest(form, client, issuer);
   if (check.outcome === 'error-page') throw new BadRequestError(check.message);
   if (check.outcome === 'redirect') return redirect(check.location, 303);

@@ -1,14 +1,11 @@
 import { sessions } from '#shared/auth/runtime';
 import { secure } from '#shared/accounts/session';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
-import { checkCsrf } from '#shared/http/csrf';
-import { parseForm } from '#shared/http/form';
-import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 
-/** POST /logout — ends the session on the server and in the browser. */
-export const handler = pageHandler(async (event) => {
-  checkCsrf(event, parseForm(event));
+/** POST /logout — ends the session on the server and in the browser (one DeleteItem: the session is not read first). */
+export const handler = pageHandler({ form: true, csrf: true }, async ({ event }) => {
   const sessionId = readCookie(event, SESSION_COOKIE);
   if (sessionId) await sessions.deleteSession(sessionId);
   return redirect('/login', 303, [setCookie(SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 })]);

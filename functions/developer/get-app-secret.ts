@@ -2,8 +2,8 @@ import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/ac
 import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/console/developer';
 import { clients } from '#shared/auth/runtime';
 import { hashSecret } from '#shared/secrets';
-import { loginRedirect, pageContext, secure } from '#shared/accounts/session';
-import { pageHandler } from '#shared/http/page-handler';
+import { secure } from '#shared/accounts/session';
+import { pageHandler, thisPage } from '#shared/accounts/page-handler';
 
 /**
  * GET /developer/apps/{client_id}/secret — shows the secret a registration or rotation just created
@@ -11,9 +11,7 @@ import { pageHandler } from '#shared/http/page-handler';
  * second tab shows that it was already shown. One BatchGetItem (session, user, application), and one
  * DeleteItem that returns the secret when there is a key.
  */
-export const handler = pageHandler(async (event) => {
-  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
-  if (!signedIn) return loginRedirect(event.rawPath);
+export const handler = pageHandler({ session: 'required', reads: { client: pathClientId }, loginReturn: thisPage }, async ({ event, signedIn, client, viewer }) => {
   const app = ownedApp(client, signedIn.user.id);
   const { key, clear } = revealKeyOf(event, app.clientId, secure);
   const shown = { ...viewer, cookies: [...viewer.cookies, ...clear] };

@@ -1,8 +1,7 @@
 import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
-import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { webhookView } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler, thisPage } from '#shared/accounts/page-handler';
 import { WEBHOOK_OUTCOMES, webhookOutcomeOf } from '#shared/views/console-links';
 
 /**
@@ -10,9 +9,9 @@ import { WEBHOOK_OUTCOMES, webhookOutcomeOf } from '#shared/views/console-links'
  * deliveries. One BatchGetItem (session, user, application, webhook subscription), and one Query
  * (the last deliveries) when there is a subscription.
  */
-export const handler = pageHandler(async (event) => {
-  const { signedIn, client, viewer, webhook } = await pageContext(event, pathClientId(event), true);
-  if (!signedIn) return loginRedirect(event.rawPath);
+export const handler = pageHandler({
+  session: 'required', reads: { client: pathClientId, webhook: true }, loginReturn: thisPage,
+}, async ({ event, signedIn, client, viewer, webhook }) => {
   const app = ownedApp(client, signedIn.user.id);
   const done = webhookOutcomeOf(event.queryStringParameters);
   return appPage(viewer, app, undefined, {}, undefined, await webhookView(app.clientId, webhook, { notice: done && WEBHOOK_OUTCOMES[done] }));

@@ -1,11 +1,7 @@
 import { developerPage } from '#shared/views/account-pages';
 import { clients } from '#shared/auth/runtime';
-import { loginRedirect, pageContext } from '#shared/accounts/session';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 
 /** GET /developer — my applications and the registration form. */
-export const handler = pageHandler(async (event) => {
-  const { signedIn, viewer } = await pageContext(event);
-  if (!signedIn) return loginRedirect('/developer');
-  return developerPage(viewer, await clients.listClientsByDeveloper(signedIn.user.id));
-});
+export const handler = pageHandler({ session: 'required', loginReturn: '/developer' }, async ({ signedIn, viewer }) =>
+  developerPage(viewer, await clients.listClientsByDeveloper(signedIn.user.id)));

@@ -2,10 +2,7 @@ import { deleteAppPage } from '#shared/views/account-pages';
 import { deleteApplication } from '#shared/oauth/app-access';
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { clients, grants, webhooks } from '#shared/auth/runtime';
-import { loginRedirect, pageContext } from '#shared/accounts/session';
-import { checkCsrf } from '#shared/http/csrf';
-import { parseForm } from '#shared/http/form';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 import { countMetric, METRIC } from '#shared/metrics';
 
@@ -15,11 +12,9 @@ import { countMetric, METRIC } from '#shared/metrics';
  * deleted): one BatchGetItem (session, user, application), then deleteApplication: one Query (its
  * active token families and its users' consents) and one transaction (more only beyond 100 items).
  */
-export const handler = pageHandler(async (event) => {
-  const form = parseForm(event);
-  checkCsrf(event, form);
-  const { signedIn, client, viewer } = await pageContext(event, pathClientId(event));
-  if (!signedIn) return loginRedirect('/developer', 303);
+export const handler = pageHandler({
+  form: true, csrf: true, session: 'required', reads: { client: pathClientId }, loginReturn: '/developer',
+}, async ({ form, signedIn, client, viewer }) => {
   const app = ownedApp(client, signedIn.user.id);
   if ((form.confirm_name ?? '').trim() !== app.name) {
     return deleteAppPage(viewer, app, form.confirm_name ? 'That is not the application’s name. Type it exactly as shown.' : 'Type the application’s name to confirm.', 400);

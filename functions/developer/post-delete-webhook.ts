@@ -1,6 +1,6 @@
 import { webhooks } from '#shared/auth/runtime';
-import { readWebhookForm } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/http/page-handler';
+import { WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 import { webhookDonePath } from '#shared/views/console-links';
 
@@ -10,9 +10,8 @@ import { webhookDonePath } from '#shared/views/console-links';
  * then back to the application page (303). One BatchGetItem (session, user, application,
  * subscription) and one DeleteItem.
  */
-export const handler = pageHandler(async (event) => {
-  const read = await readWebhookForm(event);
-  if ('redirect' in read) return read.redirect;
+export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
+  const read = webhookForm(page);
   if (read.subscription && read.form.confirm !== 'yes') return read.refuse('webhook_remove', 'Tick the box to confirm that you want to remove the webhook.');
   if (read.subscription) await webhooks.removeSubscription(read.app.clientId);
   return redirect(webhookDonePath(read.app.clientId, 'webhook-removed'), 303);

@@ -1,6 +1,6 @@
-import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
+import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
 import { NotFoundError } from '#shared/errors';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 import { redeliver } from '#shared/webhooks/dispatch';
 import { webhookDonePath } from '#shared/views/console-links';
@@ -12,11 +12,10 @@ import { webhookDonePath } from '#shared/views/console-links';
  * (400). One BatchGetItem (session, user, application, subscription), then what dispatch.ts
  * redeliver does (GetItem and UpdateItem of the delivery, one queue message).
  */
-export const handler = pageHandler(async (event) => {
-  const read = await readWebhookForm(event);
-  if ('redirect' in read) return read.redirect;
+export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
+  const read = webhookForm(page);
   if (!read.subscription) return read.refuse('webhook_resend', NO_WEBHOOK);
-  const webhookId = event.pathParameters?.webhook_id ?? '';
+  const webhookId = page.event.pathParameters?.webhook_id ?? '';
   if (!(await redeliver(read.app.clientId, webhookId))) throw new NotFoundError('No such delivery.');
   return redirect(webhookDonePath(read.app.clientId, 'webhook-resent'), 303);
 });

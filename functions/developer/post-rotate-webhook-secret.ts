@@ -1,8 +1,8 @@
-import { newSecretReveal } from '#shared/console/developer';
+import { revealWebhookSecret } from '#shared/console/developer';
 import { clients, webhooks } from '#shared/auth/runtime';
 import { secure } from '#shared/accounts/session';
-import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/http/page-handler';
+import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 import { secretPath } from '#shared/views/console-links';
 import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/domain/webhook';
@@ -14,13 +14,10 @@ import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/domain/webhook';
  * that shows the new secret once. One BatchGetItem (session, user, application, subscription), the
  * subscription's update, and a PutItem (the secret to show).
  */
-export const handler = pageHandler(async (event) => {
-  const read = await readWebhookForm(event);
-  if ('redirect' in read) return read.redirect;
+export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
+  const read = webhookForm(page);
   if (!read.subscription) return read.refuse('webhook_url', NO_WEBHOOK);
   if (read.form.confirm !== 'yes') return read.refuse('webhook_rotate', 'Tick the box to confirm that you want a new signing secret.');
   const secret = await webhooks.rotateSecret(read.app.clientId, WEBHOOK_SECRET_OVERLAP_SECONDS);
-  const { reveal, cookie } = newSecretReveal(read.app, secret, 'webhook-rotated', new Date(), secure);
-  await clients.saveSecretReveal(reveal);
-  return redirect(secretPath(read.app.clientId), 303, [cookie]);
+  return redirect(secretPath(read.app.clientId), 303, [await revealWebhookSecret(clients, read.app, secret, 'webhook-rotated', secure)]);
 });

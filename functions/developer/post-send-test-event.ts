@@ -1,5 +1,5 @@
-import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/http/page-handler';
+import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 import { sendTestEvent } from '#shared/webhooks/dispatch';
 import { webhookDonePath } from '#shared/views/console-links';
@@ -10,9 +10,8 @@ import { webhookDonePath } from '#shared/views/console-links';
  * Without a webhook: the page with the error (400). One BatchGetItem (session, user, application,
  * subscription), then what dispatch.ts sendTestEvent does (the delivery item and the queue message).
  */
-export const handler = pageHandler(async (event) => {
-  const read = await readWebhookForm(event);
-  if ('redirect' in read) return read.redirect;
+export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
+  const read = webhookForm(page);
   if (!read.subscription) return read.refuse('webhook_url', NO_WEBHOOK);
   await sendTestEvent(read.app.clientId);
   return redirect(webhookDonePath(read.app.clientId, 'webhook-test-sent'), 303);

@@ -2,19 +2,14 @@ import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId, registrationFrom } from '#shared/console/developer';
 import { clients } from '#shared/auth/runtime';
 import { webhookView } from '#shared/console/webhook-console';
-import { loginRedirect, pageContext } from '#shared/accounts/session';
+import { pageHandler, thisPage } from '#shared/accounts/page-handler';
 import { registrationProblems } from '#shared/domain/client';
-import { checkCsrf } from '#shared/http/csrf';
-import { parseForm } from '#shared/http/form';
-import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /** POST /developer/apps/{client_id} — edits name, description, website and redirect URIs. */
-export const handler = pageHandler(async (event) => {
-  const form = parseForm(event);
-  checkCsrf(event, form);
-  const { signedIn, client, viewer, webhook } = await pageContext(event, pathClientId(event), true);
-  if (!signedIn) return loginRedirect(event.rawPath, 303);
+export const handler = pageHandler({
+  form: true, csrf: true, session: 'required', reads: { client: pathClientId, webhook: true }, loginReturn: thisPage,
+}, async ({ form, signedIn, client, viewer, webhook }) => {
   const app = ownedApp(client, signedIn.user.id);
   const registration = registrationFrom(form);
   const problems = registrationProblems(registration);

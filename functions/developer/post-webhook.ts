@@ -1,9 +1,9 @@
-import { newSecretReveal } from '#shared/console/developer';
+import { revealWebhookSecret } from '#shared/console/developer';
 import { clients, webhooks } from '#shared/auth/runtime';
 import { secure } from '#shared/accounts/session';
-import { readWebhookForm } from '#shared/console/webhook-console';
+import { WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
 import { optionalEnv, WEBHOOK_ENV } from '#shared/config';
-import { pageHandler } from '#shared/http/page-handler';
+import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { secretPath, webhookDonePath } from '#shared/views/console-links';
@@ -20,15 +20,12 @@ const allowLocalHttp = optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true';
  * BatchGetItem (session, user, application, subscription), the subscription's write, and for a
  * first registration a PutItem (the secret to show).
  */
-export const handler = pageHandler(async (event) => {
-  const read = await readWebhookForm(event);
-  if ('redirect' in read) return read.redirect;
+export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
+  const read = webhookForm(page);
   const raw = (read.form.webhook_url ?? '').trim();
   const checked = await checkWebhookUrl(raw, { allowLocalHttp });
   if (!checked.ok) return read.refuse('webhook_url', checked.reason, raw);
   const { secret } = await webhooks.setUrl(read.app.clientId, checked.url.href);
   if (secret === undefined) return redirect(webhookDonePath(read.app.clientId, 'webhook-saved'), 303);
-  const { reveal, cookie } = newSecretReveal(read.app, secret, 'webhook-registered', new Date(), secure);
-  await clients.saveSecretReveal(reveal);
-  return redirect(secretPath(read.app.clientId), 303, [cookie]);
+  return redirect(secretPath(read.app.clientId), 303, [await revealWebhookSecret(clients, read.app, secret, 'webhook-registered', secure)]);
 });

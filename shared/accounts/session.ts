@@ -9,6 +9,7 @@ import { subscriptionRead, type WebhookSubscription } from '#shared/data/webhook
 import { readCookie, secureCookies, SESSION_COOKIE } from '#shared/http/cookies';
 import { csrfToken } from '#shared/http/csrf';
 import { redirect, type HttpResult } from '#shared/http/responses';
+import type { Viewer } from '#shared/views/account-pages';
 
 export { safeReturnTo } from '#shared/http/return-to';
 
@@ -46,11 +47,6 @@ export async function readPage(event: APIGatewayProxyEventV2, clientId?: string,
 /** A read of no item. */
 const NOTHING: BatchRead<undefined> = { keys: [], parse: () => undefined };
 
-/** The signed-in user of a browser request, if its session cookie names a live session. */
-export async function signedInUser(event: APIGatewayProxyEventV2): Promise<SignedIn | undefined> {
-  return (await readPage(event)).signedIn;
-}
-
 /** Sends the browser to the login page, to come back to `returnTo` afterwards. */
 export function loginRedirect(returnTo: string, status: 302 | 303 = 302): HttpResult {
   return redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
@@ -70,8 +66,8 @@ export function redirectOriginOf(returnTo: string): string[] {
  * The page's reads (see readPage) and what every page needs: the CSRF token and the cookie that
  * carries it, and the viewer shown in the header.
  */
-export async function pageContext(event: APIGatewayProxyEventV2, clientId?: string, withWebhook = false) {
-  const reads = await readPage(event, clientId, false, withWebhook);
+export async function pageContext(event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false): Promise<PageReads & { viewer: Viewer }> {
+  const reads = await readPage(event, clientId, withConsent, withWebhook);
   const { token, cookies } = csrfToken(event, secure);
   return { ...reads, viewer: { email: reads.signedIn?.user.email, csrf: token, cookies } };
 }

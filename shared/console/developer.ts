@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { openWith, sealWith } from '#shared/oauth/sealing';
-import type { SecretReveal } from '#shared/data/client-repo';
+import type { ClientRepo, SecretReveal } from '#shared/data/client-repo';
 import type { Client, ClientRegistration } from '#shared/domain/client';
-import { epochSeconds } from '#shared/domain/time';
+import { epochSeconds, formatTimestamp } from '#shared/domain/time';
+import type { User } from '#shared/domain/user';
 import { NotFoundError } from '#shared/errors';
 import { readCookie, setCookie } from '#shared/http/cookies';
 import { hashSecret, randomToken } from '#shared/secrets';
@@ -63,3 +65,45 @@ export function openReveal(key: string, sealedSecret: string): string | undefine
   }
 }
 
+/**
+ * Registers the developer's application with a new client secret, stored as its hash, and that
+ * secret waiting to be shown once (newSecretReveal), in one transaction. Returns the application and
+ * the cookie that opens the secret.
+ */
+export async function registerApp(
+  clients: Pick<ClientRepo, 'registerClient'>, developer: User, registration: ClientRegistration, secure: boolean, now = new Date(),
+): Promise<{ app: Client; cookie: string }> {
+  const secret = randomToken();
+  const app: Client = {
+    ...registration,
+    clientId: randomUUID(),
+    secretHash: hashSecret(secret),
+    developerId: developer.id,
+    developerName: `${developer.firstname} ${developer.lastname}`,
+    createdAt: formatTimestamp(now),
+    secretCreatedAt: formatTimestamp(now),
+  };
+  const { reveal, cookie } = newSecretReveal(app, secret, 'registered', now, secure);
+  await clients.registerClient(app, reveal);
+  return { app, cookie };
+}
+
+/**
+ * Gives the application a new client secret (the current one becomes the previous, see
+ * ClientRepo.rotateSecret), waiting to be shown once, in one transaction. Returns the cookie that opens it.
+ */
+export async function rotateAppSecret(clients: Pick<ClientRepo, 'rotateSecret'>, app: Client, secure: boolean, now = new Date()): Promise<string> {
+  const secret = randomToken();
+  const { reveal, cookie } = newSecretReveal(app, secret, 'rotated', now, secure);
+  await clients.rotateSecret(app.developerId, app.clientId, hashSecret(secret), formatTimestamp(now), reveal);
+  return cookie;
+}
+
+/** Keeps a new webhook signing secret of the application to be shown once (one PutItem). Returns the cookie that opens it. */
+export async function revealWebhookSecret(
+  clients: Pick<ClientRepo, 'saveSecretReveal'>, app: Client, secret: string, reason: 'webhook-registered' | 'webhook-rotated', secure: boolean,
+): Promise<string> {
+  const { reveal, cookie } = newSecretReveal(app, secret, reason, new Date(), secure);
+  await clients.saveSecretReveal(reveal);
+  return cookie;
+}

@@ -1,13 +1,10 @@
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { appPage, type Viewer } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { webhooks } from '#shared/auth/runtime';
-import { loginRedirect, pageContext } from '#shared/accounts/session';
+import type { Page, PageNeeds } from '#shared/accounts/page-handler';
 import type { WebhookView } from '#shared/views/webhook-pages';
 import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import type { Client } from '#shared/domain/client';
-import { checkCsrf } from '#shared/http/csrf';
-import { parseForm } from '#shared/http/form';
 import type { HttpResult } from '#shared/http/responses';
 
 /** How many deliveries the application page lists. */
@@ -17,6 +14,16 @@ export const DELIVERIES_SHOWN = 20;
 export async function webhookView(clientId: string, subscription: WebhookSubscription | undefined, extra: Omit<WebhookView, 'subscription' | 'deliveries'> = {}): Promise<WebhookView> {
   return { subscription, deliveries: subscription ? await webhooks.listDeliveries(clientId, DELIVERIES_SHOWN) : [], ...extra };
 }
+
+/**
+ * What a webhook form of the application page needs (see PageNeeds): CSRF, then one BatchGetItem
+ * (session, user, the application, its subscription). Signed out: the login page, to come back to
+ * the application's page (the console's when the path names no application).
+ */
+export const WEBHOOK_FORM = {
+  form: true, csrf: true, session: 'required', reads: { client: pathClientId, webhook: true },
+  loginReturn: ({ client }) => (client ? `/developer/apps/${encodeURIComponent(client.clientId)}` : '/developer'),
+} as const satisfies PageNeeds;
 
 /** What a webhook form of the application page has read before it acts. */
 export interface WebhookForm {
@@ -28,16 +35,8 @@ export interface WebhookForm {
   refuse(field: string, message: string, url?: string): Promise<HttpResult>;
 }
 
-/**
- * The common start of a webhook form's POST: CSRF, then one BatchGetItem (session, user, the
- * application, its subscription); the developer must own the application (404 otherwise). Signed
- * out: the redirect to the login page instead.
- */
-export async function readWebhookForm(event: APIGatewayProxyEventV2): Promise<WebhookForm | { redirect: HttpResult }> {
-  const form = parseForm(event);
-  checkCsrf(event, form);
-  const { signedIn, client, viewer, webhook } = await pageContext(event, pathClientId(event), true);
-  if (!signedIn) return { redirect: loginRedirect(client ? `/developer/apps/${encodeURIComponent(client.clientId)}` : '/developer', 303) };
+/** The webhook form's application, which the developer must own (404 otherwise), and how to refuse the form. */
+export function webhookForm({ form, signedIn, client, viewer, webhook }: Page<typeof WEBHOOK_FORM>): WebhookForm {
   const app = ownedApp(client, signedIn.user.id);
   return {
     form, viewer, app, subscription: webhook,

@@ -1,6 +1,23 @@
+import type { BatchReader } from '#shared/data/batch-read';
 import type { ClientRepo } from '#shared/data/client-repo';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { WebhookRepo } from '#shared/data/webhook-repo';
+import type { Client } from '#shared/domain/client';
+import type { Consent } from '#shared/domain/grant';
+
+/**
+ * The applications the user has authorized, each with the user's consent (the account page's list):
+ * one Query (the consents), one BatchGetItem (their applications). An application deleted since
+ * (its grants revoked with it) is no longer listed.
+ */
+export async function authorizedApps(
+  repos: { batch: BatchReader; clients: Pick<ClientRepo, 'clientsRead'>; grants: Pick<GrantRepo, 'listConsentsByUser'> },
+  userId: string,
+): Promise<{ consent: Consent; client: Client }[]> {
+  const consents = await repos.grants.listConsentsByUser(userId);
+  const [apps] = await repos.batch.read([repos.clients.clientsRead(consents.map((consent) => consent.clientId))]);
+  return consents.flatMap((consent, i) => (apps[i] ? [{ consent, client: apps[i] }] : []));
+}
 
 /**
  * Ends one application's access to the user's account (the account page's revoke): the consent is

@@ -1,0 +1,88 @@
+import {
+  FREE_ATTEMPTS, KNOWN_BROWSER_FAILURE_LIMIT, KNOWN_BROWSER_TTL_SECONDS, nextAttemptAfterReserving, retryAfterSeconds,
+} from '#shared/accounts/login-throttle';
+import { verifyPassword } from '#shared/accounts/password';
+import type { BatchReader } from '#shared/data/batch-read';
+import type { SessionRepo } from '#shared/data/session-repo';
+import type { ThrottleRepo } from '#shared/data/throttle-repo';
+import type { UserRepo } from '#shared/data/user-repo';
+import { MAX_EMAIL_LENGTH } from '#shared/domain/user';
+import { countMetric, METRIC } from '#shared/metrics';
+
+// Verified against when the account does not exist, so both cases take the same time: the hash of a
+// random password nobody knows, with the same parameters as real hashes (precomputed: no scrypt at load).
+const DECOY_HASH = 'scrypt$32768$8$1$dCKeGvzeAEzSqrQNyRa_UQ$T8Xmxk76qoBLfJI3A12KfEAoeDQ7tucmXgTpna0Z9-g';
+
+export interface LoginAttempt {
+  /** The address typed, normalized (normalizeEmail). */
+  email: string;
+  password: string;
+  /** The client's IP address. */
+  address: string;
+  /** The known-browser cookie the browser sent, if any. */
+  browserToken?: string;
+  /** Epoch milliseconds. */
+  now: number;
+}
+
+export type LoginOutcome =
+  /** A new session, and the browser's new known-browser token. */
+  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string }
+  /** Too many failures: the wait, in whole seconds (Retry-After). */
+  | { outcome: 'throttled'; retryAfterSeconds: number }
+  /** A wrong password or an unknown account: the same outcome. */
+  | { outcome: 'failed' };
+
+/**
+ * One login attempt. Before the password is checked, the attempt reserves one failure with a
+ * conditional write, so concurrent requests cannot buy more guesses than the throttle allows; a
+ * successful login gives it back. A browser that signed in to the account before (its known-browser
+ * cookie) reserves on its own record, up to KNOWN_BROWSER_FAILURE_LIMIT failures, and is not held by
+ * the account's or the address's records: an attacker elsewhere cannot lock its owner out. Any other
+ * attempt reserves on the records of the account from this address, of the account and of the
+ * address (login-throttle.ts). Requests: BatchGetItem (throttle records, e-mail item, known browser)
+ * + the reservation (TransactWriteItems, or UpdateItem for a known browser) + GetItem (user); on
+ * success a TransactWriteItems (session, known browser replaced, reservations given back).
+ */
+export async function attemptLogin(
+  repos: { batch: BatchReader; sessions: SessionRepo; throttle: ThrottleRepo; users: UserRepo },
+  { email, password, address, browserToken, now }: LoginAttempt,
+): Promise<LoginOutcome> {
+  const { batch, sessions, throttle, users } = repos;
+  // No account has a longer address, and a longer one would not fit in the throttle record's key.
+  const account = email.length <= MAX_EMAIL_LENGTH ? email : '';
+  const throttled = (seconds: number): LoginOutcome => {
+    countMetric(METRIC.loginThrottled);
+    return { outcome: 'throttled', retryAfterSeconds: seconds };
+  };
+
+  const [records, userId, browser] = await batch.read([
+    throttle.recordsRead(account, address, now), users.userIdOfEmailRead(account), throttle.knownBrowserRead(browserToken, now),
+  ] as const);
+  const knownHere = browser !== undefined && userId !== undefined && browser.userId === userId && browser.failures < KNOWN_BROWSER_FAILURE_LIMIT;
+  const asKnownBrowser = knownHere && await throttle.reserveKnownBrowser(browserToken!, userId, KNOWN_BROWSER_FAILURE_LIMIT, now);
+  if (!asKnownBrowser) {
+    const seconds = retryAfterSeconds(records, now);
+    if (seconds > 0) return throttled(seconds);
+    const reservations = records.map((record) => ({ record, freeAttempts: FREE_ATTEMPTS[record.scope], nextAttemptAt: nextAttemptAfterReserving(record, now) }));
+    const outcome = await throttle.reserve(reservations, now);
+    // Refused: a concurrent attempt took the last free one or started the wait (at least a second).
+    if (!outcome.reserved) return throttled(Math.max(1, retryAfterSeconds(outcome.current, now)));
+  }
+
+  const record = userId ? await users.getUserRecord(userId) : undefined;
+  const valid = await verifyPassword(password, record?.passwordHash ?? DECOY_HASH);
+  if (!record || !valid) {
+    // The reservation stays: it is the failure.
+    countMetric(METRIC.loginFailures);
+    return { outcome: 'failed' };
+  }
+  // This browser becomes (or stays) the account's known browser, with a new token: a copy of the old one is worth nothing now.
+  const known = throttle.newKnownBrowser(record.user.id, KNOWN_BROWSER_TTL_SECONDS, now);
+  const sessionId = await sessions.createSession(record.user.id, new Date(now), [
+    known.item,
+    ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
+    ...(asKnownBrowser ? [] : throttle.creditItems(account, address, now)),
+  ]);
+  return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token };
+}

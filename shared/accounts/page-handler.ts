@@ -1,0 +1,90 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { loginRedirect, pageContext, type PageReads } from '#shared/accounts/session';
+import type { SignedIn } from '#shared/data/session-repo';
+import type { Client } from '#shared/domain/client';
+import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/http/page-handler';
+import type { HttpResult } from '#shared/http/responses';
+import type { Viewer } from '#shared/views/account-pages';
+
+type Form = Record<string, string>;
+
+/** What a page reads with the session, in the same BatchGetItem (readPage). */
+export interface PageReadsNeed {
+  /** The application the page is about: its id, taken from the request (path, query or form). */
+  client: (event: APIGatewayProxyEventV2, form: Form) => string | undefined;
+  /** The signed-in user's consent to that application. */
+  consent?: boolean;
+  /** That application's webhook subscription. */
+  webhook?: boolean;
+}
+
+/** Where the login page sends a signed-out user back to: a path, or one made from the request and the application read. */
+export type LoginReturn = string | ((read: { event: APIGatewayProxyEventV2; client?: Client }) => string);
+
+/**
+ * What a page needs before its own work, each provided by one middleware, in this order:
+ * - `form`: its urlencoded body, parsed (400 when it is not one; 413 when too large);
+ * - `csrf`: the form's CSRF field matches its cookie (403 otherwise), before anything is read;
+ * - `session`: one BatchGetItem of the session and its user, and of what `reads` names; with the
+ *   viewer (the header's e-mail, the CSRF token for the page's forms and the cookie that carries it);
+ * - `session: 'required'`: a signed-in user, or the login page instead (302 from a GET, 303 from a
+ *   POST), to come back to `loginReturn`.
+ */
+export type PageNeeds =
+  & ({ form?: false; csrf?: false } | { form: true; csrf: boolean })
+  & (
+    | { session?: undefined; reads?: undefined; loginReturn?: undefined }
+    | { session: 'optional'; reads?: PageReadsNeed; loginReturn?: undefined }
+    | { session: 'required'; reads?: PageReadsNeed; loginReturn: LoginReturn }
+  );
+
+/** What the page's session read found, and the viewer. */
+export interface SessionPage extends PageReads {
+  viewer: Viewer;
+}
+
+/** What a page's handler is given: the request, and what its needs provided, typed by them. */
+export type Page<N extends PageNeeds> =
+  & { event: APIGatewayProxyEventV2 }
+  & (N extends { form: true } ? { form: Form } : unknown)
+  & (N extends { session: 'required' } ? SessionPage & { signedIn: SignedIn } : N extends { session: 'optional' } ? SessionPage : unknown);
+
+/** What the middlewares put on `context.page` as they run. */
+type PageState = Partial<SessionPage> & { form?: Form };
+
+/**
+ * A web page's handler: it declares what it needs (see PageNeeds) and is given it, so it does only
+ * its own work. Errors become the HTML error page (htmlHandler).
+ */
+export function pageHandler<const N extends PageNeeds>(needs: N, handler: (page: Page<N>) => Promise<HttpResult>): Handler {
+  const middlewares: PageMiddleware<PageState>[] = [
+    ...(needs.form ? [formBody()] : []),
+    ...(needs.csrf ? [csrfChecked()] : []),
+    ...(needs.session ? [sessionRead(needs.reads)] : []),
+    ...(needs.session === 'required' ? [signInRequired(needs.loginReturn)] : []),
+  ];
+  return htmlHandler(middlewares, (event, { page }) => handler({ ...page, event } as Page<N>));
+}
+
+/** The page's own path: where a page that is its own form comes back to after the login. */
+export const thisPage: LoginReturn = ({ event }) => event.rawPath;
+
+/** Reads the session and its user, and what `reads` names, in one BatchGetItem (pageContext), onto the page. */
+function sessionRead(reads: PageReadsNeed | undefined): PageMiddleware<PageState> {
+  return {
+    before: async ({ event, context: { page } }) => {
+      Object.assign(page, await pageContext(event, reads?.client(event, page.form ?? {}), reads?.consent, reads?.webhook));
+    },
+  };
+}
+
+/** Sends a signed-out browser to the login page instead of the page: 303 from a form (POST), else 302. */
+function signInRequired(loginReturn: LoginReturn): PageMiddleware<PageState> {
+  return {
+    before: ({ event, context: { page } }) => {
+      if (page.signedIn) return;
+      const returnTo = typeof loginReturn === 'string' ? loginReturn : loginReturn({ event, client: page.client });
+      throw new AnswerInstead(loginRedirect(returnTo, event.requestContext.http.method === 'POST' ? 303 : 302));
+    },
+  };
+}
