@@ -9,9 +9,8 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
-import {
-  API_CORS, DEPLOYED_ROUTES, FALLBACK_FUNCTION, fallbackRouteKeys, type ApiName, type CorsSettings, type FunctionName,
-} from '#shared/routes';
+import { DEPLOYED_ROUTES, FALLBACK_FUNCTION, type FunctionName } from '#functions/endpoints';
+import { corsOf, fallbackRouteKeys, type ApiName, type CorsSettings } from '#shared/routes';
 
 export interface RouteTableApiProps {
   /** Which API of the route table this is. */
@@ -24,7 +23,7 @@ export interface RouteTableApiProps {
 }
 
 /**
- * One HTTP API of the route table (`shared/routes.ts`), with that API's CORS (API_CORS). Its routes
+ * One HTTP API of the route table (functions/endpoints.ts), with that API's CORS (corsOf). Its routes
  * are added by `addRouteTable`, once the functions exist (they need the APIs' URLs).
  */
 export class RouteTableApi extends HttpApi {
@@ -38,7 +37,7 @@ export class RouteTableApi extends HttpApi {
       createDefaultStage: false,
       ...(props.apiName ? { apiName: props.apiName } : {}),
       description: props.description,
-      corsPreflight: corsPreflight(API_CORS[props.api]),
+      corsPreflight: corsPreflight(corsOf(props.api, DEPLOYED_ROUTES)),
     });
     this.api = props.api;
     this.openRoutesReason = props.openRoutesReason;

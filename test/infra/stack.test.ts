@@ -5,7 +5,8 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES as ROUTES, fallbackRouteKeys, FUNCTIONS, SCHEDULED_FUNCTIONS, THROTTLES, type FunctionDef, type ThrottleClass } from '#shared/routes';
+import { DEPLOYED_ROUTES as ROUTES, FUNCTIONS, SCHEDULED_FUNCTIONS } from '#functions/endpoints';
+import { DEFAULT_ROUTE_THROTTLE, fallbackRouteKeys, THROTTLES, type ThrottleClass } from '#shared/routes';
 import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/auth/kms-keys';
 import { SIGNING_KEY_LIFECYCLE_TYPE } from '#infra/constructs/signing-key-lifecycle';
 import { ENV, MAIL_ENV } from '#shared/config';
@@ -87,7 +88,7 @@ describe('DeviceUserServiceStack', () => {
   it('runs every function on Node.js 24, arm64, with its own log group', () => {
     const functions = ofType('AWS::Lambda::Function');
     const expected = new Set(ROUTES.map((r) => `${r.api} ${r.fn}`));
-    const eventSourced = Object.values(FUNCTIONS).filter((def) => (def as FunctionDef).eventSource).length;
+    const eventSourced = Object.values(FUNCTIONS).filter((def) => def.eventSource).length;
     // + one fallback per API, + the scheduled ones, + the webhook pipeline's (stream and queue)
     expect(functions).toHaveLength(expected.size + 2 + SCHEDULED_FUNCTIONS.length + eventSourced);
     for (const [, fn] of functions) {
