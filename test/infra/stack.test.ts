@@ -43,6 +43,12 @@ describe('DeviceUserServiceStack', () => {
 
   const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
+  it('keeps each API\'s fallback integration under its deployed logical id, whatever order the declarations are found in', () => {
+    // CDK would name it after the first fallback route, which follows the order of the declaration files.
+    const fallbackIntegrations = ofType('AWS::ApiGatewayV2::Integration').filter(([id]) => /HttpFallback/.test(id) && !/DefaultRoute/.test(id)).map(([id]) => id);
+    expect(fallbackIntegrations.sort()).toEqual(['ApisAuthApiANYwellknownopenidconfigurationAuthHttpFallbackE8FA81C0', 'ApisResourceApiPOSTuserResourceHttpFallbackB200FF98']);
+  });
+
   it('has a route for every line of the route table, each with its scopes', () => {
     const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties);
     for (const route of ROUTES) {
