@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLIENT_CACHE_SECONDS } from '#shared/oauth/client-cache';
-import { DEPLOYED_ROUTES, THROTTLES, type FunctionName } from '#shared/routes';
+import { DEPLOYED_ROUTES, type FunctionName } from '#functions/endpoints';
+import { THROTTLES } from '#shared/routes';
 
 // The scale and cost model of docs/operations.md: monthly cost and binding quotas as functions of the
 // monthly active users, computed from the benchmark's measured figures (requests per call, floors,

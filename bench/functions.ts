@@ -1,16 +1,16 @@
-import { FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
+import { FALLBACK_FUNCTION, FUNCTIONS, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
 
 // Which functions `npm run bench` measures, and how each is reached. Kept apart from bench/run.ts
 // (a script) and bench/scenarios.ts (which loads the handlers' runtime), so that a unit test can
 // hold the list against the handler files on disk (test/unit/bench-coverage.test.ts).
 
 /**
- * Every function of the route table, in its order: each gets a bundle budget, a cold-start budget
+ * Every declared function (functions/endpoints.ts), in the order of their declaration files: each gets a bundle budget, a cold-start budget
  * (unless it is local only) and warm figures. Those without an HTTP route (the scheduled signing-key
  * rotation, the webhook pipeline's stream and queue functions) included: they are invoked with the
  * event their trigger sends (bench/scenarios.ts).
  */
-export const BENCHED: readonly FunctionName[] = Object.keys(FUNCTIONS) as FunctionName[];
+export const BENCHED: readonly FunctionName[] = Object.keys(FUNCTIONS);
 
 const RESOURCE_FUNCTIONS = new Set<FunctionName>(ROUTES.filter((r) => r.api === 'resource').map((r) => r.fn));
 
@@ -26,6 +26,6 @@ export function apiOf(fn: FunctionName): 'resource' | 'auth' | 'both' | 'none' {
 
 /** What invokes a function without an HTTP route: its schedule expression or its event source; undefined for the others. */
 export function triggerOf(fn: FunctionName): string | undefined {
-  const def = FUNCTIONS[fn] as FunctionDef;
+  const def = functionDef(fn);
   return def.schedule ? `schedule ${def.schedule}` : def.eventSource;
 }

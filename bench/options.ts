@@ -1,5 +1,5 @@
 import { parseCommandLine, usageError } from '#local/cli';
-import { FUNCTIONS, type FunctionName } from '#shared/routes';
+import { isFunctionName, type FunctionName } from '#functions/endpoints';
 import type { PeerOptions } from './peer/compare.ts';
 
 /** How much each phase measures. `--quick` runs the same code with small counts (CI). */
@@ -62,9 +62,9 @@ export function parseOptions(argv: string[]): BenchOptions {
   let functions: FunctionName[] | undefined;
   if (values.functions !== undefined) {
     if (peerOnly) usageError(tool, '--functions and --peer cannot be combined');
-    functions = values.functions.split(',').map((name) => name.trim()).filter((name) => name !== '') as FunctionName[];
-    const unknown = functions.filter((name) => !(name in FUNCTIONS));
-    if (functions.length === 0 || unknown.length > 0) usageError(tool, `--functions: no function named ${unknown.join(', ') || '(none given)'} in shared/routes.ts`);
+    functions = values.functions.split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const unknown = functions.filter((name) => !isFunctionName(name));
+    if (functions.length === 0 || unknown.length > 0) usageError(tool, `--functions: no function named ${unknown.join(', ') || '(none given)'} (functions/<area>/<name>.route.ts)`);
   }
   return quick
     ? {

@@ -9,7 +9,7 @@ import { userKey } from '#shared/data/keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 import { setClientHook } from '#shared/aws/client-config';
-import { FALLBACK_FUNCTION, FUNCTIONS, type FunctionDef, type FunctionName } from '#shared/routes';
+import { FALLBACK_FUNCTION, FUNCTIONS, functionDef, type FunctionName } from '#functions/endpoints';
 import {
   BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_KMS_ENTRY, FLOOR_KMS_NAME, FLOOR_LAZY_MODULES, FLOOR_NAME, FLOOR_QUEUE_ENTRY,
   FLOOR_QUEUE_NAME, OUT_DIR, ROOT,
@@ -31,7 +31,7 @@ import { peerSection, renderPeer, type PeerSection } from './peer/report.ts';
 import { PeerMissingError, peerVersion } from './peer/servers.ts';
 
 // `npm run bench [-- --quick] [--informational] [--functions a,b]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
-// and token endpoint throughput of every function of the route table, each as a ratio to a reference
+// and token endpoint throughput of every declared function (functions/endpoints.ts), each as a ratio to a reference
 // measured in the same run: the bundle to the baseline, the cold start to the function's floor.
 // Prints a table and writes bench-results.json (schema: bench/RESULTS.md).
 // Budgets are reported as PASS/FAIL; a failed budget makes the exit status 1 unless --informational.
@@ -49,7 +49,7 @@ const TABLE = 'bench-device-user-service';
  * the service's 1 s per attempt; the functions' own clients keep the service's limits.
  */
 const SETUP_LIMITS = { requestTimeoutMs: 30_000 };
-/** The functions measured: every function of the route table (bench/functions.ts), or those of `--functions`. */
+/** The functions measured: every declared function (bench/functions.ts), or those of `--functions`. */
 const MEASURED: readonly FunctionName[] = options.functions ?? BENCHED;
 const resourceSized = (fn: FunctionName) => isResourceFunction(fn) || fn === FALLBACK_FUNCTION;
 
@@ -139,9 +139,9 @@ async function main(): Promise<BudgetCheck[]> {
   };
   for (const [fn, def] of Object.entries(FUNCTIONS)) entries[fn] = def.entry;
   const lazyModules: Record<string, readonly string[]> = { [FLOOR_NAME]: FLOOR_LAZY_MODULES };
-  for (const [fn, def] of Object.entries(FUNCTIONS)) if ((def as FunctionDef).lazyModules) lazyModules[fn] = (def as FunctionDef).lazyModules!;
+  for (const [fn, def] of Object.entries(FUNCTIONS)) if (def.lazyModules) lazyModules[fn] = def.lazyModules;
   const bundles = await bundleAll(entries, { lazyModules });
-  const oldBundles = await bundleOldPath({ baseline: BASELINE_ENTRY, 'get-user': FUNCTIONS['get-user'].entry });
+  const oldBundles = await bundleOldPath({ baseline: BASELINE_ENTRY, 'get-user': functionDef('get-user').entry });
   for (const subject of OLD_PATH_SUBJECTS) checkOldPathBundles(bundles.get(subject)!, oldBundles.get(oldPathName(subject))!);
   const baselineBytes = bundles.get(BASELINE_NAME)!.bytes;
   const floorBundle = bundles.get(FLOOR_NAME)!;
@@ -180,7 +180,7 @@ async function main(): Promise<BudgetCheck[]> {
   // Handler modules read the environment when they load: only now may they be imported.
   const { createScenarios, loadHandler, RUNTIME_CLIENTS, unexpectedAnswer } = await import('./scenarios.ts');
   const { attachCounters, measureWarm } = await import('./warm.ts');
-  const created = createScenarios({ endpoint: ddb.endpoint, table: TABLE, authUrl: AUTH_URL, keyFile, webhookEnds });
+  const created = createScenarios({ endpoint: ddb.endpoint, table: TABLE, authUrl: AUTH_URL, apiUrl: API_URL, keyFile, webhookEnds });
   const { close } = created;
   const scenarios = created.scenarios.filter((s) => MEASURED.includes(s.fn));
   cleanups.push(close);
@@ -219,7 +219,7 @@ async function main(): Promise<BudgetCheck[]> {
     env: lambdaEnv('baseline'),
   }];
   for (const fn of MEASURED) {
-    const pipeline = (FUNCTIONS[fn] as FunctionDef).eventSource !== undefined;
+    const pipeline = functionDef(fn).eventSource !== undefined;
     targets.push({
       name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await firstScenario(fn).events(options.coldRuns)), env: lambdaEnv(fn, pipeline),
     });
@@ -313,7 +313,7 @@ async function main(): Promise<BudgetCheck[]> {
       value: coldStart.socketsAtLoad.length === 0, limit: true, pass: coldStart.socketsAtLoad.length === 0,
     };
     // A local-only function (the outbox) never runs in Lambda: its cold start is shown, not budgeted.
-    const deployed = !(FUNCTIONS[fn] as FunctionDef).localOnly;
+    const deployed = !functionDef(fn).localOnly;
     budgets.push(sizeCheck, ...(deployed ? [coldCheck] : []), loadCheck);
     const fnScenarios = scenarios.filter((s) => s.fn === fn).map((scenario) => {
       const w = warm.get(scenario.name)!;
@@ -351,7 +351,7 @@ async function main(): Promise<BudgetCheck[]> {
     });
     return {
       name: fn,
-      entry: FUNCTIONS[fn].entry,
+      entry: functionDef(fn).entry,
       api: apiOf(fn),
       ...(triggerOf(fn) ? { trigger: triggerOf(fn) } : {}),
       bundle: {

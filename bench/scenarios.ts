@@ -32,8 +32,9 @@ import { doc as resourceDoc } from '#shared/runtime';
 import { newWebhookId } from '#shared/domain/webhook';
 import { webhookEvent } from '#shared/webhooks/events';
 import { doc as webhooksDoc } from '#shared/webhooks/runtime';
+import { sampleEvent, type SampleEvent } from '#local/sample-events';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
+import { endpointOf, FUNCTIONS, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent } from './events.ts';
 import { BENCH_WEBHOOK_ADDRESS, step, type FloorStep } from './floors.ts';
@@ -91,6 +92,8 @@ export interface ScenarioEnv {
   table: string;
   /** AUTH_ISSUER: the auth host, where the browser pages live. */
   authUrl: string;
+  /** API_AUDIENCE: the resource API's host; default https://api.example.com. */
+  apiUrl?: string;
   /** LOCAL_SIGNING_KEY_FILE: the key the functions sign with, which the signing-key schedule names. */
   keyFile: string;
   /** The webhook receiver on loopback (bench/webhook-ends.ts), to which webhook deliveries go. */
@@ -124,7 +127,7 @@ const BENCH_GENERATION = 'bench-grant-generation';
 export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [resourceDoc, authDoc, webhooksDoc];
 
 export async function loadHandler(fn: FunctionName): Promise<Handler> {
-  const module = (await import(resolve(ROOT, FUNCTIONS[fn].entry))) as { handler: Handler };
+  const module = (await import(resolve(ROOT, functionDef(fn).entry))) as { handler: Handler };
   return module.handler;
 }
 
@@ -836,32 +839,38 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
   ];
 
-  // A function added to the route table without a scenario here is still bundled, cold-started and
-  // called, so that it appears in the table: its first route, as the signed-in demo user (session
-  // and CSRF cookies; a POST carries only the CSRF field). Its row is marked "(generic)": the call
-  // may well be an error path, and no floor is known (its cold start is compared with the empty floor).
-  for (const fn of Object.keys(FUNCTIONS) as FunctionName[]) {
+  // A function declared without a scenario here is still bundled, cold-started and called, so that
+  // it appears in the table: with the sample event of its declaration (`sample` of its
+  // functions/<area>/<name>.route.ts, as `npm run invoke` sends it), one fresh sample per call, and
+  // the status the declaration expects. Its row is marked "(generic)": no floor is known (its cold
+  // start is compared with the empty floor).
+  const samples: SampleEvent[] = [];
+  const sampleFacts = {
+    apiUrl: env.apiUrl ?? 'https://api.example.com', authUrl: env.authUrl, tableName: table, dynamodbEndpoint: env.endpoint,
+    demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri: CALLBACK },
+    users: DEMO_USERS.map(({ user, password, devices }) => ({
+      id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),
+    })),
+  };
+  for (const fn of Object.keys(FUNCTIONS)) {
     if (list.some((s) => s.fn === fn)) continue;
     // A function without an HTTP route has no request to make up: its event is its trigger's, and
-    // only a scenario of its own can say which one changes nothing and succeeds.
-    const def = FUNCTIONS[fn] as FunctionDef;
+    // only a scenario of its own can say which one changes nothing and succeeds every time.
+    const def = functionDef(fn);
     if (def.schedule || def.eventSource) throw new Error(`${fn} has no HTTP route and no scenario in bench/scenarios.ts: add one with the event its trigger sends`);
-    const route = ROUTES.find((r) => r.fn === fn);
     list.push({
-      name: `${fn} (generic)`, fn, minReason: 'no scenario in bench/scenarios.ts yet',
-      events: async (n) => {
-        if (!route) return repeat(n, () => makeEvent({ routeKey: '$default', path: '/', method: 'GET' }));
-        const pathParameters = Object.fromEntries([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1]!, 'x']));
-        if (route.scopes) {
-          return repeat(n, () => makeEvent({
-            routeKey: `${route.method} ${route.path}`, path: route.path.replace(/\{\w+\}/g, 'x'), method: route.method, pathParameters,
-            claims: { sub: alice.id, client_id: DEMO_CLIENT.clientId, scope: route.scopes!.join(' ') },
-          }));
-        }
-        const cookies = await signedIn(aliceSession);
-        return repeat(n, () => authEvent(route.method, route.path, route.method === 'GET' ? { cookies, pathParameters } : { cookies, pathParameters, form: { csrf } }));
-      },
+      name: `${fn} (generic)`, fn, expectStatus: endpointOf(fn).sample.status, minReason: 'no scenario in bench/scenarios.ts: the sample event of its declaration',
+      events: (n) => pool(n, 4, async () => {
+        const sample = await sampleEvent(fn, sampleFacts);
+        samples.push(sample);
+        return sample.event;
+      }),
     });
   }
-  return { scenarios: list, close: () => setupDoc.destroy() };
+  const close = () => {
+    setupDoc.destroy();
+    // Each sample's cleanup removes what it stored and closes its client; the run ends next, so none is awaited.
+    for (const sample of samples.splice(0)) void sample.cleanup().catch(() => undefined);
+  };
+  return { scenarios: list, close };
 }

@@ -1,4 +1,6 @@
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { endpointTableJson } from '#functions/endpoints';
+import { BUNDLE_ENV } from '#shared/config';
 
 /**
  * Node built-ins that every bundle takes through a CommonJS shim (infra/shims/) instead of their
@@ -16,6 +18,17 @@ export const BUILTIN_SHIMS = {
 } as const;
 
 /**
+ * What esbuild's `define` compiles into every bundle (shared/config.ts BUNDLE_ENV): the endpoint
+ * table, which the 405/404 fallback and the OpenAPI function answer from, as a string literal in
+ * place of `process.env.ENDPOINT_TABLE`. Made by functions/endpoints.ts from the declarations, as
+ * the local processes get it, so a bundle answers from the same table as the stack that deploys it.
+ * A bundle that does not read it comes out the same with or without it.
+ */
+export const BUNDLE_DEFINE: Readonly<Record<string, string>> = {
+  [`process.env.${BUNDLE_ENV.endpointTable}`]: JSON.stringify(endpointTableJson()),
+};
+
+/**
  * The esbuild settings of every function. The benchmark bundles with exactly these, so what it
  * measures is what Lambda loads.
  */
@@ -29,6 +42,7 @@ export const ESBUILD_SETTINGS = {
   // Some CommonJS dependencies call require() for Node built-ins; give ESM bundles one.
   banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
   alias: BUILTIN_SHIMS,
+  define: BUNDLE_DEFINE,
 } as const;
 
 export const BUNDLING: BundlingOptions = {
@@ -37,6 +51,7 @@ export const BUNDLING: BundlingOptions = {
   minify: ESBUILD_SETTINGS.minify,
   mainFields: [...ESBUILD_SETTINGS.mainFields],
   banner: ESBUILD_SETTINGS.banner,
+  define: { ...ESBUILD_SETTINGS.define },
   // NodejsFunction has no alias option; its esbuild CLI takes one `--alias:<module>=<path>` each.
   esbuildArgs: { '--alias': Object.entries(ESBUILD_SETTINGS.alias).map(([module, path]) => `${module}=${path}`) },
   // Bundle the AWS SDK too: a pinned, tree-shaken client loads faster than the runtime's copy.
@@ -57,6 +72,7 @@ export function lazyModuleEsbuildArgs(outfile: string): string[] {
     `--platform=${s.platform}`, `--target=${s.target}`, `--format=${s.format}`, ...(s.minify ? ['--minify'] : []),
     `--main-fields=${s.mainFields.join(',')}`, `--banner:js=${s.banner}`,
     ...Object.entries(s.alias).map(([module, path]) => `--alias:${module}=${path}`),
+    ...Object.entries(s.define).map(([name, value]) => `--define:${name}=${value}`),
     `--outfile=${outfile}`,
   ];
 }

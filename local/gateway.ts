@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import {
-  API_CORS, FALLBACK_FUNCTION, fallbackRouteKeys, FUNCTIONS, ROUTES, type ApiName, type CorsSettings, type FunctionName,
-} from '#shared/routes';
+import { FALLBACK_FUNCTION, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
+import { corsOf, fallbackRouteKeys, type ApiName, type CorsSettings } from '#shared/routes';
 import type { createJwtAuthorizer } from '#local/jwt-authorizer';
 import { runAsFunction } from '#local/invocation-context';
 import { lambdaContext } from '#local/lambda-context';
@@ -42,12 +41,12 @@ export interface GatewayOptions {
  */
 export function startGateway(options: GatewayOptions): Promise<{ server: Server; url: string }> {
   const routes = compileRoutes(options.api);
-  const corsSettings = API_CORS[options.api];
+  const corsSettings = corsOf(options.api, ROUTES);
   const handlers = new Map<FunctionName, Promise<LambdaHandler>>();
   const load = (fn: FunctionName) => {
     let handler = handlers.get(fn);
     if (!handler) {
-      handler = import(resolve(FUNCTIONS[fn].entry)).then((module: { handler: LambdaHandler }) => module.handler);
+      handler = import(resolve(functionDef(fn).entry)).then((module: { handler: LambdaHandler }) => module.handler);
       handlers.set(fn, handler);
     }
     return handler;
@@ -158,7 +157,7 @@ function compileRoutes(api: ApiName): CompiledRoute[] {
   };
   return [
     ...ROUTES.filter((r) => r.api === api).map((r) => compile(`${r.method} ${r.path}`, r.fn, r.scopes)),
-    ...fallbackRouteKeys(api).map((key) => compile(key, FALLBACK_FUNCTION)),
+    ...fallbackRouteKeys(api, ROUTES).map((key) => compile(key, FALLBACK_FUNCTION)),
   ];
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FUNCTIONS, ROUTES, type FunctionDef, type FunctionName } from '#shared/routes';
+import { functionDef, isFunctionName, ROUTES, type FunctionName } from '#functions/endpoints';
 import { runAsFunction } from '#local/invocation-context';
 import { lambdaContext } from '#local/lambda-context';
 import { sampleEvent, type ScheduledInput } from '#local/sample-events';
@@ -18,7 +18,7 @@ export interface Invocation {
   sample?: string;
 }
 
-export const isFunctionName = (name: string): name is FunctionName => Object.hasOwn(FUNCTIONS, name);
+export { isFunctionName };
 
 /**
  * Runs one function's handler in this process against a running local service, with the service's
@@ -30,10 +30,10 @@ export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, even
   useServiceEnvironment(facts);
   const sample = event ? undefined : await sampleEvent(fn, facts);
   try {
-    const entry = fileURLToPath(new URL(`../${FUNCTIONS[fn].entry}`, import.meta.url));
+    const { entry: file, schedule, eventSource } = functionDef(fn);
+    const entry = fileURLToPath(new URL(`../${file}`, import.meta.url));
     const sent = event ?? sample!.event;
     const context = lambdaContext(fn, randomUUID());
-    const { schedule, eventSource } = FUNCTIONS[fn] as FunctionDef;
     if (schedule || eventSource) {
       // Attributed as its EventBridge rule or event source mapping invokes it, so its AWS calls are checked against its role too.
       const { handler } = (await import(entry)) as { handler: ScheduledHandler };

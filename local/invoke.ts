@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { FUNCTIONS } from '#shared/routes';
+import { FUNCTIONS } from '#functions/endpoints';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { invokeFunction, isFunctionName } from '#local/invoke-function';
 import { readServiceFacts } from '#local/service';
 
 // `npm run invoke -- <function> [event.json]`: runs one handler, in this process, against the
 // running local service (like `sam local invoke`), with that service's environment. Without an
-// event file it sends the function's sample event (local/sample-events.ts).
+// event file it sends the function's sample event (`sample` of its declaration, local/sample-events.ts).
 const usage = `Usage: npm run invoke -- <function> [event.json]
 Runs one function's handler in this process against the running local service (start it with
 npm start), with an API Gateway payload 2.0 event (a scheduled function: its input, such as

@@ -11,32 +11,32 @@ import { newWebhookId } from '#shared/domain/webhook';
 import { testEvent } from '#shared/webhooks/events';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
-import { rendererScript } from '#shared/docs/api-reference';
 import type { Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
-import { ROUTES, type FunctionName, type HttpMethod } from '#shared/routes';
+import { endpointOf, ROUTES, type FunctionName } from '#functions/endpoints';
+import type { Sample, SampleKit as Kit, SampleRequest, SampleUser, ScheduledInput } from '#shared/endpoint';
+import type { HttpMethod } from '#shared/routes';
 import type { ServiceFacts } from '#local/service';
 
-/** The input of a function an EventBridge schedule invokes (shared/routes.ts `schedule`). */
-export type ScheduledInput = Record<string, unknown>;
+export type { ScheduledInput };
 
 /** A sample API Gateway event for one function (or a scheduled function's input), as `npm run invoke` sends it. */
-export interface SampleEvent {
-  event: APIGatewayProxyEventV2 | ScheduledInput;
-  /** What the sample asks, in one line. */
-  description: string;
+export interface SampleEvent extends Sample {
   /** Removes what preparing the event stored (a session, an e-mailed link, a scratch application). */
   cleanup(): Promise<void>;
 }
 
+/** What the samples need to know of the running service. */
+export type SampleFacts = Pick<ServiceFacts, 'apiUrl' | 'authUrl' | 'tableName' | 'dynamodbEndpoint' | 'demoClient' | 'users'>;
+
 /**
- * Builds the sample event of `fn` against a running local service seeded with the demo data. A
- * page that needs a signed-in user gets a session of a demo user, made for this call and ended
- * after it; forms carry a CSRF token in both cookie and field. A sample succeeds when that leaves
- * the demo data as it was; where success would not (a new password, the demo application's
- * secret), it asks what the page refuses, or works on a scratch application.
+ * Builds the sample event of `fn` (`sample.make` of its declaration, functions/<area>/<fn>.route.ts)
+ * against a running local service seeded with the demo data. A page that needs a signed-in user
+ * gets a session of a demo user, made for this call and ended after it; forms carry a CSRF token in
+ * both cookie and field.
  */
-export async function sampleEvent(fn: FunctionName, facts: ServiceFacts): Promise<SampleEvent> {
+export async function sampleEvent(fn: FunctionName, facts: SampleFacts): Promise<SampleEvent> {
+  const { sample } = endpointOf(fn);
   const doc = createDocumentClient({ endpoint: facts.dynamodbEndpoint });
   const undo: (() => Promise<unknown>)[] = [];
   const cleanup = async () => {
@@ -47,169 +47,33 @@ export async function sampleEvent(fn: FunctionName, facts: ServiceFacts): Promis
     }
   };
   try {
-    return { ...(await SAMPLES[fn](new SampleKit(facts, doc, undo))), cleanup };
+    return { ...(await sample.make(new SampleKit(fn, facts, doc, undo))), cleanup };
   } catch (error) {
     await cleanup();
     throw error;
   }
 }
 
-type Sample = { event: APIGatewayProxyEventV2 | ScheduledInput; description: string };
-
-// Every function has one: adding a function to the route table without a sample fails the type check.
-const SAMPLES: Record<FunctionName, (kit: SampleKit) => Sample | Promise<Sample>> = {
-  'get-user': (kit) => kit.api('get-user', 'GET /user with a token of the confirmed demo user'),
-  'list-devices': (kit) => kit.api('list-devices', 'GET /devices with a token of the confirmed demo user'),
-  'get-device': (kit) => kit.api('get-device', 'GET /devices/{device_id}: the demo user’s first device'),
-  'update-device': (kit) => kit.api('update-device', 'PUT /devices/{device_id} {"active": true}: away mode on for the demo user’s first device', { active: true }),
-  'get-openapi': (kit) => kit.page('get-openapi', 'GET /openapi.json'),
-  'get-api-reference': (kit) => kit.page('get-api-reference', 'GET /docs: the API reference page'),
-  'get-api-reference-script': (kit) => kit.page('get-api-reference-script', 'GET /docs/reference.js?v=…: the renderer script, as the page asks for it', {
-    query: { v: rendererScript().version },
-  }),
-  'get-avatar': (kit) => kit.page('get-avatar', 'GET /avatars/{file}: the confirmed demo user’s avatar_url, a generated PNG', {
-    pathParameters: { file: `${kit.confirmed.id}.png` },
-  }),
-  'get-discovery': (kit) => kit.page('get-discovery', 'GET /.well-known/openid-configuration'),
-  'get-jwks': (kit) => kit.page('get-jwks', 'GET /.well-known/jwks.json'),
-  // A report only: a rotation step would change the running service's keys, which a sample must not.
-  'rotate-signing-key': () => ({ event: { mode: 'report' }, description: 'the signing-key rotation in report mode: the keys and their phases, nothing changed' }),
-  // A stream record of a rename that did not happen: the demo user has authorized no application, so nothing is queued.
-  'fan-out-events': (kit) => ({ event: kit.deviceRenameRecord(), description: 'a stream record of a rename of the demo user’s first device: the applications to tell (none authorized: nothing queued)' }),
-  'deliver-webhooks': (kit) => ({
-    event: kit.queueMessage({ clientId: kit.facts.demoClient.clientId, webhookId: 'msg_000000000_00000000000000000000' }),
-    description: 'a delivery-queue message naming a delivery that does not exist: read, nothing sent, no failure reported',
-  }),
-  'get-authorize': async (kit) => kit.page('get-authorize', 'GET /oauth/authorize for the demo application, signed in: the consent page', {
-    query: kit.authorizeParams(), cookies: [await kit.session()],
-  }),
-  'post-authorize': async (kit) => kit.page('post-authorize', 'POST /oauth/authorize, signed in, decision deny: back to the application with access_denied', {
-    form: { ...kit.authorizeParams(), decision: 'deny' }, cookies: [await kit.session()],
-  }),
-  'post-token': (kit) => kit.page('post-token', 'POST /oauth/token as the demo application with a code never issued: invalid_grant', {
-    form: { grant_type: 'authorization_code', code: 'sample-code-never-issued', redirect_uri: kit.facts.demoClient.redirectUri, code_verifier: CODE_VERIFIER },
-    headers: { authorization: kit.demoClientBasic() },
-  }),
-  'post-revoke': (kit) => kit.page('post-revoke', 'POST /oauth/revoke as the demo application, a token never issued: 200 (RFC 7009)', {
-    form: { token: 'sample-token-never-issued' }, headers: { authorization: kit.demoClientBasic() },
-  }),
-  'get-login': (kit) => kit.page('get-login', 'GET /login?return_to=/account, signed out: the sign-in form', { query: { return_to: '/account' } }),
-  'post-login': (kit) => kit.page('post-login', 'POST /login with the confirmed demo user’s password: a session and back to /account', {
-    form: { email: kit.confirmed.email, password: kit.confirmed.password, return_to: '/account' },
-  }),
-  'post-logout': async (kit) => kit.page('post-logout', 'POST /logout, signed in: the session ends', { form: {}, cookies: [await kit.session()] }),
-  'get-home': (kit) => kit.page('get-home', 'GET /: the account page'),
-  'get-signup': (kit) => kit.page('get-signup', 'GET /signup: the sign-up form'),
-  'post-signup': (kit) => kit.page('post-signup', `POST /signup for ${SIGNUP_EMAIL}: the account (once) and a mail in the outbox`, {
-    form: { firstname: 'Sam', lastname: 'Sample', email: SIGNUP_EMAIL, password: 'a sample pass phrase', gender: '0' },
-  }),
-  'get-confirm-email': async (kit) => kit.page('get-confirm-email', 'GET /confirm-email with a live link: the confirm button', {
-    query: { token: await kit.link('confirm-email', kit.confirmed) },
-  }),
-  // The confirmed demo user's link: confirming again changes nothing in the demo data.
-  'post-confirm-email': async (kit) => kit.page('post-confirm-email', 'POST /confirm-email with a live link of the confirmed demo user', {
-    form: { token: await kit.link('confirm-email', kit.confirmed) },
-  }),
-  'post-resend-confirmation': async (kit) => kit.page('post-resend-confirmation', 'POST /confirm-email/resend as the unconfirmed demo user: a mail in the outbox', {
-    form: {}, cookies: [await kit.session(kit.unconfirmed)],
-  }),
-  'get-password-reset': (kit) => kit.page('get-password-reset', 'GET /password-reset: the form'),
-  'post-password-reset': (kit) => kit.page('post-password-reset', 'POST /password-reset for the confirmed demo user: a mail in the outbox', {
-    form: { email: kit.confirmed.email },
-  }),
-  'get-new-password': async (kit) => kit.page('get-new-password', 'GET /password-reset/confirm with a live link: the new-password form', {
-    query: { token: await kit.link('reset-password', kit.confirmed) },
-  }),
-  // A live link would change a demo password: a used-up one gets the page's refusal instead.
-  'post-new-password': (kit) => kit.page('post-new-password', 'POST /password-reset/confirm with a used-up link: the expired-link page (400)', {
-    form: { token: randomToken(), password: 'a sample pass phrase' },
-  }),
-  'get-account': async (kit) => kit.page('get-account', 'GET /account, signed in', { cookies: [await kit.session()] }),
-  'post-revoke-app': async (kit) => kit.page('post-revoke-app', 'POST /account/apps/{client_id}/revoke, signed in: the demo user’s grant to the demo application ends', {
-    pathParameters: { client_id: kit.facts.demoClient.clientId }, form: {}, cookies: [await kit.session()],
-  }),
-  'get-outbox': (kit) => kit.page('get-outbox', 'GET /outbox: the local e-mail'),
-  'get-developer': async (kit) => kit.page('get-developer', 'GET /developer, signed in: the demo user’s applications', { cookies: [await kit.session()] }),
-  'post-register-app': async (kit) => kit.page('post-register-app', 'POST /developer/apps, signed in: registers an application, then to the page that shows its secret once', {
-    form: { name: 'Sample application', description: 'Registered by npm run invoke.', website: 'https://app.example', redirect_uris: 'https://app.example/callback' },
-    cookies: [await kit.session()],
-  }),
-  'get-app': async (kit) => kit.page('get-app', 'GET /developer/apps/{client_id}: the demo application, signed in as its developer', {
-    pathParameters: { client_id: kit.facts.demoClient.clientId }, cookies: [await kit.session()],
-  }),
-  'post-update-app': async (kit) => kit.page('post-update-app', 'POST /developer/apps/{client_id}: the demo application saved with its current registration', {
-    pathParameters: { client_id: kit.facts.demoClient.clientId }, form: await kit.demoClientRegistration(), cookies: [await kit.session()],
-  }),
-  // The demo application's secret is in the running example app: a scratch application's changes instead.
-  'post-rotate-secret': async (kit) => kit.page('post-rotate-secret', 'POST /developer/apps/{client_id}/secret, confirmed, on a scratch application: to the page of its new secret', {
-    pathParameters: { client_id: await kit.scratchApp() }, form: { confirm: 'yes' }, cookies: [await kit.session()],
-  }),
-  'get-app-secret': async (kit) => {
-    const { clientId, cookie } = await kit.scratchAppWithSecretToShow();
-    return kit.page('get-app-secret', 'GET /developer/apps/{client_id}/secret after registering a scratch application: its secret, shown once', {
-      pathParameters: { client_id: clientId }, cookies: [await kit.session(), cookie],
-    });
-  },
-  'post-retire-secret': async (kit) => kit.page('post-retire-secret', 'POST /developer/apps/{client_id}/secret/retire on a scratch application', {
-    pathParameters: { client_id: await kit.scratchApp() }, form: {}, cookies: [await kit.session()],
-  }),
-  'get-delete-app': async (kit) => kit.page('get-delete-app', 'GET /developer/apps/{client_id}/delete: the confirmation asked before deleting a scratch application', {
-    pathParameters: { client_id: await kit.scratchApp() }, cookies: [await kit.session()],
-  }),
-  'post-delete-app': async (kit) => kit.page('post-delete-app', 'POST /developer/apps/{client_id}/delete on a scratch application, its name typed', {
-    pathParameters: { client_id: await kit.scratchApp() }, form: { confirm_name: SCRATCH_APP_NAME }, cookies: [await kit.session()],
-  }),
-  // Webhook forms act on a scratch application with a webhook of its own (a public address never called: nothing is delivered).
-  'post-webhook': async (kit) => kit.page('post-webhook', 'POST /developer/apps/{client_id}/webhook on a scratch application: registers its webhook, then to the page that shows the signing secret once', {
-    pathParameters: { client_id: await kit.scratchApp({ webhook: false }) }, form: { webhook_url: SAMPLE_WEBHOOK_URL }, cookies: [await kit.session()],
-  }),
-  'post-rotate-webhook-secret': async (kit) => kit.page('post-rotate-webhook-secret', 'POST /developer/apps/{client_id}/webhook/secret, confirmed, on a scratch application with a webhook: to the page of its new signing secret', {
-    pathParameters: { client_id: await kit.scratchApp({ webhook: true }) }, form: { confirm: 'yes' }, cookies: [await kit.session()],
-  }),
-  'post-delete-webhook': async (kit) => kit.page('post-delete-webhook', 'POST /developer/apps/{client_id}/webhook/delete, confirmed, on a scratch application with a webhook', {
-    pathParameters: { client_id: await kit.scratchApp({ webhook: true }) }, form: { confirm: 'yes' }, cookies: [await kit.session()],
-  }),
-  'post-send-test-event': async (kit) => kit.page('post-send-test-event', 'POST /developer/apps/{client_id}/webhook/test on a scratch application with a webhook: a webhook.test delivery queued', {
-    pathParameters: { client_id: await kit.scratchApp({ webhook: true }) }, form: {}, cookies: [await kit.session()],
-  }),
-  'post-redeliver-event': async (kit) => {
-    const clientId = await kit.scratchApp({ webhook: true });
-    return kit.page('post-redeliver-event', 'POST /developer/apps/{client_id}/webhook/deliveries/{webhook_id}: "send again" of a scratch application\'s test delivery', {
-      pathParameters: { client_id: clientId, webhook_id: await kit.scratchDelivery(clientId) }, form: {}, cookies: [await kit.session()],
-    });
-  },
-  'http-fallback': (kit) => kit.page('http-fallback', 'DELETE /user (the resource API\'s fallback route DELETE /user): 405 with Allow', { route: { method: 'DELETE', path: '/user' }, method: 'DELETE' }),
-};
-
-const SIGNUP_EMAIL = 'sample.signup@example.com';
 const SCRATCH_APP_NAME = 'Scratch application (npm run invoke)';
 /** A public address as an IPv6 literal (example.com's), so the URL check passes without DNS; the samples deliver nothing there. */
 const SAMPLE_WEBHOOK_URL = 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/webhooks';
 const CODE_VERIFIER = 'sample-code-verifier-for-npm-run-invoke-0123456789';
 
-type DemoUser = ServiceFacts['users'][number];
-
-interface RequestSpec {
-  /** The route template; default: the function's first route. */
-  route?: { method: HttpMethod | 'ANY'; path: string };
-  /** The request's method when the route is `ANY`. */
-  method?: HttpMethod;
-  pathParameters?: Record<string, string>;
-  query?: Record<string, string>;
-  cookies?: string[];
-  headers?: Record<string, string>;
-  /** A form-encoded body; it gets the sample's CSRF field, matching its CSRF cookie. */
-  form?: Record<string, string>;
-  json?: unknown;
-}
-
-/** What the samples are made of: the demo users, a session, a link, a scratch application, the event. */
-class SampleKit {
-  readonly confirmed: DemoUser;
-  readonly unconfirmed: DemoUser;
+/** What the samples of function `fn` are made of (shared/endpoint.ts SampleKit): the demo users, a session, a link, a scratch application, the event. */
+class SampleKit implements Kit {
+  readonly confirmed: SampleUser;
+  readonly unconfirmed: SampleUser;
+  readonly demoClient: SampleFacts['demoClient'];
+  readonly scratchAppName = SCRATCH_APP_NAME;
+  readonly webhookUrl = SAMPLE_WEBHOOK_URL;
+  readonly codeVerifier = CODE_VERIFIER;
   private readonly csrf = randomToken();
 
-  constructor(readonly facts: ServiceFacts, private readonly doc: DynamoDBDocumentClient, private readonly undo: (() => Promise<unknown>)[]) {
+  constructor(
+    private readonly fn: FunctionName, private readonly facts: SampleFacts, private readonly doc: DynamoDBDocumentClient,
+    private readonly undo: (() => Promise<unknown>)[],
+  ) {
+    this.demoClient = facts.demoClient;
     const user = (confirmed: boolean) => facts.users.find((u) => u.emailConfirmed === confirmed) ?? facts.users[0]!;
     this.confirmed = user(true);
     this.unconfirmed = user(false);
@@ -252,7 +116,7 @@ class SampleKit {
   }
 
   /** A session of the user (default: the confirmed demo user), ended after the call; its cookie. */
-  async session(user: DemoUser = this.confirmed): Promise<string> {
+  async session(user: SampleUser = this.confirmed): Promise<string> {
     const sessions = createSessionRepo(this.table);
     const id = await sessions.createSession(user.id);
     this.undo.push(() => sessions.deleteSession(id));
@@ -260,7 +124,7 @@ class SampleKit {
   }
 
   /** A live e-mailed link of the user, removed after the call if still unused; its token. */
-  async link(purpose: LinkPurpose, user: DemoUser): Promise<string> {
+  async link(purpose: LinkPurpose, user: SampleUser): Promise<string> {
     const token = await createLinkRepo(this.table).createLink(purpose, user.id);
     this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: linkKey(hashSecret(token)) })));
     return token;
@@ -343,12 +207,12 @@ class SampleKit {
   }
 
   /** A resource-API request of the confirmed demo user, as the JWT authorizer passes it on. */
-  api(fn: FunctionName, description: string, json?: unknown): Sample {
+  api(description: string, json?: unknown): Sample {
     const device = this.confirmed.devices[0] ?? '';
-    const route = routeOf(fn);
+    const route = routeOf(this.fn);
     return {
       description,
-      event: this.event(fn, {
+      event: this.event({
         ...(route.path.includes('{device_id}') ? { pathParameters: { device_id: device } } : {}),
         ...(json === undefined ? {} : { json }),
       }),
@@ -356,12 +220,12 @@ class SampleKit {
   }
 
   /** Any other request: a page, a form, or a public JSON endpoint. */
-  page(fn: FunctionName, description: string, spec: RequestSpec = {}): Sample {
-    return { description, event: this.event(fn, spec) };
+  page(description: string, spec: SampleRequest = {}): Sample {
+    return { description, event: this.event(spec) };
   }
 
-  private event(fn: FunctionName, spec: RequestSpec): APIGatewayProxyEventV2 {
-    const route = spec.route ? { ...routeOf(fn), ...spec.route } : routeOf(fn);
+  private event(spec: SampleRequest): APIGatewayProxyEventV2 {
+    const route = spec.route ? { ...routeOf(this.fn), ...spec.route } : routeOf(this.fn);
     const method = spec.method ?? (route.method as HttpMethod);
     const path = route.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(spec.pathParameters?.[name] ?? ''));
     const host = new URL(route.api === 'resource' ? this.facts.apiUrl : this.facts.authUrl).host;

@@ -1,6 +1,7 @@
 // Files that functions read at run time besides their code: a function lists the ones it reads
-// (`assets` in shared/routes.ts), and the stack copies each from node_modules into its package, at
-// the same path. Here, below both the route table and the code that reads them.
+// (`assets` of its declaration, functions/<area>/<name>.route.ts), and the stack copies each from
+// node_modules into its package, at the same path. Here, below both the declarations and the code
+// that reads them.
 
 /**
  * Redoc's standalone bundle: the script that renders the API reference page (`GET /docs`,

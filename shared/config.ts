@@ -133,3 +133,34 @@ export const WEBHOOK_ENV = {
    */
   allowLocalHttp: 'WEBHOOK_ALLOW_LOCAL_HTTP',
 } as const;
+
+/**
+ * Values compiled into the bundles instead of set on the function. In a bundle, esbuild's `define`
+ * (infra/bundling.ts BUNDLE_DEFINE) replaces the expression `process.env.<name>` by the value, so
+ * the deployed function reads a constant and carries no such variable. In a local process, the
+ * registry of the functions (functions/endpoints.ts) sets the variable when it loads, which is
+ * before any handler loads (handlers are found through it).
+ */
+export const BUNDLE_ENV = {
+  /**
+   * The serialisable endpoint table, as JSON (shared/endpoint.ts EndpointTable: the routes and the
+   * OpenAPI operations): for the two functions that answer from the table, the 405/404 fallback and
+   * the OpenAPI document, whose bundles cannot discover the declarations on disk.
+   */
+  endpointTable: 'ENDPOINT_TABLE',
+} as const;
+
+/** The endpoint table's JSON (BUNDLE_ENV.endpointTable): compiled into the bundle, or set locally. */
+export function bundledEndpointTable(): string {
+  // Written out as `process.env.ENDPOINT_TABLE`: the expression the bundles' define replaces.
+  const value = process.env.ENDPOINT_TABLE;
+  if (value === undefined || value === '') {
+    throw new Error(`No ${BUNDLE_ENV.endpointTable}: bundle with infra/bundling.ts's settings (its define), or load functions/endpoints.ts before the handler`);
+  }
+  return value;
+}
+
+/** Sets the endpoint table in this process, as a bundle's define does (functions/endpoints.ts). */
+export function provideEndpointTable(json: string): void {
+  process.env[BUNDLE_ENV.endpointTable] = json;
+}

@@ -1,3 +1,4 @@
+import { bundledTable } from '#shared/endpoint';
 import { API_CORS, fallbackRouteKeys, pathsOf, type ApiName } from '#shared/routes';
 import { MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { prefersHtml } from '#shared/http/accept';
@@ -5,9 +6,11 @@ import { errorPage } from '#shared/views/html';
 import { publicHandler } from '#shared/http/http';
 
 // Each fallback route key belongs to one API (`ANY <path>` and `$default` on the API without CORS,
-// `<method> <path>` on the one with CORS): a known path answers with the methods that API serves there.
+// `<method> <path>` on the one with CORS): a known path answers with the methods that API serves
+// there. The routes are the endpoint table's, compiled into this bundle (shared/endpoint.ts).
+const { routes } = bundledTable();
 const FALLBACKS = new Map((Object.keys(API_CORS) as ApiName[]).flatMap((api) =>
-  fallbackRouteKeys(api).map((key) => [key, { api, allowed: pathsOf(api).get(key.split(' ')[1] ?? '') ?? [] }] as const)));
+  fallbackRouteKeys(api, routes).map((key) => [key, { api, allowed: pathsOf(api, routes).get(key.split(' ')[1] ?? '') ?? [] }] as const)));
 
 /**
  * Answers what no route of the table matches: a known path with another method gets 405 with

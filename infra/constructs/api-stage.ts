@@ -5,7 +5,8 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import type { RouteTableApi } from '#infra/constructs/route-table-api';
-import { DEFAULT_ROUTE_THROTTLE, DEPLOYED_ROUTES, THROTTLES, type ApiName } from '#shared/routes';
+import { DEPLOYED_ROUTES } from '#functions/endpoints';
+import { DEFAULT_ROUTE_THROTTLE, THROTTLES, type ApiName } from '#shared/routes';
 
 export interface ApiStageProps {
   /** The API, with its route table already added (`addRouteTable`). */

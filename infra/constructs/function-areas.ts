@@ -1,6 +1,7 @@
 import { NestedStack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#shared/routes';
+import { functionDef, type FunctionName } from '#functions/endpoints';
+import type { ApiName } from '#shared/routes';
 
 /**
  * The areas the functions are deployed in, one nested stack each, so that no stack comes near
@@ -14,7 +15,7 @@ export type FunctionArea = 'ResourceApi' | 'AuthServer' | 'Console' | 'Webhooks'
  * a route, and the authorization server with its sign-in and account pages (its fallback included).
  */
 export function areaOf(fn: FunctionName, api?: ApiName): FunctionArea {
-  const def: FunctionDef = FUNCTIONS[fn];
+  const def = functionDef(fn);
   if (def.schedule) return 'Operations';
   if (def.eventSource) return 'Webhooks';
   if (api === 'resource') return 'ResourceApi';

@@ -1,7 +1,7 @@
 import { Duration, Names, Stack, Validations } from 'aws-cdk-lib';
 import {
-  CorsHttpMethod, HttpApi, HttpMethod, HttpRoute, HttpRouteKey, type CorsPreflightOptions, type HttpRouteIntegrationBindOptions,
-  type IHttpRouteAuthorizer,
+  CfnIntegration, CorsHttpMethod, HttpApi, HttpIntegration, HttpMethod, HttpRoute, HttpRouteKey, type CorsPreflightOptions,
+  type HttpRouteIntegrationBindOptions, type IHttpRouteAuthorizer,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration, type HttpLambdaIntegrationProps } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -9,9 +9,19 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
-import {
-  API_CORS, DEPLOYED_ROUTES, FALLBACK_FUNCTION, fallbackRouteKeys, type ApiName, type CorsSettings, type FunctionName,
-} from '#shared/routes';
+import { DEPLOYED_ROUTES, FALLBACK_FUNCTION, type FunctionName } from '#functions/endpoints';
+import { corsOf, fallbackRouteKeys, type ApiName, type CorsSettings } from '#shared/routes';
+
+/**
+ * The logical id of each API's fallback integration, as first deployed. CDK names an integration
+ * after the first route that uses it, and which fallback route comes first follows the order in
+ * which the declarations are found (functions/endpoints.ts): pinned, so that adding an endpoint
+ * never replaces the integration behind every 405/404 route.
+ */
+const FALLBACK_INTEGRATION_IDS: Readonly<Record<ApiName, string>> = {
+  resource: 'ApisResourceApiPOSTuserResourceHttpFallbackB200FF98',
+  auth: 'ApisAuthApiANYwellknownopenidconfigurationAuthHttpFallbackE8FA81C0',
+};
 
 export interface RouteTableApiProps {
   /** Which API of the route table this is. */
@@ -24,7 +34,7 @@ export interface RouteTableApiProps {
 }
 
 /**
- * One HTTP API of the route table (`shared/routes.ts`), with that API's CORS (API_CORS). Its routes
+ * One HTTP API of the route table (functions/endpoints.ts), with that API's CORS (corsOf). Its routes
  * are added by `addRouteTable`, once the functions exist (they need the APIs' URLs).
  */
 export class RouteTableApi extends HttpApi {
@@ -38,7 +48,7 @@ export class RouteTableApi extends HttpApi {
       createDefaultStage: false,
       ...(props.apiName ? { apiName: props.apiName } : {}),
       description: props.description,
-      corsPreflight: corsPreflight(API_CORS[props.api]),
+      corsPreflight: corsPreflight(corsOf(props.api, DEPLOYED_ROUTES)),
     });
     this.api = props.api;
     this.openRoutesReason = props.openRoutesReason;
@@ -91,6 +101,9 @@ export class RouteTableApi extends HttpApi {
         this.routes.push(...this.addRoutes({ path, methods: [HttpMethod[method]], integration: integrationOf(FALLBACK_FUNCTION) }));
       }
     }
+    const fallbackIntegration = this.node.findAll()
+      .find((c): c is HttpIntegration => c instanceof HttpIntegration && c.node.id === `${pascal(api)}${pascal(FALLBACK_FUNCTION)}`);
+    (fallbackIntegration?.node.defaultChild as CfnIntegration | undefined)?.overrideLogicalId(FALLBACK_INTEGRATION_IDS[api]);
     for (const construct of unauthenticated) {
       Validations.of(construct).acknowledge({ id: 'AwsSolutions-APIG4', reason: this.openRoutesReason });
     }

@@ -11,9 +11,10 @@ import { pascal } from '#infra/constructs/construct-ids';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import type { AccountMail } from '#infra/constructs/account-mail';
 import type { SigningKey } from '#infra/constructs/signing-key';
-import { FUNCTION_NEEDS, tableGrantOf } from '#infra/function-grants';
+import { needsOf, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV, METRICS_ENV, WEBHOOK_ENV } from '#shared/config';
-import { FUNCTIONS, type ApiName, type FunctionDef, type FunctionName } from '#shared/routes';
+import { functionDef, type FunctionName } from '#functions/endpoints';
+import type { ApiName } from '#shared/routes';
 
 export interface ServiceFunctionsProps {
   /** The nested stacks the functions are created in, by area (function-areas.ts). */
@@ -35,9 +36,9 @@ export interface ServiceFunctionsProps {
 }
 
 /**
- * The service's Lambda functions: one per function of the route table and API that serves it,
+ * The service's Lambda functions: one per declared function (functions/endpoints.ts) and API that serves it,
  * each with the environment of `shared/config.ts` and a role granted exactly what its handler uses
- * (FUNCTION_NEEDS): its table actions, the signing key, and `ses:SendEmail` as the sender with the
+ * (its declaration's needs, infra/function-grants.ts): its table actions, the signing key, and `ses:SendEmail` as the sender with the
  * configuration set.
  */
 export class ServiceFunctions extends Construct {
@@ -74,7 +75,7 @@ export class ServiceFunctions extends Construct {
 
   private grantQueue(fn: FunctionName, fnc: ServiceFunction, queue: IQueue): void {
     // Exactly these actions (grantSendMessages would add GetQueueAttributes and GetQueueUrl, which the code never calls).
-    const actions = (FUNCTION_NEEDS[fn].webhookQueue ?? []).map((use) => (use === 'send' ? 'sqs:SendMessage' : 'sqs:ChangeMessageVisibility'));
+    const actions = (needsOf(fn).webhookQueue ?? []).map((use) => (use === 'send' ? 'sqs:SendMessage' : 'sqs:ChangeMessageVisibility'));
     fnc.addToRolePolicy(new PolicyStatement({ actions, resources: [queue.queueArn] }));
   }
 
@@ -89,7 +90,7 @@ export class ServiceFunctions extends Construct {
   }
 
   /**
-   * A function without a route (`schedule` in the route table), created with its grants and the
+   * A function without a route (`schedule` in its declaration), created with its grants and the
    * EventBridge rule that invokes it, `{"mode":"when-due"}`, on that schedule. A run that fails is
    * not lost silently: EventBridge retries delivering the event, Lambda retries a failed
    * asynchronous run twice, and what fails every try lands in the function's `failures` queue
@@ -97,8 +98,8 @@ export class ServiceFunctions extends Construct {
    * alarms on.
    */
   scheduledFunction(fn: FunctionName): { function: ServiceFunction; failures: Queue } {
-    const { schedule } = FUNCTIONS[fn] as FunctionDef;
-    if (!schedule) throw new Error(`${fn} has no schedule in the route table`);
+    const { schedule } = functionDef(fn);
+    if (!schedule) throw new Error(`${fn} has no schedule in its declaration`);
     const { signingKey } = this.props;
     const id = `${pascal(fn)}Function`;
     const fnc = this.create(id, fn, {
@@ -130,12 +131,12 @@ export class ServiceFunctions extends Construct {
   }
 
   /**
-   * A function an event source mapping invokes (`eventSource` in the route table), with its grants,
+   * A function an event source mapping invokes (`eventSource` in its declaration), with its grants,
    * the webhook delivery queue's among them, and `environment` added to the shared one. The caller
    * creates the mapping (infra/constructs/webhooks.ts).
    */
   eventSourceFunction(fn: FunctionName, options: { environment: Record<string, string>; queue: IQueue; timeoutSeconds?: number }): ServiceFunction {
-    if (!(FUNCTIONS[fn] as FunctionDef).eventSource) throw new Error(`${fn} has no event source in the route table`);
+    if (!functionDef(fn).eventSource) throw new Error(`${fn} has no event source in its declaration`);
     const id = `${pascal(fn)}Function`;
     const fnc = this.create(id, fn, { ...this.environment, ...options.environment }, options);
     this.functions.set(id, fnc);
@@ -144,8 +145,8 @@ export class ServiceFunctions extends Construct {
 
   private create(id: string, fn: FunctionName, environment: Record<string, string>, extra: { api?: ApiName; queue?: IQueue; timeoutSeconds?: number } = {}): ServiceFunction {
     const { props } = this;
-    const def: FunctionDef = FUNCTIONS[fn];
-    const needs = FUNCTION_NEEDS[fn];
+    const def = functionDef(fn);
+    const needs = needsOf(fn);
     const fnc = new ServiceFunction(props.areas.of(areaOf(fn, extra.api)), id, { entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds });
     if (needs.webhookQueue?.length) {
       // An HTTP function (the console's "send test event", "send again") exists before the queue: bound by bindWebhookQueue.

@@ -1,11 +1,13 @@
-import { ROUTES, type Route } from '#shared/routes';
+import type { EndpointTable } from '#shared/endpoint';
+import { ROUTE_KEY_METHODS, type Route } from '#shared/routes';
 import { DEVICE_FIELDS, TEXT_MAX_LENGTH } from '#shared/domain/device';
-import { SCOPES } from '#shared/domain/scopes';
+import { ALL_SCOPES, SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';
 import { webhooksSection } from '#shared/docs/webhooks-openapi';
 
-// The resource API's OpenAPI 3.1 document, derived from the route table like the stack and the
-// local gateway: a route added there appears here. Served at {base_url}/openapi.json.
+// The resource API's OpenAPI 3.1 document, derived from the endpoint table like the stack and the
+// local gateway: each scoped resource route with the operation its function declares beside its
+// handler (`openApi` of functions/<area>/<name>.route.ts). Served at {base_url}/openapi.json.
 
 const TIMESTAMP = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}$', description: 'UTC, no offset' };
 
@@ -35,31 +37,32 @@ const USER_PROPERTIES: Record<(typeof USER_FIELDS)[number], object> = {
   update_date: TIMESTAMP,
 };
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: object) => ({ content: { 'application/json': { schema } } });
+/** A reference to a schema of the document's components (User, Device, DeviceChanges, Error). */
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+/** A JSON body of `schema`, as a response or request body takes it. */
+export const json = (schema: object) => ({ content: { 'application/json': { schema } } });
 const error = (description: string) => ({ description, ...json(ref('Error')) });
 const gatewayError = (description: string) => ({
   description: `${description} (answered by the gateway's JWT authorizer, with WWW-Authenticate)`,
   ...json({ type: 'object', properties: { message: { type: 'string' } } }),
 });
 
-/** What each resource function answers on success. */
-const OPERATIONS: Record<string, { summary: string; success: Record<string, object>; body?: object }> = {
-  'get-user': { summary: "The authorized user's profile", success: { 200: { description: 'The user', ...json(ref('User')) } } },
-  'list-devices': { summary: 'The devices the user owns', success: { 200: { description: 'The devices', ...json({ type: 'array', items: ref('Device') }) } } },
-  'get-device': {
-    summary: 'One device the user owns, as a one-element array',
-    success: { 200: { description: 'An array holding the device', ...json({ type: 'array', items: ref('Device'), minItems: 1, maxItems: 1 }) } },
-  },
-  'update-device': {
-    summary: 'Changes the members present (name, place, active, sound)',
-    success: { 204: { description: 'Changed; no body' } },
-    body: { required: true, ...json(ref('DeviceChanges')) },
-  },
-};
+/**
+ * What a resource function answers on success, as its declaration gives it (`openApi`): plain JSON,
+ * since it travels in the endpoint table compiled into the OpenAPI function's bundle. The errors
+ * every scoped route shares (401, 403, 503; 400, 413 and 415 with a body; 404 with a device id)
+ * are added here.
+ */
+export interface OpenApiOperation {
+  summary: string;
+  /** The success responses, by status. */
+  success: Record<string, object>;
+  /** The request body, when the operation takes one. */
+  body?: object;
+}
 
-function operation(route: Route) {
-  const op = OPERATIONS[route.fn];
+function operation(route: Route, operations: EndpointTable['operations']) {
+  const op = operations[route.fn];
   if (!op) throw new Error(`No OpenAPI description for ${route.fn}`);
   const deviceParam = route.path.includes('{device_id}')
     ? [{ name: 'device_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }]
@@ -81,11 +84,23 @@ function operation(route: Route) {
   };
 }
 
-/** The OpenAPI document for a deployment's two hosts. */
-export function openApiDocument(apiUrl: string, authUrl: string) {
+/**
+ * The document's order of operations, whatever order the table lists them in: by the scope they
+ * need, in SCOPES' order (the profile, then the devices, reads before writes), then by path, each
+ * bare path before its /api alias, then by method (ROUTE_KEY_METHODS).
+ */
+function documentOrder(a: Route, b: Route): number {
+  const scope = (route: Route) => ALL_SCOPES.indexOf(route.scopes?.[0] ?? ALL_SCOPES[0]!);
+  const [x, y] = [a, b].map((route) => route.path.replace(/^\/api(?=\/)/, '')) as [string, string];
+  return scope(a) - scope(b) || (x < y ? -1 : x > y ? 1 : 0) || a.path.length - b.path.length
+    || ROUTE_KEY_METHODS.indexOf(a.method) - ROUTE_KEY_METHODS.indexOf(b.method);
+}
+
+/** The OpenAPI document of `table`'s resource routes for a deployment's two hosts. */
+export function openApiDocument(table: EndpointTable, apiUrl: string, authUrl: string) {
   const paths: Record<string, Record<string, object>> = {};
-  for (const route of ROUTES.filter((r) => r.api === 'resource' && r.scopes)) {
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  for (const route of table.routes.filter((r) => r.api === 'resource' && r.scopes).toSorted(documentOrder)) {
+    (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, table.operations);
   }
   return {
     openapi: '3.1.0',

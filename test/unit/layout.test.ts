@@ -28,7 +28,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // Types and rules: what a device, a user, a grant, a webhook… is. Nothing of the service.
   ['shared/domain/'],
   // What every layer may use: configuration (and the names infra/ and local/ share), the route
-  // table, logs and metrics, the errors answered to clients, random secrets and their hashes, the
+  // table's vocabulary and rules (throttles, CORS, fallbacks), logs and metrics, the errors answered to clients, random secrets and their hashes, the
   // AWS client settings, and the files functions carry besides their code.
   ['shared/config.ts', 'shared/routes.ts', 'shared/log.ts', 'shared/metrics.ts', 'shared/errors.ts', 'shared/secrets.ts', 'shared/aws/', 'shared/assets.ts'],
   // Storage: the repositories, the item keys (keys.ts), the table's schema and limits.
@@ -38,8 +38,9 @@ const LAYERS: readonly (readonly string[])[] = [
   // The token signers and the signing-key rotation.
   ['shared/keys/'],
   // What the handlers call: the OAuth grants and endpoints, accounts (sign-up, sign-in, pages'
-  // sessions), the developer console, webhooks, the API's documents, and the runtime.
-  ['shared/oauth/', 'shared/accounts/', 'shared/console/', 'shared/webhooks/', 'shared/docs/', 'shared/auth/', 'shared/runtime.ts'],
+  // sessions), the developer console, webhooks, the API's documents, the runtime;
+  // and what a function's declaration is made of.
+  ['shared/oauth/', 'shared/accounts/', 'shared/console/', 'shared/webhooks/', 'shared/docs/', 'shared/auth/', 'shared/runtime.ts', 'shared/endpoint.ts'],
 ];
 
 /** The layer of a file of shared/ (its index in LAYERS), or undefined when none lists it. */
@@ -144,6 +145,28 @@ function literalStarts(source: string): string[] {
 
 const WORD = /[\w$]+/y;
 
+/** The modules directly in functions/: the registry of the functions and the data their declarations use. No handler is there. */
+const FUNCTION_MODULES = ['endpoints.ts', 'needs.ts'];
+const DECLARATION = /\.route\.ts$/;
+
+/**
+ * What breaks "one declaration per function, beside its handler" among `files` (paths under
+ * functions/, posix): a module other than FUNCTION_MODULES outside an area folder, a handler without
+ * its `<name>.route.ts`, a declaration without its `<name>.ts`.
+ */
+function unpairedFunctionFiles(files: readonly string[]): string[] {
+  const present = new Set(files);
+  return files.filter((file) => file.endsWith('.ts')).flatMap((file) => {
+    if (!file.includes('/')) return FUNCTION_MODULES.includes(file) ? [] : [`${file}: not in an area folder (functions/<area>/)`];
+    const sibling = DECLARATION.test(file) ? file.replace(DECLARATION, '.ts') : file.replace(/\.ts$/, '.route.ts');
+    if (present.has(sibling)) return [];
+    return [DECLARATION.test(file) ? `${file}: declares a function with no handler ${sibling}` : `${file}: a handler without its declaration ${sibling}`];
+  });
+}
+
+/** Imports that a declaration may not make: importing one must construct no client and load no handler. */
+const NOT_IN_A_DECLARATION = [/^@aws-sdk\//, /^#shared\/aws\//, /runtime$/, /^\.\.?\//, /^#functions\/(?!needs$)/];
+
 /** An item-key prefix: an upper-case word and `#` (`USER#`, `FAMILY#`, `SIGNING#KEYS`…). */
 const ITEM_KEY_PREFIX = /^[A-Z][A-Z0-9_]*#/;
 
@@ -176,6 +199,26 @@ describe('layout', () => {
       return to !== undefined && to > layerOf(file)! ? [`${file} → ${specifier}`] : [];
     }));
     expect(upward).toEqual([]);
+  });
+
+  it('declares each function once, beside its handler, and gives every declaration a handler (issue 22, item 1)', () => {
+    const files = readdirSync('functions', { recursive: true, encoding: 'utf8' }).map((name) => name.split('\\').join('/'));
+    expect(files.filter((file) => DECLARATION.test(file)).length).toBeGreaterThan(40);
+    expect(unpairedFunctionFiles(files)).toEqual([]);
+    // The rule can fail: a handler without a declaration, a declaration without a handler, a helper outside an area.
+    expect(unpairedFunctionFiles(['needs.ts', 'helpers.ts', 'devices/delete-device.ts', 'devices/get-device.ts', 'devices/get-device.route.ts', 'ops/purge.route.ts']))
+      .toEqual([
+        'helpers.ts: not in an area folder (functions/<area>/)',
+        'devices/delete-device.ts: a handler without its declaration devices/delete-device.route.ts',
+        'ops/purge.route.ts: declares a function with no handler ops/purge.ts',
+      ]);
+  });
+
+  it('keeps the declarations data: no AWS client, no runtime, no handler among their imports', () => {
+    const declarations = sources('functions').filter(({ file }) => DECLARATION.test(file));
+    const forbidden = declarations.flatMap(({ file, text }) =>
+      importsOf(text).filter((spec) => NOT_IN_A_DECLARATION.some((rule) => rule.test(spec))).map((spec) => `${file} → ${spec}`));
+    expect(forbidden).toEqual([]);
   });
 
   it('reads the environment only in shared/config.ts', () => {

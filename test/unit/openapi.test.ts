@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '#shared/docs/openapi';
-import { ROUTES } from '#shared/routes';
+import { endpointTable, ROUTES } from '#functions/endpoints';
 import { DEVICE_FIELDS } from '#shared/domain/device';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';
@@ -8,7 +8,7 @@ import { testEvent, changeToEvents } from '#shared/webhooks/events';
 import { WEBHOOK_EVENT_TYPES } from '#shared/domain/webhook';
 
 describe('OpenAPI document', () => {
-  const doc = openApiDocument('https://api.example', 'https://auth.example');
+  const doc = openApiDocument(endpointTable(), 'https://api.example', 'https://auth.example');
   const operations = doc.paths as Record<string, Record<string, { security: { oauth2: string[] }[]; operationId: string }>>;
 
   it('describes every scoped resource route with its scope, bare and under /api', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FUNCTIONS, ROUTES } from '#shared/routes';
+import { FUNCTIONS, ROUTES } from '#functions/endpoints';
 
 describe('README', () => {
   const readme = readFileSync('README.md', 'utf8');

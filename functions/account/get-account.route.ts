@@ -1,0 +1,8 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { grants, pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/account', 'page')],
+  needs: { table: [...pageReads, grants.listConsentsByUser] },
+  sample: { status: 200, make: async (kit) => kit.page('GET /account, signed in', { cookies: [await kit.session()] }) },
+});

@@ -1,0 +1,13 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { links, pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/confirm-email', 'page')],
+  needs: { table: [...pageReads, links.peekLink] },
+  sample: {
+    status: 200,
+    make: async (kit) => kit.page('GET /confirm-email with a live link: the confirm button', {
+      query: { token: await kit.link('confirm-email', kit.confirmed) },
+    }),
+  },
+});

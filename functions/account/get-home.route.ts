@@ -1,0 +1,7 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/', 'page')],
+  needs: {},
+  sample: { status: 302, make: (kit) => kit.page('GET /: the account page') },
+});

@@ -1,0 +1,9 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/outbox', 'page')],
+  localOnly: true,
+  needs: { table: pageReads },
+  sample: { status: 200, make: (kit) => kit.page('GET /outbox: the local e-mail') },
+});

@@ -1,0 +1,8 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/password-reset', 'page')],
+  needs: { table: pageReads },
+  sample: { status: 200, make: (kit) => kit.page('GET /password-reset: the form') },
+});

@@ -1,0 +1,8 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/signup', 'page')],
+  needs: { table: pageReads },
+  sample: { status: 200, make: (kit) => kit.page('GET /signup: the sign-up form') },
+});

@@ -1,0 +1,11 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { requestPasswordReset } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/password-reset', 'mail')],
+  needs: { table: requestPasswordReset, sendsMail: true },
+  sample: {
+    status: 303,
+    make: (kit) => kit.page('POST /password-reset for the confirmed demo user: a mail in the outbox', { form: { email: kit.confirmed.email } }),
+  },
+});

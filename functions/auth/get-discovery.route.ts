@@ -1,0 +1,10 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+
+export default defineEndpoint({
+  routes: [
+    auth('GET', '/.well-known/openid-configuration', 'metadata'),
+    auth('GET', '/.well-known/oauth-authorization-server', 'metadata'),
+  ],
+  needs: {},
+  sample: { status: 200, make: (kit) => kit.page('GET /.well-known/openid-configuration') },
+});

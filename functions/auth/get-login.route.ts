@@ -1,0 +1,8 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/login', 'page')],
+  needs: { table: pageReads },
+  sample: { status: 200, make: (kit) => kit.page('GET /login?return_to=/account, signed out: the sign-in form', { query: { return_to: '/account' } }) },
+});

@@ -1,0 +1,13 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/developer/apps/{client_id}/delete', 'page')],
+  needs: { table: pageReads },
+  sample: {
+    status: 200,
+    make: async (kit) => kit.page('GET /developer/apps/{client_id}/delete: the confirmation asked before deleting a scratch application', {
+      pathParameters: { client_id: await kit.scratchApp() }, cookies: [await kit.session()],
+    }),
+  },
+});

@@ -1,0 +1,15 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { clients, grants, pageReads, webhooks } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/developer/apps/{client_id}/delete', 'page')],
+  needs: {
+    table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem],
+  },
+  sample: {
+    status: 303,
+    make: async (kit) => kit.page('POST /developer/apps/{client_id}/delete on a scratch application, its name typed', {
+      pathParameters: { client_id: await kit.scratchApp() }, form: { confirm_name: kit.scratchAppName }, cookies: [await kit.session()],
+    }),
+  },
+});

@@ -1,0 +1,14 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { clients, pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/developer/apps', 'page')],
+  needs: { table: [...pageReads, clients.listClientsByDeveloper, clients.registerClient] },
+  sample: {
+    status: 303,
+    make: async (kit) => kit.page('POST /developer/apps, signed in: registers an application, then to the page that shows its secret once', {
+      form: { name: 'Sample application', description: 'Registered by npm run invoke.', website: 'https://app.example', redirect_uris: 'https://app.example/callback' },
+      cookies: [await kit.session()],
+    }),
+  },
+});

@@ -1,0 +1,15 @@
+import { RENDERER_FILE } from '#shared/assets';
+import { rendererScript } from '#shared/docs/api-reference';
+import { defineEndpoint } from '#shared/endpoint';
+
+export default defineEndpoint({
+  routes: [{ api: 'resource', method: 'GET', path: '/docs/reference.js', throttle: 'metadata' }],
+  assets: [RENDERER_FILE],
+  needs: {},
+  sample: {
+    status: 200,
+    make: (kit) => kit.page('GET /docs/reference.js?v=…: the renderer script, as the page asks for it', {
+      query: { v: rendererScript().version },
+    }),
+  },
+});

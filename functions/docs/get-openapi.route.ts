@@ -1,0 +1,7 @@
+import { defineEndpoint } from '#shared/endpoint';
+
+export default defineEndpoint({
+  routes: [{ api: 'resource', method: 'GET', path: '/openapi.json', throttle: 'metadata' }],
+  needs: {},
+  sample: { status: 200, make: (kit) => kit.page('GET /openapi.json') },
+});

@@ -1,0 +1,13 @@
+import { defineEndpoint } from '#shared/endpoint';
+
+export default defineEndpoint({
+  // Reached by the fallback route keys of both APIs (fallbackRouteKeys), not by routes of its own.
+  fallback: true,
+  needs: {},
+  sample: {
+    status: 405,
+    make: (kit) => kit.page('DELETE /user (the resource API\'s fallback route DELETE /user): 405 with Allow', {
+      route: { method: 'DELETE', path: '/user' }, method: 'DELETE',
+    }),
+  },
+});

@@ -1,0 +1,43 @@
+import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
+import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
+import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
+import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
+import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
+import { SESSION_REPO_NEEDS as sessions } from '#shared/data/session-repo';
+import { SIGNING_KEY_REPO_NEEDS as signingKeys } from '#shared/data/signing-key-repo';
+import { THROTTLE_REPO_NEEDS as throttle } from '#shared/data/throttle-repo';
+import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
+import { WEBHOOK_REPO_NEEDS as webhooks } from '#shared/data/webhook-repo';
+import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
+
+// The data operations the functions' declarations (`needs.table` of functions/<area>/<name>.route.ts)
+// are made of: each repository's operations, and the groups the services of shared/ use, named
+// after the service, so that a function calling a service lists the service and not its insides.
+// When a service changes how it reads or writes, its group here changes, and so does the grant of
+// every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
+
+/** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
+export { clients, devices, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
+
+// The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
+/** accounts/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
+export const pageReads = [sessions.signedInRead, clients.clientsRead, grants.consentRead];
+/** The application page and its webhook forms: pageReads with the subscription, and the last deliveries. */
+export const appPageReads = [...pageReads, webhooks.subscriptionRead, webhooks.listDeliveries];
+/** A webhook action's page: refused only when there is no webhook, so it never lists deliveries. */
+export const webhookFormReads = [...pageReads, webhooks.subscriptionRead];
+/** oauth/authorize-request.ts issueCode: the code alone, or with the new consent. */
+export const issueCode = [grants.createCode, grants.saveConsentWithCode];
+/** oauth/grants/authorization-code.ts, oauth/grants/refresh-token.ts and oauth/revocation.ts. */
+export const exchangeCode = [grants.getCodeClientAndConsent, grants.redeemCode, grants.revokeFamily];
+export const refresh = [grants.getFamilyClientAndConsent, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
+export const revokeToken = [grants.getFamilyClientAndConsent, grants.revokeFamily];
+/** accounts/accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
+export const signUp = [users.createUser, links.newLink, mailLimits.takeMailSlot];
+export const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];
+export const requestPasswordReset = [mailLimits.takeMailSlot, users.findUserByEmail, links.createLink];
+/** oauth/app-access.ts endEveryAppAccess: the account page's revoke, for every application the user authorized. */
+export const endEveryAppAccess = [grants.listConsentsByUser, grants.deleteConsent, grants.grantsOf, grants.revokeFamilies];
+/** webhooks/dispatch.ts redeliver and sendTestEvent (DISPATCH_NEEDS). */
+export const redeliver = DISPATCH_NEEDS.redeliver.map((op) => webhooks[op]);
+export const sendTestEvent = DISPATCH_NEEDS.sendTestEvent.map((op) => webhooks[op]);

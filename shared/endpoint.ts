@@ -1,0 +1,249 @@
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { bundledEndpointTable } from '#shared/config';
+import type { LinkPurpose } from '#shared/data/link-repo';
+import type { TableNeed } from '#shared/data/table-access';
+import type { OpenApiOperation } from '#shared/docs/openapi';
+import type { Scope } from '#shared/domain/scopes';
+import type { FunctionName, HttpMethod, Route, ThrottleClass } from '#shared/routes';
+
+// One declaration per function, beside its handler: `functions/<area>/<name>.route.ts` next to
+// `functions/<area>/<name>.ts`, `export default defineEndpoint({ … })`. The function's name is the
+// file's base name and its entry the sibling handler. functions/endpoints.ts discovers the
+// declarations on disk and derives everything else from them: the route table, the IAM grants
+// (infra/function-grants.ts), the stack, the local gateway, the 405/404 fallbacks, the OpenAPI
+// document, the CORS methods, the sample events of `npm run invoke` and the benchmark's list.
+//
+// A declaration is data and closures only: importing it must construct no AWS client and read no
+// environment variable, since the stack, the local tools and the unit tests import every one.
+
+/** A route as a declaration gives it: the function is the declaring file's. */
+export type RouteSpec = Omit<Route, 'fn'>;
+
+/** A route without scopes: open to anyone (the auth API's, and the resource API's public documents and avatars). */
+export type OpenRouteSpec = RouteSpec & { scopes?: never };
+
+/** A route of the resource API that needs an access token: its function must declare its OpenAPI operation. */
+export interface ScopedResourceRoute extends RouteSpec {
+  api: 'resource';
+  scopes: readonly Scope[];
+}
+
+/**
+ * A resource route, served bare and under /api identically: reads and device writes are throttled
+ * apart (`resource-read`, `device-write`).
+ */
+export const resource = (method: HttpMethod, path: string, scope: Scope): [ScopedResourceRoute, ScopedResourceRoute] => {
+  const route = (prefix: string): ScopedResourceRoute => ({
+    api: 'resource', method, path: `${prefix}${path}`, scopes: [scope], throttle: method === 'GET' ? 'resource-read' : 'device-write',
+  });
+  return [route(''), route('/api')];
+};
+
+/** A route of the auth API (its pages, forms and OAuth endpoints). */
+export const auth = (method: HttpMethod, path: string, throttle: ThrottleClass): OpenRouteSpec => ({ api: 'auth', method, path, throttle });
+
+/**
+ * What the handler uses of AWS, from which its role is derived (infra/function-grants.ts); the IAM
+ * test (test/infra/iam-grants.test.ts) checks the result against the calls the function really makes.
+ */
+export interface FunctionNeeds {
+  /**
+   * The data operations the handler uses: the repository methods it calls, directly or through the
+   * services of shared/ (the groups of functions/needs.ts). Each declares its own DynamoDB actions
+   * next to its code (`*_REPO_NEEDS`).
+   */
+  table?: readonly TableNeed[];
+  /**
+   * Signing-key access, on the stack's tagged keys: 'sign' (kms:Sign, the token issuer), 'verify'
+   * (kms:GetPublicKey, the JWKS) or 'rotate' (create, alias and schedule deletion: the rotation function).
+   */
+  signingKey?: 'sign' | 'verify' | 'rotate';
+  /** Sends account e-mail (ses:SendEmail from the configured sender). */
+  sendsMail?: boolean;
+  /** The webhook delivery queue: 'send' (sqs:SendMessage) and/or 'retry' (sqs:ChangeMessageVisibility, a failed delivery's backoff). */
+  webhookQueue?: readonly ('send' | 'retry')[];
+}
+
+/** How a function is bundled and deployed, beside what invokes it. */
+export interface BundlingOptions {
+  /** Runs only in the local service, never deployed (developer tools such as the outbox). */
+  localOnly?: boolean;
+  /**
+   * Files of node_modules the handler reads at run time (not bundled code), copied into its
+   * Lambda package at the same path, so that it resolves them as it does locally.
+   */
+  assets?: readonly string[];
+  /**
+   * Modules the handler imports only when it first needs them (too large for its bundle), each
+   * bundled on its own with the same settings, beside the handler's bundle as `<module name>.mjs`
+   * (e.g. shared/domain/password-strength.ts → password-strength.mjs).
+   */
+  lazyModules?: readonly string[];
+}
+
+/**
+ * What invokes the function, exactly one of: HTTP routes, a schedule, an event source, or the
+ * fallback of both APIs. Routes with scopes on the resource API come with the function's OpenAPI
+ * operation (the document describes them); no other function has one.
+ */
+export type Trigger =
+  | {
+    /** Its HTTP routes, at least one of them (the first or the last) a resource route with scopes (`resource(…)`). */
+    routes: readonly [ScopedResourceRoute, ...RouteSpec[]] | readonly [...RouteSpec[], ScopedResourceRoute];
+    /** Its OpenAPI operation: what it answers on success, and the body it takes (shared/docs/openapi.ts). */
+    openApi: OpenApiOperation;
+    schedule?: never; eventSource?: never; fallback?: never;
+  }
+  | {
+    /** Its HTTP routes (at least one), none with scopes. */
+    routes: readonly OpenRouteSpec[];
+    openApi?: never; schedule?: never; eventSource?: never; fallback?: never;
+  }
+  | {
+    /** Has no HTTP route: an EventBridge rule invokes it on this schedule expression (and an operator by `aws lambda invoke`). */
+    schedule: string;
+    routes?: never; openApi?: never; eventSource?: never; fallback?: never;
+  }
+  | {
+    /**
+     * Has no HTTP route: an event source mapping invokes it with the records of the table's stream
+     * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts).
+     */
+    eventSource: 'table-stream' | 'webhook-queue';
+    routes?: never; openApi?: never; schedule?: never; fallback?: never;
+  }
+  | {
+    /** Answers what no route matches, on both APIs: 405 with `Allow` on a known path, 404 elsewhere (fallbackRouteKeys). */
+    fallback: true;
+    routes?: never; openApi?: never; schedule?: never; eventSource?: never;
+  };
+
+/** The input of a function an EventBridge schedule or an event source invokes (a stream or queue batch, `{"mode":"report"}`). */
+export type ScheduledInput = Record<string, unknown>;
+
+/** A sample event for the function, as `npm run invoke` sends it. */
+export interface Sample {
+  event: APIGatewayProxyEventV2 | ScheduledInput;
+  /** What the sample asks, in one line. */
+  description: string;
+}
+
+/** A demo user of the running local service. */
+export interface SampleUser {
+  id: string;
+  email: string;
+  emailConfirmed: boolean;
+  password: string;
+  /** Ids of the user's devices. */
+  devices: string[];
+}
+
+/** A request of a sample (SampleKit.page). */
+export interface SampleRequest {
+  /** The route template; default: the function's first route. */
+  route?: { method: HttpMethod | 'ANY'; path: string };
+  /** The request's method when the route is `ANY`. */
+  method?: HttpMethod;
+  pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
+  cookies?: string[];
+  headers?: Record<string, string>;
+  /** A form-encoded body; it gets the sample's CSRF field, matching its CSRF cookie. */
+  form?: Record<string, string>;
+  json?: unknown;
+}
+
+/**
+ * What samples are made of, against a running local service seeded with the demo data (the
+ * implementation: local/sample-events.ts). Whatever a sample stores through it (a session, a link,
+ * a scratch application) is removed after the call.
+ */
+export interface SampleKit {
+  /** The demo user with a confirmed address, and the one without. */
+  readonly confirmed: SampleUser;
+  readonly unconfirmed: SampleUser;
+  /** The demo application (its secret is the running example app's: a sample must not change it). */
+  readonly demoClient: { clientId: string; clientSecret: string; redirectUri: string };
+  /** The name of every scratch application, as the deletion form asks it to be typed. */
+  readonly scratchAppName: string;
+  /** A public webhook address (an IP literal: checked without DNS) that the samples never deliver to. */
+  readonly webhookUrl: string;
+  /** The PKCE code verifier of authorizeParams' challenge. */
+  readonly codeVerifier: string;
+  /** A resource-API request of the confirmed demo user (its first device as `{device_id}`), as the JWT authorizer passes it on. */
+  api(description: string, json?: unknown): Sample;
+  /** Any other request: a page, a form, or a public JSON endpoint. */
+  page(description: string, request?: SampleRequest): Sample;
+  /** A session of the user (default: the confirmed demo user), ended after the call; its cookie. */
+  session(user?: SampleUser): Promise<string>;
+  /** A live e-mailed link of the user, removed after the call if still unused; its token. */
+  link(purpose: LinkPurpose, user: SampleUser): Promise<string>;
+  /** An application of the confirmed demo user, removed after the call; `webhook`: registered with one. Its client id. */
+  scratchApp(options?: { webhook?: boolean }): Promise<string>;
+  /** A delivered test event of a scratch application (removed with it); its webhook id. */
+  scratchDelivery(clientId: string): Promise<string>;
+  /** A scratch application registered as the console does, its secret waiting to be shown: its id and the cookie of the secret's key. */
+  scratchAppWithSecretToShow(): Promise<{ clientId: string; cookie: string }>;
+  /** The demo application's registration as its edit form shows it. */
+  demoClientRegistration(): Promise<Record<string, string>>;
+  /** An authorization request of the demo application (code flow with PKCE). */
+  authorizeParams(): Record<string, string>;
+  /** HTTP Basic credentials of the demo application (client_secret_basic). */
+  demoClientBasic(): string;
+  /** A DynamoDB stream event (as Lambda sends it): the confirmed demo user's first device renamed. */
+  deviceRenameRecord(): ScheduledInput;
+  /** An SQS event (as Lambda sends it) of one delivery-queue message. */
+  queueMessage(message: Record<string, unknown>): ScheduledInput;
+}
+
+/** The function's sample, which `npm run invoke` sends and test/e2e/invoke.test.ts checks. */
+export interface SampleSpec {
+  /**
+   * The status the handler answers the sample with, on a freshly seeded local service (a function
+   * without an HTTP route: 200, its return value being the body).
+   */
+  status: number;
+  /**
+   * Builds the sample. It succeeds when that leaves the demo data as it was; where success would
+   * not (a new password, the demo application's secret), it asks what the page refuses, or works
+   * on a scratch application.
+   */
+  make(kit: SampleKit): Sample | Promise<Sample>;
+}
+
+/** A function's declaration (see the top of this file). */
+export type EndpointDeclaration = BundlingOptions & Trigger & {
+  /** What its handler uses of AWS: its IAM grants. `{}` for a function that uses nothing. */
+  needs: FunctionNeeds;
+  sample: SampleSpec;
+};
+
+/**
+ * A function's declaration, checked by the compiler: one trigger (routes, a schedule, an event
+ * source or the fallback), its AWS needs, its sample, and its OpenAPI operation when it has a
+ * resource route with scopes. functions/endpoints.ts checks the same at run time, and more (a
+ * unique name, a sibling handler, well-formed routes, no OpenAPI operation without a scoped route).
+ */
+export function defineEndpoint(declaration: EndpointDeclaration): EndpointDeclaration {
+  return declaration;
+}
+
+/**
+ * The serialisable part of the endpoint table: what the functions that answer from the table (the
+ * 405/404 fallback, the OpenAPI document) need at run time. functions/endpoints.ts makes it
+ * (endpointTable); bundles carry it compiled in, local processes get it from the registry.
+ */
+export interface EndpointTable {
+  /** Every route, local-only ones included. */
+  routes: readonly Route[];
+  /** The OpenAPI operation of each function that declares one. */
+  operations: Readonly<Record<FunctionName, OpenApiOperation>>;
+}
+
+let table: EndpointTable | undefined;
+
+/** The endpoint table this function was bundled with (locally: the registry's), parsed once. */
+export function bundledTable(): EndpointTable {
+  table ??= JSON.parse(bundledEndpointTable()) as EndpointTable;
+  return table;
+}
