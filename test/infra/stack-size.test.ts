@@ -65,8 +65,13 @@ describe('stack size: every template under 300 resources with every option', () 
     expect(over).toEqual([]);
   });
 
-  it('the README lists each stack with the count synthesized here', () => {
+  // Within a tenth, so that a new endpoint (about six resources) needs no README edit, while the
+  // table never drifts far from the truth.
+  it('the README lists each stack with a count within 10 % of the one synthesized here', () => {
     const table = [...largest].sort(([a], [b]) => a.localeCompare(b)).map(([name, count]) => `| ${name === 'parent stack' ? name : `\`${name}\``} | ${count} |`).join('\n');
-    expect(readmeCounts(), `README.md's stack-sizes table should read:\n${table}`).toEqual(new Map([...largest]));
+    const readme = readmeCounts();
+    expect([...readme.keys()].sort(), `README.md's stack-sizes table should read:\n${table}`).toEqual([...largest.keys()].sort());
+    const off = [...largest].filter(([name, count]) => Math.abs(readme.get(name)! - count) > count / 10);
+    expect(off, `README.md's stack-sizes table should read:\n${table}`).toEqual([]);
   });
 });

@@ -304,9 +304,13 @@ describe('DeviceUserServiceStack', () => {
 
   it('puts each limit where it belongs: reads, device writes, token, login and mail pages apart', () => {
     const keysOf = (throttle: ThrottleClass) => ROUTES.filter((r) => r.throttle === throttle).map((r) => `${r.method} ${r.path}`).sort();
-    expect(keysOf('resource-read')).toEqual(['GET /api/devices', 'GET /api/devices/{device_id}', 'GET /api/user',
-      'GET /devices', 'GET /devices/{device_id}', 'GET /user']);
-    expect(keysOf('device-write')).toEqual(['PUT /api/devices/{device_id}', 'PUT /devices/{device_id}']);
+    // Every read of the resource API that needs a token is a resource read, every write a device write.
+    const scoped = ROUTES.filter((r) => r.api === 'resource' && r.scopes);
+    expect(keysOf('resource-read')).toEqual(scoped.filter((r) => r.method === 'GET').map((r) => `${r.method} ${r.path}`).sort());
+    expect(keysOf('device-write')).toEqual(scoped.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`).sort());
+    expect(keysOf('resource-read')).toEqual(expect.arrayContaining(['GET /api/devices', 'GET /api/devices/{device_id}', 'GET /api/user',
+      'GET /devices', 'GET /devices/{device_id}', 'GET /user']));
+    expect(keysOf('device-write')).toEqual(expect.arrayContaining(['PUT /api/devices/{device_id}', 'PUT /devices/{device_id}']));
     expect(keysOf('login')).toEqual(['POST /login']);
     // The token class is exactly the routes whose function may sign (kms:Sign), and half the KMS RSA quota (500/s) at most.
     const may = (routeKey: string, action: string) => statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes(action));
