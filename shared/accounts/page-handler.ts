@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { loginRedirect, pageContext, type PageReads } from '#shared/accounts/session';
 import type { SignedIn } from '#shared/data/session-repo';
 import type { Client } from '#shared/domain/client';
-import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/http/page-handler';
+import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/views/html-handler';
 import type { HttpResult } from '#shared/http/responses';
 import type { Viewer } from '#shared/views/account-pages';
 

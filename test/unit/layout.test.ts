@@ -33,8 +33,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['shared/config.ts', 'shared/routes.ts', 'shared/log.ts', 'shared/metrics.ts', 'shared/errors.ts', 'shared/secrets.ts', 'shared/aws/', 'shared/assets.ts'],
   // Storage: the repositories, the item keys (keys.ts), the table's schema and limits.
   ['shared/data/'],
-  // The ways out: HTTP (wrappers, responses, forms, cookies), the HTML pages (views), e-mail, images.
-  ['shared/http/', 'shared/views/', 'shared/email/', 'shared/images/'],
+  // The ways out: HTTP (the JSON wrappers, responses, forms, cookies, CSRF), e-mail, images.
+  ['shared/http/', 'shared/email/', 'shared/images/'],
+  // The HTML pages: their layout and every page (html.ts, *-pages.ts), and the wrapper that answers
+  // a page's error as a page (html-handler.ts).
+  ['shared/views/'],
   // The token signers and the signing-key rotation.
   ['shared/keys/'],
   // What the handlers call: the OAuth grants and endpoints, accounts (sign-up, sign-in, pages'
