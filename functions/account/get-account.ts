@@ -1,5 +1,5 @@
 import { accountPage } from '#shared/views/account-pages';
-import { batch, clients, grants } from '#shared/auth/runtime';
+import { batch, clients, grants } from '#shared/runtime';
 import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 

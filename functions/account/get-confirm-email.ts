@@ -1,5 +1,5 @@
 import { confirmEmailPage, expiredLinkPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
-import { links } from '#shared/auth/runtime';
+import { links } from '#shared/runtime';
 import { pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 

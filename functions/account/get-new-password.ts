@@ -1,5 +1,5 @@
 import { expiredLinkPage, newPasswordPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
-import { links, users } from '#shared/auth/runtime';
+import { links, users } from '#shared/runtime';
 import { pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 

@@ -1,5 +1,5 @@
 import { expiredLinkPage, outcomePath } from '#shared/views/account-pages';
-import { links } from '#shared/auth/runtime';
+import { links } from '#shared/runtime';
 import { pageContext } from '#shared/accounts/session';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';

@@ -1,7 +1,7 @@
 import { expiredLinkPage, newPasswordPage, outcomePath } from '#shared/views/account-pages';
 import { endEveryAppAccess } from '#shared/oauth/app-access';
 import { hashPassword } from '#shared/accounts/password';
-import { grants, links, sessions, users } from '#shared/auth/runtime';
+import { grants, links, sessions, users } from '#shared/runtime';
 import { pageContext } from '#shared/accounts/session';
 import { passwordProblem } from '#shared/domain/password-policy';
 import { checkCsrf } from '#shared/http/csrf';

@@ -1,5 +1,5 @@
 import { outcomePath } from '#shared/views/account-pages';
-import { requestPasswordReset } from '#shared/accounts/accounts';
+import { requestPasswordReset } from '#shared/runtime';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';
 import { redirect } from '#shared/http/responses';

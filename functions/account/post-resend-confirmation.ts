@@ -1,5 +1,5 @@
 import { outcomePath } from '#shared/views/account-pages';
-import { sendConfirmation } from '#shared/accounts/accounts';
+import { sendConfirmation } from '#shared/runtime';
 import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { checkCsrf } from '#shared/http/csrf';
 import { parseForm } from '#shared/http/form';

@@ -1,5 +1,5 @@
 import { endAppAccess } from '#shared/oauth/app-access';
-import { grants } from '#shared/auth/runtime';
+import { grants } from '#shared/runtime';
 import { loginRedirect, signedInUser } from '#shared/accounts/session';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { checkCsrf } from '#shared/http/csrf';

@@ -1,5 +1,5 @@
 import { outcomePath, signupPage } from '#shared/views/account-pages';
-import { signUp } from '#shared/accounts/accounts';
+import { signUp } from '#shared/runtime';
 import { signupProblems } from '#shared/domain/signup';
 import { pageContext } from '#shared/accounts/session';
 import { checkCsrf } from '#shared/http/csrf';

@@ -1,6 +1,6 @@
 import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/oauth/authorize-request';
 import { consentPage } from '#shared/views/oauth-pages';
-import { grants, issuer } from '#shared/auth/runtime';
+import { grants, issuer } from '#shared/runtime';
 import { loginRedirect, readPage, secure } from '#shared/accounts/session';
 import { BadRequestError } from '#shared/errors';
 import { csrfToken } from '#shared/http/csrf';
@@ -17,7 +17,7 @@ import { redirect } from '#shared/http/responses';
 export const handler = pageHandler(async (event) => {
   const params = event.queryStringParameters ?? {};
   const { signedIn, client, consent } = await readPage(event, params.client_id, true);
-  const check = checkAuthorizationRequest(params, client, issuer, repeatedParams(event.rawQueryString));
+  const check = checkAuthorizationRequest(params, client, issuer(), repeatedParams(event.rawQueryString));
   if (check.outcome === 'error-page') throw new BadRequestError(check.message);
   if (check.outcome === 'redirect') return redirect(check.location);
 
@@ -25,7 +25,7 @@ export const handler = pageHandler(async (event) => {
   const { request } = check;
   const granted = consent?.scopes ?? [];
   if (consent && request.scopes.every((scope) => granted.includes(scope))) {
-    return redirect((await issueCode(grants, request, issuer, consent))!);
+    return redirect((await issueCode(grants, request, issuer(), consent))!);
   }
   const { token, cookies } = csrfToken(event, secure);
   return consentPage({ client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: token, cookies });

@@ -4,7 +4,7 @@ import {
 } from '#shared/accounts/login-throttle';
 import { loginPage } from '#shared/views/oauth-pages';
 import { verifyPassword } from '#shared/accounts/password';
-import { batch, sessions, throttle, users } from '#shared/auth/runtime';
+import { batch, sessions, throttle, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/accounts/session';
 import { MAX_EMAIL_LENGTH, normalizeEmail } from '#shared/domain/user';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';

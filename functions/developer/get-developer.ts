@@ -1,5 +1,5 @@
 import { developerPage } from '#shared/views/account-pages';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { loginRedirect, pageContext } from '#shared/accounts/session';
 import { pageHandler } from '#shared/http/page-handler';
 

@@ -1,4 +1,4 @@
-import { webhooks } from '#shared/auth/runtime';
+import { webhooks } from '#shared/runtime';
 import { readWebhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';

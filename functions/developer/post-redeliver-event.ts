@@ -2,7 +2,7 @@ import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
 import { NotFoundError } from '#shared/errors';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
-import { redeliver } from '#shared/webhooks/dispatch';
+import { redeliver } from '#shared/runtime';
 import { webhookDonePath } from '#shared/views/console-links';
 
 /**

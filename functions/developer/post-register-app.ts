@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { developerPage } from '#shared/views/account-pages';
 import { newSecretReveal, registrationFrom } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { loginRedirect, pageContext, secure } from '#shared/accounts/session';
 import { registrationProblems } from '#shared/domain/client';

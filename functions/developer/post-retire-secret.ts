@@ -1,5 +1,5 @@
 import { ownedApp, pathClientId } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { loginRedirect, readPage } from '#shared/accounts/session';
 import { parseForm } from '#shared/http/form';
 import { checkCsrf } from '#shared/http/csrf';

@@ -1,6 +1,6 @@
 import { appPage } from '#shared/views/account-pages';
 import { newSecretReveal, ownedApp, pathClientId } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { webhookView } from '#shared/console/webhook-console';
 import { loginRedirect, pageContext, secure } from '#shared/accounts/session';

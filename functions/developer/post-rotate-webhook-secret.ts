@@ -1,5 +1,5 @@
 import { newSecretReveal } from '#shared/console/developer';
-import { clients, webhooks } from '#shared/auth/runtime';
+import { clients, webhooks } from '#shared/runtime';
 import { secure } from '#shared/accounts/session';
 import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';

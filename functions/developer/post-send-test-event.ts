@@ -1,7 +1,7 @@
 import { NO_WEBHOOK, readWebhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
-import { sendTestEvent } from '#shared/webhooks/dispatch';
+import { sendTestEvent } from '#shared/runtime';
 import { webhookDonePath } from '#shared/views/console-links';
 
 /**

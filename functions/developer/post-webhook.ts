@@ -1,15 +1,11 @@
 import { newSecretReveal } from '#shared/console/developer';
-import { clients, webhooks } from '#shared/auth/runtime';
+import { allowLocalHttp, clients, webhooks } from '#shared/runtime';
 import { secure } from '#shared/accounts/session';
 import { readWebhookForm } from '#shared/console/webhook-console';
-import { optionalEnv, WEBHOOK_ENV } from '#shared/config';
 import { pageHandler } from '#shared/http/page-handler';
 import { redirect } from '#shared/http/responses';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { secretPath, webhookDonePath } from '#shared/views/console-links';
-
-/** http://localhost is for the local service only (it sets the variable; AWS never does). */
-const allowLocalHttp = optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true';
 
 /**
  * POST /developer/apps/{client_id}/webhook — registers or changes the application's one webhook URL
@@ -24,7 +20,7 @@ export const handler = pageHandler(async (event) => {
   const read = await readWebhookForm(event);
   if ('redirect' in read) return read.redirect;
   const raw = (read.form.webhook_url ?? '').trim();
-  const checked = await checkWebhookUrl(raw, { allowLocalHttp });
+  const checked = await checkWebhookUrl(raw, { allowLocalHttp: allowLocalHttp() });
   if (!checked.ok) return read.refuse('webhook_url', checked.reason, raw);
   const { secret } = await webhooks.setUrl(read.app.clientId, checked.url.href);
   if (secret === undefined) return redirect(webhookDonePath(read.app.clientId, 'webhook-saved'), 303);

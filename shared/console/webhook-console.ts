@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { appPage, type Viewer } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
-import { webhooks } from '#shared/auth/runtime';
+import { webhooks } from '#shared/runtime';
 import { loginRedirect, pageContext } from '#shared/accounts/session';
 import type { WebhookView } from '#shared/views/webhook-pages';
 import type { WebhookSubscription } from '#shared/data/webhook-repo';

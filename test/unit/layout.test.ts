@@ -37,15 +37,26 @@ const LAYERS: readonly (readonly string[])[] = [
   ['shared/http/', 'shared/views/', 'shared/email/', 'shared/images/'],
   // The token signers and the signing-key rotation.
   ['shared/keys/'],
-  // What the handlers call: the OAuth grants and endpoints, accounts (sign-up, sign-in, pages'
-  // sessions), the developer console, webhooks, the API's documents, and the runtime.
-  ['shared/oauth/', 'shared/accounts/', 'shared/console/', 'shared/webhooks/', 'shared/docs/', 'shared/auth/', 'shared/runtime.ts'],
+  // What the handlers call: the OAuth grants and endpoints, accounts (sign-up, sign-in), the developer
+  // console, webhooks, the API's documents. Each service is given what it uses; none builds a client.
+  ['shared/oauth/', 'shared/accounts/', 'shared/console/', 'shared/webhooks/', 'shared/docs/'],
+  // The composition root: builds every client, repository and service above from the environment.
+  ['shared/runtime.ts'],
+  // The pages' own reads (the session, the webhook card and forms), which take the root's
+  // repositories as the handlers do: the root cannot build them, nothing below may import them.
+  ['shared/accounts/session.ts', 'shared/console/webhook-console.ts'],
 ];
 
-/** The layer of a file of shared/ (its index in LAYERS), or undefined when none lists it. */
+/** The layer of a file of shared/ (its index in LAYERS) by the longest entry that names it, or undefined when none does. */
 function layerOf(file: string): number | undefined {
-  const index = LAYERS.findIndex((layer) => layer.some((prefix) => file === prefix || (prefix.endsWith('/') && file.startsWith(prefix))));
-  return index < 0 ? undefined : index;
+  let found: { layer: number; length: number } | undefined;
+  LAYERS.forEach((layer, index) => {
+    for (const prefix of layer) {
+      const names = file === prefix || (prefix.endsWith('/') && file.startsWith(prefix));
+      if (names && prefix.length > (found?.length ?? -1)) found = { layer: index, length: prefix.length };
+    }
+  });
+  return found?.layer;
 }
 
 /** The file an import of `file` names, relative to the repository (`#shared/a/b` → `shared/a/b.ts`). */
