@@ -265,7 +265,7 @@ async function main(): Promise<BudgetCheck[]> {
   try {
     for (const scenario of scenarios) {
       progress(`warm: ${scenario.name}`);
-      // A DynamoDB client a handler module makes for itself at load (the rotation's) is counted too.
+      // A DynamoDB client a handler module made for itself at load would be counted too (none does: shared/runtime.ts has the one).
       setClientHook((client) => {
         if ((client as { config?: { serviceId?: string } }).config?.serviceId === 'DynamoDB') counters.add(client as Parameters<typeof counters.add>[0]);
       });

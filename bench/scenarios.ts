@@ -9,7 +9,6 @@ import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { hashPassword } from '#shared/accounts/password';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { grantTokenNames, newAuthorizationCode, newGrantToken } from '#shared/oauth/grant-tokens';
-import { doc as authDoc } from '#shared/auth/runtime';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
@@ -28,10 +27,9 @@ import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
-import { doc as resourceDoc } from '#shared/runtime';
+import { doc as runtimeDoc } from '#shared/runtime';
 import { newWebhookId } from '#shared/domain/webhook';
 import { webhookEvent } from '#shared/webhooks/events';
-import { doc as webhooksDoc } from '#shared/webhooks/runtime';
 import { sampleEvent, type SampleEvent } from '#local/sample-events';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { endpointOf, FUNCTIONS, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
@@ -120,11 +118,10 @@ const CALLBACK = DEMO_CLIENT.redirectUris[0];
 const BENCH_GENERATION = 'bench-grant-generation';
 
 /**
- * The shared clients the functions send through (the resource API's, the auth server's, the webhook
- * pipeline's); a client a handler module makes for itself (the signing-key rotation's) is counted
- * from its creation (bench/run.ts).
+ * The DynamoDB client every function sends through (shared/runtime.ts); a client a handler module
+ * made for itself would be counted from its creation (bench/run.ts).
  */
-export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [resourceDoc, authDoc, webhooksDoc];
+export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [runtimeDoc];
 
 export async function loadHandler(fn: FunctionName): Promise<Handler> {
   const module = (await import(resolve(ROOT, functionDef(fn).entry))) as { handler: Handler };
@@ -343,7 +340,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       name: 'get-user', fn: 'get-user', expectStatus: 200, floor: [step.get('user')], requestBudget: 1,
       minReason: 'GetItem of the profile',
       events: async (n) => repeat(n, () => resourceEvent('get-user')),
-      bare: { label: 'GetItem', prepare: async (n) => repeat(n, () => bareGetItem(userKey(alice.id), resourceDoc)) },
+      bare: { label: 'GetItem', prepare: async (n) => repeat(n, () => bareGetItem(userKey(alice.id), runtimeDoc)) },
     },
     {
       name: 'list-devices', fn: 'list-devices', expectStatus: 200, floor: [step.query('device', DEMO_USERS[0].devices.length)], requestBudget: 1,
@@ -353,7 +350,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         label: 'Query',
         prepare: async (n) => repeat(n, () => () => {
           const { pk, skPrefix } = devicesOfUserKey(alice.id);
-          return resourceDoc.send(new QueryCommand({
+          return runtimeDoc.send(new QueryCommand({
             TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
             ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
           }));
@@ -364,7 +361,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       name: 'get-device', fn: 'get-device', expectStatus: 200, floor: [step.get('device')], requestBudget: 1,
       minReason: 'GetItem under the owner key',
       events: async (n) => repeat(n, () => resourceEvent('get-device', { pathParameters: { device_id: aliceDevice } })),
-      bare: { label: 'GetItem', prepare: async (n) => repeat(n, () => bareGetItem(deviceKey(alice.id, aliceDevice), resourceDoc)) },
+      bare: { label: 'GetItem', prepare: async (n) => repeat(n, () => bareGetItem(deviceKey(alice.id, aliceDevice), runtimeDoc)) },
     },
     {
       name: 'update-device', fn: 'update-device', expectStatus: 204, floor: [step.update('device')], requestBudget: 1,
@@ -376,7 +373,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       })),
       bare: {
         label: 'UpdateItem',
-        prepare: async (n) => repeat(n, () => () => resourceDoc.send(new UpdateCommand({
+        prepare: async (n) => repeat(n, () => () => runtimeDoc.send(new UpdateCommand({
           TableName: table, Key: deviceKey(alice.id, aliceDevice),
           // With the device's event sequence (`ADD seq`, for device.updated webhooks), as the handler sends it.
           UpdateExpression: 'SET #f0 = :v0, #f1 = :v1 ADD seq :one', ConditionExpression: 'attribute_exists(pk)',
@@ -396,11 +393,11 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       bare: {
         label: 'BatchGetItem+UpdateItem',
         prepare: async (n) => (await freshRefreshTokens(n)).map(({ tokenHash, familyId }) => async () => {
-          await authDoc.send(new BatchGetCommand({
+          await runtimeDoc.send(new BatchGetCommand({
             // The client is cached by the instance (client-cache.ts): a warm call reads the family and the consent.
             RequestItems: { [table]: { Keys: [familyKey(familyId), consentKey(alice.id, DEMO_CLIENT.clientId)], ConsistentRead: true } },
           }));
-          await authDoc.send(new UpdateCommand({
+          await runtimeDoc.send(new UpdateCommand({
             TableName: table, Key: familyKey(familyId),
             UpdateExpression: 'SET activeTokenHash = :next, previousTokenHash = :presented, rotatedAt = :at, sealedSuccessor = :sealed',
             ConditionExpression: '#status = :active AND activeTokenHash = :presented', ExpressionAttributeNames: { '#status': 'status' },
@@ -421,10 +418,10 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         label: 'BatchGetItem+UpdateItem',
         prepare: async (n) => (await freshCodes(n)).map((code) => async () => {
           const { familyId } = grantTokenNames(code)!;
-          await authDoc.send(new BatchGetCommand({
+          await runtimeDoc.send(new BatchGetCommand({
             RequestItems: { [table]: { Keys: [familyKey(familyId), consentKey(alice.id, DEMO_CLIENT.clientId)], ConsistentRead: true } },
           }));
-          await authDoc.send(new UpdateCommand({
+          await runtimeDoc.send(new UpdateCommand({
             TableName: table, Key: familyKey(familyId),
             UpdateExpression: 'SET #status = :active, activeTokenHash = :token, createdAt = :at REMOVE expiresAt, redirectUri, codeChallenge',
             ConditionExpression: '#status = :pending AND codeHash = :code AND expiresAt > :now', ExpressionAttributeNames: { '#status': 'status' },
@@ -446,8 +443,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       bare: {
         label: 'BatchGetItem+UpdateItem',
         prepare: async (n) => (await freshRefreshTokens(n)).map(({ familyId }) => async () => {
-          await batchGetWithClient(authDoc, familyKey(familyId));
-          await authDoc.send(new UpdateCommand({
+          await batchGetWithClient(runtimeDoc, familyKey(familyId));
+          await runtimeDoc.send(new UpdateCommand({
             TableName: table, Key: familyKey(familyId), UpdateExpression: 'SET #status = :revoked, expiresAt = if_not_exists(expiresAt, :expires)',
             ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: { ':revoked': 'revoked', ':expires': Math.floor(Date.now() / 1000) + REVOKED_GRANT_SECONDS },
@@ -498,7 +495,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       bare: {
         label: 'DeleteItem',
         prepare: async (n) => (await pool(n, 16, () => sessions.createSession(alice.id))).map((session) => () =>
-          authDoc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(session)) }))),
+          runtimeDoc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(session)) }))),
       },
     },
     {

@@ -23,8 +23,9 @@ export { isFunctionName };
 /**
  * Runs one function's handler in this process against a running local service, with the service's
  * environment (table, hosts, local signing key, outbox): `npm run invoke`. Without `event`, it sends
- * the function's sample event and then removes what the sample stored. Handlers read their
- * environment once, when they first load, so one process invokes against one service.
+ * the function's sample event and then removes what the sample stored. What the handlers use
+ * (shared/runtime.ts) is built from the environment once, at their first load or use, so one process
+ * invokes against one service.
  */
 export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, event?: APIGatewayProxyEventV2 | ScheduledInput): Promise<Invocation> {
   useServiceEnvironment(facts);

@@ -138,7 +138,7 @@ export type ServiceEnvironment = Pick<LocalService, 'apiUrl' | 'authUrl' | 'tabl
 /**
  * Gives this process the environment the local service's handlers run with (local key, outbox,
  * DynamoDB Local), so a handler run outside the gateway (`npm run invoke`) behaves the same.
- * Handlers read it once, when they first load.
+ * What the handlers use (shared/runtime.ts) is built from it once, at their first load or use.
  */
 export function useServiceEnvironment(service: ServiceEnvironment): void {
   Object.assign(process.env, {

@@ -1,13 +1,185 @@
-import { ENV, optionalEnv, requireEnv } from '#shared/config';
-import { createDocumentClient } from '#shared/data/dynamodb';
+import { requestPasswordReset as requestPasswordResetWith, sendConfirmation as sendConfirmationWith, signUp as signUpWith } from '#shared/accounts/accounts';
+import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
+import { createBatchReader } from '#shared/data/batch-read';
+import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
+import { createGrantRepo } from '#shared/data/grant-repo';
+import { createLinkRepo } from '#shared/data/link-repo';
+import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
+import { createSessionRepo } from '#shared/data/session-repo';
+import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
+import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
+import { createWebhookRepo, type WebhookSubscription } from '#shared/data/webhook-repo';
+import type { User } from '#shared/domain/user';
+import { createMailer, type MailSettings } from '#shared/email/create-mailer';
+import { createKeyring } from '#shared/keys/keyring';
+import { createKmsKeyStore } from '#shared/keys/kms-keys';
+import { kmsSignerSource } from '#shared/keys/kms-signer';
+import { createLocalKeyStore } from '#shared/keys/local-signer';
+import type { RotationDeps } from '#shared/keys/rotation';
+import { createClientCache } from '#shared/oauth/client-cache';
+import { createTokenService } from '#shared/oauth/token-service';
+import { createDispatch } from '#shared/webhooks/dispatch';
+import { sqsWebhookQueue } from '#shared/webhooks/queue';
 
-// Built once per process at module load; fails fast naming a missing variable.
-// Deliberately small: resource functions import only this, so they carry no auth code.
-const table = requireEnv(ENV.tableName);
+// The composition root: every client, repository and service the functions use is built here, from
+// the environment read here (besides it, only the logger and the metrics read their own settings, for
+// every layer logs, and the developer console's page the API's URL). A handler imports what it uses
+// from this file; the services below it are given what they use and read nothing themselves.
+//
+// One file for all the functions, yet each function's bundle carries only what it uses (docs/design.md,
+// "The composition root"):
+//  - Every binding is a function declaration or a top-level `const` whose value is an arrow function
+//    or a call marked `/* @__PURE__ */` whose arguments are arrow functions: esbuild drops the binding from a bundle that
+//    never reads it, and with it what only it reaches (a repository, the KMS, SES or SQS client). An
+//    argument that does something (`ENV.tableName`, a call) would keep the whole call: keep such
+//    expressions inside the arrows. (package.json's `"sideEffects": false` lets esbuild also drop the
+//    modules this file imports for the bindings a bundle does not keep.)
+//  - Nothing that needs a required variable is read or built at load. A setting is read where it is
+//    used (reading the environment costs nothing worth keeping); what is built from settings is built
+//    on first use and kept (`once`, `onFirstUse`). So loading this file never fails, whatever the
+//    function lacks, and a missing variable fails the first request that needs it, naming the variable.
+//  - The DynamoDB client alone is built at load, in Lambda's init phase: it needs only optional
+//    variables and nearly every function uses it on every request. Building it makes no network call.
+//
+// In Lambda a process runs one function, so everything here is that function's own; the local service
+// runs every handler in one process, where they share these objects (one DynamoDB client, one keyring).
 
-/** The process's one DynamoDB document client. */
-export const doc = createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) });
-export const devices = /* @__PURE__ */ createDeviceRepo({ doc, table });
-export const users = /* @__PURE__ */ createUserRepo({ doc, table });
+/** What `make` returns, made on first call and kept (a throw, such as a missing variable, is not). */
+function once<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}
+
+/**
+ * The object `build` makes, built when one of its members is first read, then kept: handlers use it
+ * as the object itself (`users.getUserById(id)`). Its members are read, never listed.
+ */
+function onFirstUse<T extends object>(build: () => T): T {
+  let built: T | undefined;
+  return new Proxy({} as T, { get: (_, member) => Reflect.get((built ??= build()), member) });
+}
+
+// ---- Settings ----------------------------------------------------------------------------------
+
+/** The issuer of access tokens: the authorization server's base URL. */
+export const issuer = () => requireEnv(ENV.issuer);
+/** The audience of access tokens: the resource API's base URL. */
+export const audience = () => requireEnv(ENV.audience);
+/** Local service only: webhook receivers may be `http://localhost` (checkWebhookUrl's allowLocalHttp). */
+export const allowLocalHttp = () => optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true';
+/** The local outbox's folder, which GET /outbox lists (local only). */
+export const outboxDir = () => requireEnv(MAIL_ENV.outboxDir);
+
+const region = () => optionalEnv(AWS_ENV.region);
+const table = () => requireEnv(ENV.tableName);
+/** The deployed KMS key of the token signer (AWS); absent locally, where the keys are files. */
+const signingKeyId = () => optionalEnv(ENV.signingKeyId);
+const localSigningKeyFile = () => requireEnv(ENV.localSigningKeyFile);
+/** The local outbox when OUTBOX_DIR is set, else SES from MAIL_FROM with MAIL_CONFIGURATION_SET. */
+const mailSettings = (): MailSettings => {
+  const outbox = optionalEnv(MAIL_ENV.outboxDir);
+  return outbox ? { outboxDir: outbox } : { sender: requireEnv(MAIL_ENV.sender), configurationSet: optionalEnv(MAIL_ENV.configurationSet) };
+};
+
+// ---- Clients -----------------------------------------------------------------------------------
+
+/** The process's one DynamoDB document client; DynamoDB Local's when DYNAMODB_ENDPOINT is set. */
+export const doc = /* @__PURE__ */ newDocumentClient();
+
+function newDocumentClient() {
+  return createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint), region: region() });
+}
+
+/** The webhook delivery queue (SQS); with WEBHOOK_SQS_ENDPOINT, the local queue stand-in. */
+export const queue = /* @__PURE__ */ onFirstUse(() => sqsWebhookQueue(requireEnv(WEBHOOK_ENV.queueUrl), optionalEnv(WEBHOOK_ENV.sqsEndpoint), region()));
+
+/** Account e-mail: the local outbox, or SES (its client built with it). */
+const mailer = /* @__PURE__ */ once(() => createMailer(mailSettings()));
+
+// ---- Repositories (shared/data/) ---------------------------------------------------------------
+
+const tableDeps = /* @__PURE__ */ once((): RepoDeps => ({ doc, table: table() }));
+
+export const batch = /* @__PURE__ */ onFirstUse(() => createBatchReader(tableDeps()));
+export const users = /* @__PURE__ */ onFirstUse(() => createUserRepo(tableDeps()));
+export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDeps()));
+export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
+export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
+export const sessions = /* @__PURE__ */ onFirstUse(() => createSessionRepo(tableDeps()));
+export const throttle = /* @__PURE__ */ onFirstUse(() => createThrottleRepo(tableDeps()));
+export const links = /* @__PURE__ */ onFirstUse(() => createLinkRepo(tableDeps()));
+export const mailLimits = /* @__PURE__ */ onFirstUse(() => createMailLimitRepo(tableDeps()));
+/** Webhook subscriptions and deliveries (the developer console and the webhook pipeline). */
+export const webhooks = /* @__PURE__ */ onFirstUse(() => createWebhookRepo(tableDeps()));
+const signingKeys = /* @__PURE__ */ onFirstUse(() => createSigningKeyRepo(tableDeps()));
+
+// ---- Services ----------------------------------------------------------------------------------
+
+/**
+ * The signing keys as the token endpoint and the JWKS read them: the schedule in the table
+ * (shared/keys/schedule.ts) over the deployed KMS key and those rotations added (kms:Sign in AWS), or
+ * the local key files. No network call at build: a KMS key's id is its `kid`, public keys come on first use.
+ */
+export const keyring = /* @__PURE__ */ onFirstUse(() => {
+  const keyId = signingKeyId();
+  return createKeyring({ repo: signingKeys, source: keyId ? kmsSignerSource(keyId) : createLocalKeyStore(localSigningKeyFile()) });
+});
+
+/** Starts reading the signing-key schedule if the cached one is stale (token-endpoint.ts, prefetchSigner). */
+export const prefetchSigner = (): Promise<unknown> => keyring.currentSigner();
+
+/** The token endpoint's service: the one that signs, and the one that caches client items (client-cache.ts). */
+export const tokens = /* @__PURE__ */ onFirstUse(() => createTokenService({
+  grants, signer: () => keyring.currentSigner(), issuer: issuer(), audience: audience(), clientCache: createClientCache(),
+}));
+
+/**
+ * What the rotation function works on (shared/keys/rotation.ts), made on its first run: the schedule
+ * and the key store, KMS (keys created with SIGNING_KEY_POLICY, tagged SIGNING_KEY_TAG, aliased under
+ * SIGNING_KEY_ALIAS_PREFIX) or the local key files.
+ */
+export const rotationDeps = /* @__PURE__ */ once((): RotationDeps => {
+  const keyId = signingKeyId();
+  return {
+    repo: signingKeys,
+    store: keyId
+      ? createKmsKeyStore({
+        initialKeyId: keyId, keyPolicy: requireEnv(ENV.signingKeyPolicy), owner: requireEnv(ENV.signingKeyTag),
+        aliasPrefix: requireEnv(ENV.signingKeyAliasPrefix),
+      })
+      : createLocalKeyStore(localSigningKeyFile()),
+  };
+});
+
+// Sign-up, e-mail confirmation and the password reset's request (shared/accounts/accounts.ts), each
+// with only what it uses, so that a function's bundle carries only the one it calls and its repositories.
+export const signUp = (form: Record<string, string>) => signUpWith({ users, links, mailLimits, mailer: mailer(), issuer: issuer() }, form);
+export const sendConfirmation = (user: User) => sendConfirmationWith({ links, mailLimits, mailer: mailer(), issuer: issuer() }, user);
+export const requestPasswordReset = (email: string) => requestPasswordResetWith({ users, links, mailLimits, mailer: mailer(), issuer: issuer() }, email);
+
+// The developer console's "send again" and "send test event" (shared/webhooks/dispatch.ts).
+const dispatch = /* @__PURE__ */ once(() => createDispatch({ webhooks, queue }));
+export const redeliver = (clientId: string, webhookId: string) => dispatch().redeliver(clientId, webhookId);
+export const sendTestEvent = (clientId: string) => dispatch().sendTestEvent(clientId);
+
+/**
+ * E-mails the developer of an application whose webhook was disabled. The notice (and its SES client)
+ * is a file of its own, loaded on first use: from source, its module beside the webhook services;
+ * bundled, disabled-notice.mjs beside the bundle (FunctionDef.lazyModules). The computed specifier
+ * keeps esbuild from bundling it.
+ */
+export async function notifyDisabled(subscription: WebhookSubscription): Promise<void> {
+  const notice = new URL(import.meta.url.endsWith('.ts') ? './webhooks/disabled-notice.ts' : './disabled-notice.mjs', import.meta.url).href;
+  const { sendDisabledNotice } = (await import(notice)) as typeof import('#shared/webhooks/disabled-notice');
+  await sendDisabledNotice(subscription, { clients, users, issuer: issuer(), mail: mailSettings() });
+}

@@ -14,7 +14,7 @@ import { failStart, serveRequests, SERVER_ENV, tally, timeRequests, type Minted,
 
 // The service's authorization server as it runs locally: the token endpoint's handler behind the
 // API Gateway stand-in (local/gateway.ts), in a process of its own like the peer's. Its DynamoDB
-// requests are counted on the handlers' own client (`doc` of #shared/auth/runtime); codes and
+// requests are counted on the handlers' own client (`doc` of #shared/runtime); codes and
 // refresh tokens are made beforehand through the grant repository, as bench/scenarios.ts does.
 
 const env = (name: string) => {
@@ -38,7 +38,7 @@ try {
   });
   delete process.env[ENV.signingKeyId];
   // Handler modules read the environment when they load: only now may they be imported.
-  const { doc } = await import('#shared/auth/runtime');
+  const { doc } = await import('#shared/runtime');
   const { startGateway } = await import('#local/gateway');
   const { newAuthorizationCode, newGrantToken } = await import('#shared/oauth/grant-tokens');
   const counter = countRequests(doc);

@@ -1,5 +1,5 @@
 import { accountPage } from '#shared/views/account-pages';
-import { batch, clients, grants } from '#shared/auth/runtime';
+import { batch, clients, grants } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { authorizedApps } from '#shared/oauth/app-access';
 

@@ -1,5 +1,5 @@
 import { confirmEmailPage, expiredLinkPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
-import { links } from '#shared/auth/runtime';
+import { links } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 
 /**

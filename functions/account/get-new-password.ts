@@ -1,5 +1,5 @@
 import { expiredLinkPage, newPasswordPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
-import { links, users } from '#shared/auth/runtime';
+import { links, users } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { resetLinkAccount } from '#shared/accounts/password-reset';
 

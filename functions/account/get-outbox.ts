@@ -1,9 +1,9 @@
 import { outboxPage } from '#shared/views/account-pages';
 import { pageHandler } from '#shared/accounts/page-handler';
-import { MAIL_ENV, requireEnv } from '#shared/config';
+import { outboxDir } from '#shared/runtime';
 import { readOutbox } from '#shared/email/outbox-mailer';
 
-const dir = requireEnv(MAIL_ENV.outboxDir);
+const dir = outboxDir();
 
 /** GET /outbox — local only (not in the stack): the e-mail the local service "sent", with clickable links. */
 export const handler = pageHandler({ session: 'optional' }, async ({ viewer }) => outboxPage(viewer, await readOutbox(dir), dir));

@@ -1,5 +1,5 @@
 import { expiredLinkPage, outcomePath } from '#shared/views/account-pages';
-import { links } from '#shared/auth/runtime';
+import { links } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 

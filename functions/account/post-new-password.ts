@@ -1,5 +1,5 @@
 import { expiredLinkPage, newPasswordPage, outcomePath } from '#shared/views/account-pages';
-import { grants, links, sessions, users } from '#shared/auth/runtime';
+import { grants, links, sessions, users } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { setNewPassword } from '#shared/accounts/password-reset';
 import { redirect } from '#shared/http/responses';

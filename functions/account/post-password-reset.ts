@@ -1,5 +1,5 @@
 import { outcomePath } from '#shared/views/account-pages';
-import { requestPasswordReset } from '#shared/accounts/accounts';
+import { requestPasswordReset } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 

@@ -1,5 +1,5 @@
 import { outcomePath } from '#shared/views/account-pages';
-import { sendConfirmation } from '#shared/accounts/accounts';
+import { sendConfirmation } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 

@@ -1,5 +1,5 @@
 import { endAppAccess } from '#shared/oauth/app-access';
-import { grants } from '#shared/auth/runtime';
+import { grants } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { redirect } from '#shared/http/responses';

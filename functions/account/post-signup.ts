@@ -1,5 +1,5 @@
 import { outcomePath, signupPage } from '#shared/views/account-pages';
-import { signUp } from '#shared/accounts/accounts';
+import { signUp } from '#shared/runtime';
 import { signupProblems } from '#shared/domain/signup';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';

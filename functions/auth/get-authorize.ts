@@ -1,6 +1,6 @@
 import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/oauth/authorize-request';
 import { consentPage } from '#shared/views/oauth-pages';
-import { grants, issuer } from '#shared/auth/runtime';
+import { grants, issuer } from '#shared/runtime';
 import { loginRedirect } from '#shared/accounts/session';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { BadRequestError } from '#shared/errors';
@@ -18,7 +18,7 @@ export const handler = pageHandler({
   session: 'optional', reads: { client: (event) => event.queryStringParameters?.client_id, consent: true },
 }, async ({ event, signedIn, client, consent, viewer }) => {
   const params = event.queryStringParameters ?? {};
-  const check = checkAuthorizationRequest(params, client, issuer, repeatedParams(event.rawQueryString));
+  const check = checkAuthorizationRequest(params, client, issuer(), repeatedParams(event.rawQueryString));
   if (check.outcome === 'error-page') throw new BadRequestError(check.message);
   if (check.outcome === 'redirect') return redirect(check.location);
 
@@ -26,7 +26,7 @@ export const handler = pageHandler({
   const { request } = check;
   const granted = consent?.scopes ?? [];
   if (consent && request.scopes.every((scope) => granted.includes(scope))) {
-    return redirect((await issueCode(grants, request, issuer, consent))!);
+    return redirect((await issueCode(grants, request, issuer(), consent))!);
   }
   return consentPage({ client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies });
 });

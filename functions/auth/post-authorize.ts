@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { checkAuthorizationRequest, issueCode, redirectWith } from '#shared/oauth/authorize-request';
-import { grants, issuer } from '#shared/auth/runtime';
+import { grants, issuer } from '#shared/runtime';
 import { loginRedirect } from '#shared/accounts/session';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { allowedConsent } from '#shared/domain/grant';
@@ -19,7 +19,7 @@ import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
 export const handler = pageHandler({
   form: true, csrf: true, session: 'optional', reads: { client: (_, form) => form.client_id, consent: true },
 }, async ({ form, signedIn, client, consent }) => {
-  const check = checkAuthorizationRequest(form, client, issuer);
+  const check = checkAuthorizationRequest(form, client, issuer());
   if (check.outcome === 'error-page') throw new BadRequestError(check.message);
   if (check.outcome === 'redirect') return redirect(check.location, 303);
 
@@ -29,13 +29,13 @@ export const handler = pageHandler({
   }
   if (form.decision !== 'allow') {
     return redirect(redirectWith(request.redirectUri, {
-      error: 'access_denied', error_description: 'The user denied the request.', state: request.state, iss: issuer,
+      error: 'access_denied', error_description: 'The user denied the request.', state: request.state, iss: issuer(),
     }), 303);
   }
   const allowed = allowedConsent(consent, {
     userId: signedIn.user.id, clientId: request.clientId, requested: request.scopes, grantedAt: formatTimestamp(new Date()), freshGeneration: randomUUID(),
   });
-  const location = await issueCode(grants, request, issuer, allowed, { previous: consent });
+  const location = await issueCode(grants, request, issuer(), allowed, { previous: consent });
   // The consent changed while the user decided (revoked, or allowed in another tab): the
   // authorization request starts again from what is stored now.
   return redirect(location ?? `/oauth/authorize?${authorizeQuery(form)}`, 303);

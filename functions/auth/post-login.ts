@@ -1,7 +1,7 @@
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
 import { attemptLogin } from '#shared/accounts/login';
 import { loginPage } from '#shared/views/oauth-pages';
-import { batch, sessions, throttle, users } from '#shared/auth/runtime';
+import { batch, sessions, throttle, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/accounts/session';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { normalizeEmail } from '#shared/domain/user';

@@ -1,4 +1,4 @@
-import { sessions } from '#shared/auth/runtime';
+import { sessions } from '#shared/runtime';
 import { secure } from '#shared/accounts/session';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';

@@ -1,4 +1,4 @@
-import { grants } from '#shared/auth/runtime';
+import { grants } from '#shared/runtime';
 import { readClientCredentials } from '#shared/oauth/client-auth';
 import { parseForm, requireParams } from '#shared/http/form';
 import { publicHandler } from '#shared/http/http';

@@ -1,5 +1,5 @@
 import { tokenEndpoint } from '#shared/oauth/token-endpoint';
-import { prefetchSigner, tokens } from '#shared/auth/token-runtime';
+import { prefetchSigner, tokens } from '#shared/runtime';
 
 /**
  * POST /oauth/token — authorization_code and refresh_token grants

@@ -1,6 +1,6 @@
 import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/account-pages';
 import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { hashSecret } from '#shared/secrets';
 import { secure } from '#shared/accounts/session';
 import { pageHandler, thisPage } from '#shared/accounts/page-handler';

@@ -1,7 +1,7 @@
 import { developerPage } from '#shared/views/account-pages';
-import { clients } from '#shared/auth/runtime';
+import { audience, clients } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 
 /** GET /developer — my applications and the registration form. */
 export const handler = pageHandler({ session: 'required', loginReturn: '/developer' }, async ({ signedIn, viewer }) =>
-  developerPage(viewer, await clients.listClientsByDeveloper(signedIn.user.id)));
+  developerPage(viewer, audience(), await clients.listClientsByDeveloper(signedIn.user.id)));

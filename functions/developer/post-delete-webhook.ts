@@ -1,4 +1,4 @@
-import { webhooks } from '#shared/auth/runtime';
+import { webhooks } from '#shared/runtime';
 import { WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';

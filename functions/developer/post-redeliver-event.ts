@@ -2,7 +2,7 @@ import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-c
 import { NotFoundError } from '#shared/errors';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
-import { redeliver } from '#shared/webhooks/dispatch';
+import { redeliver } from '#shared/runtime';
 import { webhookDonePath } from '#shared/views/console-links';
 
 /**

@@ -1,6 +1,6 @@
 import { developerPage } from '#shared/views/account-pages';
 import { registerApp, registrationFrom } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { audience, clients } from '#shared/runtime';
 import { secure } from '#shared/accounts/session';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { registrationProblems } from '#shared/domain/client';
@@ -16,7 +16,7 @@ export const handler = pageHandler({ form: true, csrf: true, session: 'required'
   const registration = registrationFrom(form);
   const problems = registrationProblems(registration);
   if (Object.keys(problems).length > 0) {
-    return developerPage(viewer, await clients.listClientsByDeveloper(signedIn.user.id), form, problems, 400);
+    return developerPage(viewer, audience(), await clients.listClientsByDeveloper(signedIn.user.id), form, problems, 400);
   }
   const { app, cookie } = await registerApp(clients, signedIn.user, registration, secure);
   return redirect(secretPath(app.clientId), 303, [cookie]);

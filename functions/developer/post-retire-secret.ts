@@ -1,5 +1,5 @@
 import { ownedApp, pathClientId } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 

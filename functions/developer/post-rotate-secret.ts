@@ -1,6 +1,6 @@
 import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId, rotateAppSecret } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { webhookView } from '#shared/console/webhook-console';
 import { pageHandler, thisPage } from '#shared/accounts/page-handler';
 import { secure } from '#shared/accounts/session';

@@ -1,5 +1,5 @@
 import { revealWebhookSecret } from '#shared/console/developer';
-import { clients, webhooks } from '#shared/auth/runtime';
+import { clients, webhooks } from '#shared/runtime';
 import { secure } from '#shared/accounts/session';
 import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/accounts/page-handler';

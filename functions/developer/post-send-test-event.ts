@@ -1,7 +1,7 @@
 import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
-import { sendTestEvent } from '#shared/webhooks/dispatch';
+import { sendTestEvent } from '#shared/runtime';
 import { webhookDonePath } from '#shared/views/console-links';
 
 /**

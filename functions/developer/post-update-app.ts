@@ -1,6 +1,6 @@
 import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId, registrationFrom } from '#shared/console/developer';
-import { clients } from '#shared/auth/runtime';
+import { clients } from '#shared/runtime';
 import { webhookView } from '#shared/console/webhook-console';
 import { pageHandler, thisPage } from '#shared/accounts/page-handler';
 import { registrationProblems } from '#shared/domain/client';

@@ -1,15 +1,13 @@
 import { revealWebhookSecret } from '#shared/console/developer';
-import { clients, webhooks } from '#shared/auth/runtime';
+import { allowLocalHttp, clients, webhooks } from '#shared/runtime';
 import { secure } from '#shared/accounts/session';
 import { WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
-import { optionalEnv, WEBHOOK_ENV } from '#shared/config';
 import { pageHandler } from '#shared/accounts/page-handler';
 import { redirect } from '#shared/http/responses';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { secretPath, webhookDonePath } from '#shared/views/console-links';
 
 /** http://localhost is for the local service only (it sets the variable; AWS never does). */
-const allowLocalHttp = optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true';
 
 /**
  * POST /developer/apps/{client_id}/webhook — registers or changes the application's one webhook URL
@@ -23,7 +21,7 @@ const allowLocalHttp = optionalEnv(WEBHOOK_ENV.allowLocalHttp) === 'true';
 export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
   const read = webhookForm(page);
   const raw = (read.form.webhook_url ?? '').trim();
-  const checked = await checkWebhookUrl(raw, { allowLocalHttp });
+  const checked = await checkWebhookUrl(raw, { allowLocalHttp: allowLocalHttp() });
   if (!checked.ok) return read.refuse('webhook_url', checked.reason, raw);
   const { secret } = await webhooks.setUrl(read.app.clientId, checked.url.href);
   if (secret === undefined) return redirect(webhookDonePath(read.app.clientId, 'webhook-saved'), 303);

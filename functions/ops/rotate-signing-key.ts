@@ -1,9 +1,5 @@
-import { createKmsKeyStore } from '#shared/keys/kms-keys';
-import { createLocalKeyStore } from '#shared/keys/local-signer';
-import { ENV, optionalEnv, requireEnv } from '#shared/config';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { logger } from '#shared/log';
+import { rotationDeps } from '#shared/runtime';
 import { initSigningKeys, rotateSigningKeys, tearDownSigningKeys, type RotationDeps, type RotationOptions, type RotationOutcome } from '#shared/keys/rotation';
 
 /** What the invoker sends: the EventBridge schedule `{"mode":"when-due"}`, the operator `{"mode":"now"}` or `{"mode":"report"}`. */
@@ -40,19 +36,6 @@ export interface LifecycleResponse {
 export interface RotationHandlerDeps extends RotationDeps {
   /** Sends the lifecycle answer; by default a PUT to the URL (tests catch it on a local server). */
   respond?: (url: string, response: LifecycleResponse) => Promise<void>;
-}
-
-/** The deployed function's dependencies, from its environment, made on first use. */
-function depsFromEnv(): RotationHandlerDeps {
-  const repo = createSigningKeyRepo({ doc: createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) }), table: requireEnv(ENV.tableName) });
-  const keyId = optionalEnv(ENV.signingKeyId);
-  const store = keyId
-    ? createKmsKeyStore({
-      initialKeyId: keyId, keyPolicy: requireEnv(ENV.signingKeyPolicy), owner: requireEnv(ENV.signingKeyTag),
-      aliasPrefix: requireEnv(ENV.signingKeyAliasPrefix),
-    })
-    : createLocalKeyStore(requireEnv(ENV.localSigningKeyFile));
-  return { repo, store };
 }
 
 /** PUT of the answer to CloudFormation's pre-signed URL: an empty content type, as the URL was signed without one. */
@@ -129,5 +112,5 @@ async function lifecycle(event: LifecycleEvent, deps: RotationHandlerDeps) {
   return response;
 }
 
-let fromEnv: RotationHandlerDeps | undefined;
-export const handler = createRotationHandler(() => (fromEnv ??= depsFromEnv()));
+/** The deployed function, over the schedule and key store shared/runtime.ts makes on its first run. */
+export const handler = createRotationHandler(rotationDeps);

@@ -1,7 +1,7 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '#shared/log';
 import { fanOut, type StreamRecordLike } from '#shared/webhooks/fan-out';
-import { batch, grants, queue, webhooks } from '#shared/webhooks/runtime';
+import { batch, grants, queue, webhooks } from '#shared/runtime';
 
 /**
  * Reads the table's stream (DynamoDB Streams, new and old images) and turns the changes of devices,

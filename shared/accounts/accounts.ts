@@ -1,14 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '#shared/accounts/password';
-import { issuer, links, mailLimits, users } from '#shared/auth/runtime';
+import type { LinkRepo } from '#shared/data/link-repo';
+import type { MailLimitRepo } from '#shared/data/mail-limit-repo';
+import type { UserRepo } from '#shared/data/user-repo';
 import { greeting } from '#shared/email/mail-text';
-import { mailerFromEnv } from '#shared/email/mailer-from-env';
+import type { Mailer } from '#shared/email/mailer';
 import { formatTimestamp } from '#shared/domain/time';
 import { normalizeEmail, normalizeName, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { countMetric, METRIC } from '#shared/metrics';
 
-const mailer = mailerFromEnv();
+/**
+ * What the account services use: their repositories, the mailer and the authorization server's URL,
+ * which the links in the messages point to. The functions get the ones shared/runtime.ts builds.
+ */
+export interface AccountDeps {
+  users: Pick<UserRepo, 'createUser' | 'findUserByEmail'>;
+  links: Pick<LinkRepo, 'newLink' | 'createLink'>;
+  mailLimits: Pick<MailLimitRepo, 'takeMailSlot'>;
+  mailer: Mailer;
+  issuer: string;
+}
 
 // Every account e-mail counts against its address's limit (mail-limit-repo.ts) whether or not the
 // address has an account, and a refused one is simply not sent: the callers answer the same either way.
@@ -19,7 +31,8 @@ const mailer = mailerFromEnv();
  * same, so nothing is revealed. Past the address's e-mail limit, the account is still created but
  * no message is sent (its owner can ask for the confirmation again later).
  */
-export async function signUp(form: Record<string, string>, now = new Date()): Promise<void> {
+export async function signUp(deps: AccountDeps, form: Record<string, string>, now = new Date()): Promise<void> {
+  const { users, links, mailLimits, mailer, issuer } = deps;
   const id = randomUUID();
   const stamp = formatTimestamp(now);
   const user: User = {
@@ -47,16 +60,16 @@ export async function signUp(form: Record<string, string>, now = new Date()): Pr
     return;
   }
   countMetric(METRIC.signUps);
-  if (await mailLimits.takeMailSlot(user.email)) await mailConfirmation(user, link.token);
+  if (await mailLimits.takeMailSlot(user.email)) await mailConfirmation(deps, user, link.token);
 }
 
 /** E-mails a fresh single-use confirmation link to the user, within the address's e-mail limit. */
-export async function sendConfirmation(user: User): Promise<void> {
-  if (!(await mailLimits.takeMailSlot(user.email))) return;
-  await mailConfirmation(user, await links.createLink('confirm-email', user.id));
+export async function sendConfirmation(deps: Pick<AccountDeps, 'links' | 'mailLimits' | 'mailer' | 'issuer'>, user: User): Promise<void> {
+  if (!(await deps.mailLimits.takeMailSlot(user.email))) return;
+  await mailConfirmation(deps, user, await deps.links.createLink('confirm-email', user.id));
 }
 
-async function mailConfirmation(user: User, token: string): Promise<void> {
+async function mailConfirmation({ mailer, issuer }: Pick<AccountDeps, 'mailer' | 'issuer'>, user: User, token: string): Promise<void> {
   await mailer.send({
     to: user.email,
     subject: 'Confirm your e-mail address',
@@ -69,7 +82,7 @@ async function mailConfirmation(user: User, token: string): Promise<void> {
  * (counted for unknown addresses too); says nothing either way. The link belongs to the account's
  * current reset generation: using any link of it ends the others.
  */
-export async function requestPasswordReset(email: string): Promise<void> {
+export async function requestPasswordReset({ users, links, mailLimits, mailer, issuer }: AccountDeps, email: string): Promise<void> {
   if (!(await mailLimits.takeMailSlot(email))) return;
   const record = await users.findUserByEmail(email);
   if (!record) return;

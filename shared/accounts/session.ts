@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { batch, clients, issuer, sessions } from '#shared/auth/runtime';
+import { batch, clients, issuer, sessions } from '#shared/runtime';
 import { consentRead } from '#shared/data/grant-repo';
 import { sessionUserId, type SignedIn } from '#shared/data/session-repo';
 import type { BatchRead } from '#shared/data/batch-read';
@@ -14,7 +14,7 @@ import type { Viewer } from '#shared/views/account-pages';
 export { safeReturnTo } from '#shared/http/return-to';
 
 /** Whether this deployment's cookies carry Secure (all but plain-http localhost). */
-export const secure = secureCookies(issuer);
+export const secure = secureCookies(issuer());
 
 export interface PageReads {
   /** The signed-in user, if the session cookie names a live session. */

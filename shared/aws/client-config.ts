@@ -44,6 +44,14 @@ export function awsClientConfig(overrides: Partial<AwsCallLimits> = {}) {
 }
 
 /**
+ * The settings of a client sent to a local stand-in at `endpoint` (DynamoDB Local, the webhook queue's
+ * stand-in): any region will do and the credentials are placeholders. Nothing without an endpoint.
+ */
+export function localEndpointConfig(endpoint: string | undefined, region = 'local') {
+  return endpoint === undefined ? {} : { endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+}
+
+/**
  * Hands a newly created client to the hook, if one is installed. The local runtime uses it to record
  * every AWS call per function, which the IAM test checks against the deployed roles.
  */

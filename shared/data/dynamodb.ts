@@ -1,7 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { awsClientConfig, observeClient, type AwsCallLimits } from '#shared/aws/client-config';
-import { AWS_ENV, optionalEnv } from '#shared/config';
+import { awsClientConfig, localEndpointConfig, observeClient, type AwsCallLimits } from '#shared/aws/client-config';
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
@@ -18,6 +17,8 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 export interface DocumentClientOptions {
   /** DynamoDB Local's URL; absent in AWS. */
   endpoint?: string;
+  /** The region named to DynamoDB Local (with `endpoint` only; default `local`). */
+  region?: string;
   /** Looser limits than the service's (AWS_CALL_LIMITS), for tools and tests only. */
   limits?: Partial<AwsCallLimits>;
 }
@@ -26,15 +27,8 @@ export interface DocumentClientOptions {
  * A document client that drops undefined members and keeps numbers as numbers, with the service's
  * timeouts and retry budget (AWS_CALL_LIMITS).
  */
-export function createDocumentClient({ endpoint, limits }: DocumentClientOptions = {}): DynamoDBDocumentClient {
-  const client = observeClient(new DynamoDBClient({
-    ...awsClientConfig(limits),
-    ...(endpoint === undefined ? {} : {
-      endpoint,
-      region: optionalEnv(AWS_ENV.region) ?? 'local',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  }));
+export function createDocumentClient({ endpoint, region, limits }: DocumentClientOptions = {}): DynamoDBDocumentClient {
+  const client = observeClient(new DynamoDBClient({ ...awsClientConfig(limits), ...localEndpointConfig(endpoint, region) }));
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true },
   });

@@ -1,5 +1,4 @@
 import { webhookCard, type WebhookView } from '#shared/views/webhook-pages';
-import { ENV, requireEnv } from '#shared/config';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import type { Consent } from '#shared/domain/grant';
@@ -148,8 +147,8 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
     </ul>`}</div>`);
 }
 
-export function developerPage(viewer: Viewer, apps: Client[], values: Record<string, string> = {}, errors: Record<string, string> = {}, status?: number): HttpResult {
-  const api = requireEnv(ENV.audience);
+/** The developer console: `api` is the resource API's URL (the audience), where the page sends developers. */
+export function developerPage(viewer: Viewer, api: string, apps: Client[], values: Record<string, string> = {}, errors: Record<string, string> = {}, status?: number): HttpResult {
   return render(viewer, 'Developer console', html`<div class="card"><h1>Developer console</h1>
     <p>Applications call the API at <code>${api}</code>: its operations, scopes and errors are in the <a href="${api}/docs">API reference</a>.</p>
     <h2>Your applications</h2>

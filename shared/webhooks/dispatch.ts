@@ -1,9 +1,7 @@
-import { ENV, optionalEnv, requireEnv } from '#shared/config';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createWebhookRepo, type WebhookRepo } from '#shared/data/webhook-repo';
+import type { WebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId } from '#shared/domain/webhook';
 import { testEvent } from '#shared/webhooks/events';
-import { webhookQueueFromEnv, type WebhookQueue } from '#shared/webhooks/queue';
+import type { WebhookQueue } from '#shared/webhooks/queue';
 
 export interface DispatchDeps {
   webhooks: Pick<WebhookRepo, 'getDelivery' | 'createDelivery' | 'recordAttempt' | 'getSubscription'>;
@@ -12,8 +10,8 @@ export interface DispatchDeps {
 }
 
 /**
- * "Send again" and "send test event", given their repository and queue. The console's handlers use
- * `redeliver` and `sendTestEvent` below, which build these from the environment.
+ * "Send again" and "send test event" of the developer console, given their repository and queue
+ * (the console's functions get the one shared/runtime.ts builds).
  */
 export function createDispatch({ webhooks, queue, now = () => new Date() }: DispatchDeps) {
   return {
@@ -46,26 +44,7 @@ export function createDispatch({ webhooks, queue, now = () => new Date() }: Disp
   };
 }
 
-let fromEnv: ReturnType<typeof createDispatch> | undefined;
-function dispatchFromEnv() {
-  fromEnv ??= createDispatch({
-    webhooks: createWebhookRepo({ doc: createDocumentClient({ endpoint: optionalEnv(ENV.dynamodbEndpoint) }), table: requireEnv(ENV.tableName) }),
-    queue: webhookQueueFromEnv(),
-  });
-  return fromEnv;
-}
-
-/** Sends a delivery again with the same `webhook-id` and payload (see createDispatch); false if there is no such delivery. */
-export function redeliver(clientId: string, webhookId: string): Promise<boolean> {
-  return dispatchFromEnv().redeliver(clientId, webhookId);
-}
-
-/** Queues a `webhook.test` event to the application's webhook; its webhook id, or undefined without a webhook. */
-export function sendTestEvent(clientId: string): Promise<string | undefined> {
-  return dispatchFromEnv().sendTestEvent(clientId);
-}
-
-/** The operations `redeliver` and `sendTestEvent` send, for the console functions' grants (infra/function-grants.ts). */
+/** The operations `redeliver` and `sendTestEvent` use, for the console functions' grants (infra/function-grants.ts). */
 export const DISPATCH_NEEDS = {
   redeliver: ['getDelivery', 'recordAttempt'],
   sendTestEvent: ['getSubscription', 'createDelivery'],

@@ -1,6 +1,5 @@
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { awsClientConfig, observeClient } from '#shared/aws/client-config';
-import { AWS_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
+import { awsClientConfig, localEndpointConfig, observeClient } from '#shared/aws/client-config';
 
 /** What a delivery-queue message says: which delivery item to send. The item holds the payload. */
 export interface WebhookMessage {
@@ -45,19 +44,10 @@ export function createSqsWebhookQueue(queueUrl: string, client: SQSClient): Webh
   };
 }
 
-let fromEnv: WebhookQueue | undefined;
-
 /**
- * The delivery queue named by WEBHOOK_QUEUE_URL: SQS in AWS; with WEBHOOK_SQS_ENDPOINT (the local
- * service) the same SQS client, sent to the local queue stand-in (local/webhook-queue.ts).
+ * The delivery queue at `queueUrl` through a new SQS client: SQS in AWS; given `endpoint` (the local
+ * service), the same client sent to the local queue stand-in (local/webhook-queue.ts) in `region`.
  */
-export function webhookQueueFromEnv(): WebhookQueue {
-  const endpoint = optionalEnv(WEBHOOK_ENV.sqsEndpoint);
-  fromEnv ??= createSqsWebhookQueue(requireEnv(WEBHOOK_ENV.queueUrl), observeClient(new SQSClient({
-    ...awsClientConfig(),
-    ...(endpoint === undefined ? {} : {
-      endpoint, region: optionalEnv(AWS_ENV.region) ?? 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  })));
-  return fromEnv;
+export function sqsWebhookQueue(queueUrl: string, endpoint?: string, region?: string): WebhookQueue {
+  return createSqsWebhookQueue(queueUrl, observeClient(new SQSClient({ ...awsClientConfig(), ...localEndpointConfig(endpoint, region) })));
 }

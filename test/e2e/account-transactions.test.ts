@@ -24,7 +24,7 @@ describe('sign-up and password reset writes', () => {
     // The password transaction holds 100 items: give DynamoDB Local, shared with the other test files, time for it.
     await loosenAuthStorageLimit();
     // The auth handlers' own client: imported after the service set the environment they read.
-    const runtime = await import('#shared/auth/runtime');
+    const runtime = await import('#shared/runtime');
     requests = countRequests(runtime.doc);
     runtime.doc.middlewareStack.add(
       (next, context) => async (args) => {

@@ -36,7 +36,7 @@ describe('JWT authorizer (local gateway)', () => {
     otherKeyDir = mkdtempSync(join(tmpdir(), 'dus-other-key-'));
     otherSigner = createLocalSigner(join(otherKeyDir, 'signing-key.pem'));
     const { doc } = await import('#shared/runtime');
-    requests = countRequests(doc);
+    requests = countRequests(doc, { api: 'resource' });
   });
   afterAll(() => {
     requests?.detach();

@@ -75,7 +75,7 @@ describe('revoking or deleting an application ends its outstanding codes and tok
    * writes only after.
    */
   async function holdingExchangeWrite<T>(call: () => Promise<T>, meanwhile: () => Promise<unknown>): Promise<T> {
-    const { doc } = await import('#shared/auth/runtime');
+    const { doc } = await import('#shared/runtime');
     const name = `hold-${randomUUID()}`;
     let armed = true;
     doc.middlewareStack.add((next, context) => async (args) => {

@@ -20,7 +20,7 @@ describe('the pages\' preamble', () => {
 
   beforeAll(async () => {
     // The auth handlers' own client: imported after the service set the environment they read.
-    const { doc } = await import('#shared/auth/runtime');
+    const { doc } = await import('#shared/runtime');
     requests = countRequests(doc);
     ({ clientId } = await newDeveloperApp(service, 'Preamble app'));
   });

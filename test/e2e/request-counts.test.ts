@@ -15,7 +15,7 @@ interface App {
 
 /**
  * The DynamoDB requests one HTTP call to the authorization server costs, by operation and in
- * order, as the handlers' own client (shared/auth/runtime.ts) sends them.
+ * order, as the handlers' own client (shared/runtime.ts) sends them.
  */
 describe('DynamoDB requests per browser call', () => {
   const service = useTestService();
@@ -25,7 +25,7 @@ describe('DynamoDB requests per browser call', () => {
 
   beforeAll(async () => {
     // The auth handlers' own client: imported after the service set the environment they read.
-    const { doc } = await import('#shared/auth/runtime');
+    const { doc } = await import('#shared/runtime');
     requests = countRequests(doc);
   });
   afterAll(() => requests?.detach());

@@ -51,7 +51,7 @@ describe('resource API', () => {
   beforeAll(async () => {
     // The handlers' own client: imported after the service set the environment they read.
     const { doc } = await import('#shared/runtime');
-    requests = countRequests(doc);
+    requests = countRequests(doc, { api: 'resource' });
     aliceToken = await tokenFor(service, ALICE.user.id, ALL);
     bobToken = await tokenFor(service, BOB.user.id, ALL);
   });

@@ -38,7 +38,7 @@ describe('ending an application\'s grant while its refresh token rotates', () =>
     const issued = await (await token(app, { grant_type: 'authorization_code', code, redirect_uri: redirectUri })).json() as { refresh_token: string };
 
     // The handlers' own client, loaded once the service set the environment it reads.
-    const { doc } = await import('#shared/auth/runtime');
+    const { doc } = await import('#shared/runtime');
     let rotated: string | undefined;
     const name = 'rotate-before-revocation';
     doc.middlewareStack.add((next, context) => async (args) => {

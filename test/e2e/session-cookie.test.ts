@@ -18,7 +18,7 @@ describe('session cookie', () => {
 
   beforeAll(async () => {
     // The auth handlers' own client: imported after the service set the environment they read.
-    const runtime = await import('#shared/auth/runtime');
+    const runtime = await import('#shared/runtime');
     requests = countRequests(runtime.doc);
   });
   afterAll(() => requests?.detach());

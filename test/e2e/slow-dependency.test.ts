@@ -53,7 +53,7 @@ describe('a stalled DynamoDB', () => {
     service = await startTestService({ dynamodbEndpoint: ddb.endpoint, stateDir });
     doc = createDocumentClient({ endpoint: ddb.endpoint });
     // The authorization server's own client, imported after the service set the environment it reads.
-    const { doc: authDoc } = await import('#shared/auth/runtime');
+    const { doc: authDoc } = await import('#shared/runtime');
     authDoc.middlewareStack.add((next, context) => async (args) => {
       if (pauseBefore && context.commandName === pauseBefore.command) {
         pause();

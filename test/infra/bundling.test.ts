@@ -76,7 +76,7 @@ describe('the synthesized bundle of a function', () => {
   it('leaves out of the sign-up bundle the repositories and libraries it never calls', () => {
     const main = readFileSync(join(signupPackage, 'index.mjs'), 'utf8');
     expect(main.includes('attribute_not_exists(pk)')).toBe(true); // the user repository's sign-up transaction is in it
-    // The code exchange of the grant repository (shared/auth/runtime.ts builds it for every auth function)
+    // The code exchange of the grant repository (shared/runtime.ts builds it; only the functions that use it keep it)
     expect(main.includes('familyId = :familyId')).toBe(false);
     // and the webhook signing library (the webhook repository's module graph reaches it only through signing.ts).
     expect(main.includes('No matching signature found')).toBe(false);

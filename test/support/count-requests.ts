@@ -1,19 +1,26 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { currentInvocation } from '#local/invocation-context';
+import type { ApiName } from '#shared/routes';
 
 /**
  * Counts the DynamoDB requests a client sends (by operation), through an SDK middleware, so tests
  * and the benchmark can assert how many requests a call costs; with `keepInputs`, also what each
- * request asked for (a test's, not a benchmark's: the inputs are kept until `reset`).
+ * request asked for (a test's, not a benchmark's: the inputs are kept until `reset`). With `api`,
+ * only the requests of that API's functions (the local service runs every function in one process,
+ * over shared/runtime.ts's one client: the resource API's calls make the local authorizer fetch the
+ * JWKS from the auth API, whose requests are not theirs).
  */
-export function countRequests(doc: DynamoDBDocumentClient, { keepInputs = false } = {}) {
+export function countRequests(doc: DynamoDBDocumentClient, { keepInputs = false, api }: { keepInputs?: boolean; api?: ApiName } = {}) {
   const operations: string[] = [];
   /** With `keepInputs`: the input of each request, in the order of `operations`. */
   const inputs: unknown[] = [];
   const name = `count-requests-${Math.random()}`;
   doc.middlewareStack.add(
     (next, context) => async (args) => {
-      operations.push(String(context.commandName));
-      if (keepInputs) inputs.push(args.input);
+      if (api === undefined || currentInvocation()?.api === api) {
+        operations.push(String(context.commandName));
+        if (keepInputs) inputs.push(args.input);
+      }
       return next(args);
     },
     { step: 'initialize', name },

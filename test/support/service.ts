@@ -116,7 +116,7 @@ export function useTable(
  * with the real limit. Call it after the service started (the client reads the environment it sets).
  */
 export async function loosenAuthStorageLimit(ms = 10_000): Promise<void> {
-  const { doc } = await import('#shared/auth/runtime');
+  const { doc } = await import('#shared/runtime');
   const handler = doc.config.requestHandler as { updateHttpClientConfig(key: string, value: number): void };
   handler.updateHttpClientConfig('requestTimeout', ms);
   handler.updateHttpClientConfig('socketTimeout', ms);

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -20,36 +20,41 @@ function importsFrom(dirs: string[], prefixes: string[]): string[] {
     importsOf(text).filter((spec) => prefixes.some((prefix) => spec.startsWith(prefix))).map((spec) => `${file} → ${spec}`));
 }
 
-/**
- * The order of the layers of shared/, lowest first: a file may import its own layer and the layers
- * before it, never one after it. Every file of shared/ belongs to exactly one (a prefix of its path).
- */
-const LAYERS: readonly (readonly string[])[] = [
-  // Types and rules: what a device, a user, a grant, a webhook… is. Nothing of the service.
-  ['shared/domain/'],
-  // What every layer may use: configuration (and the names infra/ and local/ share), the route
-  // table's vocabulary and rules (throttles, CORS, fallbacks), logs and metrics, the errors answered to clients, random secrets and their hashes, the
-  // AWS client settings, and the files functions carry besides their code.
-  ['shared/config.ts', 'shared/routes.ts', 'shared/log.ts', 'shared/metrics.ts', 'shared/errors.ts', 'shared/secrets.ts', 'shared/aws/', 'shared/assets.ts'],
-  // Storage: the repositories, the item keys (keys.ts), the table's schema and limits.
-  ['shared/data/'],
-  // The ways out: HTTP (the JSON wrappers, responses, forms, cookies, CSRF), e-mail, images.
-  ['shared/http/', 'shared/email/', 'shared/images/'],
-  // The HTML pages: their layout and every page (html.ts, *-pages.ts), and the wrapper that answers
-  // a page's error as a page (html-handler.ts).
-  ['shared/views/'],
-  // The token signers and the signing-key rotation.
-  ['shared/keys/'],
-  // What the handlers call: the OAuth grants and endpoints, accounts (sign-up, sign-in, pages'
-  // sessions), the developer console, webhooks, the API's documents, the runtime;
-  // and what a function's declaration is made of.
-  ['shared/oauth/', 'shared/accounts/', 'shared/console/', 'shared/webhooks/', 'shared/docs/', 'shared/auth/', 'shared/runtime.ts', 'shared/endpoint.ts'],
-];
+const README = readFileSync('README.md', 'utf8');
 
-/** The layer of a file of shared/ (its index in LAYERS), or undefined when none lists it. */
+/** The text of the README's fenced block after `<!-- marker ...`. */
+function readmeBlock(marker: string): string {
+  const start = README.indexOf(`<!-- ${marker}`);
+  const block = start < 0 ? undefined : /```text\n([\s\S]*?)```/.exec(README.slice(start))?.[1];
+  if (!block) throw new Error(`README.md has no <!-- ${marker} --> block`);
+  return block;
+}
+
+/**
+ * The floors of shared/, lowest first, as the README's architecture picture draws them (`floor N
+ * <paths> <what they are>`, highest first): a file may import its own floor and the floors below it,
+ * never one above. The picture is the rule, so it cannot drift from the code.
+ */
+const LAYERS: readonly (readonly string[])[] = readmeBlock('floors').trim().split('\n').map((line) => {
+  const [, number, rest] = /^floor (\d+) +(.*)$/.exec(line) ?? [];
+  if (!number) throw new Error(`Not a floor of the README's picture: ${line}`);
+  const paths = rest!.split(/\s+/);
+  return { number: Number(number), paths: paths.slice(0, paths.findIndex((word) => !word.startsWith('shared/'))) };
+}).sort((a, b) => a.number - b.number).map(({ paths }, index, floors) => {
+  if (floors[index]!.number !== index + 1) throw new Error('The README\'s floors are not numbered 1, 2, 3… without a gap');
+  return paths;
+});
+
+/** The layer of a file of shared/ (its index in LAYERS) by the longest entry that names it, or undefined when none does. */
 function layerOf(file: string): number | undefined {
-  const index = LAYERS.findIndex((layer) => layer.some((prefix) => file === prefix || (prefix.endsWith('/') && file.startsWith(prefix))));
-  return index < 0 ? undefined : index;
+  let found: { layer: number; length: number } | undefined;
+  LAYERS.forEach((layer, index) => {
+    for (const prefix of layer) {
+      const names = file === prefix || (prefix.endsWith('/') && file.startsWith(prefix));
+      if (names && prefix.length > (found?.length ?? -1)) found = { layer: index, length: prefix.length };
+    }
+  });
+  return found?.layer;
 }
 
 /** The file an import of `file` names, relative to the repository (`#shared/a/b` → `shared/a/b.ts`). */
@@ -57,6 +62,22 @@ function importedFile(file: string, specifier: string): string | undefined {
   if (specifier.startsWith('#shared/')) return `shared/${specifier.slice('#shared/'.length)}.ts`;
   if (specifier.startsWith('.')) return normalize(join(dirname(file), specifier));
   return undefined;
+}
+
+/** Every file of the repository that `entry` imports, directly or not (static and dynamic imports of #shared/ and relative paths). */
+function reachableFrom(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const next = [entry];
+  while (next.length > 0) {
+    const file = next.pop()!;
+    if (seen.has(file) || !existsSync(file)) continue;
+    seen.add(file);
+    for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
+      const target = importedFile(file, specifier);
+      if (target) next.push(target.endsWith('.ts') ? target : `${target}.ts`);
+    }
+  }
+  return seen;
 }
 
 /**
@@ -222,6 +243,17 @@ describe('layout', () => {
     const forbidden = declarations.flatMap(({ file, text }) =>
       importsOf(text).filter((spec) => NOT_IN_A_DECLARATION.some((rule) => rule.test(spec))).map((spec) => `${file} → ${spec}`));
     expect(forbidden).toEqual([]);
+  });
+
+  it('draws floors that name real files, and a request\'s way through files its handler reaches (issue 22, item 9)', () => {
+    const exists = (path: string) => existsSync(path.endsWith('/') ? path : path);
+    expect(LAYERS.flat().filter((path) => !exists(path))).toEqual([]);
+    const steps = [...readmeBlock('request-way').matchAll(/^ +((?:functions|shared)\/\S+\.ts)/gm)].map((m) => m[1]!);
+    expect(steps.length).toBeGreaterThan(5);
+    expect(steps.filter((path) => !existsSync(path))).toEqual([]);
+    const handler = steps.find((path) => path.startsWith('functions/') && !path.endsWith('.route.ts'))!;
+    const reached = reachableFrom(handler);
+    expect(steps.filter((path) => path.startsWith('shared/') && !reached.has(path))).toEqual([]);
   });
 
   it('reads the environment only in shared/config.ts', () => {
