@@ -2,9 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { provideEndpointTable } from '#shared/config';
-import type { OpenApiOperation } from '#shared/docs/openapi';
 import { ALL_SCOPES } from '#shared/domain/scopes';
-import type { BundlingOptions, EndpointDeclaration, EndpointTable, FunctionNeeds, SampleSpec } from '#shared/endpoint';
+import type { BundlingOptions, EndpointDeclaration, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
 import { ROUTE_KEY_METHODS, THROTTLES, type FunctionName, type Route } from '#shared/routes';
 
 // The registry of the functions: it discovers the declarations beside the handlers

@@ -20,7 +20,7 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 export { clients, devices, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
-/** accounts/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
+/** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
 export const pageReads = [sessions.signedInRead, clients.clientsRead, grants.consentRead];
 /** The application page and its webhook forms: pageReads with the subscription, and the last deliveries. */
 export const appPageReads = [...pageReads, webhooks.subscriptionRead, webhooks.listDeliveries];

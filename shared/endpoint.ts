@@ -2,9 +2,22 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { bundledEndpointTable } from '#shared/config';
 import type { LinkPurpose } from '#shared/data/link-repo';
 import type { TableNeed } from '#shared/data/table-access';
-import type { OpenApiOperation } from '#shared/docs/openapi';
 import type { Scope } from '#shared/domain/scopes';
 import type { FunctionName, HttpMethod, Route, ThrottleClass } from '#shared/routes';
+
+/**
+ * What a resource function answers on success, as its declaration gives it (`openApi`): plain JSON,
+ * since it travels in the endpoint table compiled into the OpenAPI function's bundle. The errors
+ * every scoped route shares (401, 403, 503; 400, 413 and 415 with a body; 404 with a device id)
+ * are added by shared/docs/openapi.ts.
+ */
+export interface OpenApiOperation {
+  summary: string;
+  /** The success responses, by status. */
+  success: Record<string, object>;
+  /** The request body, when the operation takes one. */
+  body?: object;
+}
 
 // One declaration per function, beside its handler: `functions/<area>/<name>.route.ts` next to
 // `functions/<area>/<name>.ts`, `export default defineEndpoint({ … })`. The function's name is the

@@ -1,6 +1,6 @@
 import { accountPage } from '#shared/views/account-pages';
 import { batch, clients, grants } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { authorizedApps } from '#shared/oauth/app-access';
 
 /**

@@ -1,6 +1,6 @@
 import { confirmEmailPage, expiredLinkPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
 import { links } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 
 /**
  * GET /confirm-email?token=… — asks for a click, so link scanners that fetch the URL confirm nothing.

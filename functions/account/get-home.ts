@@ -1,4 +1,4 @@
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /** GET / — the authorization server's home is the account page. */

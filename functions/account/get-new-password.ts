@@ -1,6 +1,6 @@
 import { expiredLinkPage, newPasswordPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
 import { links, users } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { resetLinkAccount } from '#shared/accounts/password-reset';
 
 /**

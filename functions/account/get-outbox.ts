@@ -1,5 +1,5 @@
 import { outboxPage } from '#shared/views/account-pages';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { outboxDir } from '#shared/runtime';
 import { readOutbox } from '#shared/email/outbox-mailer';
 

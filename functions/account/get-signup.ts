@@ -1,5 +1,5 @@
 import { outcomeOf, outcomePage, signupPage } from '#shared/views/account-pages';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 
 /** GET /signup — the sign-up form; with `?done=signed-up`, what the form did. */
 export const handler = pageHandler({ session: 'optional' }, async ({ event, viewer }) => {

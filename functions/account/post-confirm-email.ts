@@ -1,6 +1,6 @@
 import { expiredLinkPage, outcomePath } from '#shared/views/account-pages';
 import { links } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /**

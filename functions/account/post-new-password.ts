@@ -1,6 +1,6 @@
 import { expiredLinkPage, newPasswordPage, outcomePath } from '#shared/views/account-pages';
 import { grants, links, sessions, users } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { setNewPassword } from '#shared/accounts/password-reset';
 import { redirect } from '#shared/http/responses';
 

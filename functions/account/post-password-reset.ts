@@ -1,6 +1,6 @@
 import { outcomePath } from '#shared/views/account-pages';
 import { requestPasswordReset } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /** Longer than sending a link takes, so both answers arrive after the same delay. */

@@ -1,6 +1,6 @@
 import { outcomePath } from '#shared/views/account-pages';
 import { sendConfirmation } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /** POST /confirm-email/resend — a new confirmation link for the signed-in user; then 303 to GET /confirm-email?done=resent. */

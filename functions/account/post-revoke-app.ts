@@ -1,6 +1,6 @@
 import { endAppAccess } from '#shared/oauth/app-access';
 import { grants } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { redirect } from '#shared/http/responses';
 import { countMetric, METRIC } from '#shared/metrics';

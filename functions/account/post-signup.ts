@@ -1,7 +1,7 @@
 import { outcomePath, signupPage } from '#shared/views/account-pages';
 import { signUp } from '#shared/runtime';
 import { signupProblems } from '#shared/domain/signup';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /**

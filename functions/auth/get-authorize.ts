@@ -1,8 +1,8 @@
 import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/oauth/authorize-request';
 import { consentPage } from '#shared/views/oauth-pages';
 import { grants, issuer } from '#shared/runtime';
-import { loginRedirect } from '#shared/accounts/session';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { loginRedirect } from '#shared/pages/session';
+import { pageHandler } from '#shared/pages/page-handler';
 import { BadRequestError } from '#shared/errors';
 import { redirect } from '#shared/http/responses';
 

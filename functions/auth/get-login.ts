@@ -1,6 +1,6 @@
 import { loginPage } from '#shared/views/oauth-pages';
-import { redirectOriginOf, safeReturnTo } from '#shared/accounts/session';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { redirectOriginOf, safeReturnTo } from '#shared/pages/session';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /** GET /login — the sign-in form; an already signed-in user goes straight on. */

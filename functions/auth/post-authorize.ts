@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { checkAuthorizationRequest, issueCode, redirectWith } from '#shared/oauth/authorize-request';
 import { grants, issuer } from '#shared/runtime';
-import { loginRedirect } from '#shared/accounts/session';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { loginRedirect } from '#shared/pages/session';
+import { pageHandler } from '#shared/pages/page-handler';
 import { allowedConsent } from '#shared/domain/grant';
 import { formatTimestamp } from '#shared/domain/time';
 import { BadRequestError } from '#shared/errors';

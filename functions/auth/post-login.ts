@@ -2,8 +2,8 @@ import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECO
 import { attemptLogin } from '#shared/accounts/login';
 import { loginPage } from '#shared/views/oauth-pages';
 import { batch, sessions, throttle, users } from '#shared/runtime';
-import { redirectOriginOf, safeReturnTo, secure } from '#shared/accounts/session';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { redirectOriginOf, safeReturnTo, secure } from '#shared/pages/session';
+import { pageHandler } from '#shared/pages/page-handler';
 import { normalizeEmail } from '#shared/domain/user';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { csrfToken } from '#shared/http/csrf';

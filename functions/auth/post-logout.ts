@@ -1,6 +1,6 @@
 import { sessions } from '#shared/runtime';
-import { secure } from '#shared/accounts/session';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { secure } from '#shared/pages/session';
+import { pageHandler } from '#shared/pages/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { redirect } from '#shared/http/responses';
 

@@ -2,8 +2,8 @@ import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/ac
 import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
 import { hashSecret } from '#shared/secrets';
-import { secure } from '#shared/accounts/session';
-import { pageHandler, thisPage } from '#shared/accounts/page-handler';
+import { secure } from '#shared/pages/session';
+import { pageHandler, thisPage } from '#shared/pages/page-handler';
 
 /**
  * GET /developer/apps/{client_id}/secret — shows the secret a registration or rotation just created

@@ -1,7 +1,7 @@
 import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
-import { webhookView } from '#shared/console/webhook-console';
-import { pageHandler, thisPage } from '#shared/accounts/page-handler';
+import { webhookView } from '#shared/pages/webhook-forms';
+import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { WEBHOOK_OUTCOMES, webhookOutcomeOf } from '#shared/views/console-links';
 
 /**

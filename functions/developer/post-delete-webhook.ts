@@ -1,6 +1,6 @@
 import { webhooks } from '#shared/runtime';
-import { WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { WEBHOOK_FORM, webhookForm } from '#shared/pages/webhook-forms';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 import { webhookDonePath } from '#shared/views/console-links';
 

@@ -1,6 +1,6 @@
-import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
+import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/pages/webhook-forms';
 import { NotFoundError } from '#shared/errors';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 import { redeliver } from '#shared/runtime';
 import { webhookDonePath } from '#shared/views/console-links';

@@ -1,8 +1,8 @@
 import { developerPage } from '#shared/views/account-pages';
 import { registerApp, registrationFrom } from '#shared/console/developer';
 import { audience, clients } from '#shared/runtime';
-import { secure } from '#shared/accounts/session';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { secure } from '#shared/pages/session';
+import { pageHandler } from '#shared/pages/page-handler';
 import { registrationProblems } from '#shared/domain/client';
 import { redirect } from '#shared/http/responses';
 import { secretPath } from '#shared/views/console-links';

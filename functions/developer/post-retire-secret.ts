@@ -1,6 +1,6 @@
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
 /**

@@ -1,9 +1,9 @@
 import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId, rotateAppSecret } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
-import { webhookView } from '#shared/console/webhook-console';
-import { pageHandler, thisPage } from '#shared/accounts/page-handler';
-import { secure } from '#shared/accounts/session';
+import { webhookView } from '#shared/pages/webhook-forms';
+import { pageHandler, thisPage } from '#shared/pages/page-handler';
+import { secure } from '#shared/pages/session';
 import { redirect } from '#shared/http/responses';
 import { secretPath } from '#shared/views/console-links';
 

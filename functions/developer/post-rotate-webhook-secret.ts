@@ -1,8 +1,8 @@
 import { revealWebhookSecret } from '#shared/console/developer';
 import { clients, webhooks } from '#shared/runtime';
-import { secure } from '#shared/accounts/session';
-import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { secure } from '#shared/pages/session';
+import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/pages/webhook-forms';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 import { secretPath } from '#shared/views/console-links';
 import { WEBHOOK_SECRET_OVERLAP_SECONDS } from '#shared/domain/webhook';

@@ -1,5 +1,5 @@
-import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/pages/webhook-forms';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 import { sendTestEvent } from '#shared/runtime';
 import { webhookDonePath } from '#shared/views/console-links';

@@ -1,8 +1,8 @@
 import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId, registrationFrom } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
-import { webhookView } from '#shared/console/webhook-console';
-import { pageHandler, thisPage } from '#shared/accounts/page-handler';
+import { webhookView } from '#shared/pages/webhook-forms';
+import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { registrationProblems } from '#shared/domain/client';
 import { redirect } from '#shared/http/responses';
 

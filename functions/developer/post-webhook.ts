@@ -1,8 +1,8 @@
 import { revealWebhookSecret } from '#shared/console/developer';
 import { allowLocalHttp, clients, webhooks } from '#shared/runtime';
-import { secure } from '#shared/accounts/session';
-import { WEBHOOK_FORM, webhookForm } from '#shared/console/webhook-console';
-import { pageHandler } from '#shared/accounts/page-handler';
+import { secure } from '#shared/pages/session';
+import { WEBHOOK_FORM, webhookForm } from '#shared/pages/webhook-forms';
+import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { secretPath, webhookDonePath } from '#shared/views/console-links';

@@ -34,7 +34,7 @@ function grantCondition(generation: string | undefined) {
 
 /**
  * The user's consent to a client, as part of a combined read (none without a user). Outside the
- * repository too, so that a page that only reads it (shared/accounts/session.ts) does not bundle the repository.
+ * repository too, so that a page that only reads it (shared/pages/session.ts) does not bundle the repository.
  */
 export function consentRead(userId: string | undefined, clientId: string | undefined): BatchRead<Consent | undefined> {
   return {

@@ -31,7 +31,7 @@ const toSubscription = (item: Record<string, unknown>): WebhookSubscription =>
 
 /**
  * An application's subscription, as part of a combined read. Outside the repository too, so that a
- * page that only reads it (shared/accounts/session.ts) does not bundle the repository.
+ * page that only reads it (shared/pages/session.ts) does not bundle the repository.
  */
 export function subscriptionRead(clientId: string): BatchRead<WebhookSubscription | undefined> {
   return {

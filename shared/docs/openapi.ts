@@ -47,19 +47,6 @@ const gatewayError = (description: string) => ({
   ...json({ type: 'object', properties: { message: { type: 'string' } } }),
 });
 
-/**
- * What a resource function answers on success, as its declaration gives it (`openApi`): plain JSON,
- * since it travels in the endpoint table compiled into the OpenAPI function's bundle. The errors
- * every scoped route shares (401, 403, 503; 400, 413 and 415 with a body; 404 with a device id)
- * are added here.
- */
-export interface OpenApiOperation {
-  summary: string;
-  /** The success responses, by status. */
-  success: Record<string, object>;
-  /** The request body, when the operation takes one. */
-  body?: object;
-}
 
 function operation(route: Route, operations: EndpointTable['operations']) {
   const op = operations[route.fn];

@@ -12,7 +12,7 @@ vi.stubEnv(ENV.tableName, 'no-table');
 vi.stubEnv(ENV.issuer, 'https://auth.example');
 vi.stubEnv(ENV.audience, 'https://api.example');
 vi.stubEnv(ENV.dynamodbEndpoint, 'http://127.0.0.1:9');
-const { pageHandler } = await import('#shared/accounts/page-handler');
+const { pageHandler } = await import('#shared/pages/page-handler');
 const { doc } = await import('#shared/runtime');
 
 const CSRF = 'c'.repeat(43);

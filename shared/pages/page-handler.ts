@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { loginRedirect, pageContext, type PageReads } from '#shared/accounts/session';
+import { loginRedirect, pageContext, type PageReads } from '#shared/pages/session';
 import type { SignedIn } from '#shared/data/session-repo';
 import type { Client } from '#shared/domain/client';
 import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/views/html-handler';

@@ -1,7 +1,7 @@
 import { appPage, type Viewer } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { webhooks } from '#shared/runtime';
-import type { Page, PageNeeds } from '#shared/accounts/page-handler';
+import type { Page, PageNeeds } from '#shared/pages/page-handler';
 import type { WebhookView } from '#shared/views/webhook-pages';
 import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import type { Client } from '#shared/domain/client';
