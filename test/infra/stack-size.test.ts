@@ -65,13 +65,14 @@ describe('stack size: every template under 300 resources with every option', () 
     expect(over).toEqual([]);
   });
 
-  // Within a tenth, so that a new endpoint (about six resources) needs no README edit, while the
+  // Within a tenth or 15 resources, so that a new endpoint (about six resources in its area's stack,
+  // up to 15 in the parent for a resource path, bare and under /api) needs no README edit, while the
   // table never drifts far from the truth.
-  it('the README lists each stack with a count within 10 % of the one synthesized here', () => {
+  it('the README lists each stack with a count within 10 % or 15 resources of the one synthesized here', () => {
     const table = [...largest].sort(([a], [b]) => a.localeCompare(b)).map(([name, count]) => `| ${name === 'parent stack' ? name : `\`${name}\``} | ${count} |`).join('\n');
     const readme = readmeCounts();
     expect([...readme.keys()].sort(), `README.md's stack-sizes table should read:\n${table}`).toEqual([...largest.keys()].sort());
-    const off = [...largest].filter(([name, count]) => Math.abs(readme.get(name)! - count) > count / 10);
+    const off = [...largest].filter(([name, count]) => Math.abs(readme.get(name)! - count) > Math.max(count / 10, 15));
     expect(off, `README.md's stack-sizes table should read:\n${table}`).toEqual([]);
   });
 });
