@@ -26,7 +26,7 @@ import { sqsWebhookQueue } from '#shared/webhooks/queue';
 
 // The composition root: every client, repository and service the functions use is built here, from
 // the environment read here (besides it, only the logger and the metrics read their own settings, for
-// every layer logs, and the developer console's page the API's URL). A handler imports what it uses
+// every layer logs). A handler imports what it uses
 // from this file; the services below it are given what they use and read nothing themselves.
 //
 // One file for all the functions, yet each function's bundle carries only what it uses (docs/design.md,
