@@ -95,10 +95,14 @@ export class ServerError extends AppError {
   }
 }
 
-/** Token endpoint: unknown client or wrong secret (RFC 6749 §5.2). */
+/**
+ * Token and revocation endpoints: unknown client, wrong secret, or no usable credentials (RFC 6749
+ * §5.2). A 401 always carries a challenge (RFC 9110 §15.5.2), also when the client sent its
+ * credentials in the body: Basic, a method every client of these endpoints may use.
+ */
 export class InvalidClientError extends AppError {
-  constructor(usedBasic: boolean) {
-    super('invalid_client', 'Client authentication failed.', usedBasic ? { 'www-authenticate': 'Basic realm="oauth"' } : {});
+  constructor() {
+    super('invalid_client', 'Client authentication failed.', { 'www-authenticate': 'Basic realm="oauth"' });
   }
 }
 

@@ -19,7 +19,7 @@ import { logger } from '#shared/log';
 export const METRIC = {
   /** An access token handed out by the token endpoint (code exchange or refresh). */
   tokensIssued: 'TokensIssued',
-  /** A rotated refresh token presented again outside the grace window: its family is revoked. */
+  /** A rotated refresh token presented again after its successor was used (or an older one): its family is revoked. */
   refreshTokenReuse: 'RefreshTokenReuse',
   /** Token families revoked: RFC 7009, reuse, code replay, an application's access withdrawn or deleted. */
   grantsRevoked: 'GrantsRevoked',

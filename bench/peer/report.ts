@@ -6,7 +6,7 @@ export const PEER_DIFFERENCES = [
   'Client: ours reads the client from the table in the same BatchGetItem as the code or token; the peer keeps its static client in memory (no request).',
   'Grant model: ours stores a code as its token family\'s first state (one item, which the exchange turns into the family holding its refresh tokens\' hashes) and reads the consent in the same BatchGetItem as the code or token; the peer keeps one Grant item (the consent, read on every call), and a code or refresh token item per value.',
   'Single use: ours spends a code and rotates a refresh token each with one conditional UpdateItem of the family\'s item; the peer reads, then consumes with a conditional UpdateItem (this adapter; without the condition a race would pass), then writes the new refresh token with a PutItem.',
-  'Reuse: a replayed code or rotated token revokes its family in ours (and a rotation retried within 30 s gets the same successor); in the peer it revokes the whole grant (revokeByGrantId: a Query and a delete per record).',
+  'Reuse: a replayed code or rotated token revokes its family in ours (and a rotation retried gets the same successor until that successor is used); in the peer it revokes the whole grant (revokeByGrantId: a Query and a delete per record).',
   'Sessions: neither endpoint reads the user or a session; the peer\'s tokens are made with expiresWithSession false (as for offline access).',
   'Keys: both sign RS256 with the same local key; ours reads its signing-key schedule once a minute (a GetItem, counted), the peer\'s keystore is in memory.',
   'Hashing: ours stores SHA-256 hashes of codes and tokens, the peer stores them by their value (its ids).',

@@ -172,9 +172,10 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * `presentedHash` is still its current token, so of concurrent rotations of one token exactly one
      * wins. Throws GrantWriteError 'token_rotated' when the condition fails (the token was rotated,
      * or the family revoked: the caller reads the family again to tell), 'conflict' when a
-     * revocation's transaction held the family at that moment. The
-     * presented token becomes the previous one, its successor (sealed with it, for the grace window)
-     * the current one. The consent is checked by the caller, from the same read (see docs/design.md).
+     * revocation's transaction held the family at that moment. The presented token becomes the
+     * previous one, its successor (sealed with it, for a retry of the presented token until the
+     * successor is used) the current one. The consent is checked by the caller, from the same read
+     * (see docs/design.md).
      */
     async rotateRefreshToken(familyId: string, presentedHash: string, successorHash: string, sealedSuccessor: string, rotatedAt: number): Promise<void> {
       try {

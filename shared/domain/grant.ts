@@ -92,9 +92,13 @@ export interface TokenFamily {
   createdAt: string;
   /** Hash of the family's current refresh token: the only one that rotates. */
   activeTokenHash: string;
-  /** Hash of the token the last rotation replaced: within the grace window it gets `sealedSuccessor` again. */
+  /**
+   * Hash of the token the last rotation replaced: the current token's predecessor. Presented again, it
+   * gets `sealedSuccessor` (the current token) back, as long as the current token is unused: using
+   * the current token rotates it into this field, and from then on the older token is reuse.
+   */
   previousTokenHash?: string;
-  /** Epoch milliseconds of the last rotation. */
+  /** Epoch milliseconds of the last rotation: when the family was last used to rotate (nothing decides by it). */
   rotatedAt?: number;
   /** The current token, sealed with the previous one (see sealWith): only its holder can open it. */
   sealedSuccessor?: string;

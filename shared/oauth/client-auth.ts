@@ -5,7 +5,7 @@ import { BadRequestError, InvalidClientError } from '#shared/errors';
 export interface ClientCredentials {
   clientId: string;
   clientSecret: string;
-  /** Sent with HTTP Basic (client_secret_basic) rather than in the body (client_secret_post). */
+  /** Sent with HTTP Basic (client_secret_basic) rather than in the body (client_secret_post); a refusal answers the same challenge either way. */
   basic: boolean;
 }
 
@@ -20,13 +20,13 @@ export type MissingCredentials = 'invalid_request' | 'invalid_client';
 /**
  * Reads the client's credentials from HTTP Basic or the form body (exactly one of the two,
  * RFC 6749 §2.3.1). Missing or incomplete body credentials are `missing`; a malformed or empty
- * Authorization header authenticates nobody: 401 invalid_client with a Basic challenge, whatever
- * its scheme. Credentials sent both ways are invalid_request.
+ * Authorization header authenticates nobody: 401 invalid_client, whatever its scheme. Every 401
+ * carries the Basic challenge (see InvalidClientError). Credentials sent both ways are invalid_request.
  */
 export function readClientCredentials(authorization: string | undefined, form: Record<string, string>, missing: MissingCredentials): ClientCredentials {
   const credentials = presentedCredentials(authorization, form, missing);
   // An id that cannot be one of ours is an unknown client, answered without a lookup (nor an oversized key).
-  if (!isPlausibleClientId(credentials.clientId)) throw new InvalidClientError(credentials.basic);
+  if (!isPlausibleClientId(credentials.clientId)) throw new InvalidClientError();
   return credentials;
 }
 
@@ -37,11 +37,11 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
     }
     const [, scheme = '', value = ''] = /^\s*(\S+)\s*(.*)$/.exec(authorization) ?? [];
     // The scheme is case-insensitive (RFC 9110 §11.1); Basic is the only one these endpoints take.
-    if (!/^basic$/i.test(scheme)) throw new InvalidClientError(true);
+    if (!/^basic$/i.test(scheme)) throw new InvalidClientError();
     // Base64 decoding skips whitespace, so spaces after the value need no trimming.
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon < 0) throw new InvalidClientError(true);
+    if (colon < 0) throw new InvalidClientError();
     // RFC 6749 §2.3.1: both parts are form-urlencoded before Basic encoding.
     const clientId = decodeFormComponent(decoded.slice(0, colon));
     const clientSecret = decodeFormComponent(decoded.slice(colon + 1));
@@ -53,7 +53,7 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
   // A client_id without a secret (or with an empty one, which the form drops) authenticates nobody.
   if (!form.client_id || !form.client_secret) {
     if (missing === 'invalid_request') throw new BadRequestError('client_id and client_secret are required (in the form body, or with HTTP Basic).');
-    throw new InvalidClientError(false);
+    throw new InvalidClientError();
   }
   return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
 }
@@ -74,7 +74,7 @@ export function authenticateClient(client: Client | undefined, credentials: Clie
   const previous = safeEqual(presented, (previousValid && client?.previousSecretHash) || NO_SECRET);
   // An empty secret (`Basic base64("id:")`) is no secret: it never matches, whatever is stored.
   const presentedSome = credentials.clientSecret !== '';
-  if (!client || !presentedSome || !(current || previous)) throw new InvalidClientError(credentials.basic);
+  if (!client || !presentedSome || !(current || previous)) throw new InvalidClientError();
   return client;
 }
 

@@ -13,9 +13,6 @@ import { hashSecret } from '#shared/secrets';
 // What the token endpoint's grants (shared/oauth/grants/) share: the clock, the signer, the client
 // authentication with its cache, and the answer.
 
-/** How long a retry of an already rotated refresh token still gets the same successor back. */
-export const REFRESH_GRACE_SECONDS = 30;
-
 export interface TokenResponse {
   access_token: string;
   token_type: 'Bearer';
@@ -32,7 +29,6 @@ export interface TokenServiceDeps {
   audience: string;
   /** The clock; tests control it. */
   now?: () => Date;
-  graceSeconds?: number;
   /** Client items of the last seconds (the token endpoint's instance); without it every call reads the client. */
   clientCache?: ClientCache;
 }
@@ -51,7 +47,6 @@ export function createGrantContext(deps: TokenServiceDeps) {
   return {
     grants: deps.grants,
     now,
-    graceMs: (deps.graceSeconds ?? REFRESH_GRACE_SECONDS) * 1000,
 
     /** The item unless past its TTL: DynamoDB deletes expired items late, and until then they are not there. */
     live: <T extends { expiresAt?: number }>(item: T | undefined): T | undefined =>

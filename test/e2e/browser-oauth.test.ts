@@ -118,7 +118,7 @@ describe('OAuth in a real browser', () => {
       expect(refreshed.status).toBe(200);
       expect(refreshed.body.refresh_token).not.toBe(exchange.body.refresh_token);
       expect((await getJson(`${service.apiUrl}/user`, refreshed.body.access_token)).body).toMatchObject({ id: alice.user.id });
-      // A retry of the original within the grace window (a lost response) gets the same successor;
+      // A retry of the original (a lost response) gets the same successor while that successor is unused;
       // once the successor has been used, presenting the original is reuse.
       const retry = await tokenRequest(service, client, { grant_type: 'refresh_token', refresh_token: exchange.body.refresh_token });
       expect(retry).toMatchObject({ status: 200, body: { refresh_token: refreshed.body.refresh_token } });

@@ -400,10 +400,12 @@ describe('item lifetimes', () => {
 
     const familyStatus = async (familyId: string) => (await repos.grants.getFamily(familyId))?.status;
 
-    it('a rotated refresh token presented a year after its rotation is still reuse (no 30-day limit): refused, and the family revoked', async () => {
+    it('a rotated refresh token whose successor was used, presented a year after its rotation, is still reuse (no 30-day limit): refused, and the family revoked', async () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
       const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
+      // The successor used: until then the rotated token would get it again (issue 23).
+      const { refresh_token: third } = await tokens.refresh(credentials(), { refreshToken: successor });
       advance(365 * DAY);
 
       // Act
@@ -413,6 +415,7 @@ describe('item lifetimes', () => {
       await expect(outcome).rejects.toThrow(InvalidGrantError);
       expect(await familyStatus(familyId)).toBe('revoked');
       await expect(tokens.refresh(credentials(), { refreshToken: successor })).rejects.toThrow(InvalidGrantError);
+      await expect(tokens.refresh(credentials(), { refreshToken: third })).rejects.toThrow(InvalidGrantError);
     });
 
     it('a revoked family past its 30 days is unknown: its current token is refused, and nothing is written', async () => {
@@ -430,10 +433,12 @@ describe('item lifetimes', () => {
       expect(await repos.grants.getFamily(familyId)).toEqual(revoked);
     });
 
-    it('the same token presented a second earlier is reuse: refused, and the family revoked', async () => {
+    it('the same token (its successor used) presented a second earlier is reuse: refused, and the family revoked', async () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
-      await tokens.refresh(credentials(), { refreshToken });
+      const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
+      // The successor used: until then the rotated token would get it again (issue 23).
+      await tokens.refresh(credentials(), { refreshToken: successor });
       advance(30 * DAY - 1);
 
       // Act

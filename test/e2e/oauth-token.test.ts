@@ -254,16 +254,16 @@ describe('token endpoint', () => {
       expectTokenError(reply, 400, 'invalid_request');
     });
 
-    it('answers 401 invalid_client for a wrong client secret in the body, without a Basic challenge', async () => {
+    it('answers 401 invalid_client for a wrong client secret in the body, with a Basic challenge all the same (RFC 9110 §15.5.2)', async () => {
       // Prepare
       const form = await codeForm({ client_secret: `${DEMO_CLIENT.clientSecret}x` });
 
       // Act
       const reply = await token(form);
 
-      // Assess
+      // Assess: a 401 always names a scheme the client may use (issue 23, item 5)
       expectTokenError(reply, 401, 'invalid_client');
-      expect(reply.headers.get('www-authenticate')).toBeNull();
+      expect(reply.headers.get('www-authenticate')).toBe('Basic realm="oauth"');
     });
 
     it('answers 401 invalid_client for an unknown client', async () => {
@@ -365,7 +365,7 @@ describe('token endpoint', () => {
     });
   });
 
-  describe('client authentication failures: 401 invalid_client, with a Basic challenge when the client tried the header (RFC 6749 §5.2)', () => {
+  describe('client authentication failures: 401 invalid_client, always with a Basic challenge (RFC 6749 §5.2, RFC 9110 §15.5.2)', () => {
     /** A code exchange, a refresh and a revocation that would succeed with the client's credentials. */
     async function requests() {
       const { client_id: _, client_secret: __, ...exchange } = await codeForm();
@@ -386,7 +386,7 @@ describe('token endpoint', () => {
       ['no credentials at all', {}],
       ['a client_id only', { client_id: DEMO_CLIENT.clientId }],
       ['a client_secret only', { client_secret: DEMO_CLIENT.clientSecret }],
-    ])('%s: 400 invalid_request at the token endpoint (docs/api.md#token-errors), 401 invalid_client at revocation, without a challenge, and nothing changes', async (_, credentials) => {
+    ])('%s: 400 invalid_request without a challenge at the token endpoint (docs/api.md#token-errors), 401 invalid_client with a Basic challenge at revocation, and nothing changes', async (_, credentials) => {
       // Prepare
       const sent = await requests();
 
@@ -401,7 +401,7 @@ describe('token endpoint', () => {
       expectTokenError(replies[0]!, 400, 'invalid_request');
       expectTokenError(replies[1]!, 400, 'invalid_request');
       expectTokenError(replies[2]!, 401, 'invalid_client');
-      for (const reply of replies) expect(reply.headers.get('www-authenticate')).toBeNull();
+      expect(replies.map((reply) => reply.headers.get('www-authenticate'))).toEqual([null, null, 'Basic realm="oauth"']);
       await sent.untouched();
     });
 

@@ -199,7 +199,7 @@ describe('token service', () => {
       await expectNothingWritten(client.clientId, code);
     });
 
-    it('sends a Basic challenge with invalid_client only when the client used HTTP Basic', async () => {
+    it('sends a Basic challenge with invalid_client whichever way the client sent its credentials (RFC 9110 §15.5.2; issue 23, item 5)', async () => {
       // Prepare
       const { credentials, code } = await seedCode();
       const wrong = { ...credentials, clientSecret: 'wrong' };
@@ -212,8 +212,8 @@ describe('token service', () => {
 
       // Assess
       expect(post).toBeInstanceOf(InvalidClientError);
-      expect((post as AppError).headers).toEqual({});
-      expect((basic as AppError).headers['www-authenticate']).toMatch(/^Basic /);
+      expect((post as AppError).headers).toEqual({ 'www-authenticate': 'Basic realm="oauth"' });
+      expect((basic as AppError).headers).toEqual({ 'www-authenticate': 'Basic realm="oauth"' });
     });
 
     it.each([

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import type { ClientCredentials } from '#shared/oauth/client-auth';
@@ -6,16 +7,21 @@ import { hashSecret, randomToken } from '#shared/secrets';
 import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
+import { familyKey } from '#shared/data/keys';
 import { InvalidClientError, InvalidScopeError } from '#shared/errors';
 import {
   advance, AUDIENCE, clients, current, doc, expectInvalidGrant, expectOAuthError, familyOf, familyStatus, grants, ISSUER,
   itemsOf, makeClient, operationsOf, requests, SECRET, seedTokens, setClock, signer, throttled, tokens, useTokenService,
-  verifyAccessToken, withFailure,
+  table, verifyAccessToken, withFailure,
 } from '../support/token-service';
-import { REFRESH_GRACE_SECONDS, type TokenResponse } from '#shared/oauth/grant-context';
+import type { TokenResponse } from '#shared/oauth/grant-context';
+
+const HOUR = 3600;
+const YEAR = 365 * 24 * HOUR;
 
 // The refresh token grant at the token service (refresh: RFC 6749 §6, rotation in the family item,
-// the grace window, reuse), over DynamoDB Local; the set-up, factories and checks are test/support/token-service.ts.
+// the previous token's retry until its successor is used, reuse), over DynamoDB Local; the set-up,
+// factories and checks are test/support/token-service.ts.
 describe('token service', () => {
   useTokenService();
 
@@ -55,7 +61,7 @@ describe('token service', () => {
       expect(requests.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
     });
 
-    it('rotates in the family item alone: the successor current, the presented token previous, the successor sealed for the grace window, no TTL', async () => {
+    it('rotates in the family item alone: the successor current, the presented token previous, the successor sealed for its retry, no TTL', async () => {
       // Prepare
       const { client, credentials, issued } = await seedTokens();
 
@@ -86,11 +92,11 @@ describe('token service', () => {
       expect(response.refresh_token).toEqual(expect.any(String));
     });
 
-    it('gives a retry of the old token within the grace window the same successor', async () => {
+    it('gives a retry of the old token 30 seconds later the same successor', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
       const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
-      advance(REFRESH_GRACE_SECONDS);
+      advance(30);
 
       // Act
       const retry = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
@@ -102,26 +108,81 @@ describe('token service', () => {
       expect(next.refresh_token).not.toBe(rotated.refresh_token);
     });
 
-    it('treats the old token after the grace window as reuse: refused, and the whole family revoked', async () => {
+    it.each([
+      ['31 seconds', 31],
+      ['an hour', HOUR],
+      ['a year', YEAR],
+    ])('gives the old token the same successor %s after the rotation while the successor is unused, reading the family alone and writing nothing (issue 23)', async (_, seconds) => {
+      // Prepare: a rotation whose answer was lost (the client kept the old token)
+      const { client, credentials, issued } = await seedTokens();
+      const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      const before = await familyOf(issued.refresh_token);
+      setClock(new Date(current.getTime() + seconds * 1000));
+      requests.reset();
+
+      // Act
+      const retry = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+
+      // Assess: a fresh access token, the same successor, and the family as it was
+      expect(retry).toEqual<TokenResponse>({
+        access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, refresh_token: rotated.refresh_token, scope: 'read_device write_device',
+      });
+      expect(retry.access_token).not.toBe(rotated.access_token);
+      expect((await verifyAccessToken(retry.access_token)).payload).toMatchObject({ iat: epochSeconds(current), client_id: client.clientId });
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
+      expect(await familyOf(issued.refresh_token)).toEqual(before);
+    });
+
+    it('a lost answer retried an hour later: the retry gets the successor, which then rotates as the current token, and the family stays active', async () => {
+      // Prepare
+      const { client, credentials, issued } = await seedTokens();
+      const lost = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      advance(HOUR);
+
+      // Act
+      const retry = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      const next = await tokens.refresh(credentials, { refreshToken: retry.refresh_token });
+
+      // Assess
+      expect(retry.refresh_token).toBe(lost.refresh_token);
+      expect(next.refresh_token).not.toBe(lost.refresh_token);
+      expect((await itemsOf(client.clientId)).families).toEqual([expect.objectContaining({
+        status: 'active', activeTokenHash: hashSecret(next.refresh_token), previousTokenHash: hashSecret(lost.refresh_token), rotatedAt: current.getTime(),
+      })]);
+      // The token the retry answered is now the previous one: retried again, it gets the newest.
+      expect((await tokens.refresh(credentials, { refreshToken: lost.refresh_token })).refresh_token).toBe(next.refresh_token);
+    });
+
+    it('a retry of the previous token moves nothing: its successor, used later, rotates; the previous token is reuse from then on', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
       const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
-      setClock(new Date(current.getTime() + REFRESH_GRACE_SECONDS * 1000 + 1));
+      for (let retry = 0; retry < 3; retry++) {
+        advance(HOUR);
+        expect((await tokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toBe(rotated.refresh_token);
+      }
+      const third = await tokens.refresh(credentials, { refreshToken: rotated.refresh_token });
+      advance(HOUR);
 
       // Act
       const reuse = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
 
       // Assess
       await expectInvalidGrant(reuse);
+      expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'revoked', revokedReason: 'refresh_token_reuse' });
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: third.refresh_token }));
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: rotated.refresh_token }));
     });
 
-    it('treats the old token as reuse once its successor has been used, even within the grace window', async () => {
+    it.each([
+      ['a second', 1],
+      ['a year', YEAR],
+    ])('treats the old token as reuse once its successor has been used, %s later', async (_, seconds) => {
       // Prepare
       const { credentials, issued } = await seedTokens();
       const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
       const third = await tokens.refresh(credentials, { refreshToken: rotated.refresh_token });
-      advance(1);
+      advance(seconds);
 
       // Act
       const reuse = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
@@ -225,13 +286,14 @@ describe('token service', () => {
       expect((await tokens.refresh(credentials, { refreshToken: successor! })).refresh_token).toEqual(expect.any(String));
     });
 
-    it('revokes the family when a token rotated by concurrent refreshes is reused after the grace window', async () => {
+    it('revokes the family when a token rotated by concurrent refreshes is reused after its successor was used', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
       const results = await Promise.all(Array.from({ length: 50 }, () =>
         tokens.refresh(credentials, { refreshToken: issued.refresh_token })));
       const successor = results[0]!.refresh_token;
-      advance(REFRESH_GRACE_SECONDS + 1);
+      const third = await tokens.refresh(credentials, { refreshToken: successor });
+      advance(HOUR);
 
       // Act
       const reuse = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
@@ -239,11 +301,29 @@ describe('token service', () => {
       // Assess
       await expectInvalidGrant(reuse);
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: successor }));
+      await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: third.refresh_token }));
+    });
+
+    it('two concurrent refreshes of one token an hour apart from its issue: one rotation, both the same successor, and the successor works', async () => {
+      // Prepare
+      const { client, credentials, issued } = await seedTokens();
+      advance(HOUR);
+
+      // Act
+      const [a, b] = await Promise.all([1, 2].map(() => tokens.refresh(credentials, { refreshToken: issued.refresh_token })));
+
+      // Assess
+      expect(a!.refresh_token).toBe(b!.refresh_token);
+      expect(operationsOf('UpdateItemCommand')).toBeGreaterThanOrEqual(1);
+      expect((await itemsOf(client.clientId)).families).toEqual([expect.objectContaining({
+        status: 'active', activeTokenHash: hashSecret(a!.refresh_token), previousTokenHash: hashSecret(issued.refresh_token),
+      })]);
+      expect((await tokens.refresh(credentials, { refreshToken: a!.refresh_token })).refresh_token).not.toBe(a!.refresh_token);
     });
   });
 
   describe('mutants that survived the suite (issue 12, item 13)', () => {
-    it('a grace-window retry with a narrower scope gets an access token of that scope only, and the same successor (RFC 6749 §6)', async () => {
+    it('a retry of the previous token with a narrower scope gets an access token of that scope only, and the same successor (RFC 6749 §6)', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
       const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
@@ -260,7 +340,7 @@ describe('token service', () => {
       expect((await tokens.refresh(credentials, { refreshToken: retry.refresh_token })).scope).toBe('read_device write_device');
     });
 
-    it('a grace-window retry asking for a scope beyond the grant is invalid_scope and gets no successor', async () => {
+    it('a retry of the previous token asking for a scope beyond the grant is invalid_scope and gets no successor', async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
       const rotated = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
@@ -320,6 +400,33 @@ describe('token service', () => {
       expect(requests.operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
       expect(await familyOf(third.refresh_token)).toMatchObject({ status: 'revoked', expiresAt: epochSeconds(current) + REVOKED_GRANT_SECONDS });
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: third.refresh_token }));
+    });
+
+    it('a family gone between the read and the rotation (its item deleted) refuses the token with invalid_grant, not an error', async () => {
+      // Prepare: the family's item disappears just before the rotation's UpdateItem, which then fails its condition
+      const { credentials, issued } = await seedTokens();
+      const { familyId } = grantTokenNames(issued.refresh_token)!;
+      const name = 'family-gone';
+      doc.middlewareStack.add((next, context) => async (args) => {
+        if (context.commandName === 'UpdateItemCommand') {
+          doc.middlewareStack.remove(name);
+          await doc.send(new DeleteCommand({ TableName: table, Key: familyKey(familyId) }));
+        }
+        return next(args);
+      }, { step: 'initialize', name });
+
+      // Act
+      let refresh: Promise<unknown>;
+      try {
+        refresh = tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+        await refresh.catch(() => undefined);
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+
+      // Assess
+      await expectInvalidGrant(refresh);
+      expect(await familyStatus(familyId)).toBeUndefined();
     });
 
     it('a token naming the family under another user is unknown: refused, and the family left alone', async () => {
@@ -419,8 +526,9 @@ describe('token service', () => {
       try {
         const fresh = await import('#shared/oauth/token-service');
         const counted = fresh.createTokenService({ grants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current });
-        await counted.refresh(credentials, { refreshToken: issued.refresh_token });
-        advance(REFRESH_GRACE_SECONDS + 1);
+        const { refresh_token: successor } = await counted.refresh(credentials, { refreshToken: issued.refresh_token });
+        // The successor used by the silent service (the first import: its metrics are muted), then the first token again.
+        await tokens.refresh(credentials, { refreshToken: successor });
         await counted.refresh(credentials, { refreshToken: issued.refresh_token }).catch(() => undefined);
       } finally {
         vi.restoreAllMocks();

@@ -9,7 +9,6 @@ import {
   advance, clients, current, expectInvalidGrant, expectOAuthError, familyOf, familyStatus, grants, itemsOf, makeClient,
   REDIRECT_URI, requests, SECRET, seedTokens, START, tokens, useTokenService,
 } from '../support/token-service';
-import { REFRESH_GRACE_SECONDS } from '#shared/oauth/grant-context';
 
 // Token revocation at the token service (revoke: RFC 7009) and how a grant ends, over DynamoDB Local;
 // the set-up, factories and checks are test/support/token-service.ts.
@@ -129,8 +128,9 @@ describe('token service', () => {
       const replayed = await seedTokens();
       await expectInvalidGrant(tokens.exchangeCode(replayed.credentials, { code: replayed.code, redirectUri: REDIRECT_URI }));
       const reused = await seedTokens();
-      await tokens.refresh(reused.credentials, { refreshToken: reused.issued.refresh_token });
-      advance(REFRESH_GRACE_SECONDS + 1);
+      // Reuse: the first token again once its successor was used.
+      const successor = await tokens.refresh(reused.credentials, { refreshToken: reused.issued.refresh_token });
+      await tokens.refresh(reused.credentials, { refreshToken: successor.refresh_token });
       await expectInvalidGrant(tokens.refresh(reused.credentials, { refreshToken: reused.issued.refresh_token }));
       const revoked = await seedTokens();
       await tokens.revoke(revoked.credentials, revoked.issued.refresh_token);
@@ -144,8 +144,8 @@ describe('token service', () => {
 
     it('revoking a token of a family already revoked writes nothing, and keeps the first reason', async () => {
       const { credentials, issued } = await seedTokens();
-      await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
-      advance(REFRESH_GRACE_SECONDS + 1);
+      const successor = await tokens.refresh(credentials, { refreshToken: issued.refresh_token });
+      await tokens.refresh(credentials, { refreshToken: successor.refresh_token });
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: issued.refresh_token }));
       requests.reset();
 

@@ -15,7 +15,6 @@ import {
   advance, AUDIENCE, current, expectNothingWritten, familyOf, grants, ISSUER, itemsOf, REDIRECT_URI, requests, SECRET, seedCode,
   seedTokens, useTokenService,
 } from '../support/token-service';
-import { REFRESH_GRACE_SECONDS } from '#shared/oauth/grant-context';
 
 // The token service and the token endpoint when kms:Sign is throttled or denied, over a KMS stand-in
 // and DynamoDB Local; the set-up, factories and checks are test/support/token-service.ts.
@@ -110,8 +109,9 @@ describe('token service', () => {
       expect(family).toMatchObject({ status: 'active', activeTokenHash: hashSecret(issued.refresh_token) });
       expect(family?.previousTokenHash).toBeUndefined();
 
-      // A retry after the grace window: an already rotated token would count as reuse here.
-      advance(REFRESH_GRACE_SECONDS + 1);
+      // A retry an hour later rotates the token itself: nothing had rotated it (a retry of a rotated
+      // token would get its stored successor instead, without a write).
+      advance(3600);
       const retry = await kmsTokens.refresh(credentials, { refreshToken: issued.refresh_token });
       expect(retry.refresh_token).not.toBe(issued.refresh_token);
       await verifyKmsToken(retry.access_token);
@@ -121,7 +121,7 @@ describe('token service', () => {
       expect((await kmsTokens.refresh(credentials, { refreshToken: retry.refresh_token })).refresh_token).toEqual(expect.any(String));
     });
 
-    it('answers a throttled grace-window retry with 503 and gives the next retry the same successor', async () => {
+    it('answers a throttled retry of the previous token with 503 and gives the next retry the same successor', async () => {
       // Prepare
       const { client, credentials, issued } = await seedTokens();
       const rotated = await kmsTokens.refresh(credentials, { refreshToken: issued.refresh_token });
@@ -157,7 +157,7 @@ describe('token service', () => {
       const refreshError = await failure(kmsTokens.refresh(credentials, { refreshToken: issued.refresh_token }));
       expect(toAppError(refreshError)).toMatchObject({ status: 500, code: 'server_error' });
       expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'active', activeTokenHash: hashSecret(issued.refresh_token) });
-      advance(REFRESH_GRACE_SECONDS + 1);
+      advance(3600);
       expect((await kmsTokens.refresh(credentials, { refreshToken: issued.refresh_token })).refresh_token).toEqual(expect.any(String));
       expect((await itemsOf(client.clientId)).families.map((f) => f.status)).toEqual(['active']);
     });
@@ -212,7 +212,7 @@ describe('token service', () => {
         expect(reply.status).toBe(503);
         expect(reply.body.error).toBe('temporarily_unavailable');
         expect(reply.headers).toMatchObject({ 'retry-after': '1', 'cache-control': 'no-store' });
-        advance(REFRESH_GRACE_SECONDS + 1);
+        advance(3600);
         expect((await post(form)).status).toBe(200);
       });
 

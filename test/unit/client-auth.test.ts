@@ -33,7 +33,8 @@ function refusal(call: () => unknown): { status: number; code: string; challenge
 }
 
 const INVALID_CLIENT_BASIC = { status: 401, code: 'invalid_client', challenge: 'Basic realm="oauth"' };
-const INVALID_CLIENT_BODY = { status: 401, code: 'invalid_client', challenge: undefined };
+// Issue 23, item 5: a 401 always carries a challenge (RFC 9110 §15.5.2), also after credentials in the body.
+const INVALID_CLIENT_BODY = { status: 401, code: 'invalid_client', challenge: 'Basic realm="oauth"' };
 const INVALID_REQUEST = { status: 400, code: 'invalid_request', challenge: undefined };
 
 describe('readClientCredentials', () => {
@@ -74,14 +75,14 @@ describe('readClientCredentials', () => {
     expect(refusal(() => readClientCredentials(basic('app-1', SECRET), { client_id: 'app-2' }, 'invalid_request'))).toEqual(INVALID_REQUEST);
   });
 
-  it('answers missing body credentials as the endpoint asks: invalid_request or invalid_client without a challenge', () => {
+  it('answers missing body credentials as the endpoint asks: invalid_request without a challenge, or invalid_client with the Basic one', () => {
     for (const form of [{}, { client_id: 'app-1' }, { client_secret: SECRET }, { client_id: '', client_secret: SECRET }, { client_id: 'app-1', client_secret: '' }] as Record<string, string>[]) {
       expect(refusal(() => readClientCredentials(undefined, form, 'invalid_request'))).toEqual(INVALID_REQUEST);
       expect(refusal(() => readClientCredentials(undefined, form, 'invalid_client'))).toEqual(INVALID_CLIENT_BODY);
     }
   });
 
-  it('refuses a client id that cannot be one of ours, with the challenge of the method used', () => {
+  it('refuses a client id that cannot be one of ours, with a Basic challenge whichever method was used', () => {
     const long = 'a'.repeat(129);
     expect(readClientCredentials(undefined, { client_id: 'a'.repeat(128), client_secret: SECRET }, 'invalid_request').clientId).toHaveLength(128);
     expect(refusal(() => readClientCredentials(undefined, { client_id: long, client_secret: SECRET }, 'invalid_request'))).toEqual(INVALID_CLIENT_BODY);
@@ -108,7 +109,7 @@ describe('authenticateClient', () => {
     }
   });
 
-  it('refuses an unknown client, with the challenge of the method used', () => {
+  it('refuses an unknown client, with a Basic challenge whichever method was used', () => {
     expect(refusal(() => authenticateClient(undefined, body(SECRET)))).toEqual(INVALID_CLIENT_BODY);
     expect(refusal(() => authenticateClient(undefined, viaBasic(SECRET)))).toEqual(INVALID_CLIENT_BASIC);
     expect(refusal(() => authenticateClient(makeClient(), viaBasic('wrong')))).toEqual(INVALID_CLIENT_BASIC);

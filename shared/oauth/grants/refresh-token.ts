@@ -20,10 +20,11 @@ export interface RefreshRequest {
  * grant_type=refresh_token (docs/api.md#token-request-refresh; RFC 6749 §6): rotates the token (two
  * DynamoDB requests: BatchGetItem of the family, the client (unless withClient has it) and the
  * consent; UpdateItem of the family, on condition that the presented token is still its current
- * one). The previous token, presented again within the grace window while its successor is unused,
- * gets that same successor; any other token of the family presented again is reuse and revokes the
- * family. The access token is signed before the rotation is written (and only once, however many
- * attempts a race takes): if signing fails, nothing is.
+ * one). The previous token, presented again however late, gets that same successor as long as the
+ * successor is unused (is still the current token: a lost answer must not unlink the user); any
+ * other token of the family presented again is reuse and revokes the family (RFC 9700 §4.14.2). The
+ * access token is signed before the rotation is written (and only once, however many attempts a
+ * race takes): if signing fails, nothing is.
  */
 export function refreshTokens(ctx: GrantContext, credentials: ClientCredentials, form: RefreshRequest): Promise<TokenResponse> {
   const names = grantTokenNames(form.refreshToken);
@@ -70,9 +71,9 @@ async function rotate(
         continue;
       }
     }
-    const successor = graceSuccessor(ctx, family, presentedHash, form.refreshToken);
+    const successor = unusedSuccessor(family, presentedHash, form.refreshToken);
     if (successor) return ctx.respond(await signOnce(), scopes, successor);
-    // Reuse: a token of this family that is neither current nor a retry within the grace window.
+    // Reuse: a token of this family that is neither current nor the one its unused current token replaced.
     countMetric(METRIC.refreshTokenReuse);
     await revokeFamily(ctx.grants, family.familyId, ctx.now(), 'refresh_token_reuse');
     throw invalid();
@@ -81,14 +82,16 @@ async function rotate(
 }
 
 /**
- * The successor a retry within the grace window gets again: the presented token is the one the
- * last rotation replaced (so its successor is still the current token: unused), the rotation is at
- * most the grace window old, and the family active (checked by the caller, as the consent is).
+ * The successor a retry of the previous token gets again: the presented token is the one the last
+ * rotation replaced, so its successor is the family's current token, which nobody has used yet
+ * (using it would have made it the previous one). No time bound: the previous token opens nothing
+ * but the current one, which lives as long as the grant; once the current token is used, the
+ * previous one is no longer this one, and presenting it is reuse. The family is active and its
+ * consent stands (checked by the caller). Only the presented token opens the sealed successor.
  */
-function graceSuccessor(ctx: GrantContext, family: TokenFamily, presentedHash: string, presented: string): string | undefined {
-  if (family.previousTokenHash !== presentedHash || !family.sealedSuccessor || family.rotatedAt === undefined) return undefined;
-  if (ctx.now().getTime() - family.rotatedAt > ctx.graceMs) return undefined;
-  return openWith(presented, family.sealedSuccessor);
+function unusedSuccessor(family: TokenFamily, presentedHash: string, presented: string): string | undefined {
+  const sealed = family.previousTokenHash === presentedHash ? family.sealedSuccessor : undefined;
+  return sealed === undefined ? undefined : openWith(presented, sealed);
 }
 
 /** The scopes a refresh asks for: all granted ones when `scope` is absent, else a non-empty subset of them. */
