@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { signupProblems } from '#shared/domain/signup';
-import { redirectUriProblem, registrationProblems, type ClientRegistration } from '#shared/domain/client';
+import { clientTypeOf, isPublicClient, redirectOrigins, redirectUriProblem, registrationProblems, type ClientRegistration } from '#shared/domain/client';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_SCORE, passwordProblem, TOO_EASY } from '#shared/domain/password-policy';
 
 const GOOD_PASSPHRASE = 'correct horse battery staple';
@@ -170,6 +170,81 @@ describe('redirectUriProblem', () => {
   });
 });
 
+describe('redirectUriProblem of a native or browser application (public client, RFC 8252)', () => {
+  it.each([
+    'https://chess-clock.example/callback',
+    'https://chess-clock.example:8443/spa/?tenant=1',
+    'http://127.0.0.1/callback',
+    'http://127.0.0.1:3000/callback',
+    'http://127.0.0.1:65535/callback?x=1',
+    'http://127.0.0.1',
+    'http://[::1]/callback',
+    'http://[::1]:61001/oauth2redirect/example-provider',
+    'com.example.chessclock:/callback',
+    'com.example.chess-clock:/oauth2redirect/example-provider',
+    'app.chess-clock.example.v2:/',
+  ])('accepts %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBeUndefined();
+  });
+
+  it.each(['http://localhost/callback', 'http://localhost:8080/callback'])('refuses localhost, which is not a loopback IP (RFC 8252 §8.3): %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('use http://127.0.0.1 or http://[::1] instead of localhost (RFC 8252 §8.3)');
+  });
+
+  it.each([
+    'http://chess-clock.example/callback',
+    'http://127.0.0.2/callback',
+    'http://127.0.0.1.nip.io/callback',
+    'http://[::2]/callback',
+    'http://127.0.0.1:0/callback',
+    'http://127.0.0.1:080/callback',
+    'HTTP://127.0.0.1/callback',
+  ])('refuses plain http off the loopback IP literals, or with a port that is no port: %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('must use https, http only on 127.0.0.1 or [::1], or a private-use scheme such as com.example.app:/callback');
+  });
+
+  it.each([
+    'chessclock:/callback',
+    'javascript:alert(1)',
+    'data:text/html,<script>alert(1)</script>',
+    'file:///etc/passwd',
+    'Com.Example.App:/callback',
+    'com..example:/callback',
+    'com.example.:/callback',
+    'ftp://chess-clock.example/callback',
+  ])('refuses a scheme that is not a private-use scheme in reverse domain form: %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('must use https, http only on 127.0.0.1 or [::1], or a private-use scheme in reverse domain form such as com.example.app:/callback');
+  });
+
+  it.each(['com.example.app://callback', 'com.example.app:callback', 'com.example.app:'])('refuses a private-use URI without a single slash: %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('a private-use scheme takes a single slash and a path, as in com.example.app:/callback (RFC 8252 §7.1)');
+  });
+
+  it('refuses a fragment, credentials, a relative reference and a URI over 500 characters, as for a server application', () => {
+    expect(redirectUriProblem('com.example.app:/callback#x', 'public')).toBe('must not contain a fragment (#)');
+    expect(redirectUriProblem('http://127.0.0.1:3000/callback#', 'public')).toBe('must not contain a fragment (#)');
+    expect(redirectUriProblem('http://user@127.0.0.1/callback', 'public')).toBe('must not contain credentials');
+    for (const uri of ['/callback', 'http://127.0.0.1:65536/callback', '1com.example:/callback', 'com.exam_ple:/callback']) {
+      expect(redirectUriProblem(uri, 'public'), uri).toBe('not an absolute URL');
+    }
+    expect(redirectUriProblem(`com.example.app:/${'a'.repeat(490)}`, 'public')).toBe('longer than 500 characters');
+  });
+});
+
+describe('client types', () => {
+  it('reads an application without a type as confidential (every one registered before public clients)', () => {
+    expect(clientTypeOf({})).toBe('confidential');
+    expect(clientTypeOf({ clientType: 'confidential' })).toBe('confidential');
+    expect(clientTypeOf({ clientType: 'public' })).toBe('public');
+    expect([isPublicClient({}), isPublicClient({ clientType: 'public' })]).toEqual([false, true]);
+  });
+
+  it('gives the web origins of the redirect URIs, none for a private-use scheme', () => {
+    expect(redirectOrigins({ redirectUris: ['https://App.Example/cb', 'http://127.0.0.1:5173/cb', 'http://[::1]/cb', 'https://app.example:443/x', 'com.example.app:/callback', 'not a url'] }))
+      .toEqual(['https://app.example', 'http://127.0.0.1:5173', 'http://[::1]', 'https://app.example']);
+  });
+});
+
 describe('registrationProblems', () => {
   it('accepts a valid registration', () => {
     expect(registrationProblems(makeRegistration())).toEqual({});
@@ -182,6 +257,18 @@ describe('registrationProblems', () => {
     expect(registrationProblems(makeRegistration({ redirectUris: uris(10) }))).toEqual({});
     expect(registrationProblems(makeRegistration({ redirectUris: [] }))).toEqual({ redirectUris: 'Give 1 to 10 redirect URIs, one per line.' });
     expect(registrationProblems(makeRegistration({ redirectUris: uris(11) }))).toEqual({ redirectUris: 'Give 1 to 10 redirect URIs, one per line.' });
+  });
+
+  it('holds the redirect URIs to the rules of the application\'s type', () => {
+    const native = makeRegistration({ redirectUris: ['http://127.0.0.1/callback', 'com.example.chessclock:/callback'] });
+    expect(registrationProblems(native, 'public')).toEqual({});
+    expect(registrationProblems(native)).toEqual({
+      redirectUris: 'com.example.chessclock:/callback: must use https (http is allowed only for localhost, 127.0.0.1 and [::1])',
+    });
+    expect(registrationProblems(makeRegistration({ redirectUris: ['http://localhost:8080/callback'] }), 'confidential')).toEqual({});
+    expect(registrationProblems(makeRegistration({ redirectUris: ['http://localhost:8080/callback'] }), 'public')).toEqual({
+      redirectUris: 'http://localhost:8080/callback: use http://127.0.0.1 or http://[::1] instead of localhost (RFC 8252 §8.3)',
+    });
   });
 
   it('names the first refused redirect URI and why', () => {
