@@ -498,6 +498,38 @@ describe('public clients: native and browser applications', () => {
       expect(await repos.clients.getClient(clientId)).not.toHaveProperty('secretHash');
     });
 
+    it('registers a native or browser application with the console\'s form: its choice, no secret shown, axe clean and no sideways scroll at 390 px', async () => {
+      // Prepare
+      const { page } = browser;
+      await browser.context.clearCookies();
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.goto(`${service.authUrl}/developer`);
+      await page.getByLabel('E-mail address').fill(ALICE.user.email);
+      await page.getByLabel('Password').fill(ALICE.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Register an application' }).waitFor();
+      const fitsWidth = () => page.evaluate('document.documentElement.scrollWidth <= window.innerWidth');
+      expect(await accessibilityViolations(page)).toEqual([]);
+      expect(await fitsWidth()).toBe(true);
+      expect(await page.getByLabel('Server application', { exact: true }).isChecked()).toBe(true);
+
+      // Act
+      await page.getByLabel('Application name').fill('Chromium SPA');
+      await page.getByLabel('Native or browser application', { exact: true }).check();
+      await page.getByLabel('Website').fill('https://spa.example');
+      await page.getByLabel('Redirect URIs (one per line)').fill('https://spa.example/callback\nhttp://127.0.0.1/callback');
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByRole('heading', { name: 'No client secret' }).waitFor();
+
+      // Assess
+      expect(new URL(page.url()).pathname).toMatch(/^\/developer\/apps\/[0-9a-f-]{36}$/);
+      expect(await page.locator('#client-type').textContent()).toBe('Native or browser application.');
+      expect(await page.locator('.secret').count()).toBe(0);
+      expect(await accessibilityViolations(page)).toEqual([]);
+      expect(await fitsWidth()).toBe(true);
+      await page.setViewportSize({ width: 1000, height: 700 });
+    });
+
     it('keeps the answers from a page of an origin the application did not register', async () => {
       // Prepare
       const { page } = browser;
