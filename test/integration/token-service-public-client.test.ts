@@ -60,13 +60,9 @@ describe('token service, public clients', () => {
     // Prepare
     const { client, none, code } = await seedPublicCode();
 
-    // Act
-    const without = tokens.exchangeCode(none, { code, redirectUri: REDIRECT_URI });
-    const wrong = tokens.exchangeCode(none, { code, redirectUri: REDIRECT_URI, codeVerifier: pkcePair().verifier });
-
-    // Assess
-    await expectInvalidGrant(without);
-    await expectInvalidGrant(wrong);
+    // Act, Assess (each refusal awaited before the next request: none is left unhandled)
+    await expectInvalidGrant(tokens.exchangeCode(none, { code, redirectUri: REDIRECT_URI }));
+    await expectInvalidGrant(tokens.exchangeCode(none, { code, redirectUri: REDIRECT_URI, codeVerifier: pkcePair().verifier }));
     await expectNothingWritten(client.clientId, code);
   });
 
@@ -93,13 +89,9 @@ describe('token service, public clients', () => {
     const { client, credentials, code } = await seedCode();
     const none = (missing: 'invalid_request' | 'invalid_client'): ClientCredentials => ({ clientId: client.clientId, basic: false, missing });
 
-    // Act
-    const atToken = tokens.exchangeCode(none('invalid_request'), { code, redirectUri: REDIRECT_URI });
-    const atRevocation = tokens.revoke(none('invalid_client'), code);
-
-    // Assess
-    await expectOAuthError(atToken, BadRequestError, 'invalid_request', 400);
-    await expectOAuthError(atRevocation, InvalidClientError, 'invalid_client', 401);
+    // Act, Assess (each refusal awaited before the next request: none is left unhandled)
+    await expectOAuthError(tokens.exchangeCode(none('invalid_request'), { code, redirectUri: REDIRECT_URI }), BadRequestError, 'invalid_request', 400);
+    await expectOAuthError(tokens.revoke(none('invalid_client'), code), InvalidClientError, 'invalid_client', 401);
     await expectNothingWritten(client.clientId, code);
     // The client itself still gets its tokens.
     expect((await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI })).token_type).toBe('Bearer');
