@@ -149,9 +149,9 @@ export function redirectUriProblem(uri: string, clientType: ClientType = 'confid
  * rest (path and query, possibly empty). Undefined for anything else.
  */
 function loopbackParts(uri: string): { host: string; rest: string } | undefined {
-  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9][0-9]{0,4}))?([/?][^#]*)?$/.exec(uri);
+  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9][0-9]{0,4}))?((?:[/?][^#]*)?)$/.exec(uri);
   if (!match || Number(match[2] ?? 1) > 65535) return undefined;
-  return { host: match[1]!, rest: match[3] ?? '' };
+  return { host: match[1]!, rest: match[3]! };
 }
 
 /**

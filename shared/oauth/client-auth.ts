@@ -80,7 +80,8 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
   return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
 }
 
-function missingCredentials(missing: MissingCredentials) {
+/** The answer to missing credentials, by the endpoint's rule (none given: invalid_client, RFC 6749 §5.2). */
+function missingCredentials(missing: MissingCredentials | undefined) {
   if (missing === 'invalid_request') return new BadRequestError('client_id and client_secret are required (in the form body, or with HTTP Basic).');
   return new InvalidClientError(false);
 }
@@ -100,7 +101,7 @@ const NO_SECRET = hashSecret('no-such-client');
 export function authenticateClient(client: Client | undefined, credentials: ClientCredentials, now = new Date()): Client {
   if (credentials.clientSecret === undefined) {
     if (!client) throw new InvalidClientError(credentials.basic);
-    if (!isPublicClient(client)) throw missingCredentials(credentials.missing ?? 'invalid_client');
+    if (!isPublicClient(client)) throw missingCredentials(credentials.missing);
     return authenticated(client, credentials);
   }
   const presented = hashSecret(credentials.clientSecret);

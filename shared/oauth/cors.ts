@@ -16,11 +16,11 @@ import type { HttpResult } from '#shared/http/responses';
 //   `Access-Control-Allow-Credentials` (no cookie is read there), and always `Vary: Origin`.
 
 /** What a browser application's fetch may send beyond the CORS-safelisted headers: a form's Content-Type with any parameters. */
-export const PREFLIGHT_ALLOWED_HEADERS = ['content-type'] as const;
+export const PREFLIGHT_ALLOWED_HEADERS = 'content-type';
 /** How long a browser may keep a preflight's answer (Chromium keeps it at most 2 hours). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 3600;
 /** Response headers a browser application's script may read besides the safelisted ones: the wait of a 503. */
-export const EXPOSED_HEADERS = ['retry-after'] as const;
+export const EXPOSED_HEADERS = 'retry-after';
 
 /**
  * The answer to `OPTIONS /oauth/token` and `OPTIONS /oauth/revoke`: `Allow` for any OPTIONS
@@ -34,7 +34,7 @@ export function preflightHeaders(headers: APIGatewayProxyEventV2['headers']): Re
     ...allow,
     'access-control-allow-origin': '*',
     'access-control-allow-methods': 'POST',
-    'access-control-allow-headers': PREFLIGHT_ALLOWED_HEADERS.join(', '),
+    'access-control-allow-headers': PREFLIGHT_ALLOWED_HEADERS,
     'access-control-max-age': String(PREFLIGHT_MAX_AGE_SECONDS),
   };
 }
@@ -54,7 +54,7 @@ export function allowedOrigin(client: Client | undefined, origin: string | undef
 export function corsHeaders(client: Client | undefined, origin: string | undefined): Record<string, string> {
   const allowed = allowedOrigin(client, origin);
   if (allowed === undefined) return { vary: 'origin' };
-  return { vary: 'origin', 'access-control-allow-origin': allowed, 'access-control-expose-headers': EXPOSED_HEADERS.join(', ') };
+  return { vary: 'origin', 'access-control-allow-origin': allowed, 'access-control-expose-headers': EXPOSED_HEADERS };
 }
 
 /**

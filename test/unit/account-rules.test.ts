@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { signupProblems } from '#shared/domain/signup';
-import { clientTypeOf, isPublicClient, redirectOrigins, redirectUriProblem, registrationProblems, type ClientRegistration } from '#shared/domain/client';
+import { clientTypeOf, isPublicClient, previousSecretValidUntil, redirectOrigins, redirectUriProblem, registrationProblems, type Client, type ClientRegistration } from '#shared/domain/client';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_SCORE, passwordProblem, TOO_EASY } from '#shared/domain/password-policy';
 
 const GOOD_PASSPHRASE = 'correct horse battery staple';
@@ -161,12 +161,18 @@ describe('redirectUriProblem', () => {
     'com.example.chessclock:/callback',
     'chessclock://callback',
     'file:///etc/passwd',
+    'ftp://localhost/callback',
+    'ws://127.0.0.1/callback',
   ])('refuses a non-web scheme: %s', (uri) => {
     expect(redirectUriProblem(uri)).toBe('must use https (http is allowed only for localhost, 127.0.0.1 and [::1])');
   });
 
-  it('refuses a URI longer than 500 characters', () => {
+  it('refuses a URI longer than 500 characters, and takes one of exactly 500', () => {
     expect(redirectUriProblem(`https://chess-clock.example/${'a'.repeat(480)}`)).toBe('longer than 500 characters');
+    const exactly = `https://chess-clock.example/${'a'.repeat(500 - 'https://chess-clock.example/'.length)}`;
+    expect(exactly).toHaveLength(500);
+    expect(redirectUriProblem(exactly)).toBeUndefined();
+    expect(redirectUriProblem(`com.example.app:/${'a'.repeat(500 - 'com.example.app:/'.length)}`, 'public')).toBeUndefined();
   });
 });
 
@@ -216,7 +222,7 @@ describe('redirectUriProblem of a native or browser application (public client, 
     expect(redirectUriProblem(uri, 'public')).toBe('must use https, http only on 127.0.0.1 or [::1], or a private-use scheme in reverse domain form such as com.example.app:/callback');
   });
 
-  it.each(['com.example.app://callback', 'com.example.app:callback', 'com.example.app:'])('refuses a private-use URI without a single slash: %s', (uri) => {
+  it.each(['com.example.app://callback', 'com.example.app:callback', 'com.example.app:', 'com.example.app:callback:/x'])('refuses a private-use URI without a single slash: %s', (uri) => {
     expect(redirectUriProblem(uri, 'public')).toBe('a private-use scheme takes a single slash and a path, as in com.example.app:/callback (RFC 8252 §7.1)');
   });
 
@@ -237,6 +243,12 @@ describe('client types', () => {
     expect(clientTypeOf({ clientType: 'confidential' })).toBe('confidential');
     expect(clientTypeOf({ clientType: 'public' })).toBe('public');
     expect([isPublicClient({}), isPublicClient({ clientType: 'public' })]).toEqual([false, true]);
+  });
+
+  it('has no previous secret to accept when none was kept, even right after a rotation', () => {
+    const rotatedNow = { secretCreatedAt: '2026-11-01T10:00:00.000', createdAt: '2026-10-01T00:00:00.000' };
+    expect(previousSecretValidUntil({ ...rotatedNow, previousSecretHash: 'h' } as Client, new Date('2026-11-01T10:00:01.000Z'))).toEqual(expect.any(Date));
+    expect(previousSecretValidUntil(rotatedNow as Client, new Date('2026-11-01T10:00:01.000Z'))).toBeUndefined();
   });
 
   it('gives the web origins of the redirect URIs, none for a private-use scheme', () => {
@@ -291,15 +303,23 @@ describe('registrationProblems', () => {
   it('keeps the description under 500 characters (it is optional)', () => {
     expect(registrationProblems(makeRegistration({ description: '' }))).toEqual({});
     expect(registrationProblems(makeRegistration({ description: 'd'.repeat(500) }))).toEqual({});
-    expect(registrationProblems(makeRegistration({ description: 'd'.repeat(501) })).description).toBeDefined();
+    expect(registrationProblems(makeRegistration({ description: 'd'.repeat(501) })).description).toBe('Keep the description under 500 characters.');
   });
 
   it.each(['', 'chess-clock.example', 'javascript:alert(1)', 'ftp://chess-clock.example', `https://chess-clock.example/${'w'.repeat(300)}`])(
     'refuses the website "%s" (it becomes a link on the consent page)',
     (website) => {
-      expect(Object.keys(registrationProblems(makeRegistration({ website })))).toEqual(['website']);
+      expect(registrationProblems(makeRegistration({ website }))).toEqual({ website: 'Give the address of the application’s website (https://…).' });
     },
   );
+
+  it('takes an http or https website of up to 300 characters', () => {
+    const longest = `https://chess-clock.example/${'w'.repeat(300 - 'https://chess-clock.example/'.length)}`;
+    for (const website of ['http://chess-clock.example', 'https://chess-clock.example', longest]) {
+      expect(registrationProblems(makeRegistration({ website })), website).toEqual({});
+    }
+    expect(registrationProblems(makeRegistration({ website: `${longest}w` }))).toHaveProperty('website');
+  });
 
   it('reports every wrong field at once', () => {
     const problems = registrationProblems({ name: '', description: '', website: 'nope', redirectUris: ['nope'] });

@@ -119,7 +119,8 @@ describe('checkAuthorizationRequest of a public client (native or browser applic
       'https://127.0.0.1:53124/oauth/callback', 'http://127.0.0.1:0/oauth/callback', 'http://127.0.0.1:65536/oauth/callback',
       'http://127.0.0.1:080/oauth/callback', 'http://127.0.0.1:/oauth/callback', 'http://127.0.0.1:53124/oauth/callback#x',
       'http://127.0.0.1:53124@evil.example/oauth/callback', 'http://[::1]:4000/cb', 'com.example.app:/callback/', 'com.example.app://callback',
-      'https://app.example.test:8443/spa/']) {
+      'https://app.example.test:8443/spa/', 'xhttp://127.0.0.1:53124/oauth/callback', 'evil.example:http://127.0.0.1:53124/oauth/callback',
+      'http://127.0.0.1:53124x/oauth/callback', 'http://127.0.0.1:53124/oauth/callback\n']) {
       expect(request(uri), uri).toMatchObject({ outcome: 'error-page', message: expect.stringContaining('redirect address') });
     }
   });

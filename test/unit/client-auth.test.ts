@@ -178,7 +178,8 @@ describe('authenticateClient of a public client (token_endpoint_auth_method none
       const call = () => authenticateClient(publicClient, { ...credentials, authenticated: (c) => seen.push(c.clientId) });
       expect(refusal(call)).toEqual({ status: 401, code: 'invalid_client', challenge });
       expect(call).toThrow(ClientAuthMethodError);
-      expect(call).toThrow(/public client, token_endpoint_auth_method none/);
+      expect(call).toThrow('This application is a native or browser application (public client, token_endpoint_auth_method none): '
+        + 'send its client_id in the body, and no client_secret nor HTTP Basic.');
       expect(seen).toEqual([]);
     }
   });
