@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { provideEndpointTable } from '#shared/config';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import type { BundlingOptions, EndpointDeclaration, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
-import { ROUTE_KEY_METHODS, THROTTLES, type FunctionName, type Route } from '#shared/routes';
+import { API_CORS, ROUTE_KEY_METHODS, THROTTLES, type ApiName, type FunctionName, type Route } from '#shared/routes';
 
 // The registry of the functions: it discovers the declarations beside the handlers
 // (`functions/<area>/<name>.route.ts`, shared/endpoint.ts), checks them, and derives the route
@@ -61,7 +61,7 @@ const EVENT_SOURCES = ['table-stream', 'webhook-queue'];
 const SIGNING_KEY_USES = ['sign', 'verify', 'rotate'];
 const QUEUE_USES = ['send', 'retry'];
 const APIS = ['resource', 'auth'];
-const METHODS: readonly string[] = ROUTE_KEY_METHODS.filter((m) => ['GET', 'POST', 'PUT', 'DELETE'].includes(m));
+const METHODS: readonly string[] = ROUTE_KEY_METHODS.filter((m) => ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'].includes(m));
 const KNOWN_FIELDS = new Set(['routes', 'schedule', 'eventSource', 'fallback', 'localOnly', 'assets', 'lazyModules', 'needs', 'openApi', 'sample']);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -80,6 +80,9 @@ function routeProblems(route: unknown, where: string): string[] {
     problems.push(`${where}: scopes must be a non-empty list of ${ALL_SCOPES.join(', ')}`);
   }
   if (route.scopes !== undefined && route.api !== 'resource') problems.push(`${where}: only resource routes take scopes (the JWT authorizer is the resource API's)`);
+  if (route.method === 'OPTIONS' && APIS.includes(route.api as string) && API_CORS[route.api as ApiName]) {
+    problems.push(`${where}: the ${String(route.api)} API has CORS, so API Gateway answers its preflights itself: no route may take OPTIONS there`);
+  }
   if ('fn' in route) problems.push(`${where}: a route names no function (the declaration's file does)`);
   return problems;
 }

@@ -6,7 +6,12 @@ import type { Scope } from '#shared/domain/scopes';
 // collects them. Whatever needs the table takes the routes as a parameter.
 
 export type ApiName = 'resource' | 'auth';
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+/**
+ * The methods a declaration's route can name. `OPTIONS` only on an API without CORS configured (the
+ * auth API), where API Gateway sends a preflight to the route like any request (functions/endpoints.ts
+ * refuses it elsewhere: on an API with CORS, API Gateway must answer preflights itself).
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
 
 /**
  * A function's name: the base name of its handler file and of its declaration
@@ -92,7 +97,8 @@ export const THROTTLES = {
   metadata: {
     rateLimit: 100, burstLimit: 200,
     reason: 'static documents (discovery, JWKS, OpenAPI) that clients and the JWT authorizer cache: 100/s serves 6,000 servers '
-      + 're-reading them every minute',
+      + 're-reading them every minute; and the static CORS preflights of the token and revocation endpoints, which browsers '
+      + 'keep an hour (a browser application whose requests need none never sends one)',
   },
 } as const satisfies Record<ThrottleClass, Throttle>;
 
@@ -144,10 +150,12 @@ export const RESOURCE_API_CORS = {
 
 /**
  * CORS of each API (API Gateway configures it per API, not per route), but the methods, which
- * corsOf adds from the routes. The auth API has none: its clients are confidential (a client secret
- * cannot live in a browser, so no page script calls the token or revocation endpoint) and its pages
- * sign in with a session cookie, so no script of another origin may read its answers. A browser's
- * preflight there reaches the `ANY` fallback (405 without CORS headers) and the browser stops.
+ * corsOf adds from the routes. The auth API has none: its pages sign in with a session cookie, so no
+ * script of another origin may read their answers; a browser's preflight there reaches the `ANY`
+ * fallback (405 without CORS headers) and the browser stops. The exception is per client, which a
+ * static API setting cannot say: a browser application (a public client) calls the token and
+ * revocation endpoints, whose functions answer its CORS themselves (shared/oauth/cors.ts), with
+ * `OPTIONS` routes of their own for the preflights.
  */
 export const API_CORS: Readonly<Record<ApiName, Omit<CorsSettings, 'allowMethods'> | undefined>> = { resource: RESOURCE_API_CORS, auth: undefined };
 

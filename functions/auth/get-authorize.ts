@@ -1,4 +1,4 @@
-import { checkAuthorizationRequest, issueCode, repeatedParams } from '#shared/oauth/authorize-request';
+import { checkAuthorizationRequest, issueCode, mayReuseConsent, repeatedParams } from '#shared/oauth/authorize-request';
 import { consentPage } from '#shared/views/oauth-pages';
 import { grants, issuer } from '#shared/runtime';
 import { loginRedirect } from '#shared/pages/session';
@@ -9,8 +9,9 @@ import { redirect } from '#shared/http/responses';
 /**
  * GET /oauth/authorize (docs/api.md#authorization-request): checks the client and its exact
  * redirect URI first, then the login, then consent — asked once per user and application, and again
- * only for new scopes. The session is optional to the page: the request is checked before a
- * signed-out browser is sent to the login page.
+ * only for new scopes (every time for a native application's loopback or private-use redirect). The
+ * session is optional to the page: the request is checked before a signed-out browser is sent to the
+ * login page.
  * Client, session, user and consent are read in one BatchGetItem; a remembered consent then costs
  * one PutItem for the code.
  */
@@ -25,7 +26,8 @@ export const handler = pageHandler({
   if (!signedIn) return loginRedirect(`${event.rawPath}?${event.rawQueryString}`);
   const { request } = check;
   const granted = consent?.scopes ?? [];
-  if (consent && request.scopes.every((scope) => granted.includes(scope))) {
+  // A native application's loopback or private-use redirect asks every time (RFC 8252 §8.6, mayReuseConsent).
+  if (consent && request.scopes.every((scope) => granted.includes(scope)) && mayReuseConsent(check.client, request.redirectUri)) {
     return redirect((await issueCode(grants, request, issuer(), consent))!);
   }
   return consentPage({ client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies });

@@ -5,14 +5,17 @@ import { publicHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';
 import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
 import { revokeToken } from '#shared/oauth/revocation';
+import { withClientCors } from '#shared/oauth/cors';
 
 /**
  * POST /oauth/revoke (RFC 7009). A refresh token revokes its whole grant. Access tokens are
  * self-contained and expire within the hour, so they are accepted with 200 like unknown tokens.
+ * A public client names itself with client_id alone; a browser application's answer carries its
+ * CORS (shared/oauth/cors.ts).
  */
-export const handler = publicHandler(async (event) => {
+export const handler = publicHandler((event) => withClientCors(event, async (authenticated) => {
   const form = parseForm(event, { emptyAsOmitted: true });
   const { token } = requireParams(form, ['token']);
-  await revokeToken(grants, readClientCredentials(event.headers.authorization, form, 'invalid_client'), token);
+  await revokeToken(grants, { ...readClientCredentials(event.headers.authorization, form, 'invalid_client'), authenticated }, token);
   return ok({});
-}, TOKEN_ENDPOINT_HEADERS);
+}), TOKEN_ENDPOINT_HEADERS);

@@ -3,7 +3,8 @@ import { clients, pageReads } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/developer/apps', 'page')],
-  needs: { table: [...pageReads, clients.listClientsByDeveloper, clients.registerClient] },
+  // registerClient: a server application with its secret to show; createClient: a native or browser application, without one.
+  needs: { table: [...pageReads, clients.listClientsByDeveloper, clients.registerClient, clients.createClient] },
   sample: {
     status: 303,
     make: async (kit) => kit.page('POST /developer/apps, signed in: registers an application, then to the page that shows its secret once', {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { openWith, sealWith } from '#shared/oauth/sealing';
 import type { ClientRepo, SecretReveal } from '#shared/data/client-repo';
-import type { Client, ClientRegistration } from '#shared/domain/client';
+import type { Client, ClientRegistration, ClientType, NewClientRegistration } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
 import { NotFoundError } from '#shared/errors';
@@ -18,6 +18,16 @@ export function registrationFrom(form: Record<string, string>): ClientRegistrati
     website: (form.website ?? '').trim(),
     redirectUris: [...new Set((form.redirect_uris ?? '').split(/\r?\n/).map((line) => line.trim()).filter(Boolean))],
   };
+}
+
+/**
+ * The kind of application the registration form chose (`client_type`): `confidential` (a server
+ * application, the form's default, and what a form without the field registers) or `public` (a native
+ * or browser application). Undefined for any other value.
+ */
+export function clientTypeFrom(form: Record<string, string>): ClientType | undefined {
+  const value = form.client_type ?? 'confidential';
+  return value === 'confidential' || value === 'public' ? value : undefined;
 }
 
 /** The application of the page's path (`{client_id}`), to read with the session (see readPage). */
@@ -66,23 +76,29 @@ export function openReveal(key: string, sealedSecret: string): string | undefine
 }
 
 /**
- * Registers the developer's application with a new client secret, stored as its hash, and that
- * secret waiting to be shown once (newSecretReveal), in one transaction. Returns the application and
- * the cookie that opens the secret.
+ * Registers the developer's application. A server application (confidential) gets a new client
+ * secret, stored as its hash, and that secret waiting to be shown once (newSecretReveal), in one
+ * transaction; the cookie that opens it is returned with the application. A native or browser
+ * application (public) gets no secret at all: one PutItem, and no cookie.
  */
 export async function registerApp(
-  clients: Pick<ClientRepo, 'registerClient'>, developer: User, registration: ClientRegistration, secure: boolean, now = new Date(),
-): Promise<{ app: Client; cookie: string }> {
-  const secret = randomToken();
-  const app: Client = {
-    ...registration,
+  clients: Pick<ClientRepo, 'registerClient' | 'createClient'>, developer: User, registration: NewClientRegistration, secure: boolean, now = new Date(),
+): Promise<{ app: Client; cookie?: string }> {
+  const { clientType, ...fields } = registration;
+  const registered = {
+    ...fields,
     clientId: randomUUID(),
-    secretHash: hashSecret(secret),
     developerId: developer.id,
     developerName: `${developer.firstname} ${developer.lastname}`,
     createdAt: formatTimestamp(now),
-    secretCreatedAt: formatTimestamp(now),
   };
+  if (clientType === 'public') {
+    const app: Client = { ...registered, clientType };
+    await clients.createClient(app);
+    return { app };
+  }
+  const secret = randomToken();
+  const app: Client = { ...registered, secretHash: hashSecret(secret), secretCreatedAt: formatTimestamp(now) };
   const { reveal, cookie } = newSecretReveal(app, secret, 'registered', now, secure);
   await clients.registerClient(app, reveal);
   return { app, cookie };

@@ -1,6 +1,6 @@
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import type { GrantRepo } from '#shared/data/grant-repo';
-import type { Client } from '#shared/domain/client';
+import { isPublicClient, isRegisteredRedirectUri, type Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
 import { isScope, parseScopeString } from '#shared/domain/scopes';
 import { epochSeconds } from '#shared/domain/time';
@@ -36,8 +36,9 @@ export function checkAuthorizationRequest(
   // A repeated state arrives joined with commas: not the value the client sent, so it is not echoed.
   const state = repeated.includes('state') ? undefined : params.state;
   if (!client || client.clientId !== params.client_id) return { outcome: 'error-page', message: 'This application is not registered, so it cannot ask for access.' };
-  // Exact string comparison with a registered URI: no prefix, case or normalisation games.
-  if (!redirectUri || !client.redirectUris.includes(redirectUri)) {
+  // Exact string comparison with a registered URI: no prefix, case or normalisation games (but a
+  // public client's loopback URI, whose port is its own, RFC 8252 §7.3: isRegisteredRedirectUri).
+  if (!redirectUri || !isRegisteredRedirectUri(client, redirectUri)) {
     return { outcome: 'error-page', message: 'The redirect address in this request is not registered for this application.' };
   }
   const fail = (error: string, description: string) =>
@@ -55,6 +56,10 @@ export function checkAuthorizationRequest(
     if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256.');
     if (!challenge || !CODE_CHALLENGE.test(challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 value.');
   }
+  // A public client has no secret, so its code is bound to it by PKCE alone (RFC 8252 §6, RFC 9700 §2.1.1).
+  if (!challenge && isPublicClient(client)) {
+    return fail('invalid_request', 'code_challenge (PKCE, code_challenge_method S256) is required: this application is a native or browser application.');
+  }
   // RFC 9700 §2.1: PKCE (S256) protects the code flow against CSRF, so state may be left out with it.
   if (!state && !challenge) return fail('invalid_request', 'state is required (or PKCE with code_challenge_method S256).');
   return {
@@ -64,6 +69,17 @@ export function checkAuthorizationRequest(
       clientId: client.clientId, redirectUri, ...(state ? { state } : {}), scopes: [...new Set(scopes)], ...(challenge ? { codeChallenge: challenge } : {}),
     },
   };
+}
+
+/**
+ * Whether a consent given before may answer this request without asking the user again. Not for a
+ * public client redirecting to a loopback address or a private-use scheme: any app on the device
+ * can listen there or claim the scheme, so the identity of the client is not assured, and RFC 8252
+ * §8.6 asks that such requests not be processed without the user's interaction. An https redirect
+ * (a browser application's page, a native app's claimed link) is the client's own.
+ */
+export function mayReuseConsent(client: Client, redirectUri: string): boolean {
+  return !isPublicClient(client) || redirectUri.startsWith('https://');
 }
 
 /**

@@ -1,12 +1,34 @@
 import { hashSecret, safeEqual } from '#shared/secrets';
-import { isPlausibleClientId, previousSecretValidUntil, type Client } from '#shared/domain/client';
+import { isPlausibleClientId, isPublicClient, previousSecretValidUntil, type Client } from '#shared/domain/client';
 import { BadRequestError, InvalidClientError } from '#shared/errors';
 
 export interface ClientCredentials {
   clientId: string;
-  clientSecret: string;
-  /** Sent with HTTP Basic (client_secret_basic) rather than in the body (client_secret_post); a refusal answers the same challenge either way. */
+  /**
+   * The presented secret (client_secret_basic or client_secret_post). Absent: the request carries a
+   * client_id in the body and no secret, which is how a public client identifies itself
+   * (token_endpoint_auth_method `none`); a confidential client is refused then (`missing`).
+   */
+  clientSecret?: string;
+  /** Sent with HTTP Basic (client_secret_basic) rather than in the body (client_secret_post). */
   basic: boolean;
+  /** Without a secret: what a confidential client is answered, the endpoint's rule for missing credentials. */
+  missing?: MissingCredentials;
+  /** Told the client once it is authenticated: the endpoint answers with that client's CORS (shared/oauth/cors.ts). */
+  authenticated?: (client: Client) => void;
+}
+
+/**
+ * A client that authenticated with a method its type does not use: a public client presenting a
+ * secret or HTTP Basic (RFC 6749 §5.2 invalid_client, "unsupported authentication method"). It says
+ * so, unlike a failed authentication: the client's type is no secret (its registration decides it).
+ */
+export class ClientAuthMethodError extends InvalidClientError {
+  constructor() {
+    super();
+    this.message = 'This application is a native or browser application (public client, token_endpoint_auth_method none): '
+      + 'send its client_id in the body, and no client_secret nor HTTP Basic.';
+  }
 }
 
 /**
@@ -19,9 +41,12 @@ export type MissingCredentials = 'invalid_request' | 'invalid_client';
 
 /**
  * Reads the client's credentials from HTTP Basic or the form body (exactly one of the two,
- * RFC 6749 §2.3.1). Missing or incomplete body credentials are `missing`; a malformed or empty
- * Authorization header authenticates nobody: 401 invalid_client, whatever its scheme. Every 401
- * carries the Basic challenge (see InvalidClientError). Credentials sent both ways are invalid_request.
+ * RFC 6749 §2.3.1). A body without client_id is `missing`; a client_id without a secret is read as
+ * a public client's (token_endpoint_auth_method none), which authenticateClient refuses, as
+ * `missing`, once the client read shows a confidential one. A malformed or empty Authorization
+ * header authenticates nobody: 401 invalid_client, whatever its scheme. Every 401 carries the Basic
+ * challenge (InvalidClientError).
+ * Credentials sent both ways are invalid_request.
  */
 export function readClientCredentials(authorization: string | undefined, form: Record<string, string>, missing: MissingCredentials): ClientCredentials {
   const credentials = presentedCredentials(authorization, form, missing);
@@ -50,23 +75,36 @@ function presentedCredentials(authorization: string | undefined, form: Record<st
     }
     return { clientId, clientSecret, basic: true };
   }
-  // A client_id without a secret (or with an empty one, which the form drops) authenticates nobody.
-  if (!form.client_id || !form.client_secret) {
-    if (missing === 'invalid_request') throw new BadRequestError('client_id and client_secret are required (in the form body, or with HTTP Basic).');
-    throw new InvalidClientError();
-  }
+  if (!form.client_id) throw missingCredentials(missing);
+  // A client_id alone (or with an empty secret, which the form drops): a public client's way, to be checked against the client read.
+  if (!form.client_secret) return { clientId: form.client_id, basic: false, missing };
   return { clientId: form.client_id, clientSecret: form.client_secret, basic: false };
+}
+
+/** The answer to missing credentials, by the endpoint's rule (none given: invalid_client, RFC 6749 §5.2). */
+function missingCredentials(missing: MissingCredentials | undefined) {
+  if (missing === 'invalid_request') return new BadRequestError('client_id and client_secret are required (in the form body, or with HTTP Basic).');
+  return new InvalidClientError();
 }
 
 const NO_SECRET = hashSecret('no-such-client');
 
 /**
- * Checks the secret against the stored hashes in constant time: the current secret's, and the
- * previous one's while it is valid (PREVIOUS_SECRET_OVERLAP_SECONDS after a rotation, unless
- * retired). Both comparisons always run, so timing tells neither which one matched nor whether there
- * is a previous secret; an unknown client and a wrong secret look alike.
+ * Authenticates the client the request names, as read (undefined: unknown), by the method its type
+ * registered: a public client by its client_id alone, with no secret and no HTTP Basic
+ * (ClientAuthMethodError otherwise); a confidential client by its secret, checked against the stored
+ * hashes in constant time: the current secret's, and the previous one's while it is valid
+ * (PREVIOUS_SECRET_OVERLAP_SECONDS after a rotation, unless retired). Both comparisons always run,
+ * so timing tells neither which one matched nor whether there is a previous secret; an unknown client
+ * and a wrong secret look alike. A confidential client without a secret gets the endpoint's answer
+ * to missing credentials. Tells `credentials.authenticated` which client it was.
  */
 export function authenticateClient(client: Client | undefined, credentials: ClientCredentials, now = new Date()): Client {
+  if (credentials.clientSecret === undefined) {
+    if (!client) throw new InvalidClientError();
+    if (!isPublicClient(client)) throw missingCredentials(credentials.missing);
+    return authenticated(client, credentials);
+  }
   const presented = hashSecret(credentials.clientSecret);
   const previousValid = client !== undefined && previousSecretValidUntil(client, now) !== undefined;
   const current = safeEqual(presented, client?.secretHash ?? NO_SECRET);
@@ -74,7 +112,13 @@ export function authenticateClient(client: Client | undefined, credentials: Clie
   const previous = safeEqual(presented, (previousValid && client?.previousSecretHash) || NO_SECRET);
   // An empty secret (`Basic base64("id:")`) is no secret: it never matches, whatever is stored.
   const presentedSome = credentials.clientSecret !== '';
+  if (client && isPublicClient(client)) throw new ClientAuthMethodError();
   if (!client || !presentedSome || !(current || previous)) throw new InvalidClientError();
+  return authenticated(client, credentials);
+}
+
+function authenticated(client: Client, credentials: ClientCredentials): Client {
+  credentials.authenticated?.(client);
   return client;
 }
 

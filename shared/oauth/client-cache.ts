@@ -32,7 +32,8 @@ export function createClientCache(options: { now?: () => number; ttlSeconds?: nu
       // An expired item stays until replaced or evicted: the oldest go first, and no read answers with one.
       const entry = entries.get(clientId);
       if (!entry || entry.until <= now()) return undefined;
-      return safeEqual(secretHash, entry.client.secretHash) ? entry.client : undefined;
+      // A public client has no secret: its item is never used instead of a read.
+      return entry.client.secretHash !== undefined && safeEqual(secretHash, entry.client.secretHash) ? entry.client : undefined;
     },
     /** Keeps an item just read (strongly consistent) for CLIENT_CACHE_SECONDS, as the newest (replacing one evicts no other). */
     remember(client: Client): void {

@@ -74,7 +74,9 @@ export function createGrantContext(deps: TokenServiceDeps) {
     async withClient<T extends { client: Client | undefined }, R>(
       credentials: ClientCredentials, read: (readClient: boolean) => Promise<T>, grant: (found: T) => Promise<R>,
     ): Promise<R> {
-      const cached = deps.clientCache?.withCurrentSecret(credentials.clientId, hashSecret(credentials.clientSecret));
+      // A public client presents no secret: its item is always read with the grant.
+      const cached = credentials.clientSecret === undefined ? undefined
+        : deps.clientCache?.withCurrentSecret(credentials.clientId, hashSecret(credentials.clientSecret));
       const found = await read(cached === undefined);
       if (cached === undefined) cacheClient(credentials.clientId, found.client);
       authenticateClient(cached ?? found.client, credentials, now());

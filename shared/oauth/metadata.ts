@@ -18,8 +18,9 @@ export function authorizationServerMetadata(issuer: string) {
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
-    token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+    // `none`: a public client (a native or browser application) names itself with client_id alone (shared/oauth/client-auth.ts).
+    token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     // OpenID discovery members the document must carry to be read as one; no ID tokens are issued.

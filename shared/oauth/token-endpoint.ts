@@ -1,4 +1,5 @@
 import { readClientCredentials } from '#shared/oauth/client-auth';
+import { withClientCors } from '#shared/oauth/cors';
 import type { TokenService } from '#shared/oauth/token-service';
 import { InvalidGrantError } from '#shared/errors';
 import { parseForm, requireParams } from '#shared/http/form';
@@ -20,10 +21,11 @@ export interface TokenEndpointOptions {
  * POST /oauth/token — authorization_code and refresh_token grants
  * (docs/api.md#token-request-authorization-code, docs/api.md#token-request-refresh,
  * docs/api.md#token-errors), over the token service it is given: the function's own, or a test's
- * with a failing signer.
+ * with a failing signer. Confidential clients authenticate with their secret, public ones with
+ * client_id alone (client-auth.ts); a browser application's answers carry its CORS (cors.ts).
  */
 export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refresh'>, options: TokenEndpointOptions = {}) {
-  return publicHandler(async (event) => {
+  return publicHandler((event) => withClientCors(event, async (authenticated) => {
     const form = parseForm(event, { emptyAsOmitted: true });
     const { grant_type: grantType } = requireParams(form, ['grant_type']);
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
@@ -31,12 +33,13 @@ export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refre
       throw new InvalidGrantError(`Unsupported grant_type '${grantType.slice(0, 40)}'.`);
     }
     options.prefetchSigner?.().catch(() => undefined);
-    const credentials = readClientCredentials(event.headers.authorization, form, 'invalid_request');
+    // A public client names itself with client_id alone; a browser application's answer carries its CORS (cors.ts).
+    const credentials = { ...readClientCredentials(event.headers.authorization, form, 'invalid_request'), authenticated };
     if (grantType === 'authorization_code') {
       const { code, redirect_uri: redirectUri } = requireParams(form, ['code', 'redirect_uri']);
       return ok(await tokens.exchangeCode(credentials, { code, redirectUri, codeVerifier: form.code_verifier }));
     }
     const { refresh_token: refreshToken } = requireParams(form, ['refresh_token']);
     return ok(await tokens.refresh(credentials, { refreshToken, scope: form.scope }));
-  }, TOKEN_ENDPOINT_HEADERS);
+  }), TOKEN_ENDPOINT_HEADERS);
 }

@@ -1,5 +1,5 @@
 import { webhookCard, type WebhookView } from '#shared/views/webhook-pages';
-import { PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client } from '#shared/domain/client';
+import { clientTypeOf, isPublicClient, PREVIOUS_SECRET_OVERLAP_SECONDS, previousSecretValidUntil, secretCreatedAt, type Client, type ClientType } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import type { Consent } from '#shared/domain/grant';
 import { SCOPES, isScope } from '#shared/domain/scopes';
@@ -161,12 +161,23 @@ export function developerPage(viewer: Viewer, api: string, apps: Client[], value
 export function appPage(viewer: Viewer, app: Client, values?: Record<string, string>, errors: Record<string, string> = {}, status?: number, webhook: WebhookView = { deliveries: [] }): HttpResult {
   const current = values ?? { name: app.name, description: app.description, website: app.website, redirect_uris: app.redirectUris.join('\n') };
   const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
-  const previousUntil = previousSecretValidUntil(app, new Date());
-  const overlapDays = PREVIOUS_SECRET_OVERLAP_SECONDS / 86_400;
   return render(viewer, app.name, html`<div class="card"><h1>${app.name}</h1>
     <p>Client ID: <code>${app.clientId}</code></p>
+    <p id="client-type">${CLIENT_TYPES[clientTypeOf(app)].label}.</p>
     <p class="muted">Registered ${app.createdAt.slice(0, 10)}.</p></div>
-    <div class="card"><h2>Client secret</h2>
+    ${isPublicClient(app) ? publicClientCard() : secretCard(viewer, app, base, errors)}
+    ${webhookCard(csrfField(viewer), app.clientId, webhook)}
+    <div class="card"><h2>Edit</h2>${registrationForm(viewer, base, 'Save changes', current, errors, clientTypeOf(app))}</div>
+    <div class="card"><h2>Delete</h2><p>Deleting the application ends every access its users gave it.</p>
+      <p><a href="${base}/delete">Delete this application…</a></p></div>
+    <p><a href="/developer">Back to your applications</a></p>`, status);
+}
+
+/** A server application's client secret: when it was made, the previous one during its overlap, and the rotation form. */
+function secretCard(viewer: Viewer, app: Client, base: string, errors: Record<string, string>): Html {
+  const previousUntil = previousSecretValidUntil(app, new Date());
+  const overlapDays = PREVIOUS_SECRET_OVERLAP_SECONDS / 86_400;
+  return html`<div class="card"><h2>Client secret</h2>
     <p id="current-secret">Current secret created ${readableTime(secretCreatedAt(app))}. It was shown once; you can replace it.</p>
     ${previousUntil ? html`<p class="notice" id="previous-secret">The previous secret still works until ${readableTime(formatTimestamp(previousUntil))}.
       Retire it as soon as your application uses the current one.</p>
@@ -177,12 +188,15 @@ export function appPage(viewer: Viewer, app: Client, values?: Record<string, str
       <label><input type="checkbox" name="confirm" value="yes" required ${errors.confirm ? html`aria-invalid="true" aria-describedby="confirm-error"` : ''}>
         I understand, generate a new secret</label>
       ${errors.confirm ? html`<p class="error" id="confirm-error">${errors.confirm}</p>` : ''}
-      <div class="actions"><button type="submit" class="secondary">Generate a new client secret</button></div></form></div>
-    ${webhookCard(csrfField(viewer), app.clientId, webhook)}
-    <div class="card"><h2>Edit</h2>${registrationForm(viewer, base, 'Save changes', current, errors)}</div>
-    <div class="card"><h2>Delete</h2><p>Deleting the application ends every access its users gave it.</p>
-      <p><a href="${base}/delete">Delete this application…</a></p></div>
-    <p><a href="/developer">Back to your applications</a></p>`, status);
+      <div class="actions"><button type="submit" class="secondary">Generate a new client secret</button></div></form></div>`;
+}
+
+/** What a native or browser application uses instead of a secret. */
+function publicClientCard(): Html {
+  return html`<div class="card"><h2>No client secret</h2>
+    <p id="no-secret">A native or browser application runs on its users' devices, where a secret cannot stay secret, so it has none.
+      It sends its client ID without a secret to the token and revocation endpoints, and PKCE (S256) with every authorization request.</p>
+    <p class="muted">Its pages may call the token and revocation endpoints from the origins of its https and loopback redirect URIs (CORS).</p></div>`;
 }
 
 /** The confirmation a deletion asks for: the application's name, typed. */
@@ -228,12 +242,37 @@ export function secretShownPage(viewer: Viewer, app: Client): HttpResult {
 /** A stored timestamp (UTC) as people read it, to the minute. */
 const readableTime = (timestamp: string) => `${timestamp.slice(0, 10)} ${timestamp.slice(11, 16)} UTC`;
 
-function registrationForm(viewer: Viewer, action: string, submit: string, values: Record<string, string>, errors: Record<string, string>): Html {
+/** The two kinds of application a developer registers, as the console names them (RFC 6749 §2.1 client types). */
+const CLIENT_TYPES: Readonly<Record<ClientType, { label: string; hint: string; redirectHint: string }>> = {
+  confidential: {
+    label: 'Server application',
+    hint: 'Runs on your server, which keeps a client secret.',
+    redirectHint: 'https only; http is allowed for localhost, 127.0.0.1 and [::1].',
+  },
+  public: {
+    label: 'Native or browser application',
+    hint: 'A phone, desktop or single-page application: no client secret, and PKCE on every authorization.',
+    redirectHint: 'https; http only on 127.0.0.1 or [::1], with any port (not localhost); or a private-use scheme such as com.example.app:/callback.',
+  },
+};
+
+/**
+ * The registration form; `fixedType`: an edit of an application of that type (chosen at registration,
+ * never changed), else the choice of the kind of application.
+ */
+function registrationForm(viewer: Viewer, action: string, submit: string, values: Record<string, string>, errors: Record<string, string>, fixedType?: ClientType): Html {
+  const chosen: ClientType = fixedType ?? (values.client_type === 'public' ? 'public' : 'confidential');
+  const choice = (type: ClientType) => html`<label class="choice"><input type="radio" name="client_type" value="${type}" ${chosen === type ? html`checked` : ''}
+      aria-describedby="client_type-${type}-hint"> ${CLIENT_TYPES[type].label}</label>
+    <p class="muted" id="client_type-${type}-hint">${CLIENT_TYPES[type].hint}</p>`;
   return html`<form method="post" action="${action}" novalidate>${csrfField(viewer)}
     ${field({ name: 'name', label: 'Application name', value: values.name, error: errors.name, required: true })}
+    ${fixedType ? '' : html`<fieldset ${errors.clientType ? html`aria-describedby="client_type-error"` : ''}><legend>Kind of application</legend>
+      ${choice('confidential')}${choice('public')}
+      ${errors.clientType ? html`<p class="error" id="client_type-error">${errors.clientType}</p>` : ''}</fieldset>`}
     ${field({ name: 'description', label: 'Description (shown to users)', type: 'textarea', value: values.description, error: errors.description })}
     ${field({ name: 'website', label: 'Website', type: 'url', value: values.website, error: errors.website, required: true })}
-    ${field({ name: 'redirect_uris', label: 'Redirect URIs (one per line)', type: 'textarea', value: values.redirect_uris, error: errors.redirectUris, required: true, hint: 'https only; http is allowed for localhost, 127.0.0.1 and [::1].' })}
+    ${field({ name: 'redirect_uris', label: 'Redirect URIs (one per line)', type: 'textarea', value: values.redirect_uris, error: errors.redirectUris, required: true, hint: fixedType ? CLIENT_TYPES[fixedType].redirectHint : `${CLIENT_TYPES.confidential.label}: ${CLIENT_TYPES.confidential.redirectHint} ${CLIENT_TYPES.public.label}: ${CLIENT_TYPES.public.redirectHint}` })}
     <div class="actions"><button type="submit">${submit}</button></div></form>`;
 }
 

@@ -1,6 +1,12 @@
 // The addresses of the developer console's pages and the outcomes its forms report on them
 // (POST-redirect-GET): what the pages link to and the handlers redirect to.
 
+/** What the secret pages answer for a native or browser application (a public client), which has no secret. */
+export const NO_SECRET = 'This is a native or browser application: it has no client secret, so there is none to show, replace or retire.';
+
+/** An application's page in the developer console. */
+export const appPath = (clientId: string): string => `/developer/apps/${encodeURIComponent(clientId)}`;
+
 /** The page that shows an application's new secret, once (GET), and where a rotation is posted (POST). */
 export const secretPath = (clientId: string): string => `/developer/apps/${encodeURIComponent(clientId)}/secret`;
 

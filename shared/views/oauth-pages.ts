@@ -40,7 +40,7 @@ export function consentPage(options: {
     cookies: options.cookies,
     signedInAs: options.email,
     csrf: options.csrf,
-    formTargets: [new URL(request.redirectUri).origin],
+    formTargets: [formTarget(request.redirectUri)],
     body: html`<div class="card"><h1>Allow ${client.name} to access your account?</h1>
       <p><strong>${client.name}</strong>, by ${client.developerName}
         (<a href="${client.website}" rel="noopener noreferrer">${client.website}</a>), asks to:</p>
@@ -58,4 +58,14 @@ export function consentPage(options: {
         </div>
       </form></div>`,
   });
+}
+
+/**
+ * The CSP form-action source the consent form's redirect goes to: the redirect URI's origin, or for
+ * a native application's private-use scheme (`com.example.app:/callback`, whose origin is opaque)
+ * the scheme itself (`com.example.app:`), as registered (shared/domain/client.ts).
+ */
+function formTarget(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : url.protocol;
 }

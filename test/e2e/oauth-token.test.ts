@@ -592,7 +592,9 @@ describe('token endpoint', () => {
         authorization_response_iss_parameter_supported: true,
       });
       expect([...(metadata.scopes_supported as string[])].sort()).toEqual(['read_device', 'read_user', 'write_device']);
-      expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual(['client_secret_basic', 'client_secret_post']);
+      // `none`: public clients (native and browser applications) name themselves with client_id alone (issue 23).
+      expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
+      expect([...(metadata.revocation_endpoint_auth_methods_supported as string[])].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
     });
 
     it('is all a resource server needs to verify an access token', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { signupProblems } from '#shared/domain/signup';
-import { redirectUriProblem, registrationProblems, type ClientRegistration } from '#shared/domain/client';
+import { clientTypeOf, isPublicClient, previousSecretValidUntil, redirectOrigins, redirectUriProblem, registrationProblems, type Client, type ClientRegistration } from '#shared/domain/client';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_SCORE, passwordProblem, TOO_EASY } from '#shared/domain/password-policy';
 
 const GOOD_PASSPHRASE = 'correct horse battery staple';
@@ -161,12 +161,99 @@ describe('redirectUriProblem', () => {
     'com.example.chessclock:/callback',
     'chessclock://callback',
     'file:///etc/passwd',
+    'ftp://localhost/callback',
+    'ws://127.0.0.1/callback',
   ])('refuses a non-web scheme: %s', (uri) => {
     expect(redirectUriProblem(uri)).toBe('must use https (http is allowed only for localhost, 127.0.0.1 and [::1])');
   });
 
-  it('refuses a URI longer than 500 characters', () => {
+  it('refuses a URI longer than 500 characters, and takes one of exactly 500', () => {
     expect(redirectUriProblem(`https://chess-clock.example/${'a'.repeat(480)}`)).toBe('longer than 500 characters');
+    const exactly = `https://chess-clock.example/${'a'.repeat(500 - 'https://chess-clock.example/'.length)}`;
+    expect(exactly).toHaveLength(500);
+    expect(redirectUriProblem(exactly)).toBeUndefined();
+    expect(redirectUriProblem(`com.example.app:/${'a'.repeat(500 - 'com.example.app:/'.length)}`, 'public')).toBeUndefined();
+  });
+});
+
+describe('redirectUriProblem of a native or browser application (public client, RFC 8252)', () => {
+  it.each([
+    'https://chess-clock.example/callback',
+    'https://chess-clock.example:8443/spa/?tenant=1',
+    'http://127.0.0.1/callback',
+    'http://127.0.0.1:3000/callback',
+    'http://127.0.0.1:65535/callback?x=1',
+    'http://127.0.0.1',
+    'http://[::1]/callback',
+    'http://[::1]:61001/oauth2redirect/example-provider',
+    'com.example.chessclock:/callback',
+    'com.example.chess-clock:/oauth2redirect/example-provider',
+    'app.chess-clock.example.v2:/',
+  ])('accepts %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBeUndefined();
+  });
+
+  it.each(['http://localhost/callback', 'http://localhost:8080/callback'])('refuses localhost, which is not a loopback IP (RFC 8252 §8.3): %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('use http://127.0.0.1 or http://[::1] instead of localhost (RFC 8252 §8.3)');
+  });
+
+  it.each([
+    'http://chess-clock.example/callback',
+    'http://127.0.0.2/callback',
+    'http://127.0.0.1.nip.io/callback',
+    'http://[::2]/callback',
+    'http://127.0.0.1:0/callback',
+    'http://127.0.0.1:080/callback',
+    'HTTP://127.0.0.1/callback',
+  ])('refuses plain http off the loopback IP literals, or with a port that is no port: %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('must use https, http only on 127.0.0.1 or [::1], or a private-use scheme such as com.example.app:/callback');
+  });
+
+  it.each([
+    'chessclock:/callback',
+    'javascript:alert(1)',
+    'data:text/html,<script>alert(1)</script>',
+    'file:///etc/passwd',
+    'Com.Example.App:/callback',
+    'com..example:/callback',
+    'com.example.:/callback',
+    'ftp://chess-clock.example/callback',
+  ])('refuses a scheme that is not a private-use scheme in reverse domain form: %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('must use https, http only on 127.0.0.1 or [::1], or a private-use scheme in reverse domain form such as com.example.app:/callback');
+  });
+
+  it.each(['com.example.app://callback', 'com.example.app:callback', 'com.example.app:', 'com.example.app:callback:/x'])('refuses a private-use URI without a single slash: %s', (uri) => {
+    expect(redirectUriProblem(uri, 'public')).toBe('a private-use scheme takes a single slash and a path, as in com.example.app:/callback (RFC 8252 §7.1)');
+  });
+
+  it('refuses a fragment, credentials, a relative reference and a URI over 500 characters, as for a server application', () => {
+    expect(redirectUriProblem('com.example.app:/callback#x', 'public')).toBe('must not contain a fragment (#)');
+    expect(redirectUriProblem('http://127.0.0.1:3000/callback#', 'public')).toBe('must not contain a fragment (#)');
+    expect(redirectUriProblem('http://user@127.0.0.1/callback', 'public')).toBe('must not contain credentials');
+    for (const uri of ['/callback', 'http://127.0.0.1:65536/callback', '1com.example:/callback', 'com.exam_ple:/callback']) {
+      expect(redirectUriProblem(uri, 'public'), uri).toBe('not an absolute URL');
+    }
+    expect(redirectUriProblem(`com.example.app:/${'a'.repeat(490)}`, 'public')).toBe('longer than 500 characters');
+  });
+});
+
+describe('client types', () => {
+  it('reads an application without a type as confidential (every one registered before public clients)', () => {
+    expect(clientTypeOf({})).toBe('confidential');
+    expect(clientTypeOf({ clientType: 'confidential' })).toBe('confidential');
+    expect(clientTypeOf({ clientType: 'public' })).toBe('public');
+    expect([isPublicClient({}), isPublicClient({ clientType: 'public' })]).toEqual([false, true]);
+  });
+
+  it('has no previous secret to accept when none was kept, even right after a rotation', () => {
+    const rotatedNow = { secretCreatedAt: '2026-11-01T10:00:00.000', createdAt: '2026-10-01T00:00:00.000' };
+    expect(previousSecretValidUntil({ ...rotatedNow, previousSecretHash: 'h' } as Client, new Date('2026-11-01T10:00:01.000Z'))).toEqual(expect.any(Date));
+    expect(previousSecretValidUntil(rotatedNow as Client, new Date('2026-11-01T10:00:01.000Z'))).toBeUndefined();
+  });
+
+  it('gives the web origins of the redirect URIs, none for a private-use scheme', () => {
+    expect(redirectOrigins({ redirectUris: ['https://App.Example/cb', 'http://127.0.0.1:5173/cb', 'http://[::1]/cb', 'https://app.example:443/x', 'com.example.app:/callback', 'not a url'] }))
+      .toEqual(['https://app.example', 'http://127.0.0.1:5173', 'http://[::1]', 'https://app.example']);
   });
 });
 
@@ -182,6 +269,18 @@ describe('registrationProblems', () => {
     expect(registrationProblems(makeRegistration({ redirectUris: uris(10) }))).toEqual({});
     expect(registrationProblems(makeRegistration({ redirectUris: [] }))).toEqual({ redirectUris: 'Give 1 to 10 redirect URIs, one per line.' });
     expect(registrationProblems(makeRegistration({ redirectUris: uris(11) }))).toEqual({ redirectUris: 'Give 1 to 10 redirect URIs, one per line.' });
+  });
+
+  it('holds the redirect URIs to the rules of the application\'s type', () => {
+    const native = makeRegistration({ redirectUris: ['http://127.0.0.1/callback', 'com.example.chessclock:/callback'] });
+    expect(registrationProblems(native, 'public')).toEqual({});
+    expect(registrationProblems(native)).toEqual({
+      redirectUris: 'com.example.chessclock:/callback: must use https (http is allowed only for localhost, 127.0.0.1 and [::1])',
+    });
+    expect(registrationProblems(makeRegistration({ redirectUris: ['http://localhost:8080/callback'] }), 'confidential')).toEqual({});
+    expect(registrationProblems(makeRegistration({ redirectUris: ['http://localhost:8080/callback'] }), 'public')).toEqual({
+      redirectUris: 'http://localhost:8080/callback: use http://127.0.0.1 or http://[::1] instead of localhost (RFC 8252 §8.3)',
+    });
   });
 
   it('names the first refused redirect URI and why', () => {
@@ -204,15 +303,23 @@ describe('registrationProblems', () => {
   it('keeps the description under 500 characters (it is optional)', () => {
     expect(registrationProblems(makeRegistration({ description: '' }))).toEqual({});
     expect(registrationProblems(makeRegistration({ description: 'd'.repeat(500) }))).toEqual({});
-    expect(registrationProblems(makeRegistration({ description: 'd'.repeat(501) })).description).toBeDefined();
+    expect(registrationProblems(makeRegistration({ description: 'd'.repeat(501) })).description).toBe('Keep the description under 500 characters.');
   });
 
   it.each(['', 'chess-clock.example', 'javascript:alert(1)', 'ftp://chess-clock.example', `https://chess-clock.example/${'w'.repeat(300)}`])(
     'refuses the website "%s" (it becomes a link on the consent page)',
     (website) => {
-      expect(Object.keys(registrationProblems(makeRegistration({ website })))).toEqual(['website']);
+      expect(registrationProblems(makeRegistration({ website }))).toEqual({ website: 'Give the address of the application’s website (https://…).' });
     },
   );
+
+  it('takes an http or https website of up to 300 characters', () => {
+    const longest = `https://chess-clock.example/${'w'.repeat(300 - 'https://chess-clock.example/'.length)}`;
+    for (const website of ['http://chess-clock.example', 'https://chess-clock.example', longest]) {
+      expect(registrationProblems(makeRegistration({ website })), website).toEqual({});
+    }
+    expect(registrationProblems(makeRegistration({ website: `${longest}w` }))).toHaveProperty('website');
+  });
 
   it('reports every wrong field at once', () => {
     const problems = registrationProblems({ name: '', description: '', website: 'nope', redirectUris: ['nope'] });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkAuthorizationRequest, redirectWith, repeatedParams } from '#shared/oauth/authorize-request';
+import { checkAuthorizationRequest, mayReuseConsent, redirectWith, repeatedParams } from '#shared/oauth/authorize-request';
 import type { Client } from '#shared/domain/client';
 import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
 
@@ -93,6 +93,71 @@ describe('checkAuthorizationRequest', () => {
   it('treats parameters sent empty as omitted (RFC 6749 §3.1): an empty challenge and method are no PKCE', () => {
     expect(checkAuthorizationRequest({ ...valid, code_challenge: '', code_challenge_method: '' }, client, ISSUER))
       .toMatchObject({ outcome: 'valid', request: { state: 'xyz' } });
+  });
+});
+
+describe('checkAuthorizationRequest of a public client (native or browser application, RFC 8252)', () => {
+  const LOOPBACK = 'http://127.0.0.1/oauth/callback';
+  const publicClient: Client = {
+    ...client, secretHash: undefined, clientType: 'public',
+    redirectUris: [LOOPBACK, 'http://[::1]:4000/cb?app=1', 'com.example.app:/callback', 'https://app.example.test/spa/'],
+  };
+  const pkce = { code_challenge: CHALLENGE, code_challenge_method: 'S256' };
+  const request = (redirectUri: string, extra: Record<string, string> = pkce) =>
+    checkAuthorizationRequest({ ...valid, redirect_uri: redirectUri, ...extra }, publicClient, ISSUER);
+
+  it('accepts a registered loopback URI at any port, path and query exact, and the other registered URIs as they are', () => {
+    for (const uri of [LOOPBACK, 'http://127.0.0.1:1/oauth/callback', 'http://127.0.0.1:53124/oauth/callback', 'http://127.0.0.1:65535/oauth/callback',
+      'http://[::1]/cb?app=1', 'http://[::1]:4000/cb?app=1', 'http://[::1]:61001/cb?app=1', 'com.example.app:/callback', 'https://app.example.test/spa/']) {
+      expect(request(uri), uri).toMatchObject({ outcome: 'valid', request: { redirectUri: uri, codeChallenge: CHALLENGE } });
+    }
+  });
+
+  it('shows the error page for a loopback URI with another path, query, host or scheme, or a port that is no port', () => {
+    for (const uri of ['http://127.0.0.1:53124/oauth/callback/', 'http://127.0.0.1:53124/oauth/other', 'http://127.0.0.1:53124/oauth/callback?x=1',
+      'http://127.0.0.1:53124/OAUTH/callback', 'http://localhost:53124/oauth/callback', 'http://[::1]:53124/oauth/callback', 'http://127.0.0.2:53124/oauth/callback',
+      'https://127.0.0.1:53124/oauth/callback', 'http://127.0.0.1:0/oauth/callback', 'http://127.0.0.1:65536/oauth/callback',
+      'http://127.0.0.1:080/oauth/callback', 'http://127.0.0.1:/oauth/callback', 'http://127.0.0.1:53124/oauth/callback#x',
+      'http://127.0.0.1:53124@evil.example/oauth/callback', 'http://[::1]:4000/cb', 'com.example.app:/callback/', 'com.example.app://callback',
+      'https://app.example.test:8443/spa/', 'xhttp://127.0.0.1:53124/oauth/callback', 'evil.example:http://127.0.0.1:53124/oauth/callback',
+      'http://127.0.0.1:53124x/oauth/callback', 'http://127.0.0.1:53124/oauth/callback\n']) {
+      expect(request(uri), uri).toMatchObject({ outcome: 'error-page', message: expect.stringContaining('redirect address') });
+    }
+  });
+
+  it('requires PKCE: without a challenge it redirects invalid_request, with or without state', () => {
+    // An empty state counts as none (RFC 6749 §3.1).
+    for (const extra of [{}, { state: '' }, { code_challenge_method: 'S256' }, { code_challenge: '', state: '' }] as Record<string, string>[]) {
+      const check = request(LOOPBACK, extra);
+      if (check.outcome !== 'redirect') throw new Error(`expected a redirect, got ${JSON.stringify(check)}`);
+      const url = new URL(check.location);
+      expect(`${url.origin}${url.pathname}`).toBe('http://127.0.0.1/oauth/callback');
+      expect(url.searchParams.get('error')).toBe('invalid_request');
+      expect(url.searchParams.get('error_description')).toMatch(/code_challenge|code_challenge_method/);
+    }
+    expect(request(LOOPBACK, {})).toMatchObject({ outcome: 'redirect', location: expect.stringContaining('native+or+browser+application') });
+  });
+
+  it('keeps matching a confidential client\'s loopback URIs exactly, port included', () => {
+    expect(checkAuthorizationRequest({ ...valid, redirect_uri: 'http://localhost:8080/cb' }, client, ISSUER)).toMatchObject({ outcome: 'valid' });
+    for (const uri of ['http://localhost:8081/cb', 'http://localhost/cb']) {
+      expect(checkAuthorizationRequest({ ...valid, redirect_uri: uri }, client, ISSUER), uri).toMatchObject({ outcome: 'error-page' });
+    }
+    const confidentialLoopback = { ...client, redirectUris: [LOOPBACK] };
+    expect(checkAuthorizationRequest({ ...valid, redirect_uri: 'http://127.0.0.1:5000/oauth/callback' }, confidentialLoopback, ISSUER)).toMatchObject({ outcome: 'error-page' });
+    expect(checkAuthorizationRequest({ ...valid, redirect_uri: LOOPBACK }, { ...confidentialLoopback, clientType: 'confidential' }, ISSUER)).toMatchObject({ outcome: 'valid' });
+  });
+});
+
+describe('mayReuseConsent (RFC 8252 §8.6)', () => {
+  it('reuses a consent for a confidential client and for a public client\'s https redirect, never for its loopback or private-use one', () => {
+    const publicClient: Client = { ...client, clientType: 'public' };
+    expect(mayReuseConsent(client, 'http://localhost:8080/cb')).toBe(true);
+    expect(mayReuseConsent({ ...client, clientType: 'confidential' }, 'http://127.0.0.1/cb')).toBe(true);
+    expect(mayReuseConsent(publicClient, 'https://app.example.test/spa/')).toBe(true);
+    expect(mayReuseConsent(publicClient, 'http://127.0.0.1:5000/cb')).toBe(false);
+    expect(mayReuseConsent(publicClient, 'http://[::1]:5000/cb')).toBe(false);
+    expect(mayReuseConsent(publicClient, 'com.example.app:/callback')).toBe(false);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { authenticateClient, readClientCredentials, type ClientCredentials } from '#shared/oauth/client-auth';
+import { authenticateClient, ClientAuthMethodError, readClientCredentials, type ClientCredentials } from '#shared/oauth/client-auth';
 import { hashSecret } from '#shared/secrets';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, type Client } from '#shared/domain/client';
 import { AppError } from '#shared/errors';
@@ -75,14 +75,25 @@ describe('readClientCredentials', () => {
     expect(refusal(() => readClientCredentials(basic('app-1', SECRET), { client_id: 'app-2' }, 'invalid_request'))).toEqual(INVALID_REQUEST);
   });
 
-  it('answers missing body credentials as the endpoint asks: invalid_request without a challenge, or invalid_client with the Basic one', () => {
-    for (const form of [{}, { client_id: 'app-1' }, { client_secret: SECRET }, { client_id: '', client_secret: SECRET }, { client_id: 'app-1', client_secret: '' }] as Record<string, string>[]) {
+  it('answers missing body credentials as the endpoint asks: invalid_request or invalid_client without a challenge', () => {
+    for (const form of [{}, { client_secret: SECRET }, { client_id: '', client_secret: SECRET }] as Record<string, string>[]) {
       expect(refusal(() => readClientCredentials(undefined, form, 'invalid_request'))).toEqual(INVALID_REQUEST);
       expect(refusal(() => readClientCredentials(undefined, form, 'invalid_client'))).toEqual(INVALID_CLIENT_BODY);
     }
   });
 
-  it('refuses a client id that cannot be one of ours, with a Basic challenge whichever method was used', () => {
+  it('reads a client_id without a secret (or with an empty one) as a public client\'s, carrying the endpoint\'s answer for a confidential one', () => {
+    // Before public clients these two were refused here; a confidential client still is, by authenticateClient once it is read.
+    for (const form of [{ client_id: 'app-1' }, { client_id: 'app-1', client_secret: '' }] as Record<string, string>[]) {
+      expect(readClientCredentials(undefined, form, 'invalid_request')).toEqual({ clientId: 'app-1', basic: false, missing: 'invalid_request' });
+      expect(readClientCredentials(undefined, form, 'invalid_client')).toEqual({ clientId: 'app-1', basic: false, missing: 'invalid_client' });
+      expect(refusal(() => authenticateClient(makeClient(), readClientCredentials(undefined, form, 'invalid_request')))).toEqual(INVALID_REQUEST);
+      expect(refusal(() => authenticateClient(makeClient(), readClientCredentials(undefined, form, 'invalid_client')))).toEqual(INVALID_CLIENT_BODY);
+    }
+    expect(refusal(() => readClientCredentials(undefined, { client_id: 'a'.repeat(129) }, 'invalid_request'))).toEqual(INVALID_CLIENT_BODY);
+  });
+
+  it('refuses a client id that cannot be one of ours, with the challenge of the method used', () => {
     const long = 'a'.repeat(129);
     expect(readClientCredentials(undefined, { client_id: 'a'.repeat(128), client_secret: SECRET }, 'invalid_request').clientId).toHaveLength(128);
     expect(refusal(() => readClientCredentials(undefined, { client_id: long, client_secret: SECRET }, 'invalid_request'))).toEqual(INVALID_CLIENT_BODY);
@@ -109,7 +120,7 @@ describe('authenticateClient', () => {
     }
   });
 
-  it('refuses an unknown client, with a Basic challenge whichever method was used', () => {
+  it('refuses an unknown client, with the challenge of the method used', () => {
     expect(refusal(() => authenticateClient(undefined, body(SECRET)))).toEqual(INVALID_CLIENT_BODY);
     expect(refusal(() => authenticateClient(undefined, viaBasic(SECRET)))).toEqual(INVALID_CLIENT_BASIC);
     expect(refusal(() => authenticateClient(makeClient(), viaBasic('wrong')))).toEqual(INVALID_CLIENT_BASIC);
@@ -146,4 +157,65 @@ describe('authenticateClient', () => {
     expect(refusal(() => authenticateClient(rotated, body('other-secret'), during))).toEqual(INVALID_CLIENT_BODY);
     expect(authenticateClient(other, body('other-secret'))).toBe(other);
   });
+});
+
+describe('authenticateClient of a public client (token_endpoint_auth_method none)', () => {
+  const publicClient = makeClient({ clientType: 'public', secretHash: undefined, secretCreatedAt: undefined });
+  const none = (missing: 'invalid_request' | 'invalid_client' = 'invalid_request'): ClientCredentials => ({ clientId: 'app-1', basic: false, missing });
+
+  it('accepts its client_id alone, and tells the hook which client it was', () => {
+    const seen: string[] = [];
+    expect(authenticateClient(publicClient, { ...none(), authenticated: (c) => seen.push(c.clientId) })).toBe(publicClient);
+    expect(seen).toEqual(['app-1']);
+  });
+
+  // Every 401 carries the Basic challenge (issue 23, item 5), after body credentials too.
+  it('refuses a secret or HTTP Basic, saying which method the client uses, with the challenge', () => {
+    for (const [credentials, challenge] of [
+      [{ clientId: 'app-1', clientSecret: SECRET, basic: false }, 'Basic realm="oauth"'],
+      [{ clientId: 'app-1', clientSecret: SECRET, basic: true }, 'Basic realm="oauth"'],
+      [{ clientId: 'app-1', clientSecret: '', basic: true }, 'Basic realm="oauth"'],
+    ] as [ClientCredentials, string | undefined][]) {
+      const seen: string[] = [];
+      const call = () => authenticateClient(publicClient, { ...credentials, authenticated: (c) => seen.push(c.clientId) });
+      expect(refusal(call)).toEqual({ status: 401, code: 'invalid_client', challenge });
+      expect(call).toThrow(ClientAuthMethodError);
+      expect(call).toThrow('This application is a native or browser application (public client, token_endpoint_auth_method none): '
+        + 'send its client_id in the body, and no client_secret nor HTTP Basic.');
+      expect(seen).toEqual([]);
+    }
+  });
+
+  it('refuses a public client even with the hash of the placeholder secret or of an empty one', () => {
+    expect(refusal(() => authenticateClient(publicClient, body('no-such-client')))).toEqual(INVALID_CLIENT_BODY);
+    expect(refusal(() => authenticateClient({ ...publicClient, secretHash: hashSecret(SECRET) }, body(SECRET)))).toEqual(INVALID_CLIENT_BODY);
+  });
+
+  it('refuses an unknown client without a secret as invalid_client, whatever the endpoint answers missing credentials with', () => {
+    expect(refusal(() => authenticateClient(undefined, none('invalid_request')))).toEqual(INVALID_CLIENT_BODY);
+    expect(refusal(() => authenticateClient(undefined, none('invalid_client')))).toEqual(INVALID_CLIENT_BODY);
+    expect(() => authenticateClient(undefined, none())).not.toThrow(ClientAuthMethodError);
+  });
+
+  it('answers a confidential client without a secret as the endpoint answers missing credentials, telling no hook', () => {
+    const seen: string[] = [];
+    const hook = { authenticated: (c: Client) => seen.push(c.clientId) };
+    expect(refusal(() => authenticateClient(makeClient(), { ...none('invalid_request'), ...hook }))).toEqual(INVALID_REQUEST);
+    expect(refusal(() => authenticateClient(makeClient(), { ...none('invalid_client'), ...hook }))).toEqual(INVALID_CLIENT_BODY);
+    // Credentials made by hand, without the endpoint's rule: invalid_client.
+    expect(refusal(() => authenticateClient(makeClient({ clientType: 'confidential' }), { clientId: 'app-1', basic: false }))).toEqual(INVALID_CLIENT_BODY);
+    expect(seen).toEqual([]);
+  });
+
+  it('tells the hook of a confidential client that authenticated, and of none that failed', () => {
+    const seen: string[] = [];
+    const hook = { authenticated: (c: Client) => seen.push(c.clientId) };
+    authenticateClient(makeClient(), { ...body(SECRET), ...hook });
+    expect(() => authenticateClient(makeClient(), { ...body('wrong'), ...hook })).toThrow();
+    expect(seen).toEqual(['app-1']);
+  });
+
+  function body(clientSecret: string): ClientCredentials {
+    return { clientId: 'app-1', clientSecret, basic: false };
+  }
 });

@@ -32,6 +32,16 @@ describe('client cache', () => {
     expect([matching?.clientId, other, unknown, lastMoment?.clientId, expired]).toEqual(['a', undefined, undefined, 'a', undefined]);
   });
 
+  it('never answers for a public client, which has no secret: its item is read with every grant', () => {
+    const cache = createClientCache({ now: () => 0 });
+    const { secretHash: _, ...withoutSecret } = client('p');
+    cache.remember({ ...withoutSecret, clientType: 'public' });
+
+    expect(cache.withCurrentSecret('p', hashSecret(''))).toBeUndefined();
+    expect(cache.withCurrentSecret('p', 'undefined')).toBeUndefined();
+    expect(cache.withCurrentSecret('p', hashSecret(SECRET))).toBeUndefined();
+  });
+
   it('keeps at most maxEntries items, dropping the oldest; a remembered item replaces the one before and forget drops it', () => {
     const cache = createClientCache({ now: () => 0, maxEntries: 2 });
     cache.remember(client('a'));

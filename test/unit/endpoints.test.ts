@@ -88,13 +88,21 @@ describe('the registry of the functions', () => {
     expect(problems(thing({ ...GOOD, openApi: operation }))).toEqual(['functions/things/get-thing.route.ts: openApi is only for a function with a scoped resource route']);
   });
 
+  it('takes an OPTIONS route only on the API without CORS, where API Gateway does not answer preflights itself', () => {
+    const preflight = (api: 'auth' | 'resource') => thing({ routes: [{ api, method: 'OPTIONS', path: '/things', throttle: 'metadata' }], needs: {}, sample });
+    expect(problems(preflight('auth'))).toEqual([]);
+    expect(problems(preflight('resource'))).toEqual([
+      'functions/things/get-thing.route.ts: routes[0]: the resource API has CORS, so API Gateway answers its preflights itself: no route may take OPTIONS there',
+    ]);
+  });
+
   it('refuses a malformed route, need or sample', () => {
     expect(problems(thing({
       routes: [{ api: 'admin', method: 'PATCH', path: 'thing', throttle: 'fast', scopes: ['read_all'], fn: 'other' }], needs: { signingKey: 'steal', webhookQueue: ['drop'] },
       sample: { status: 'ok', make: () => undefined },
     }))).toEqual([
       'functions/things/get-thing.route.ts: routes[0]: api must be \'resource\' or \'auth\', not "admin"',
-      'functions/things/get-thing.route.ts: routes[0]: method must be one of GET, POST, PUT, DELETE, not "PATCH"',
+      'functions/things/get-thing.route.ts: routes[0]: method must be one of GET, POST, PUT, DELETE, OPTIONS, not "PATCH"',
       'functions/things/get-thing.route.ts: routes[0]: path must start with / and hold no space, not "thing"',
       'functions/things/get-thing.route.ts: routes[0]: throttle must be a class of THROTTLES (shared/routes.ts), not "fast"',
       'functions/things/get-thing.route.ts: routes[0]: scopes must be a non-empty list of read_user, read_device, write_device',
