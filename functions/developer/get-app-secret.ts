@@ -1,9 +1,9 @@
-import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/account-pages';
 import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
 import { hashSecret } from '#shared/secrets';
 import { secure } from '#shared/pages/session';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
+import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/console-pages';
 
 /**
  * GET /developer/apps/{client_id}/secret — shows the secret a registration or rotation just created

@@ -1,8 +1,8 @@
-import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { webhookView } from '#shared/pages/webhook-forms';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { WEBHOOK_OUTCOMES, webhookOutcomeOf } from '#shared/views/console-links';
+import { appPage } from '#shared/views/console-pages';
 
 /**
  * GET /developer/apps/{client_id} — one of my applications, editable, with its webhook and last

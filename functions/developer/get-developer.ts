@@ -1,6 +1,6 @@
-import { developerPage } from '#shared/views/account-pages';
 import { audience, clients } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
+import { developerPage } from '#shared/views/console-pages';
 
 /** GET /developer — my applications and the registration form. */
 export const handler = pageHandler({ session: 'required', loginReturn: '/developer' }, async ({ signedIn, viewer }) =>

@@ -1,10 +1,10 @@
-import { deleteAppPage } from '#shared/views/account-pages';
 import { deleteApplication } from '#shared/oauth/app-access';
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { clients, grants, webhooks } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 import { countMetric, METRIC } from '#shared/metrics';
+import { deleteAppPage } from '#shared/views/console-pages';
 
 /**
  * POST /developer/apps/{client_id}/delete — deletes the application and everything its users

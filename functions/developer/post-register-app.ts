@@ -1,4 +1,3 @@
-import { developerPage } from '#shared/views/account-pages';
 import { clientTypeFrom, registerApp, registrationFrom } from '#shared/console/developer';
 import { audience, clients } from '#shared/runtime';
 import { secure } from '#shared/pages/session';
@@ -6,6 +5,7 @@ import { pageHandler } from '#shared/pages/page-handler';
 import { registrationProblems } from '#shared/domain/client';
 import { redirect } from '#shared/http/responses';
 import { appPath, secretPath } from '#shared/views/console-links';
+import { developerPage } from '#shared/views/console-pages';
 
 /**
  * POST /developer/apps — registers an application of the kind the developer chose. A server

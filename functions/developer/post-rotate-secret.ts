@@ -1,4 +1,3 @@
-import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId, rotateAppSecret } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
 import { webhookView } from '#shared/pages/webhook-forms';
@@ -8,6 +7,7 @@ import { redirect } from '#shared/http/responses';
 import { isPublicClient } from '#shared/domain/client';
 import { BadRequestError } from '#shared/errors';
 import { NO_SECRET, secretPath } from '#shared/views/console-links';
+import { appPage } from '#shared/views/console-pages';
 
 /**
  * POST /developer/apps/{client_id}/secret — replaces the client secret once the developer ticked the

@@ -1,10 +1,10 @@
-import { appPage } from '#shared/views/account-pages';
 import { ownedApp, pathClientId, registrationFrom } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
 import { webhookView } from '#shared/pages/webhook-forms';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { clientTypeOf, registrationProblems } from '#shared/domain/client';
 import { redirect } from '#shared/http/responses';
+import { appPage } from '#shared/views/console-pages';
 
 /**
  * POST /developer/apps/{client_id} — edits name, description, website and redirect URIs, under the

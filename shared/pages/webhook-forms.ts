@@ -1,4 +1,4 @@
-import { appPage, type Viewer } from '#shared/views/account-pages';
+import { type Viewer } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { webhooks } from '#shared/runtime';
 import type { Page, PageNeeds } from '#shared/pages/page-handler';
@@ -6,6 +6,7 @@ import type { WebhookView } from '#shared/views/webhook-pages';
 import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import type { Client } from '#shared/domain/client';
 import type { HttpResult } from '#shared/http/responses';
+import { appPage } from '#shared/views/console-pages';
 
 /** How many deliveries the application page lists. */
 export const DELIVERIES_SHOWN = 20;
