@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 /** Caches that tools keep in the temporary folder on purpose (tsx's compile cache, of the tools tests run); they go with the folder. */
@@ -17,8 +17,10 @@ const TOOL_CACHES = /^tsx-\d+$/;
 export default function setup(project: TestProject) {
   const dir = project.config.env.TMPDIR;
   if (!dir) throw new Error('vitest.config.ts gives the tests no TMPDIR');
-  // A folder of a crashed run with the same process id is stale.
+  // A folder of a crashed run with the same process id is stale; so are those of runs that were
+  // killed before their teardown (an interrupted `vitest run`), whose process is gone.
   rmSync(dir, { recursive: true, force: true });
+  removeFoldersOfEndedRuns(dirname(dir));
   mkdirSync(dir, { recursive: true });
   const local = join(project.config.root, '.local');
   const hadLocal = existsSync(local);
@@ -44,5 +46,23 @@ function entries(dir: string): string[] {
     return readdirSync(dir);
   } catch {
     return [];
+  }
+}
+
+/** The run folders (`dus-run-<pid>`, `dus-aws-calls-<pid>`, vitest.config.ts) in `parent` whose run's process no longer exists. */
+function removeFoldersOfEndedRuns(parent: string): void {
+  for (const name of entries(parent)) {
+    const pid = /^dus-(?:run|aws-calls)-(\d+)$/.exec(name)?.[1];
+    if (pid !== undefined && !isRunning(Number(pid))) rmSync(join(parent, name), { recursive: true, force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
