@@ -1,4 +1,5 @@
 import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
+import { DEVICE_GRANT_REPO_NEEDS as deviceGrants } from '#shared/data/device-grant-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
@@ -17,7 +18,7 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 // every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
-export { clients, devices, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
+export { clients, deviceGrants, devices, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
 /** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
@@ -32,6 +33,15 @@ export const issueCode = [grants.createCode, grants.saveConsentWithCode];
 export const exchangeCode = [grants.getCodeClientAndConsent, grants.redeemCode, grants.revokeFamily];
 export const refresh = [grants.getFamilyClientAndConsent, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
 export const revokeToken = [grants.getFamilyClientAndConsent, grants.revokeFamily];
+/** oauth/grants/device-code.ts: the device authorization, and a poll (the client read only for a confidential client, or a refusal). */
+export const authorizeDevice = [grants.getFamilyClientAndConsent, deviceGrants.createDeviceAuthorization];
+export const pollDeviceCode = [
+  grants.getFamilyClientAndConsent, deviceGrants.recordPoll, deviceGrants.slowDown, deviceGrants.redeemDeviceCode, grants.revokeFamily,
+];
+/** oauth/device-approval.ts: a user code entered at /device, and the decision on it. */
+export const deviceApproval = [
+  deviceGrants.countUserCodeEntry, deviceGrants.getUserCode, clients.clientsRead, grants.consentRead, deviceGrants.decide,
+];
 /** accounts/accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
 export const signUp = [users.createUser, links.newLink, mailLimits.takeMailSlot];
 export const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];

@@ -12,6 +12,10 @@ export type ErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'access_denied'
+  | 'unauthorized_client'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token'
   | 'conflict';
 
 /**
@@ -119,6 +123,25 @@ export class InvalidScopeError extends AppError {
   }
 }
 
+/** The application may not use this grant (RFC 6749 §5.2): the device flow is not enabled for it. */
+export class UnauthorizedClientError extends AppError {
+  constructor(description: string) {
+    super('unauthorized_client', description);
+  }
+}
+
+/**
+ * A device polling the token endpoint is answered (RFC 8628 §3.5): the user has not decided yet
+ * (`authorization_pending`), the device polls faster than its interval (`slow_down`), the device code
+ * expired (`expired_token`), or the user denied the request (`access_denied`). Every one is a 400,
+ * as every token error is (RFC 6749 §5.2).
+ */
+export class DeviceGrantError extends AppError {
+  constructor(code: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied', description: string) {
+    super(code, description);
+  }
+}
+
 /**
  * A service this one depends on cannot answer right now (throttled, briefly unavailable,
  * unreachable): the request may be retried as is. Not an AppError: the code that calls the
@@ -146,8 +169,14 @@ const STATUS_OF_CODE: Readonly<Record<ErrorCode, number>> = {
   invalid_grant: 400,
   unsupported_grant_type: 400,
   invalid_scope: 400,
-  // A form refused (CSRF): the user may not do this from there.
+  // A form refused (CSRF): the user may not do this from there. (At the token endpoint, a device
+  // authorization the user denied is 400: DeviceGrantError.)
   access_denied: 403,
+  unauthorized_client: 400,
+  // RFC 8628 §3.5: the device flow's polling answers.
+  authorization_pending: 400,
+  slow_down: 400,
+  expired_token: 400,
   conflict: 409,
 };
 
@@ -155,5 +184,6 @@ const STATUS_OF_CODE: Readonly<Record<ErrorCode, number>> = {
 export function httpStatusOf(error: AppError): number {
   if (error instanceof PayloadTooLargeError) return 413;
   if (error instanceof UnsupportedMediaTypeError) return 415;
+  if (error instanceof DeviceGrantError) return 400;
   return STATUS_OF_CODE[error.code];
 }

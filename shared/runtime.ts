@@ -4,6 +4,7 @@ import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
+import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
 import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
@@ -115,6 +116,8 @@ export const users = /* @__PURE__ */ onFirstUse(() => createUserRepo(tableDeps()
 export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDeps()));
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
+/** The device authorization grant's items (RFC 8628): the token endpoint's polls and the /device page. */
+export const deviceGrants = /* @__PURE__ */ onFirstUse(() => createDeviceGrantRepo(tableDeps()));
 export const sessions = /* @__PURE__ */ onFirstUse(() => createSessionRepo(tableDeps()));
 export const throttle = /* @__PURE__ */ onFirstUse(() => createThrottleRepo(tableDeps()));
 export const links = /* @__PURE__ */ onFirstUse(() => createLinkRepo(tableDeps()));
@@ -140,7 +143,7 @@ export const prefetchSigner = (): Promise<unknown> => keyring.currentSigner();
 
 /** The token endpoint's service: the one that signs, and the one that caches client items (client-cache.ts). */
 export const tokens = /* @__PURE__ */ onFirstUse(() => createTokenService({
-  grants, signer: () => keyring.currentSigner(), issuer: issuer(), audience: audience(), clientCache: createClientCache(),
+  grants, deviceGrants, signer: () => keyring.currentSigner(), issuer: issuer(), audience: audience(), clientCache: createClientCache(),
 }));
 
 /**

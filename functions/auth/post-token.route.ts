@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { exchangeCode, refresh, signingKeys } from '#functions/needs';
+import { exchangeCode, pollDeviceCode, refresh, signingKeys } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/oauth/token', 'token')],
-  needs: { table: [...exchangeCode, ...refresh, signingKeys.getSchedule], signingKey: 'sign' },
+  needs: { table: [...exchangeCode, ...refresh, ...pollDeviceCode, signingKeys.getSchedule], signingKey: 'sign' },
   sample: {
     // invalid_grant: a code never issued.
     status: 400,

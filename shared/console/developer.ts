@@ -17,6 +17,8 @@ export function registrationFrom(form: Record<string, string>): ClientRegistrati
     description: (form.description ?? '').trim(),
     website: (form.website ?? '').trim(),
     redirectUris: [...new Set((form.redirect_uris ?? '').split(/\r?\n/).map((line) => line.trim()).filter(Boolean))],
+    // A checkbox: sent (as `on`) only when checked.
+    deviceFlow: form.device_flow === 'on',
   };
 }
 

@@ -32,6 +32,26 @@ function grantCondition(generation: string | undefined) {
     : { ConditionExpression: 'grantGeneration = :generation', ExpressionAttributeValues: { ':generation': generation } };
 }
 
+/** A consent as stored: in the user's partition, and indexed under its application (see consentOfClientIndexKey). */
+const consentItem = (consent: Consent) => ({
+  ...consentKey(consent.userId, consent.clientId), ...consentOfClientIndexKey(consent.clientId, consent.userId), ...consent,
+});
+
+/**
+ * The transaction item that records a consent on condition that the stored one is still `previous`
+ * (the one a decision was made on: same generation, or none at all), so that an allow racing a
+ * revocation cannot bring the revoked grant (or its scopes) back.
+ */
+export function consentPutItem(table: string, consent: Consent, previous: Consent | undefined): TransactItem {
+  const unchanged = previous ? grantCondition(previous.grantGeneration) : { ConditionExpression: 'attribute_not_exists(pk)' };
+  return { Put: { TableName: table, Item: consentItem(consent), ...unchanged } };
+}
+
+/** The transaction item that checks that a user's consent to a client still stands under `generation`. */
+export function consentStandsCheck(table: string, userId: string, clientId: string, generation: string | undefined): TransactItem {
+  return { ConditionCheck: { TableName: table, Key: consentKey(userId, clientId), ...grantCondition(generation) } };
+}
+
 /**
  * The user's consent to a client, as part of a combined read (none without a user). Outside the
  * repository too, so that a page that only reads it (shared/pages/session.ts) does not bundle the repository.
@@ -54,10 +74,6 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
     const [family, consent] = items;
     return { client: client && fromItem<Client>(client), family, consent: consent && fromItem<Consent>(consent) };
   }
-  /** A consent as stored: in the user's partition, and indexed under its application (see consentOfClientIndexKey). */
-  const consentItem = (consent: Consent) => ({
-    ...consentKey(consent.userId, consent.clientId), ...consentOfClientIndexKey(consent.clientId, consent.userId), ...consent,
-  });
 
   return {
     consentRead,
@@ -101,11 +117,10 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      * its scopes) back. False, and nothing written, when the consent changed since it was read.
      */
     async saveConsentWithCode(consent: Consent, previous: Consent | undefined, code: AuthorizationCode): Promise<boolean> {
-      const unchanged = previous ? grantCondition(previous.grantGeneration) : { ConditionExpression: 'attribute_not_exists(pk)' };
       try {
         await doc.send(new TransactWriteCommand({
           TransactItems: [
-            { Put: { TableName: table, Item: consentItem(consent), ...unchanged } },
+            consentPutItem(table, consent, previous),
             { Put: { TableName: table, Item: codeItem(code), ConditionExpression: 'attribute_not_exists(pk)' } },
           ],
         }));

@@ -20,6 +20,9 @@ export interface ClientGrants {
   consentUserIds: string[];
 }
 
+/** The states of a family's item that a revocation ends: the family, its code, its device authorization (not a denied one). */
+const LIVE_STATUSES = new Set(['active', 'pending', 'device_pending', 'device_approved']);
+
 /** Attempts of one revocation transaction that met a concurrent write (a rotation) or a family gone. */
 const REVOCATION_ATTEMPTS = 3;
 
@@ -125,8 +128,8 @@ export function createGrantRevocations({ doc, table }: RepoDeps) {
         // Stryker disable next-line ArrayDeclaration: a Query answers Items, empty or not
         for (const item of page.Items ?? []) {
           if (isFamilyKey(item)) {
-            // A code not yet exchanged is revoked too: its exchange can then no longer win.
-            if (item.status === 'active' || item.status === 'pending') grants.families.push({ familyId: String(item.familyId) });
+            // A code not yet exchanged, and a device authorization not yet redeemed, are revoked too: they can then no longer become a grant.
+            if (LIVE_STATUSES.has(String(item.status))) grants.families.push({ familyId: String(item.familyId) });
           // Stryker disable next-line ConditionalExpression: only families and consents are indexed under an application (keys.ts)
           } else if (isConsentKey(item)) {
             grants.consentUserIds.push(String(item.userId));

@@ -47,6 +47,24 @@ export const familiesOfClientIndexKey = (clientId: string, userId: string, famil
   gsi1sk: `USER#${userId}#${familyId}`,
 });
 /**
+ * GSI1 entry of a device authorization not yet approved (RFC 8628): it has no user yet, but is an
+ * application's grant all the same, so the Query that revokes an application's grants when it is
+ * deleted finds it. The approval moves it to familiesOfClientIndexKey, under its user.
+ */
+export const pendingDeviceIndexKey = (clientId: string, familyId: string) => ({
+  gsi1pk: `FAMILIES#${clientId}`,
+  gsi1sk: `DEVICE#${familyId}`,
+});
+/** A user code of the device flow, by the hash of its canonical form, until it is entered or expires. */
+export const userCodeKey = (codeHash: string) => ({ pk: `USERCODE#${codeHash}`, sk: 'USERCODE' });
+/**
+ * The count of user codes entered by one account, or from one address, in one window named by its
+ * start (epoch seconds): a new window is a new item, as for mailLimitKey.
+ */
+export const userCodeEntriesKey = (scope: 'account' | 'address', subject: string, windowStart: number) => ({
+  pk: `USERCODEENTRIES#${scope}#${subject}`, sk: `WINDOW#${windowStart}`,
+});
+/**
  * GSI1 entry of a consent: in its application's partition of the families index, so the one Query
  * that finds an application's families when it is deleted finds its consents too (a user's
  * partition is out of reach of the application's deletion otherwise).

@@ -23,6 +23,11 @@ export interface Client {
   /** Shown on the consent page. */
   developerName: string;
   createdAt: string;
+  /**
+   * Whether the application uses the device authorization grant (RFC 8628: a TV, a hub, a
+   * command-line tool without a browser), chosen by its developer in the console. Absent: it does not.
+   */
+  deviceFlow?: boolean;
   /** When the current secret was issued: at registration, or by the last rotation (absent on older items: `createdAt`). */
   secretCreatedAt?: string;
   /**
@@ -69,6 +74,8 @@ export interface ClientRegistration {
   description: string;
   website: string;
   redirectUris: string[];
+  /** Whether it uses the device authorization grant (see Client.deviceFlow; absent: no). */
+  deviceFlow?: boolean;
 }
 
 /** A registration of a new application: its fields and its type. */
@@ -85,8 +92,11 @@ export function registrationProblems(input: ClientRegistration, clientType: Clie
   if (!input.name.trim() || input.name.length > 80) problems.name = 'Give a name of 1 to 80 characters.';
   if (input.description.length > 500) problems.description = 'Keep the description under 500 characters.';
   if (!isWebUrl(input.website)) problems.website = 'Give the address of the application’s website (https://…).';
-  if (input.redirectUris.length === 0 || input.redirectUris.length > 10) {
-    problems.redirectUris = 'Give 1 to 10 redirect URIs, one per line.';
+  // An application that only uses the device flow redirects nowhere: it may have no redirect URI.
+  if (input.redirectUris.length > 10 || (input.redirectUris.length === 0 && !input.deviceFlow)) {
+    problems.redirectUris = input.redirectUris.length === 0
+      ? 'Give 1 to 10 redirect URIs, one per line (none only for an application that uses the device flow alone).'
+      : 'Give 1 to 10 redirect URIs, one per line.';
   } else {
     const bad = input.redirectUris.find((uri) => redirectUriProblem(uri, clientType));
     if (bad !== undefined) problems.redirectUris = `${bad}: ${redirectUriProblem(bad, clientType)}`;

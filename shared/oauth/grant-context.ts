@@ -3,6 +3,7 @@ import { authenticateClient, type ClientCredentials } from '#shared/oauth/client
 import type { ClientCache } from '#shared/oauth/client-cache';
 import type { TokenSigner } from '#shared/keys/signer';
 import type { GrantRepo } from '#shared/data/grant-repo';
+import type { DeviceGrantRepo } from '#shared/data/device-grant-repo';
 import type { Client } from '#shared/domain/client';
 import { ACCESS_TOKEN_TTL_SECONDS, type Consent, type RevocationReason, type TokenFamily } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
@@ -23,6 +24,8 @@ export interface TokenResponse {
 
 export interface TokenServiceDeps {
   grants: GrantRepo;
+  /** The device authorization grant's items (RFC 8628); without them the device flow is not offered. */
+  deviceGrants?: DeviceGrantRepo;
   /** The signer, or a function giving the signer of the moment (the active key of a rotation). */
   signer: Promise<TokenSigner> | (() => Promise<TokenSigner>);
   issuer: string;
@@ -46,6 +49,8 @@ export function createGrantContext(deps: TokenServiceDeps) {
 
   return {
     grants: deps.grants,
+    deviceGrants: deps.deviceGrants,
+    issuer: deps.issuer,
     now,
 
     /** The item unless past its TTL: DynamoDB deletes expired items late, and until then they are not there. */

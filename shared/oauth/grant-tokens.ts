@@ -37,3 +37,18 @@ export function newAuthorizationCode(grant: CodeGrant): { code: string; stored: 
   const code = newGrantToken(grant.userId, familyId);
   return { code, stored: { ...grant, familyId, codeHash: hashSecret(code), status: 'pending' } };
 }
+
+/**
+ * A device code (RFC 8628) is `<family id>.<256-bit random token>`: the id names the item of the
+ * device authorization (the first state of its family); only the hash of the whole value is stored.
+ */
+const DEVICE_CODE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[0-9A-Za-z_-]{43}$/;
+
+/** The family a device code names, if it has the shape of one of ours. */
+export const deviceCodeFamily = (code: string): string | undefined => DEVICE_CODE.exec(code)?.[1];
+
+/** A new device code, in a new family. */
+export function newDeviceCode(): { familyId: string; deviceCode: string } {
+  const familyId = randomUUID();
+  return { familyId, deviceCode: `${familyId}.${randomToken()}` };
+}

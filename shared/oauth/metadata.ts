@@ -13,11 +13,13 @@ export function authorizationServerMetadata(issuer: string) {
     authorization_endpoint: `${issuer}/oauth/authorize`,
     token_endpoint: `${issuer}/oauth/token`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
+    // RFC 8628 §4: devices without a browser (applications that enable the device flow in the console).
+    device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
     jwks_uri: `${issuer}${JWKS_PATH}`,
     scopes_supported: ALL_SCOPES,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
     // `none`: a public client (a native or browser application) names itself with client_id alone (shared/oauth/client-auth.ts).
     token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'none'],

@@ -1,4 +1,5 @@
 import { readClientCredentials } from '#shared/oauth/client-auth';
+import { DEVICE_CODE_GRANT_TYPE } from '#shared/oauth/grants/device-code';
 import { withClientCors } from '#shared/oauth/cors';
 import type { TokenService } from '#shared/oauth/token-service';
 import { InvalidGrantError } from '#shared/errors';
@@ -18,17 +19,17 @@ export interface TokenEndpointOptions {
 }
 
 /**
- * POST /oauth/token — authorization_code and refresh_token grants
+ * POST /oauth/token — authorization_code, refresh_token and device_code grants
  * (docs/api.md#token-request-authorization-code, docs/api.md#token-request-refresh,
- * docs/api.md#token-errors), over the token service it is given: the function's own, or a test's
+ * docs/api.md#token-request-device-code, docs/api.md#token-errors), over the token service it is given: the function's own, or a test's
  * with a failing signer. Confidential clients authenticate with their secret, public ones with
  * client_id alone (client-auth.ts); a browser application's answers carry its CORS (cors.ts).
  */
-export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refresh'>, options: TokenEndpointOptions = {}) {
+export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refresh' | 'pollDeviceCode'>, options: TokenEndpointOptions = {}) {
   return publicHandler((event) => withClientCors(event, async (authenticated) => {
     const form = parseForm(event, { emptyAsOmitted: true });
     const { grant_type: grantType } = requireParams(form, ['grant_type']);
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+    if (grantType !== 'authorization_code' && grantType !== 'refresh_token' && grantType !== DEVICE_CODE_GRANT_TYPE) {
       // docs/api.md#token-errors names invalid_grant for a grant_type other than the two.
       throw new InvalidGrantError(`Unsupported grant_type '${grantType.slice(0, 40)}'.`);
     }
@@ -38,6 +39,10 @@ export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refre
     if (grantType === 'authorization_code') {
       const { code, redirect_uri: redirectUri } = requireParams(form, ['code', 'redirect_uri']);
       return ok(await tokens.exchangeCode(credentials, { code, redirectUri, codeVerifier: form.code_verifier }));
+    }
+    if (grantType === DEVICE_CODE_GRANT_TYPE) {
+      const { device_code: deviceCode } = requireParams(form, ['device_code']);
+      return ok(await tokens.pollDeviceCode(credentials, { deviceCode }));
     }
     const { refresh_token: refreshToken } = requireParams(form, ['refresh_token']);
     return ok(await tokens.refresh(credentials, { refreshToken, scope: form.scope }));

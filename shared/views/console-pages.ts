@@ -22,7 +22,9 @@ export function developerPage(viewer: Viewer, api: string, apps: Client[], value
 }
 
 export function appPage(viewer: Viewer, app: Client, values?: Record<string, string>, errors: Record<string, string> = {}, status?: number, webhook: WebhookView = { deliveries: [] }): HttpResult {
-  const current = values ?? { name: app.name, description: app.description, website: app.website, redirect_uris: app.redirectUris.join('\n') };
+  const current = values ?? {
+    name: app.name, description: app.description, website: app.website, redirect_uris: app.redirectUris.join('\n'), ...(app.deviceFlow ? { device_flow: 'on' } : {}),
+  };
   const base = `/developer/apps/${encodeURIComponent(app.clientId)}`;
   return render(viewer, app.name, html`<div class="card"><h1>${app.name}</h1>
     <p>Client ID: <code>${app.clientId}</code></p>
@@ -135,6 +137,8 @@ function registrationForm(viewer: Viewer, action: string, submit: string, values
       ${errors.clientType ? html`<p class="error" id="client_type-error">${errors.clientType}</p>` : ''}</fieldset>`}
     ${field({ name: 'description', label: 'Description (shown to users)', type: 'textarea', value: values.description, error: errors.description })}
     ${field({ name: 'website', label: 'Website', type: 'url', value: values.website, error: errors.website, required: true })}
-    ${field({ name: 'redirect_uris', label: 'Redirect URIs (one per line)', type: 'textarea', value: values.redirect_uris, error: errors.redirectUris, required: true, hint: fixedType ? CLIENT_TYPES[fixedType].redirectHint : `${CLIENT_TYPES.confidential.label}: ${CLIENT_TYPES.confidential.redirectHint} ${CLIENT_TYPES.public.label}: ${CLIENT_TYPES.public.redirectHint}` })}
+    ${field({ name: 'redirect_uris', label: 'Redirect URIs (one per line)', type: 'textarea', value: values.redirect_uris, error: errors.redirectUris, hint: fixedType ? CLIENT_TYPES[fixedType].redirectHint : `${CLIENT_TYPES.confidential.label}: ${CLIENT_TYPES.confidential.redirectHint} ${CLIENT_TYPES.public.label}: ${CLIENT_TYPES.public.redirectHint}` })}
+    <label class="choice"><input type="checkbox" name="device_flow" ${values.device_flow === 'on' ? html`checked` : ''} aria-describedby="device_flow-hint"> Devices without a browser (device flow)</label>
+    <p class="muted" id="device_flow-hint">For a TV, a hub or a command-line tool: it shows a code that its user enters at <code>/device</code> on a phone or computer (RFC 8628). An application that uses only this flow needs no redirect URI.</p>
     <div class="actions"><button type="submit">${submit}</button></div></form>`;
 }

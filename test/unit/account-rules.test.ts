@@ -267,7 +267,12 @@ describe('registrationProblems', () => {
 
     expect(registrationProblems(makeRegistration({ redirectUris: uris(1) }))).toEqual({});
     expect(registrationProblems(makeRegistration({ redirectUris: uris(10) }))).toEqual({});
-    expect(registrationProblems(makeRegistration({ redirectUris: [] }))).toEqual({ redirectUris: 'Give 1 to 10 redirect URIs, one per line.' });
+    expect(registrationProblems(makeRegistration({ redirectUris: [] }))).toEqual({
+      redirectUris: 'Give 1 to 10 redirect URIs, one per line (none only for an application that uses the device flow alone).',
+    });
+    // An application that uses only the device flow redirects nowhere; it still has at most 10.
+    expect(registrationProblems(makeRegistration({ redirectUris: [], deviceFlow: true }))).toEqual({});
+    expect(registrationProblems(makeRegistration({ redirectUris: uris(11), deviceFlow: true }))).toEqual({ redirectUris: 'Give 1 to 10 redirect URIs, one per line.' });
     expect(registrationProblems(makeRegistration({ redirectUris: uris(11) }))).toEqual({ redirectUris: 'Give 1 to 10 redirect URIs, one per line.' });
   });
 

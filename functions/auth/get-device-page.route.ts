@@ -1,0 +1,13 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/device', 'page')],
+  needs: { table: pageReads },
+  sample: {
+    status: 200,
+    make: async (kit) => kit.page('GET /device?user_code=BCDF-GHJK, signed in: the code form, pre-filled', {
+      query: { user_code: 'BCDF-GHJK' }, cookies: [await kit.session()],
+    }),
+  },
+});

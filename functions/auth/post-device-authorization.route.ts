@@ -1,0 +1,14 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { authorizeDevice } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/oauth/device_authorization', 'token')],
+  needs: { table: authorizeDevice },
+  sample: {
+    // The demo application does not use the device flow (a sample must leave the demo data as it was).
+    status: 400,
+    make: (kit) => kit.page('POST /oauth/device_authorization as the demo application, which does not use the device flow: unauthorized_client', {
+      form: { scope: 'read_device' }, headers: { authorization: kit.demoClientBasic() },
+    }),
+  },
+});

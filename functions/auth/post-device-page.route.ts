@@ -1,0 +1,14 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { deviceApproval, pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/device', 'page')],
+  needs: { table: [...pageReads, ...deviceApproval] },
+  sample: {
+    // A well-formed code that names nothing: counted, looked up, refused.
+    status: 400,
+    make: async (kit) => kit.page('POST /device, signed in, a code that names no request: the code form again', {
+      form: { user_code: 'BCDF-GHJK' }, cookies: [await kit.session()],
+    }),
+  },
+});

@@ -1,0 +1,37 @@
+import { decideDeviceRequest, findDeviceRequest, isDeviceRequest, UNKNOWN_CODE } from '#shared/oauth/device-approval';
+import { batch, clients, deviceGrants, grants } from '#shared/runtime';
+import { pageHandler } from '#shared/pages/page-handler';
+import { deviceCodePage, deviceConsentPage, deviceDonePage } from '#shared/views/device-pages';
+
+const deps = { deviceGrants, batch, clients, grants };
+
+/**
+ * POST /device (docs/api.md#device-page; RFC 8628 §3.3): the code the user typed. Without a
+ * decision, the consent page of the request it names; with `decision` (allow or deny, from that
+ * page), the decision, recorded in one transaction that uses the code up. Each submission is counted
+ * against the entry limits before the code is looked up (device-approval.ts), so guessing is bounded.
+ * A code that names nothing, or no longer anything, is the code form again with what went wrong.
+ */
+export const handler = pageHandler({
+  form: true, csrf: true, session: 'required', loginReturn: '/device',
+}, async ({ event, form, signedIn, viewer }) => {
+  const signed = { email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies };
+  const userId = signedIn.user.id;
+  const found = await findDeviceRequest(deps, form.user_code, userId, event.requestContext.http.sourceIp);
+  if (!isDeviceRequest(found)) return deviceCodePage({ ...signed, userCode: form.user_code?.slice(0, 32), error: found.problem, status: found.status });
+
+  const consentPage = (status?: number) => deviceConsentPage({
+    ...signed, client: found.client, scopes: found.code.scopes, alreadyGranted: found.consent?.scopes ?? [], userCode: found.userCode, status,
+  });
+  if (form.decision !== 'allow' && form.decision !== 'deny') return consentPage();
+  const allow = form.decision === 'allow';
+  const outcome = await decideDeviceRequest(deps, found, userId, allow);
+  if (outcome === 'done') return deviceDonePage({ ...signed, clientName: found.client.name, allowed: allow });
+  // Used or expired since it was read: the code form says so. The consent changed meanwhile (a
+  // revocation, another tab): the consent page again, from what is stored now, at the next entry.
+  if (outcome === 'not_pending') return deviceCodePage({ ...signed, error: UNKNOWN_CODE, status: 400 });
+  return deviceCodePage({
+    ...signed, userCode: found.userCode, status: 409,
+    error: 'Your permissions for this application changed while you decided. Continue to see the request again.',
+  });
+});
