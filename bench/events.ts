@@ -23,6 +23,8 @@ export interface EventSpec {
   /** Verified access-token claims (resource routes only). */
   claims?: { sub: string; client_id: string; scope: string };
   host?: string;
+  /** The client's address (default 192.0.2.10): calls that a per-address limit counts each come from their own. */
+  sourceIp?: string;
 }
 
 export function makeEvent(spec: EventSpec): APIGatewayProxyEventV2 {
@@ -43,7 +45,7 @@ export function makeEvent(spec: EventSpec): APIGatewayProxyEventV2 {
       host,
       'user-agent': 'bench/1.0',
       'x-amzn-trace-id': `Root=1-${now.toString(16)}-${randomUUID().replace(/-/g, '').slice(0, 24)}`,
-      'x-forwarded-for': '192.0.2.10',
+      'x-forwarded-for': spec.sourceIp ?? '192.0.2.10',
       'x-forwarded-port': '443',
       'x-forwarded-proto': 'https',
       ...(spec.cookies ? { cookie: spec.cookies.join('; ') } : {}),
@@ -56,7 +58,7 @@ export function makeEvent(spec: EventSpec): APIGatewayProxyEventV2 {
       apiId: 'bench',
       domainName: host,
       domainPrefix: host.split('.')[0]!,
-      http: { method, path: spec.path, protocol: 'HTTP/1.1', sourceIp: '192.0.2.10', userAgent: 'bench/1.0' },
+      http: { method, path: spec.path, protocol: 'HTTP/1.1', sourceIp: spec.sourceIp ?? '192.0.2.10', userAgent: 'bench/1.0' },
       requestId: randomUUID(),
       routeKey: spec.routeKey,
       stage: '$default',

@@ -8,9 +8,11 @@ import { newSecretReveal } from '#shared/console/developer';
 import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { hashPassword } from '#shared/accounts/password';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { grantTokenNames, newAuthorizationCode, newGrantToken } from '#shared/oauth/grant-tokens';
+import { grantTokenNames, newAuthorizationCode, newDeviceCode, newGrantToken } from '#shared/oauth/grant-tokens';
+import { DEVICE_CODE_GRANT_TYPE } from '#shared/oauth/grants/device-code';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
+import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
@@ -24,6 +26,7 @@ import {
 import { rendererScript } from '#shared/docs/api-reference';
 import type { Device } from '#shared/domain/device';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
+import { newUserCode } from '#shared/domain/device-authorization';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
@@ -171,6 +174,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   const users = createUserRepo(deps);
   const clients = createClientRepo(deps);
   const grants = createGrantRepo(deps);
+  const deviceGrants = createDeviceGrantRepo(deps);
   const sessions = createSessionRepo(deps);
   const links = createLinkRepo(deps);
   const webhooks = createWebhookRepo(deps);
@@ -188,9 +192,11 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   /** A browser request to the auth host; `route` is the route table's path, `{name}` filled from pathParameters. */
   const authEvent = (method: string, route: string, extra: {
     query?: Record<string, string>; form?: Record<string, string>; headers?: Record<string, string>; cookies?: string[]; pathParameters?: Record<string, string>;
+    sourceIp?: string;
   } = {}) =>
     makeEvent({
       routeKey: `${method} ${route}`, method, host: authHost, query: extra.query, cookies: extra.cookies, pathParameters: extra.pathParameters,
+      sourceIp: extra.sourceIp,
       path: route.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(extra.pathParameters?.[name] ?? '')),
       ...(extra.form ? { body: formBody(extra.form), headers: { ...FORM_TYPE, ...extra.headers } } : { headers: extra.headers }),
     });
@@ -226,6 +232,32 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   };
   /** Fresh, active refresh tokens of Alice for the demo client. */
   const freshRefreshTokens = (count: number) => pool(count, 16, () => activeFamily(DEMO_CLIENT.clientId, alice.id));
+
+  /** A TV application (public, device flow on), registered once. */
+  const tvApp = (() => {
+    let made: Promise<string> | undefined;
+    return () => (made ??= (async () => {
+      const clientId = `bench-tv-${randomUUID()}`;
+      await clients.createClient({
+        clientId, clientType: 'public', deviceFlow: true, name: 'Bench TV', description: '', website: 'https://tv.example', redirectUris: [],
+        developerId: alice.id, developerName: 'Bench', createdAt: formatTimestamp(new Date()),
+      });
+      return clientId;
+    })());
+  })();
+  /** Fresh device authorizations of the TV application, waiting for their user (one transaction each); their device codes. */
+  const freshDeviceCodes = async (count: number) => {
+    const clientId = await tvApp();
+    return pool(count, 16, async () => {
+      const { familyId, deviceCode } = newDeviceCode();
+      const userCode = newUserCode();
+      await deviceGrants.createDeviceAuthorization({
+        familyId, clientId, scopes, status: 'device_pending', deviceCodeHash: hashSecret(deviceCode), confidential: false,
+        intervalMs: 5000, expiresAt: Math.floor(Date.now() / 1000) + 3600,
+      }, hashSecret(userCode));
+      return { clientId, deviceCode, familyId, userCode };
+    });
+  };
 
   /** A promise made on first use and shared afterwards. */
   const once = <T>(make: () => Promise<T>) => {
@@ -431,6 +463,64 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
             },
           }));
         }),
+      },
+    },
+    {
+      name: 'post-token (device poll)', fn: 'post-token', expectStatus: 400, requestBudget: 1,
+      floor: [step.get('keySchedule'), step.update('code')],
+      minReason: 'UpdateItem(device authorization: this client\'s code, unexpired, its interval waited; records the poll and answers the item, '
+        + 'here still waiting for its user: authorization_pending); a public client is not read (the item is bound to it); '
+        + 'the signing-key schedule is read once per instance (cached a minute), in the cold start\'s floor',
+      events: async (n) => (await freshDeviceCodes(n)).map(({ clientId, deviceCode }) => authEvent('POST', '/oauth/token', {
+        form: { grant_type: DEVICE_CODE_GRANT_TYPE, device_code: deviceCode, client_id: clientId },
+      })),
+      bare: {
+        label: 'UpdateItem',
+        prepare: async (n) => (await freshDeviceCodes(n)).map(({ clientId, deviceCode, familyId }) => async () => {
+          const now = Date.now();
+          await runtimeDoc.send(new UpdateCommand({
+            TableName: table, Key: familyKey(familyId),
+            UpdateExpression: 'SET nextPollAt = intervalMs + :now',
+            ConditionExpression: 'deviceCodeHash = :hash AND clientId = :client AND expiresAt > :nowSeconds AND confidential = :confidential '
+              + 'AND (attribute_not_exists(nextPollAt) OR nextPollAt <= :onTime)',
+            ExpressionAttributeValues: {
+              ':now': now, ':hash': hashSecret(deviceCode), ':client': clientId, ':nowSeconds': Math.floor(now / 1000), ':confidential': false, ':onTime': now + 1000,
+            },
+            ReturnValues: 'ALL_NEW', ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }));
+        }),
+      },
+    },
+    {
+      name: 'post-device-authorization', fn: 'post-device-authorization', expectStatus: 200,
+      floor: [step.batchGet('client'), step.transact('code', 'code')],
+      minReason: 'BatchGetItem(client: its type and device-flow setting) + TransactWriteItems(the device authorization and its user code, each new)',
+      events: async (n) => {
+        const clientId = await tvApp();
+        return repeat(n, () => authEvent('POST', '/oauth/device_authorization', { form: { client_id: clientId, scope: 'read_device' } }));
+      },
+    },
+    {
+      name: 'get-device-page', fn: 'get-device-page', expectStatus: 200, floor: [step.batchGet('session', 'user')],
+      minReason: 'BatchGetItem(session, user): the code form, pre-filled from the query; nothing is looked up before the user submits',
+      events: async (n) => {
+        const cookies = await signedIn(aliceSession);
+        return repeat(n, () => authEvent('GET', '/device', { cookies, query: { user_code: 'BCDF-GHJK' } }));
+      },
+    },
+    {
+      name: 'post-device-page (allow)', fn: 'post-device-page', expectStatus: 200,
+      floor: [step.batchGet('session', 'user'), step.transact('throttle', 'throttle'), step.get('code'), step.batchGet('client', 'consent'), step.transact('code', 'family', 'consent')],
+      minReason: 'BatchGetItem(session, user) + TransactWriteItems(the entry counted per account and per address, before any lookup) + GetItem(user code) '
+        + '+ BatchGetItem(client, consent) + TransactWriteItems(user code used up, authorization approved, consent recorded)',
+      events: async (n) => {
+        const [accounts, codes] = await Promise.all([freshAccounts(n, true), freshDeviceCodes(n)]);
+        const cookies = await pool(n, 16, (i) => sessions.createSession(accounts[i]!.id));
+        // Each from an address of its own: the entry limit counts per address too.
+        return codes.map(({ userCode }, i) => authEvent('POST', '/device', {
+          cookies: [`session=${cookies[i]}`, `csrf=${csrf}`], form: { csrf, user_code: userCode, decision: 'allow' },
+          sourceIp: `2001:db8::${(i + 1).toString(16)}`,
+        }));
       },
     },
     {

@@ -2,7 +2,8 @@ import { auth, defineEndpoint } from '#shared/endpoint';
 import { authorizeDevice } from '#functions/needs';
 
 export default defineEndpoint({
-  routes: [auth('POST', '/oauth/device_authorization', 'token')],
+  // Not the token class, which is the routes that sign (half the KMS quota): nothing is signed here.
+  routes: [auth('POST', '/oauth/device_authorization', 'page')],
   needs: { table: authorizeDevice },
   sample: {
     // The demo application does not use the device flow (a sample must leave the demo data as it was).

@@ -321,7 +321,8 @@ describe('token endpoint', () => {
       expect(reply.status).toBe(200);
     });
 
-    it.each(['password', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code'])(
+    // The device_code grant is supported since issue 23 (test/e2e/device-flow.test.ts); JWT bearer, token exchange and CIBA are not.
+    it.each(['password', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'urn:ietf:params:oauth:grant-type:token-exchange', 'urn:openid:params:grant-type:ciba'])(
       'answers 400 invalid_grant for grant_type %s',
       async (grantType) => {
         // Act
@@ -587,7 +588,8 @@ describe('token endpoint', () => {
         revocation_endpoint: `${service.authUrl}/oauth/revoke`,
         jwks_uri: expect.stringMatching(new RegExp(`^${service.authUrl}/`)),
         response_types_supported: ['code'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+        device_authorization_endpoint: `${service.authUrl}/oauth/device_authorization`,
         code_challenge_methods_supported: ['S256'],
         authorization_response_iss_parameter_supported: true,
       });
