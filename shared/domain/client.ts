@@ -197,6 +197,19 @@ export function redirectOrigins(client: Pick<Client, 'redirectUris'>): string[] 
   });
 }
 
+/**
+ * Whether a browser page of `origin` is the client's: the origin of one of its registered redirect
+ * URIs, exactly; or, for a public client, a loopback origin (`http://127.0.0.1:<port>`,
+ * `http://[::1]:<port>`) of the host of one of its registered loopback URIs, whatever the port, as
+ * isRegisteredRedirectUri matches them (RFC 8252 §7.3: the port is chosen when the app starts, so the
+ * page that sent the user to authorize may be served from any).
+ */
+export function isRegisteredOrigin(client: Pick<Client, 'redirectUris' | 'clientType'>, origin: string): boolean {
+  if (redirectOrigins(client).includes(origin)) return true;
+  const asked = isPublicClient(client) ? loopbackParts(origin) : undefined;
+  return asked !== undefined && asked.rest === '' && client.redirectUris.some((uri) => loopbackParts(uri)?.host === asked.host);
+}
+
 function isWebUrl(value: string): boolean {
   try {
     const url = new URL(value);

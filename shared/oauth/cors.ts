@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { isPublicClient, redirectOrigins, type Client } from '#shared/domain/client';
+import { isPublicClient, isRegisteredOrigin, type Client } from '#shared/domain/client';
 import { toAppError } from '#shared/http/http';
 import type { HttpResult } from '#shared/http/responses';
 
@@ -41,13 +41,13 @@ export function preflightHeaders(headers: APIGatewayProxyEventV2['headers']): Re
 
 /**
  * The origin a POST answer of the token or revocation endpoint allows: `origin` itself when the
- * client is public and `origin` is the origin of one of its registered redirect URIs (exactly, port
- * included); otherwise none (a confidential client's answers are for its server, and an opaque
- * `null` origin is never one of a client's).
+ * client is public and `origin` is the origin of one of its registered redirect URIs (exactly; a
+ * loopback one with any port, as redirect URIs match: isRegisteredOrigin); otherwise none (a
+ * confidential client's answers are for its server, and an opaque `null` origin is never one of a client's).
  */
 export function allowedOrigin(client: Client | undefined, origin: string | undefined): string | undefined {
   if (!client || !origin || !isPublicClient(client)) return undefined;
-  return redirectOrigins(client).includes(origin) ? origin : undefined;
+  return isRegisteredOrigin(client, origin) ? origin : undefined;
 }
 
 /** The CORS headers of a POST answer for the client that authenticated (undefined: none did). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { signupProblems } from '#shared/domain/signup';
-import { clientTypeOf, isPublicClient, previousSecretValidUntil, redirectOrigins, redirectUriProblem, registrationProblems, type Client, type ClientRegistration } from '#shared/domain/client';
+import { clientTypeOf, isPublicClient, isRegisteredOrigin, previousSecretValidUntil, redirectOrigins, redirectUriProblem, registrationProblems, type Client, type ClientRegistration } from '#shared/domain/client';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PASSWORD_MIN_SCORE, passwordProblem, TOO_EASY } from '#shared/domain/password-policy';
 
 const GOOD_PASSPHRASE = 'correct horse battery staple';
@@ -254,6 +254,25 @@ describe('client types', () => {
   it('gives the web origins of the redirect URIs, none for a private-use scheme', () => {
     expect(redirectOrigins({ redirectUris: ['https://App.Example/cb', 'http://127.0.0.1:5173/cb', 'http://[::1]/cb', 'https://app.example:443/x', 'com.example.app:/callback', 'not a url'] }))
       .toEqual(['https://app.example', 'http://127.0.0.1:5173', 'http://[::1]', 'https://app.example']);
+  });
+});
+
+describe('isRegisteredOrigin', () => {
+  it('is an origin of a registered redirect URI exactly, or for a public client a loopback origin of a registered loopback host with any port', () => {
+    const uris = ['https://app.example/cb', 'http://[::1]/cb', 'http://127.0.0.1:5173/cb'];
+    const publicApp = { clientType: 'public' as const, redirectUris: uris };
+    const serverApp = { redirectUris: uris };
+
+    for (const origin of ['https://app.example', 'http://[::1]', 'http://[::1]:8080', 'http://127.0.0.1:9', 'http://127.0.0.1']) {
+      expect(isRegisteredOrigin(publicApp, origin), origin).toBe(true);
+    }
+    for (const origin of ['https://app.example:8443', 'http://[::1]:8080/', 'http://localhost:8080', 'http://127.0.0.1:9/cb', 'null']) {
+      expect(isRegisteredOrigin(publicApp, origin), origin).toBe(false);
+    }
+    expect(isRegisteredOrigin(serverApp, 'http://127.0.0.1:5173')).toBe(true);
+    expect(isRegisteredOrigin(serverApp, 'http://127.0.0.1:5174')).toBe(false);
+    expect(isRegisteredOrigin(serverApp, 'http://[::1]:8080')).toBe(false);
+    expect(isRegisteredOrigin({ clientType: 'public', redirectUris: ['https://app.example/cb'] }, 'http://127.0.0.1:5173')).toBe(false);
   });
 });
 

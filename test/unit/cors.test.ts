@@ -18,9 +18,12 @@ const confidential: Client = { ...publicClient, clientId: 'server', clientType: 
 const event = (headers: Record<string, string>) => ({ headers }) as unknown as APIGatewayProxyEventV2;
 
 describe('allowedOrigin', () => {
-  it('allows exactly the origins of a public client\'s web redirect URIs', () => {
-    for (const origin of ['https://spa.example', 'http://127.0.0.1:5173']) expect(allowedOrigin(publicClient, origin)).toBe(origin);
-    for (const origin of ['https://spa.example:444', 'http://spa.example', 'https://evil.example', 'http://127.0.0.1:5174', 'http://localhost:5173',
+  it('allows exactly the origins of a public client\'s web redirect URIs, a loopback one with any port (as redirect URIs match)', () => {
+    for (const origin of ['https://spa.example', 'http://127.0.0.1:5173', 'http://127.0.0.1:5174', 'http://127.0.0.1']) {
+      expect(allowedOrigin(publicClient, origin)).toBe(origin);
+    }
+    for (const origin of ['https://spa.example:444', 'http://spa.example', 'https://evil.example', 'http://[::1]:5173', 'http://localhost:5173',
+      'http://127.0.0.1:5174/', 'http://127.0.0.1:5174/cb', 'http://127.0.0.1:0', 'http://127.0.0.1:65536', 'https://127.0.0.1:5173', 'http://127.0.0.2:5173',
       'null', 'com.example.app:', 'com.example.app', 'https://spa.example/', 'https://SPA.example', '*', '']) {
       expect(allowedOrigin(publicClient, origin), origin).toBeUndefined();
     }
@@ -31,6 +34,8 @@ describe('allowedOrigin', () => {
     expect(allowedOrigin({ ...publicClient, clientType: 'confidential' }, 'https://spa.example')).toBeUndefined();
     expect(allowedOrigin(undefined, 'https://spa.example')).toBeUndefined();
     expect(allowedOrigin(publicClient, undefined)).toBeUndefined();
+    // A confidential client's loopback redirect URI matches exactly, port included: no other port's page is its.
+    expect(allowedOrigin({ ...confidential, clientType: 'confidential' }, 'http://127.0.0.1:5174')).toBeUndefined();
   });
 });
 
