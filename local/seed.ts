@@ -45,6 +45,17 @@ export const DEMO_CLIENT = {
   redirectUris: ['http://localhost:8080/callback'],
 } as const;
 
+/**
+ * A demo device application (a TV app registered by Bob): a native application (no secret) that uses
+ * the device flow alone, so it has no redirect URI. `curl` plays the TV (README, "Devices without a browser").
+ */
+export const DEMO_TV_CLIENT = {
+  clientId: 'demo-tv',
+  name: 'Living-room TV (demo)',
+  description: 'Example device application: shows your devices on the TV.',
+  website: 'http://localhost:8080',
+} as const;
+
 /** Writes the demo data; safe to run again on a persisted table (existing items are kept). */
 export async function seedDemoData(doc: DynamoDBDocumentClient, table: string, now = new Date()): Promise<void> {
   const users = createUserRepo({ doc, table });
@@ -70,6 +81,13 @@ export async function seedDemoData(doc: DynamoDBDocumentClient, table: string, n
       developerId: alice.id,
       developerName: `${alice.firstname} ${alice.lastname}`,
       createdAt: stamp,
+    });
+  }
+  if (!(await clients.getClient(DEMO_TV_CLIENT.clientId))) {
+    const bob = DEMO_USERS[1].user;
+    await clients.createClient({
+      ...DEMO_TV_CLIENT, clientType: 'public', deviceFlow: true, redirectUris: [],
+      developerId: bob.id, developerName: `${bob.firstname} ${bob.lastname}`, createdAt: stamp,
     });
   }
 }

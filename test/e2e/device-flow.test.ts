@@ -1,7 +1,7 @@
 import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
+import { DEMO_CLIENT, DEMO_TV_CLIENT, DEMO_USERS } from '#local/seed';
 import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
 import { ALICE, Browser, createAccount, formFields, signIn, textOf, type Account } from '../support/oauth-client';
 import { countRequests } from '../support/count-requests';
@@ -162,6 +162,31 @@ describe('device authorization grant (RFC 8628)', () => {
     const bare = await post('/oauth/token', { grant_type: DEVICE_GRANT, device_code: started2.device_code, client_id: hubApp.clientId });
     expect(bare.status).toBe(400);
     expect((await json(bare)).error).toBe('invalid_request');
+  });
+
+  it('the console turns the flow on and off: an application that turned it off gets unauthorized_client', async () => {
+    const clientId = await register({ client_type: 'public', device_flow: 'on', redirect_uris: '' });
+    const path = `/developer/apps/${clientId}`;
+    const page = await developer.get(path);
+    expect(page.text).toMatch(/<input type="checkbox" name="device_flow" checked/);
+    expect((await post('/oauth/device_authorization', { client_id: clientId, scope: 'read_device' })).status).toBe(200);
+
+    // Unchecked, the box is not sent: the edit turns the flow off (and, with no redirect URI left, is refused).
+    const refused = await developer.postForm(path, { ...formFields(page.text, path), name: 'Living-room TV public', description: '', website: 'https://tv.example', redirect_uris: '' });
+    expect(refused.status).toBe(400);
+    const saved = await developer.postForm(path, { ...formFields(page.text, path), name: 'Living-room TV public', description: '', website: 'https://tv.example', redirect_uris: 'http://127.0.0.1/callback' });
+    expect(saved.status).toBe(303);
+
+    const reply = await post('/oauth/device_authorization', { client_id: clientId, scope: 'read_device' });
+    expect(reply.status).toBe(400);
+    expect(await json(reply)).toMatchObject({ error: 'unauthorized_client' });
+    expect((await developer.get(path)).text).not.toMatch(/name="device_flow" checked/);
+  });
+
+  it('the demo data has a TV application that uses the flow (the README\'s walk-through)', async () => {
+    const reply = await post('/oauth/device_authorization', { client_id: DEMO_TV_CLIENT.clientId, scope: 'read_device' });
+    expect(reply.status).toBe(200);
+    expect((await json(reply)).user_code).toMatch(USER_CODE_SHAPE);
   });
 
   describe('polling', () => {
