@@ -23,7 +23,7 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 const { createClientRepo } = await import('#shared/data/client-repo');
 const { createDocumentClient } = await import('#shared/data/dynamodb');
 const { startExampleApp } = await import('#local/example-app');
-const { DEMO_CLIENT, DEMO_USERS } = await import('#local/seed');
+const { DEMO_CLIENT, DEMO_TV_CLIENT, DEMO_USERS } = await import('#local/seed');
 const { startLocalService } = await import('#local/service');
 const [alice] = DEMO_USERS;
 
@@ -87,6 +87,18 @@ async function walk(browser: Browser, service: LocalService, app: ExampleApp, ou
     await page.goto(`${service.authUrl}/developer`);
     await page.getByRole('heading', { name: 'Developer console' }).waitFor();
     await shoot(page, out, 'developer-console', width);
+
+    // A TV's request (the demo device application), entered on the phone or computer.
+    const started = await fetch(`${service.authUrl}/oauth/device_authorization`, {
+      method: 'POST', body: new URLSearchParams({ client_id: DEMO_TV_CLIENT.clientId, scope: 'read_user read_device' }),
+    });
+    const { verification_uri_complete: verificationUri } = (await started.json()) as { verification_uri_complete: string };
+    await page.goto(verificationUri);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    await shoot(page, out, 'device-consent', width);
+    await page.getByRole('button', { name: 'Deny' }).click();
+    await page.getByRole('heading', { name: 'Request denied' }).waitFor();
 
     await page.goto(`${service.authUrl}/no-such-page`);
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();

@@ -48,7 +48,7 @@ export function deviceConsentPage(options: SignedInPage & { client: Client; scop
     signedInAs: options.email,
     csrf: options.csrf,
     body: html`<div class="card"><h1>Allow ${client.name} on your device?</h1>
-      <p>Check that your device shows the code <strong class="code">${code}</strong>. If it does not, or you did not start this on a device of yours, deny.</p>
+      <p>Check that your device shows the code <strong>${code}</strong>. If it does not, or you did not start this on a device of yours, deny.</p>
       <p><strong>${client.name}</strong>, by ${client.developerName}
         (<a href="${client.website}" rel="noopener noreferrer">${client.website}</a>), asks to:</p>
       ${newScopes.length ? html`<ul class="scopes">${newScopes.map(scopeItem)}</ul>` : ''}
