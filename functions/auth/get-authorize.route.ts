@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { issueCode, pageReads } from '#functions/needs';
+import { devices, issueCode, pageReads } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('GET', '/oauth/authorize', 'page')],
-  needs: { table: [...pageReads, ...issueCode] },
+  needs: { table: [...pageReads, ...issueCode, devices.listDevicesByOwner] },
   sample: {
     // The consent page: the demo user has not authorized the demo application.
     status: 200,

@@ -1,6 +1,6 @@
 import { checkAuthorizationRequest, issueCode, mayReuseConsent, repeatedParams } from '#shared/oauth/authorize-request';
-import { consentPage } from '#shared/views/oauth-pages';
-import { grants, issuer } from '#shared/runtime';
+import { asksForDevices, consentPage } from '#shared/views/oauth-pages';
+import { devices, grants, issuer } from '#shared/runtime';
 import { loginRedirect } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { BadRequestError } from '#shared/errors';
@@ -13,7 +13,8 @@ import { redirect } from '#shared/http/responses';
  * session is optional to the page: the request is checked before a signed-out browser is sent to the
  * login page.
  * Client, session, user and consent are read in one BatchGetItem; a remembered consent then costs
- * one PutItem for the code.
+ * one PutItem for the code, a consent page for device scopes one Query of the user's devices (the
+ * choice of those the application may see, docs/api.md#authorization-request).
  */
 export const handler = pageHandler({
   session: 'optional', reads: { client: (event) => event.queryStringParameters?.client_id, consent: true },
@@ -30,5 +31,9 @@ export const handler = pageHandler({
   if (consent && request.scopes.every((scope) => granted.includes(scope)) && mayReuseConsent(check.client, request.redirectUri)) {
     return redirect((await issueCode(grants, request, issuer(), consent))!);
   }
-  return consentPage({ client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies });
+  // A request for device scopes lets the user choose the devices (one Query of them).
+  const choice = asksForDevices(request.scopes) ? { owned: await devices.listDevicesByOwner(signedIn.user.id), choice: consent } : undefined;
+  return consentPage({
+    client: check.client, request, params, alreadyGranted: granted, email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies, devices: choice,
+  });
 });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { checkAuthorizationRequest, issueCode, redirectWith } from '#shared/oauth/authorize-request';
-import { grants, issuer } from '#shared/runtime';
+import { devices, grants, issuer } from '#shared/runtime';
+import { deviceChoiceFromForm } from '#shared/pages/device-choice';
+import { asksForDevices } from '#shared/views/oauth-pages';
 import { loginRedirect } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { allowedConsent } from '#shared/domain/grant';
@@ -11,7 +13,8 @@ import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
 
 /**
  * POST /oauth/authorize — the consent decision: allow issues a code, deny answers access_denied.
- * One BatchGetItem (client, session, user, consent so far), then one transaction (consent, code)
+ * One BatchGetItem (client, session, user, consent so far), for device scopes one Query of the
+ * user's devices (the choice names only the user's own), then one transaction (consent, code)
  * on condition that the consent is still the one read; if a revocation or another decision changed it
  * in between, nothing is written and the browser is sent back to GET /oauth/authorize. The session
  * is optional to the page: the request is checked before a signed-out browser is sent to the login page.
@@ -32,8 +35,11 @@ export const handler = pageHandler({
       error: 'access_denied', error_description: 'The user denied the request.', state: request.state, iss: issuer(),
     }), 303);
   }
+  // The devices chosen on the page (a request for device scopes), among the user's own (one Query).
+  const chosen = asksForDevices(request.scopes) ? deviceChoiceFromForm(form, await devices.listDevicesByOwner(signedIn.user.id)) : undefined;
   const allowed = allowedConsent(consent, {
     userId: signedIn.user.id, clientId: request.clientId, requested: request.scopes, grantedAt: formatTimestamp(new Date()), freshGeneration: randomUUID(),
+    ...(chosen ? { devices: chosen } : {}),
   });
   const location = await issueCode(grants, request, issuer(), allowed, { previous: consent });
   // The consent changed while the user decided (revoked, or allowed in another tab): the

@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { deviceApproval, pageReads } from '#functions/needs';
+import { deviceApproval, devices, pageReads } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/device', 'page')],
-  needs: { table: [...pageReads, ...deviceApproval] },
+  needs: { table: [...pageReads, ...deviceApproval, devices.listDevicesByOwner] },
   sample: {
     // A well-formed code that names nothing: counted, looked up, refused.
     status: 400,

@@ -1,5 +1,7 @@
 import { decideDeviceRequest, findDeviceRequest, isDeviceRequest, UNKNOWN_CODE } from '#shared/oauth/device-approval';
-import { batch, clients, deviceGrants, grants } from '#shared/runtime';
+import { batch, clients, deviceGrants, devices, grants } from '#shared/runtime';
+import { deviceChoiceFromForm } from '#shared/pages/device-choice';
+import { asksForDevices } from '#shared/views/oauth-pages';
 import { pageHandler } from '#shared/pages/page-handler';
 import { deviceCodePage, deviceConsentPage, deviceDonePage } from '#shared/views/device-pages';
 
@@ -20,12 +22,17 @@ export const handler = pageHandler({
   const found = await findDeviceRequest(deps, form.user_code, userId, event.requestContext.http.sourceIp);
   if (!isDeviceRequest(found)) return deviceCodePage({ ...signed, userCode: form.user_code?.slice(0, 32), error: found.problem, status: found.status });
 
-  const consentPage = (status?: number) => deviceConsentPage({
-    ...signed, client: found.client, scopes: found.code.scopes, alreadyGranted: found.consent?.scopes ?? [], userCode: found.userCode, status,
-  });
-  if (form.decision !== 'allow' && form.decision !== 'deny') return consentPage();
+  // A request for device scopes lets the user choose the devices, among their own (one Query).
+  const owned = asksForDevices(found.code.scopes) ? await devices.listDevicesByOwner(userId) : undefined;
+  if (form.decision !== 'allow' && form.decision !== 'deny') {
+    return deviceConsentPage({
+      ...signed, client: found.client, scopes: found.code.scopes, alreadyGranted: found.consent?.scopes ?? [], userCode: found.userCode,
+      ...(owned ? { devices: { owned, choice: found.consent } } : {}),
+    });
+  }
   const allow = form.decision === 'allow';
-  const outcome = await decideDeviceRequest(deps, found, userId, allow);
+  const chosen = allow && owned ? deviceChoiceFromForm(form, owned) : undefined;
+  const outcome = await decideDeviceRequest(deps, found, userId, { allow, ...(chosen ? { devices: chosen } : {}) });
   if (outcome === 'done') return deviceDonePage({ ...signed, clientName: found.client.name, allowed: allow });
   // Used or expired since it was read: the code form says so. The consent changed meanwhile (a
   // revocation, another tab): the consent page again, from what is stored now, at the next entry.

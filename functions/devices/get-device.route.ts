@@ -4,7 +4,7 @@ import { devices } from '#functions/needs';
 
 export default defineEndpoint({
   routes: resource('GET', '/devices/{device_id}', 'read_device'),
-  needs: { table: [devices.getOwnedDevice] },
+  needs: { table: [devices.getDeviceSeenBy] },
   openApi: {
     summary: 'One device the user owns, as a one-element array',
     success: { 200: { description: 'An array holding the device', ...json({ type: 'array', items: ref('Device'), minItems: 1, maxItems: 1 }) } },

@@ -4,7 +4,7 @@ import { devices } from '#functions/needs';
 
 export default defineEndpoint({
   routes: resource('PUT', '/devices/{device_id}', 'write_device'),
-  needs: { table: [devices.updateOwnedDevice] },
+  needs: { table: [devices.updateDeviceSeenBy] },
   openApi: {
     summary: 'Changes the members present (name, place, active, sound)',
     success: { 204: { description: 'Changed; no body' } },

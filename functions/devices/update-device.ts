@@ -8,6 +8,6 @@ import { devices } from '#shared/runtime';
 export const handler = apiHandler<unknown>(async ({ claims, path, body }) => {
   const deviceId = normalizeDeviceId(path.device_id ?? '');
   if (!deviceId) throw new NotFoundError('No such device.');
-  await devices.updateOwnedDevice(claims.sub, deviceId, parseDeviceChanges(body));
+  await devices.updateDeviceSeenBy(claims.sub, deviceId, claims.clientId, parseDeviceChanges(body));
   return noContent();
 }, { body: 'json' });

@@ -1,9 +1,11 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { deviceByIdIndexKey, deviceKey, devicesOfUserKey } from '#shared/data/keys';
+import { deviceVisible, type DeviceChoice } from '#shared/domain/grant';
+import { createBatchReader } from '#shared/data/batch-read';
+import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { consentKey, deviceByIdIndexKey, deviceKey, devicesOfUserKey, devicesSeenByClientRange } from '#shared/data/keys';
 
 export type DeviceRepo = ReturnType<typeof createDeviceRepo>;
 
@@ -13,6 +15,7 @@ export type DeviceRepo = ReturnType<typeof createDeviceRepo>;
  * webhook events, so receivers can drop stale or duplicate ones.
  */
 export function createDeviceRepo({ doc, table }: RepoDeps) {
+  const batch = createBatchReader({ doc, table });
   return {
     /** All devices of a user, in id order. One Query (more only past 1 MB of devices). */
     async listDevicesByOwner(userId: string): Promise<Device[]> {
@@ -60,6 +63,78 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
         }));
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw new NotFoundError();
+        throw error;
+      }
+    },
+
+    /**
+     * The devices of a user that an application sees (its consent's device choice,
+     * domain/grant.ts deviceVisible; every device without a consent), in id order: one Query of the user's partition
+     * from the consent through the devices (devicesSeenByClientRange), more only past 1 MB.
+     */
+    async listDevicesSeenBy(userId: string, clientId: string): Promise<Device[]> {
+      const range = devicesSeenByClientRange(userId, clientId);
+      const items: Record<string, unknown>[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(new QueryCommand({
+          TableName: table,
+          // A Query cannot filter on the key: the other applications' consents in the range are dropped below.
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
+          ExclusiveStartKey: startKey,
+        }));
+        items.push(...(page.Items ?? []));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      const consent = items.find((item) => item.sk === range.from) as DeviceChoice | undefined;
+      return items.filter((item) => String(item.sk).startsWith(range.devicePrefix)).map(toDevice).filter((device) => deviceVisible(consent, device.id));
+    },
+
+    /** The user's device if the application sees it (else undefined, as for another user's): one BatchGetItem of the device and the consent. */
+    async getDeviceSeenBy(userId: string, deviceId: string, clientId: string): Promise<Device | undefined> {
+      const [device, consent] = await batch.getItems([deviceKey(userId, deviceId), consentKey(userId, clientId)]);
+      return device && deviceVisible(consent as DeviceChoice | undefined, deviceId) ? toDevice(device) : undefined;
+    },
+
+    /**
+     * Applies the present members to the user's device, if the application sees it: one transaction
+     * of a ConditionCheck of the consent's device choice (passes without a consent) and the
+     * device's conditional update. NotFoundError, and nothing written, for a device the user does
+     * not own or the application does not see. An empty change set only reads (getDeviceSeenBy).
+     */
+    async updateDeviceSeenBy(userId: string, deviceId: string, clientId: string, changes: DeviceChanges): Promise<void> {
+      const entries = Object.entries(changes);
+      if (entries.length === 0) {
+        if (!(await this.getDeviceSeenBy(userId, deviceId, clientId))) throw new NotFoundError();
+        return;
+      }
+      try {
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: table,
+                Key: consentKey(userId, clientId),
+                ConditionExpression: 'attribute_not_exists(pk) OR ((attribute_not_exists(onlyDevices) OR contains(onlyDevices, :device)) '
+                  + 'AND (attribute_not_exists(exceptDevices) OR NOT contains(exceptDevices, :device)))',
+                ExpressionAttributeValues: { ':device': deviceId },
+              },
+            },
+            {
+              Update: {
+                TableName: table,
+                Key: deviceKey(userId, deviceId),
+                UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD seq :one`,
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
+                ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
+              },
+            },
+          ],
+        }));
+      } catch (error) {
+        if (isCancelled(error) && cancellationCodes(error).includes('ConditionalCheckFailed')) throw new NotFoundError();
         throw error;
       }
     },
@@ -114,6 +189,10 @@ export const DEVICE_REPO_NEEDS = {
   getOwnedDevice: { actions: ['GetItem'] },
   // An empty change set only reads the device, to answer 404 for a device that is not the caller's.
   updateOwnedDevice: { actions: ['UpdateItem', 'GetItem'] },
+  listDevicesSeenBy: { actions: ['Query'] },
+  getDeviceSeenBy: { actions: ['BatchGetItem'] },
+  // The consent's check and the device's update, in one transaction; an empty change set only reads.
+  updateDeviceSeenBy: { actions: ['ConditionCheckItem', 'UpdateItem', 'BatchGetItem'] },
   findDeviceOwner: { actions: [], index: true },
   setConnection: { actions: ['UpdateItem'] },
   createDevice: { actions: ['PutItem'] },

@@ -13,6 +13,15 @@ export const deviceKey = (userId: string, deviceId: string) => ({
   pk: `${USER_PK_PREFIX}${userId}`,
   sk: `${DEVICE_SK_PREFIX}${deviceId}`,
 });
+/**
+ * What an application sees of a user's devices, in one Query of the user's partition: the range from
+ * the user's consent to the application (`CONSENT#<clientId>`, which sorts before every `DEVICE#`)
+ * through the last device (the other applications' consents that sort after it are read too, and
+ * dropped by the caller: a Query cannot filter on the key).
+ */
+export const devicesSeenByClientRange = (userId: string, clientId: string) => ({
+  pk: `${USER_PK_PREFIX}${userId}`, from: `${CONSENT_SK_PREFIX}${clientId}`, to: `${DEVICE_SK_PREFIX}\uffff`, devicePrefix: DEVICE_SK_PREFIX,
+});
 /** GSI1 entry that finds a device by id alone (operators: provisioning, connectivity). */
 export const deviceByIdIndexKey = (deviceId: string) => ({ gsi1pk: `DEVICE#${deviceId}`, gsi1sk: 'DEVICE' });
 

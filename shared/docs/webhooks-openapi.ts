@@ -77,6 +77,21 @@ export const WEBHOOK_EVENT_DATA = {
       },
     },
   },
+  'grant.updated': {
+    summary: 'The user changed what your application may do: the scopes it holds, or the devices it sees (read GET /devices again)',
+    data: {
+      type: 'object', required: ['user_id', 'client_id', 'scopes', 'changed'],
+      properties: {
+        user_id: DEVICE_BASE.user_id,
+        client_id: { type: 'string' },
+        scopes: { type: 'array', items: { type: 'string' }, description: 'The scopes the grant holds now: the next refresh gives no more' },
+        changed: {
+          type: 'array', items: { type: 'string', enum: ['scopes', 'devices'] },
+          description: 'What changed: the scopes (a dropped one is gone at the next refresh, and from live access tokens within their hour), or the devices your application sees (at once)',
+        },
+      },
+    },
+  },
   'webhook.test': {
     summary: 'Sent by "Send test event" in the developer console',
     data: { type: 'object', required: ['client_id', 'message'], properties: { client_id: { type: 'string' }, message: { type: 'string' } } },

@@ -17,8 +17,42 @@ export const REVOKED_GRANT_SECONDS = 30 * 24 * 3600;
 export const REVOCATION_REASONS = ['user_revoked', 'refresh_token_reuse', 'code_replay', 'token_revoked'] as const;
 export type RevocationReason = (typeof REVOCATION_REASONS)[number];
 
+/**
+ * Which of the user's devices an application sees (per-device consent, chosen at consent and on the
+ * account page): every device now and later (neither member: every consent from before the choice
+ * existed); only the chosen ones (`onlyDevices`: devices added later are not shared); or all but the
+ * ones left out (`exceptDevices`: devices added later are shared). Each list holds at most the
+ * user's devices, so the consent item stays bounded; access tokens carry none of it.
+ */
+export interface DeviceChoice {
+  onlyDevices?: string[];
+  exceptDevices?: string[];
+}
+
+/** Whether an application under `choice` (undefined: no consent recorded, no restriction) sees the device. */
+export function deviceVisible(choice: DeviceChoice | undefined, deviceId: string): boolean {
+  if (choice?.onlyDevices && !choice.onlyDevices.includes(deviceId)) return false;
+  return !choice?.exceptDevices?.includes(deviceId);
+}
+
+/**
+ * The choice a form made: of the user's devices `owned`, the `chosen` ones, and whether devices
+ * added `later` are shared too. Sharing every device and the later ones is no restriction at all.
+ */
+export function deviceChoiceOf(owned: readonly string[], chosen: readonly string[], later: boolean): DeviceChoice {
+  if (!later) return { onlyDevices: owned.filter((id) => chosen.includes(id)) };
+  const left = owned.filter((id) => !chosen.includes(id));
+  return left.length > 0 ? { exceptDevices: left } : {};
+}
+
+/** The choice alone, for a consent that replaces another's (no member: every device). */
+export const deviceChoiceMembers = (choice: DeviceChoice): DeviceChoice => ({
+  ...(choice.onlyDevices ? { onlyDevices: choice.onlyDevices } : {}),
+  ...(choice.exceptDevices ? { exceptDevices: choice.exceptDevices } : {}),
+});
+
 /** What a user has allowed an application (remembered consent). */
-export interface Consent {
+export interface Consent extends DeviceChoice {
   userId: string;
   clientId: string;
   scopes: string[];
@@ -34,17 +68,22 @@ export interface Consent {
 }
 
 /**
- * The consent a user's "allow" records: the scopes already granted and the requested ones, under
- * the generation of the consent read, or `freshGeneration` when there was none.
+ * The consent a user's "allow" records: the scopes already granted and the requested ones, the
+ * devices chosen (or the previous choice), under the generation of the consent read, or
+ * `freshGeneration` when there was none.
  */
 export function allowedConsent(
-  previous: Consent | undefined, grant: { userId: string; clientId: string; requested: string[]; grantedAt: string; freshGeneration: string },
+  previous: Consent | undefined,
+  grant: { userId: string; clientId: string; requested: string[]; grantedAt: string; freshGeneration: string; devices?: DeviceChoice },
 ): Consent {
   const { userId, clientId, requested, grantedAt, freshGeneration } = grant;
+  // The devices chosen on the form; without a form's choice (none asked), the previous one stands.
+  const devices = grant.devices ?? previous ?? {};
   return {
     userId,
     clientId,
     scopes: [...new Set([...(previous?.scopes ?? []), ...requested])],
+    ...deviceChoiceMembers(devices),
     grantedAt,
     ...(previous ? (previous.grantGeneration === undefined ? {} : { grantGeneration: previous.grantGeneration }) : { grantGeneration: freshGeneration }),
   };

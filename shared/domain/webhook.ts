@@ -12,6 +12,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'device.added',
   'device.removed',
   'grant.revoked',
+  'grant.updated',
   'webhook.test',
 ] as const;
 

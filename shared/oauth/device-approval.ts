@@ -7,7 +7,7 @@ import type { Client } from '#shared/domain/client';
 import {
   normalizeUserCode, USER_CODE_ENTRIES_PER_ACCOUNT, USER_CODE_ENTRIES_PER_ADDRESS, USER_CODE_WINDOW_SECONDS, type UserCode,
 } from '#shared/domain/device-authorization';
-import { allowedConsent, type Consent } from '#shared/domain/grant';
+import { allowedConsent, type Consent, type DeviceChoice } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { hashSecret } from '#shared/secrets';
 
@@ -60,16 +60,18 @@ export async function findDeviceRequest(
 
 /**
  * Records the user's decision (deviceGrants.decide: one transaction, the user code used up): an
- * allow records the consent (the scopes already granted and the requested ones) on condition that
+ * allow records the consent (the scopes already granted and the requested ones, the devices chosen,
+ * or the previous choice without one) on condition that
  * it is still the one read, and approves the authorization under its generation; a deny denies it.
  */
 export function decideDeviceRequest(
-  deps: DeviceApprovalDeps, request: DeviceRequest, userId: string, allow: boolean, now = new Date(),
+  deps: DeviceApprovalDeps, request: DeviceRequest, userId: string, decision: { allow: boolean; devices?: DeviceChoice }, now = new Date(),
 ): Promise<DeviceWriteOutcome> {
   const userCodeHash = hashSecret(request.userCode);
-  if (!allow) return deps.deviceGrants.decide(userCodeHash, request.code, { allow: false }, now);
+  if (!decision.allow) return deps.deviceGrants.decide(userCodeHash, request.code, { allow: false }, now);
   const consent = allowedConsent(request.consent, {
     userId, clientId: request.code.clientId, requested: request.code.scopes, grantedAt: formatTimestamp(now), freshGeneration: randomUUID(),
+    ...(decision.devices ? { devices: decision.devices } : {}),
   });
   return deps.deviceGrants.decide(userCodeHash, request.code, { allow: true, consent, previous: request.consent }, now);
 }

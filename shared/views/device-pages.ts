@@ -1,7 +1,10 @@
 import type { Client } from '#shared/domain/client';
 import { formatUserCode } from '#shared/domain/device-authorization';
 import { SCOPES, isScope } from '#shared/domain/scopes';
+import type { Device } from '#shared/domain/device';
+import type { DeviceChoice } from '#shared/domain/grant';
 import { html, page } from '#shared/views/html';
+import { deviceChoiceFieldset } from '#shared/views/oauth-pages';
 import type { HttpResult } from '#shared/http/responses';
 
 // The pages of the device flow (RFC 8628 §3.3): enter the code a device shows, allow or deny, done.
@@ -35,7 +38,11 @@ export function deviceCodePage(options: SignedInPage & { userCode?: string; erro
 }
 
 /** The consent page of a device request: which application, for what, and the code to check against the device. */
-export function deviceConsentPage(options: SignedInPage & { client: Client; scopes: string[]; alreadyGranted: string[]; userCode: string; status?: number }): HttpResult {
+export function deviceConsentPage(options: SignedInPage & {
+  client: Client; scopes: string[]; alreadyGranted: string[]; userCode: string; status?: number;
+  /** The user's devices and the current choice, when the request asks for device scopes. */
+  devices?: { owned: readonly Device[]; choice: DeviceChoice | undefined };
+}): HttpResult {
   const { client } = options;
   const scopeItem = (scope: string) => html`<li>${isScope(scope) ? SCOPES[scope] : scope}</li>`;
   const newScopes = options.scopes.filter((s) => !options.alreadyGranted.includes(s));
@@ -58,6 +65,7 @@ export function deviceConsentPage(options: SignedInPage & { client: Client; scop
       <form method="post" action="/device">
         <input type="hidden" name="csrf" value="${options.csrf}">
         <input type="hidden" name="user_code" value="${code}">
+        ${options.devices ? deviceChoiceFieldset(options.devices.owned, options.devices.choice, client.name) : ''}
         <div class="actions">
           <button type="submit" name="decision" value="allow">Allow</button>
           <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

@@ -1,6 +1,8 @@
 import type { Client } from '#shared/domain/client';
 import { SCOPES, isScope } from '#shared/domain/scopes';
-import { html, page } from '#shared/views/html';
+import type { Device } from '#shared/domain/device';
+import { deviceVisible, type DeviceChoice } from '#shared/domain/grant';
+import { html, page, type Html } from '#shared/views/html';
 import type { HttpResult } from '#shared/http/responses';
 import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/domain/authorization-request';
 
@@ -26,10 +28,29 @@ export function loginPage(options: { returnTo: string; csrf: string; cookies: st
   });
 }
 
+/**
+ * The device choice of a consent form: a checkbox per device of the user (name and place), checked
+ * when `choice` shares it (no choice: all), and one for the devices added later (checked unless the
+ * choice lists only some). Read back by shared/pages/device-choice.ts.
+ */
+export function deviceChoiceFieldset(devices: readonly Device[], choice: DeviceChoice | undefined, applicationName: string): Html {
+  return html`<fieldset><legend>Devices ${applicationName} may see</legend>
+    <input type="hidden" name="choose_devices" value="1">
+    ${devices.length === 0 ? html`<p class="muted">You have no devices yet.</p>` : devices.map((device) => html`<label class="choice">
+      <input type="checkbox" name="device_${device.id}" ${deviceVisible(choice, device.id) ? html`checked` : ''}> ${device.name} <span class="muted">(${device.place})</span></label>`)}
+    <label class="choice"><input type="checkbox" name="share_later" ${choice?.onlyDevices ? '' : html`checked`}> Devices I add later</label>
+  </fieldset>`;
+}
+
+/** Whether a request's scopes concern devices, so that its consent form offers the device choice. */
+export const asksForDevices = (scopes: readonly string[]) => scopes.some((scope) => scope === 'read_device' || scope === 'write_device');
+
 /** The consent page: who asks, for what, in plain words. */
 export function consentPage(options: {
   client: Client; request: AuthorizationRequest; params: Record<string, string | undefined>;
   alreadyGranted: string[]; email: string; csrf: string; cookies: string[];
+  /** The user's devices and the current choice, when the request asks for device scopes. */
+  devices?: { owned: readonly Device[]; choice: DeviceChoice | undefined };
 }): HttpResult {
   const { client, request } = options;
   const scopeItem = (scope: string) => html`<li>${isScope(scope) ? SCOPES[scope] : scope}</li>`;
@@ -52,6 +73,7 @@ export function consentPage(options: {
         <input type="hidden" name="csrf" value="${options.csrf}">
         ${AUTHORIZE_PARAMS.filter((name) => options.params[name] !== undefined).map((name) =>
           html`<input type="hidden" name="${name}" value="${options.params[name]}">`)}
+        ${options.devices ? deviceChoiceFieldset(options.devices.owned, options.devices.choice, client.name) : ''}
         <div class="actions">
           <button type="submit" name="decision" value="allow">Allow</button>
           <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

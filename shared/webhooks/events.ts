@@ -39,6 +39,14 @@ export interface GrantRevokedData {
   /** Why the application lost (part of) its grant. */
   reason: RevocationReason;
 }
+/** What the user changed of a grant; the devices themselves are never listed (hidden ones stay unknown). */
+export interface GrantUpdatedData {
+  user_id: string;
+  client_id: string;
+  scopes: string[];
+  changed: ('scopes' | 'devices')[];
+}
+
 export interface WebhookTestData {
   client_id: string;
   message: string;
@@ -50,6 +58,7 @@ export interface EventDataByType {
   'device.added': DeviceAddedData;
   'device.removed': DeviceRemovedData;
   'grant.revoked': GrantRevokedData;
+  'grant.updated': GrantUpdatedData;
   'webhook.test': WebhookTestData;
 }
 
@@ -73,11 +82,11 @@ export function testEvent(clientId: string, at: Date): WebhookEvent<'webhook.tes
 
 /**
  * What one table change means for webhooks: the events, and whom they concern. Device events go
- * to every application holding a live grant from `ownerId` with `DEVICE_EVENT_SCOPE`; a
- * grant event goes to `clientId` only.
+ * to every application holding a live grant from `ownerId` with `DEVICE_EVENT_SCOPE` whose device
+ * choice shares `deviceId`; a grant event goes to `clientId` only.
  */
 export type TableChange =
-  | { kind: 'device'; ownerId: string; events: WebhookEvent[]; sourceId: string }
+  | { kind: 'device'; ownerId: string; deviceId: string; events: WebhookEvent[]; sourceId: string }
   | { kind: 'grant'; ownerId: string; clientId: string; events: WebhookEvent[]; sourceId: string };
 
 /** The part of a DynamoDB stream record the events are made from, with images already unmarshalled. */
@@ -109,8 +118,9 @@ export interface EventRecordPattern {
 export const EVENT_RECORD_PATTERNS: readonly EventRecordPattern[] = [
   // Devices: added, removed, updated or connection changed.
   { keyPrefixes: DEVICE_KEY_PREFIXES },
-  // A consent removed: the user (or the application's deletion) ended the grant.
-  { keyPrefixes: CONSENT_KEY_PREFIXES, eventNames: ['REMOVE'] },
+  // A consent removed: the user (or the application's deletion) ended the grant; or changed: the
+  // user changed its scopes or devices (a change of neither makes no event: changeToEvents).
+  { keyPrefixes: CONSENT_KEY_PREFIXES, eventNames: ['REMOVE', 'MODIFY'] },
   // A token family revoked (not its rotations, which rewrite it while it stays active).
   { keyPrefixes: FAMILY_KEY_PREFIXES, eventNames: ['MODIFY'], oldImage: { status: 'active' }, newImage: { status: 'revoked' } },
 ];
@@ -130,6 +140,7 @@ export function changeToEvents(record: ChangeRecord): TableChange | undefined {
   if (device) return deviceChange(record, device.userId, device.deviceId);
   const consent = parseConsentKey(key);
   if (consent) {
+    if (record.eventName === 'MODIFY') return grantUpdated(record, consent.userId, consent.clientId);
     if (record.eventName !== 'REMOVE') return undefined;
     const { userId, clientId } = consent;
     return {
@@ -177,7 +188,22 @@ function deviceChange(record: ChangeRecord, ownerId: string, deviceId: string): 
       }, record.at));
     }
   }
-  return events.length > 0 ? { kind: 'device', ownerId, events, sourceId: record.eventId } : undefined;
+  return events.length > 0 ? { kind: 'device', ownerId, deviceId, events, sourceId: record.eventId } : undefined;
+}
+
+/** A consent rewritten with other scopes or another device choice: the application is told what changed (not the devices). */
+function grantUpdated(record: ChangeRecord, userId: string, clientId: string): TableChange | undefined {
+  const before = record.oldImage;
+  const after = record.newImage;
+  if (!before || !after) return undefined;
+  const changed: GrantUpdatedData['changed'] = [];
+  if (!sameValue(before.scopes, after.scopes)) changed.push('scopes');
+  if (!sameValue(before.onlyDevices, after.onlyDevices) || !sameValue(before.exceptDevices, after.exceptDevices)) changed.push('devices');
+  if (changed.length === 0) return undefined;
+  return {
+    kind: 'grant', ownerId: userId, clientId, sourceId: record.eventId,
+    events: [webhookEvent('grant.updated', { user_id: userId, client_id: clientId, scopes: [...(after.scopes as string[] ?? [])], changed }, record.at)],
+  };
 }
 
 function publicDevice(image: Record<string, unknown>): Device {

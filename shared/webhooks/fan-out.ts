@@ -1,6 +1,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { BatchReader } from '#shared/data/batch-read';
+import { deviceVisible } from '#shared/domain/grant';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { WebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId } from '#shared/domain/webhook';
@@ -40,7 +41,8 @@ export interface FanOutDeps {
 /**
  * Turns table changes into deliveries: for each change with events, the applications concerned
  * (device events: every application holding a consent from the device's owner that covers
- * `read_device`, found with one Query of the owner's consents; grant events: that application),
+ * `read_device` and shares the device, found with one Query of the owner's consents; grant events:
+ * that application),
  * those with a live webhook (one BatchGetItem of their subscriptions), and for each event and
  * application one delivery item (PutItem, TTL 30 days) and one queue message. Webhook ids derive
  * from the stream record, so a batch read again (after a failure) makes the same ids, and an
@@ -59,7 +61,8 @@ export async function fanOut(records: readonly StreamRecordLike[], deps: FanOutD
     if (!consents) consentsByOwner.set(change.ownerId, (consents = grants.listConsentsByUser(change.ownerId)));
     const held = await consents;
     return change.events.map((event) => ({
-      change, event, clientIds: held.filter((c) => scopesCover(event.type, c.scopes)).map((c) => c.clientId),
+      // Only the applications whose device choice shares the device hear of it.
+      change, event, clientIds: held.filter((c) => scopesCover(event.type, c.scopes) && deviceVisible(c, change.deviceId)).map((c) => c.clientId),
     }));
   }));
   const flat = targets.flat();

@@ -172,9 +172,11 @@ describe('device authorization grant (RFC 8628)', () => {
     expect((await post('/oauth/device_authorization', { client_id: clientId, scope: 'read_device' })).status).toBe(200);
 
     // Unchecked, the box is not sent: the edit turns the flow off (and, with no redirect URI left, is refused).
-    const refused = await developer.postForm(path, { ...formFields(page.text, path), name: 'Living-room TV public', description: '', website: 'https://tv.example', redirect_uris: '' });
+    const { device_flow: _checked, ...unchecked } = formFields(page.text, path);
+    expect(_checked).toBe('on');
+    const refused = await developer.postForm(path, { ...unchecked, name: 'Living-room TV public', description: '', website: 'https://tv.example', redirect_uris: '' });
     expect(refused.status).toBe(400);
-    const saved = await developer.postForm(path, { ...formFields(page.text, path), name: 'Living-room TV public', description: '', website: 'https://tv.example', redirect_uris: 'http://127.0.0.1/callback' });
+    const saved = await developer.postForm(path, { ...unchecked, name: 'Living-room TV public', description: '', website: 'https://tv.example', redirect_uris: 'http://127.0.0.1/callback' });
     expect(saved.status).toBe(303);
 
     const reply = await post('/oauth/device_authorization', { client_id: clientId, scope: 'read_device' });

@@ -215,7 +215,7 @@ describe('resource API', () => {
   });
 
   describe('GET /devices/{device_id}', () => {
-    it('returns an array holding the one owned device, in one GetItem', async () => {
+    it('returns an array holding the one owned device, in one BatchGetItem (the device and the consent of the application, for its device choice)', async () => {
       // Prepare
       const { devices: [device], token } = await provisionUser(makeDevice(), makeDevice());
       requests.reset();
@@ -227,7 +227,7 @@ describe('resource API', () => {
       expect(reply.status).toBe(200);
       expect(reply.json).toStrictEqual([device]);
       expectDeviceShape((reply.json as Record<string, unknown>[])[0]!);
-      expect(requests.operations).toEqual(['GetItemCommand']);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
     });
 
     it("answers another user's device with a 404 identical to a nonexistent one", async () => {
@@ -243,7 +243,7 @@ describe('resource API', () => {
       expect(theirs.text).toBe(missing.text);
       expect(theirs.headers.get('content-type')).toBe(missing.headers.get('content-type'));
       expect(theirsRequests).toBe(1);
-      expect(requests.operations).toEqual(['GetItemCommand']);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
     });
 
     it('finds a device whatever the letter case of its id', async () => {
@@ -273,7 +273,7 @@ describe('resource API', () => {
   });
 
   describe('PUT /devices/{device_id}', () => {
-    it('answers 204 with an empty body and changes only the members present, in one UpdateItem', async () => {
+    it('answers 204 with an empty body and changes only the members present, in one request (a transaction: the device choice of the consent checked, the device updated)', async () => {
       // Prepare
       const { devices: [device], token } = await provisionUser(makeDevice({ name: 'Attic', active: false }));
       requests.reset();
@@ -284,7 +284,7 @@ describe('resource API', () => {
       // Assess
       expect(reply.status).toBe(204);
       expect(reply.text).toBe('');
-      expect(requests.operations).toEqual(['UpdateItemCommand']);
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
       expect(await readDevice(token, device!.id)).toStrictEqual({ ...device, active: true });
     });
 
@@ -312,7 +312,7 @@ describe('resource API', () => {
       expect(await readDevice(token, other!.id)).toStrictEqual(other);
     });
 
-    it('accepts {} as a no-op (204), in one GetItem', async () => {
+    it('accepts {} as a no-op (204), in one BatchGetItem', async () => {
       // Prepare
       const { devices: [device], token } = await provisionUser(makeDevice());
       requests.reset();
@@ -323,7 +323,7 @@ describe('resource API', () => {
       // Assess
       expect(reply.status).toBe(204);
       expect(reply.text).toBe('');
-      expect(requests.operations).toEqual(['GetItemCommand']);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
       expect(await readDevice(token, device!.id)).toStrictEqual(device);
     });
 
@@ -420,17 +420,17 @@ describe('resource API', () => {
       expectEnvelope(theirs, 404, 'not_found');
       expect(theirs.text).toBe(missing.text);
       expect(missing.status).toBe(404);
-      expect(theirsRequests).toEqual(['UpdateItemCommand']);
+      expect(theirsRequests).toEqual(['TransactWriteItemsCommand']);
       expect(await readDevice(bobToken, BOB_DEVICE)).toStrictEqual(before);
     });
 
-    it("answers {} on another user's device with 404, in one GetItem", async () => {
+    it("answers {} on another user's device with 404, in one BatchGetItem", async () => {
       // Act
       const reply = await call('PUT', `/devices/${BOB_DEVICE}`, { token: aliceToken, body: '{}' });
 
       // Assess
       expectEnvelope(reply, 404, 'not_found');
-      expect(requests.operations).toEqual(['GetItemCommand']);
+      expect(requests.operations).toEqual(['BatchGetItemCommand']);
     });
 
     it('answers 404 for a nonexistent device and does not create it', async () => {
@@ -635,7 +635,7 @@ describe('resource API', () => {
       expect(prefixed.headers.get('content-type')).toBe(bare.headers.get('content-type'));
     });
 
-    it('PUT /api/devices/{device_id} changes the device like the bare route, in one UpdateItem', async () => {
+    it('PUT /api/devices/{device_id} changes the device like the bare route, in one transaction', async () => {
       // Prepare
       const { devices: [device], token } = await provisionUser(makeDevice({ place: 'Nantes' }));
       requests.reset();
@@ -645,7 +645,7 @@ describe('resource API', () => {
 
       // Assess
       expect(reply.status).toBe(204);
-      expect(requests.operations).toEqual(['UpdateItemCommand']);
+      expect(requests.operations).toEqual(['TransactWriteItemsCommand']);
       expect(await readDevice(token, device!.id)).toStrictEqual({ ...device, place: 'Angers' });
     });
 

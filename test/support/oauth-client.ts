@@ -147,6 +147,7 @@ export function textOf(fragment: string): string {
 }
 
 /** The hidden fields of the page's form that posts to `action`. */
+/** The fields a browser would send with the form posting to `action` as the page shows it: its hidden inputs and checked checkboxes. */
 export function formFields(html: string, action: string): Record<string, string> {
   const forms = [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/g)];
   const form = forms.find(([, attributes]) => attributesOf(attributes ?? '').action === action);
@@ -155,6 +156,8 @@ export function formFields(html: string, action: string): Record<string, string>
   for (const [, attributes] of (form[2] ?? '').matchAll(/<input\b([^>]*)>/g)) {
     const input = attributesOf(attributes ?? '');
     if (input.type === 'hidden' && input.name !== undefined) fields[input.name] = input.value ?? '';
+    // A checked checkbox is sent as a browser sends it (`on` without a value); an unchecked one is not.
+    if (input.type === 'checkbox' && input.name !== undefined && /\schecked\b/.test(attributes ?? '')) fields[input.name] = input.value ?? 'on';
   }
   return fields;
 }
