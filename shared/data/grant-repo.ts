@@ -6,7 +6,7 @@ import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import {
-  clientKey, consentKey, consentOfClientIndexKey, consentsOfUserKey, familiesOfClientIndexKey, familyKey, fromItem,
+  clientKey, consentKey, consentOfClientIndexKey, consentsOfUserKey, familiesOfClientIndexKey, familyKey, fromItem, grantsOfClientIndexKey,
 } from '#shared/data/keys';
 import { createGrantRevocations } from '#shared/data/grant-revocations';
 
@@ -99,6 +99,54 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
 
     async saveConsent(consent: Consent): Promise<void> {
       await doc.send(new PutCommand({ TableName: table, Item: consentItem(consent) }));
+    },
+
+    /**
+     * Writes an edited consent over `previous`, on condition that the stored one is still it: the same
+     * grant generation and revision (a form shown before another change, or sent twice, finds
+     * another). One PutItem; false, and nothing written, when the condition failed.
+     */
+    async replaceConsent(consent: Consent, previous: Consent): Promise<boolean> {
+      const generation = grantCondition(previous.grantGeneration);
+      const revision = previous.revision === undefined ? 'attribute_not_exists(revision)' : 'revision = :revision';
+      try {
+        await doc.send(new PutCommand({
+          TableName: table, Item: consentItem(consent),
+          ConditionExpression: `(${generation.ConditionExpression}) AND ${revision}`,
+          ...(generation.ExpressionAttributeValues || previous.revision !== undefined
+            ? { ExpressionAttributeValues: { ...generation.ExpressionAttributeValues, ...(previous.revision === undefined ? {} : { ':revision': previous.revision }) } }
+            : {}),
+        }));
+        return true;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return false;
+        throw error;
+      }
+    },
+
+    /**
+     * When the application last used the user's grant: the latest rotation or exchange among the
+     * user's token families of it (undefined: none active). One Query on GSI1 (per 1 MB page).
+     */
+    async lastUseOf(clientId: string, userId: string): Promise<Date | undefined> {
+      const { gsi1pk, gsi1skPrefix } = grantsOfClientIndexKey(clientId, userId);
+      let latest: number | undefined;
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(new QueryCommand({
+          TableName: table, IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :user)',
+          ExpressionAttributeValues: { ':pk': gsi1pk, ':user': gsi1skPrefix },
+          ExclusiveStartKey: startKey,
+        }));
+        for (const item of page.Items ?? []) {
+          if (item.status !== 'active') continue;
+          const used = typeof item.rotatedAt === 'number' ? item.rotatedAt : Date.parse(`${String(item.createdAt)}Z`);
+          if (Number.isFinite(used) && (latest === undefined || used > latest)) latest = used;
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return latest === undefined ? undefined : new Date(latest);
     },
 
     async deleteConsent(userId: string, clientId: string): Promise<void> {
@@ -235,6 +283,8 @@ export const GRANT_REPO_NEEDS = {
   getConsent: { actions: ['GetItem'] },
   listConsentsByUser: { actions: ['Query'] },
   saveConsent: { actions: ['PutItem'] },
+  replaceConsent: { actions: ['PutItem'] },
+  lastUseOf: { actions: [], index: true },
   deleteConsent: { actions: ['DeleteItem'] },
   createCode: { actions: ['PutItem'] },
   saveConsentWithCode: { actions: ['PutItem'] },

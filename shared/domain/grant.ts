@@ -65,6 +65,14 @@ export interface Consent extends DeviceChoice {
    * it. Absent only on a consent recorded before generations (see grantCondition in grant-repo.ts).
    */
   grantGeneration?: string;
+  /**
+   * Counts the consent's writes (absent: none since it was first recorded): a form that edits it
+   * (the account page's grant page) carries the revision it showed and writes only over that one, so
+   * a replayed or stale form changes nothing.
+   */
+  revision?: number;
+  /** When the user last changed it on the grant page. */
+  changedAt?: string;
 }
 
 /**
@@ -84,8 +92,24 @@ export function allowedConsent(
     clientId,
     scopes: [...new Set([...(previous?.scopes ?? []), ...requested])],
     ...deviceChoiceMembers(devices),
+    ...(previous ? { revision: (previous.revision ?? 0) + 1 } : {}),
     grantedAt,
     ...(previous ? (previous.grantGeneration === undefined ? {} : { grantGeneration: previous.grantGeneration }) : { grantGeneration: freshGeneration }),
+  };
+}
+
+/**
+ * The consent the grant page's edit records: the scopes kept (a subset of those granted: an edit
+ * never adds one) and the devices chosen, the rest as it was, one revision on.
+ */
+export function editedConsent(previous: Consent, edit: { scopes: string[]; devices?: DeviceChoice; at: string }): Consent {
+  const { onlyDevices: _only, exceptDevices: _except, ...rest } = previous;
+  return {
+    ...rest,
+    scopes: previous.scopes.filter((scope) => edit.scopes.includes(scope)),
+    ...deviceChoiceMembers(edit.devices ?? previous),
+    revision: (previous.revision ?? 0) + 1,
+    changedAt: edit.at,
   };
 }
 

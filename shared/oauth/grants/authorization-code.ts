@@ -63,13 +63,16 @@ async function redeem(
   }
   // The user revoked the application (or authorized it again) since the code was issued.
   if (!consentStands(consent, code)) throw invalid();
+  // Less any scope the user has taken away since (the account page's grant page).
+  const scopes = code.scopes.filter((scope) => consent!.scopes.includes(scope));
+  if (scopes.length === 0) throw invalid();
 
-  const accessToken = await ctx.signAccessToken(code.userId, code.clientId, code.scopes);
+  const accessToken = await ctx.signAccessToken(code.userId, code.clientId, scopes);
   const refreshToken = newGrantToken(code.userId, code.familyId);
   for (let attempt = 1; ; attempt++) {
     try {
       await ctx.grants.redeemCode(code.familyId, codeHash, hashSecret(refreshToken), ctx.now());
-      return ctx.respond(accessToken, code.scopes, refreshToken);
+      return ctx.respond(accessToken, scopes, refreshToken);
     } catch (error) {
       if (!(error instanceof GrantWriteError)) throw error;
       if (error.reason === 'code_used') {

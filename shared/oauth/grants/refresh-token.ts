@@ -43,7 +43,10 @@ async function rotate(
   // A revoked family past its TTL (REVOKED_GRANT_SECONDS) is unknown: refused, and nothing else.
   const first = ctx.live(stored);
   if (!names || !first || first.clientId !== credentials.clientId || first.userId !== names.userId) throw invalid();
-  const scopes = narrowScopes(first.scopes, form.scope);
+  // The scopes the family was issued, less those the user has since taken away (the account page's grant page).
+  const granted = consent ? first.scopes.filter((scope) => consent.scopes.includes(scope)) : first.scopes;
+  if (granted.length === 0) throw invalid();
+  const scopes = narrowScopes(granted, form.scope);
 
   // Every attempt acts for the same user, client and scopes: one token serves them all.
   let accessToken: Promise<string> | undefined;

@@ -1,0 +1,14 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { devices, grants, pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/account/apps/{client_id}', 'page')],
+  needs: { table: [...pageReads, devices.listDevicesByOwner, grants.replaceConsent] },
+  sample: {
+    // The demo user has not authorized the demo application on a fresh service: nothing to change.
+    status: 404,
+    make: async (kit) => kit.page('POST /account/apps/{client_id}, signed in, an application the demo user has not authorized: 404', {
+      pathParameters: { client_id: kit.demoClient.clientId }, form: { revision: '0', scope_read_device: 'on' }, cookies: [await kit.session()],
+    }),
+  },
+});
