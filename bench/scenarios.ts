@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
-  BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient,
+  BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
 import { newSecretReveal } from '#shared/console/developer';
@@ -21,7 +21,7 @@ import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import {
-  clientKey, deviceKey, devicesOfUserKey, familyKey, consentKey, sessionKey, userKey,
+  clientKey, deviceKey, devicesSeenByClientRange, familyKey, consentKey, sessionKey, userKey,
 } from '#shared/data/keys';
 import { rendererScript } from '#shared/docs/api-reference';
 import type { Device } from '#shared/domain/device';
@@ -375,29 +375,41 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       bare: { label: 'GetItem', prepare: async (n) => repeat(n, () => bareGetItem(userKey(alice.id), runtimeDoc)) },
     },
     {
-      name: 'list-devices', fn: 'list-devices', expectStatus: 200, floor: [step.query('device', DEMO_USERS[0].devices.length)], requestBudget: 1,
-      minReason: 'Query of the owner partition',
-      events: async (n) => repeat(n, () => resourceEvent('list-devices')),
+      // The application's consent is read with the devices (its device choice): one item more in the same Query.
+      name: 'list-devices', fn: 'list-devices', expectStatus: 200, floor: [step.query('device', DEMO_USERS[0].devices.length + 1)], requestBudget: 1,
+      minReason: 'Query of the owner partition, from the application\'s consent (its device choice) through the devices',
+      events: async (n) => {
+        await consentOf(alice.id, DEMO_CLIENT.clientId);
+        return repeat(n, () => resourceEvent('list-devices'));
+      },
       bare: {
         label: 'Query',
         prepare: async (n) => repeat(n, () => () => {
-          const { pk, skPrefix } = devicesOfUserKey(alice.id);
+          const range = devicesSeenByClientRange(alice.id, DEMO_CLIENT.clientId);
           return runtimeDoc.send(new QueryCommand({
-            TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+            TableName: table, KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
           }));
         }),
       },
     },
     {
-      name: 'get-device', fn: 'get-device', expectStatus: 200, floor: [step.get('device')], requestBudget: 1,
-      minReason: 'GetItem under the owner key',
-      events: async (n) => repeat(n, () => resourceEvent('get-device', { pathParameters: { device_id: aliceDevice } })),
-      bare: { label: 'GetItem', prepare: async (n) => repeat(n, () => bareGetItem(deviceKey(alice.id, aliceDevice), runtimeDoc)) },
+      name: 'get-device', fn: 'get-device', expectStatus: 200, floor: [step.batchGet('device', 'consent')], requestBudget: 1,
+      minReason: 'BatchGetItem of the device under the owner key and the application\'s consent (its device choice)',
+      events: async (n) => {
+        await consentOf(alice.id, DEMO_CLIENT.clientId);
+        return repeat(n, () => resourceEvent('get-device', { pathParameters: { device_id: aliceDevice } }));
+      },
+      bare: {
+        label: 'BatchGetItem',
+        prepare: async (n) => repeat(n, () => () => runtimeDoc.send(new BatchGetCommand({
+          RequestItems: { [table]: { Keys: [deviceKey(alice.id, aliceDevice), consentKey(alice.id, DEMO_CLIENT.clientId)], ConsistentRead: true } },
+        }))),
+      },
     },
     {
-      name: 'update-device', fn: 'update-device', expectStatus: 204, floor: [step.update('device')], requestBudget: 1,
-      minReason: 'conditional UpdateItem under the owner key',
+      name: 'update-device', fn: 'update-device', expectStatus: 204, floor: [step.transact('consent', 'device')], requestBudget: 1,
+      minReason: 'TransactWriteItems: the application\'s consent checked (its device choice shares the device) and the conditional update under the owner key',
       events: async (n) => repeat(n, () => resourceEvent('update-device', {
         pathParameters: { device_id: aliceDevice },
         headers: { 'content-type': 'application/json' },
@@ -405,11 +417,25 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       })),
       bare: {
         label: 'UpdateItem',
-        prepare: async (n) => repeat(n, () => () => runtimeDoc.send(new UpdateCommand({
-          TableName: table, Key: deviceKey(alice.id, aliceDevice),
-          // With the device's event sequence (`ADD seq`, for device.updated webhooks), as the handler sends it.
-          UpdateExpression: 'SET #f0 = :v0, #f1 = :v1 ADD seq :one', ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#f0': 'name', '#f1': 'active' }, ExpressionAttributeValues: { ':v0': 'Living room', ':v1': false, ':one': 1 },
+        prepare: async (n) => repeat(n, () => () => runtimeDoc.send(new TransactWriteCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: table, Key: consentKey(alice.id, DEMO_CLIENT.clientId),
+                ConditionExpression: 'attribute_not_exists(pk) OR ((attribute_not_exists(onlyDevices) OR contains(onlyDevices, :device)) '
+                  + 'AND (attribute_not_exists(exceptDevices) OR NOT contains(exceptDevices, :device)))',
+                ExpressionAttributeValues: { ':device': aliceDevice },
+              },
+            },
+            {
+              Update: {
+                TableName: table, Key: deviceKey(alice.id, aliceDevice),
+                // With the device's event sequence (`ADD seq`, for device.updated webhooks), as the handler sends it.
+                UpdateExpression: 'SET #f0 = :v0, #f1 = :v1 ADD seq :one', ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#f0': 'name', '#f1': 'active' }, ExpressionAttributeValues: { ':v0': 'Living room', ':v1': false, ':one': 1 },
+              },
+            },
+          ],
         }))),
       },
     },
@@ -510,9 +536,12 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-device-page (allow)', fn: 'post-device-page', expectStatus: 200,
-      floor: [step.batchGet('session', 'user'), step.transact('throttle', 'throttle'), step.get('code'), step.batchGet('client', 'consent'), step.transact('code', 'family', 'consent')],
+      floor: [
+        step.batchGet('session', 'user'), step.transact('throttle', 'throttle'), step.get('code'), step.batchGet('client', 'consent'), step.query('device', 0),
+        step.transact('code', 'family', 'consent'),
+      ],
       minReason: 'BatchGetItem(session, user) + TransactWriteItems(the entry counted per account and per address, before any lookup) + GetItem(user code) '
-        + '+ BatchGetItem(client, consent) + TransactWriteItems(user code used up, authorization approved, consent recorded)',
+        + '+ BatchGetItem(client, consent) + Query(the user\'s devices, for the choice; none here) + TransactWriteItems(user code used up, authorization approved, consent recorded)',
       events: async (n) => {
         const [accounts, codes] = await Promise.all([freshAccounts(n, true), freshDeviceCodes(n)]);
         const cookies = await pool(n, 16, (i) => sessions.createSession(accounts[i]!.id));
@@ -552,8 +581,10 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'post-authorize', fn: 'post-authorize', expectStatus: 303, floor: [step.batchGet('client', 'session', 'user', 'consent'), step.transact('consent', 'code')],
-      minReason: 'consent allowed: BatchGetItem(client, session, user, consent) + TransactWriteItems(consent ADD scopes, code)',
+      name: 'post-authorize', fn: 'post-authorize', expectStatus: 303,
+      floor: [step.batchGet('client', 'session', 'user', 'consent'), step.query('device', DEMO_USERS[0].devices.length), step.transact('consent', 'code')],
+      minReason: 'consent allowed: BatchGetItem(client, session, user, consent) + Query(the user\'s devices: the choice names only their own) '
+        + '+ TransactWriteItems(consent ADD scopes, code)',
       events: async (n) => {
         const cookies = await signedIn(aliceSession);
         return repeat(n, () => authEvent('POST', '/oauth/authorize', { cookies, form: { ...readAuthorize, csrf, decision: 'allow' } }));
@@ -694,6 +725,38 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
           return clientId;
         });
         return apps.map((clientId) => authEvent('POST', '/account/apps/{client_id}/revoke', { cookies, pathParameters: { client_id: clientId }, form: { csrf } }));
+      },
+    },
+    {
+      name: 'get-grant', fn: 'get-grant', expectStatus: 200,
+      floor: [step.batchGet('session', 'user', 'client', 'consent'), step.query('device', 0), step.query('family', 1, 'gsi1')],
+      minReason: 'BatchGetItem(session, user, client, consent) + Query(the user\'s devices, none here) alongside Query(gsi1: the grant\'s families, for its last use)',
+      events: async (n) => {
+        const users = await freshAccounts(n, true);
+        const cookies = await pool(n, 16, async (i) => {
+          await activeFamily(DEMO_CLIENT.clientId, users[i]!.id);
+          return sessions.createSession(users[i]!.id);
+        });
+        return cookies.map((cookie) => authEvent('GET', '/account/apps/{client_id}', {
+          cookies: [`session=${cookie}`, `csrf=${csrf}`], pathParameters: { client_id: DEMO_CLIENT.clientId },
+        }));
+      },
+    },
+    {
+      name: 'post-update-grant', fn: 'post-update-grant', expectStatus: 303,
+      floor: [step.batchGet('session', 'user', 'client', 'consent'), step.query('device', 0), step.put('consent')],
+      minReason: 'BatchGetItem(session, user, client, consent) + Query(the user\'s devices: the choice names only their own; none here) '
+        + '+ PutItem(the consent, on condition of its generation and revision)',
+      events: async (n) => {
+        const users = await freshAccounts(n, true);
+        const cookies = await pool(n, 16, async (i) => {
+          await consentOf(users[i]!.id, DEMO_CLIENT.clientId);
+          return sessions.createSession(users[i]!.id);
+        });
+        return cookies.map((cookie) => authEvent('POST', '/account/apps/{client_id}', {
+          cookies: [`session=${cookie}`, `csrf=${csrf}`], pathParameters: { client_id: DEMO_CLIENT.clientId },
+          form: { csrf, revision: '0', scope_read_device: 'on', choose_devices: '1' },
+        }));
       },
     },
     {

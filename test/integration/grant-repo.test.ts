@@ -279,4 +279,44 @@ describe('grant repository', () => {
       expect(await grants.getFamily(family.familyId)).toMatchObject({ status: 'revoked' });
     });
   });
+
+  describe('replaceConsent and lastUseOf (the grant page)', () => {
+    it('replaces a consent only over the revision and generation it was read at: a stale or replayed write changes nothing', async () => {
+      const first = consentOf(randomUUID(), `client-${randomUUID()}`);
+      await grants.saveConsent(first);
+      const edited = { ...first, scopes: [], revision: 1 };
+      requests.reset();
+
+      expect(await grants.replaceConsent(edited, first)).toBe(true);
+      expect(requests.operations).toEqual(['PutItemCommand']);
+      expect(await grants.replaceConsent({ ...edited, revision: 2, scopes: ['write_device'] }, first)).toBe(false);
+      expect(await grants.replaceConsent({ ...edited, revision: 2, scopes: ['write_device'] }, { ...edited, grantGeneration: randomUUID() })).toBe(false);
+      expect(await grants.getConsent(first.userId, first.clientId)).toEqual(edited);
+      expect(await grants.replaceConsent({ ...edited, revision: 2, scopes: ['read_user'] }, edited)).toBe(true);
+      expect((await grants.getConsent(first.userId, first.clientId))!.scopes).toEqual(['read_user']);
+      // A consent from before generations is replaced only over one without a generation.
+      const old = consentOf(randomUUID(), `client-${randomUUID()}`, undefined);
+      await grants.saveConsent(old);
+      expect(await grants.replaceConsent({ ...old, revision: 1 }, { ...old, grantGeneration: 'g' })).toBe(false);
+      expect(await grants.replaceConsent({ ...old, revision: 1 }, old)).toBe(true);
+      // And none over a consent that is gone.
+      await grants.deleteConsent(old.userId, old.clientId);
+      expect(await grants.replaceConsent({ ...old, revision: 2 }, { ...old, revision: 1 })).toBe(false);
+      expect(await grants.getConsent(old.userId, old.clientId)).toBeUndefined();
+    });
+
+    it('tells when the grant was last used: its newest rotation or exchange among active families; none when there is none', async () => {
+      const { consent, code } = await issued();
+      expect(await grants.lastUseOf(consent.clientId, consent.userId)).toBeUndefined();
+      await redeem(code, NOW);
+      const exchanged = await grants.lastUseOf(consent.clientId, consent.userId);
+      expect(exchanged?.toISOString()).toBe(NOW.toISOString());
+      const later = NOW.getTime() + 3_600_000;
+      const token = randomToken();
+      await doc.send(new PutCommand({ TableName: table, Item: { ...(await stored(familyKey(code.familyId)))!, rotatedAt: later, activeTokenHash: hashSecret(token) } }));
+      expect((await grants.lastUseOf(consent.clientId, consent.userId))?.getTime()).toBe(later);
+      await grants.revokeFamily(code.familyId, NOW, 'token_revoked');
+      expect(await grants.lastUseOf(consent.clientId, consent.userId)).toBeUndefined();
+    });
+  });
 });
