@@ -141,7 +141,7 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
     ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<ul class="apps">
       ${authorized.map(({ consent, client }) => html`<li><h3>${client.name}</h3>
         <p class="muted">Allowed on ${consent.grantedAt.slice(0, 10)} to:</p>${scopeList(consent.scopes)}
-        <p><a href="/account/apps/${encodeURIComponent(consent.clientId)}" aria-label="Change what ${client.name} may do">Change what it may do</a></p>
+        <p><a href="/account/apps/${encodeURIComponent(consent.clientId)}">Change what ${client.name} may do</a></p>
         <form method="post" action="/account/apps/${encodeURIComponent(consent.clientId)}/revoke">${csrfField(viewer)}<button type="submit" class="danger" aria-label="Revoke access of ${client.name}">Revoke access</button></form></li>`)}
     </ul>`}</div>`);
 }

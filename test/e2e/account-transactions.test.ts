@@ -114,7 +114,9 @@ describe('sign-up and password reset writes', () => {
       forget();
 
       // Act
-      const reset = await b.postForm('/password-reset/confirm', { ...formFields(page.text, '/password-reset/confirm'), password: newPassword });
+      // The box "also sign out every connected application" left unchecked.
+      const { sign_out_apps: _box, ...form } = formFields(page.text, '/password-reset/confirm');
+      const reset = await b.postForm('/password-reset/confirm', { ...form, password: newPassword });
       const operations = [...requests.operations];
 
       // Assess

@@ -145,11 +145,12 @@ describe('item lifetimes', () => {
 
 
 
-  /** GETs `page` and posts its form to `action` with `fields` added. */
-  async function submit(b: Browser, page: string, action: string, fields: Record<string, string> = {}) {
+  /** GETs `page` and posts its form to `action` with `fields` added and the `unchecked` boxes left out. */
+  async function submit(b: Browser, page: string, action: string, fields: Record<string, string> = {}, unchecked: string[] = []) {
     const form = await b.get(page);
     expect(form.status).toBe(200);
-    return b.postForm(action, { ...formFields(form.text, action), ...fields });
+    const sent = Object.fromEntries(Object.entries(formFields(form.text, action)).filter(([name]) => !unchecked.includes(name)));
+    return b.postForm(action, { ...sent, ...fields });
   }
 
   async function signUp(email: string) {
@@ -292,7 +293,7 @@ describe('item lifetimes', () => {
     expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(303);
     const reset = linkToken(service, (await mailTo(service, email)).find((m) => m.subject === 'Reset your password')!.text, '/password-reset/confirm');
     const newPassword = 'a brand new passphrase for ada';
-    const done = await submit(anonymous, `/password-reset/confirm?token=${reset}`, '/password-reset/confirm', { password: newPassword });
+    const done = await submit(anonymous, `/password-reset/confirm?token=${reset}`, '/password-reset/confirm', { password: newPassword }, ['sign_out_apps']);
     expect(done).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
     expect((await submit(anonymous, '/password-reset', '/password-reset', { email })).status).toBe(303);
 

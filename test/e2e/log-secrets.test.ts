@@ -26,9 +26,10 @@ describe('logs of a full account and OAuth flow', () => {
     const email = `logs-${randomUUID()}@example.com`;
     const mailTo = async (subject: string) => (await readOutbox(service.outboxDir)).find((m) => m.to === email && m.subject === subject)!.text;
     const tokenIn = (text: string, path: string) => new RegExp(`${path}\\?token=([A-Za-z0-9_-]+)`).exec(text)![1]!;
-    const post = async (pagePath: string, action: string, fields: Record<string, string> = {}) => {
+    const post = async (pagePath: string, action: string, fields: Record<string, string> = {}, unchecked: string[] = []) => {
       const form = await auth.get(pagePath);
-      return auth.postForm(action, { ...formFields(form.text, action), ...fields });
+      const sent = Object.fromEntries(Object.entries(formFields(form.text, action)).filter(([name]) => !unchecked.includes(name)));
+      return auth.postForm(action, { ...sent, ...fields });
     };
     const tokenRequest = async (params: Record<string, string>) => {
       const response = await fetch(`${service.authUrl}/oauth/token`, {
@@ -87,7 +88,8 @@ describe('logs of a full account and OAuth flow', () => {
     expect((await post('/password-reset', '/password-reset', { email })).status).toBe(303);
     secrets.resetToken = tokenIn(await mailTo('Reset your password'), '/password-reset/confirm');
     secrets.newPassword = 'another private passphrase, the new one';
-    const reset = await post(`/password-reset/confirm?token=${secrets.resetToken}`, '/password-reset/confirm', { password: secrets.newPassword });
+    // The box "also sign out every connected application" left unchecked: the application is revoked below.
+    const reset = await post(`/password-reset/confirm?token=${secrets.resetToken}`, '/password-reset/confirm', { password: secrets.newPassword }, ['sign_out_apps']);
     expect(reset).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });
     // The reset signed the account out everywhere: sign in again with the new password.
     expect((await signIn(auth, { user: { id: '', email }, password: secrets.newPassword })).status).toBe(303);

@@ -29,7 +29,9 @@ describe('password reset', () => {
     const b = new Browser(service.authUrl);
     const page = await b.get(`/password-reset/confirm?token=${token}`);
     if (page.status !== 200) return page;
-    return b.postForm('/password-reset/confirm', { ...formFields(page.text, '/password-reset/confirm'), password, ...fields });
+    // The box "also sign out every connected application" is sent only when the test checks it (`fields`).
+    const { sign_out_apps: _box, ...form } = formFields(page.text, '/password-reset/confirm');
+    return b.postForm('/password-reset/confirm', { ...form, password, ...fields });
   }
 
   async function tokenRequest(params: Record<string, string>) {

@@ -534,7 +534,8 @@ describe('public clients: native and browser applications', () => {
     it('keeps the answers from a page of an origin the application did not register', async () => {
       // Prepare
       const { page } = browser;
-      await page.goto(`${stranger.origin}/idle`);
+      // Another host: any port of the registered loopback host 127.0.0.1 is the application's own (RFC 8252 §7.3, as redirect matching).
+      await page.goto(`${stranger.origin.replace('127.0.0.1', 'localhost')}/idle`);
 
       // Act
       const outcome = await page.evaluate(async ({ authUrl, id }) => {

@@ -96,7 +96,7 @@ describe('DynamoDB requests per browser call', () => {
     expect(operations).toEqual(['BatchGetItemCommand', 'PutItemCommand']);
   });
 
-  it('GET /oauth/authorize, signed in, with no consent yet: one BatchGetItem for the consent page', async () => {
+  it('GET /oauth/authorize, signed in, with no consent yet: one BatchGetItem for the consent page, and a Query of the devices to choose from', async () => {
     // Prepare
     const { b } = await signedIn();
 
@@ -105,10 +105,10 @@ describe('DynamoDB requests per browser call', () => {
 
     // Assess
     expect(reply.status).toBe(200);
-    expect(operations).toEqual(['BatchGetItemCommand']);
+    expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand']);
   });
 
-  it('POST /oauth/authorize allow: BatchGetItem + TransactWriteItems (consent and code)', async () => {
+  it('POST /oauth/authorize allow: BatchGetItem + Query (the devices chosen must be the user\'s) + TransactWriteItems (consent and code)', async () => {
     // Prepare
     const { b } = await signedIn();
     const page = await b.get(authorizePath(authorizationParams()));
@@ -120,7 +120,7 @@ describe('DynamoDB requests per browser call', () => {
     // Assess
     expect(reply.status).toBe(303);
     expect(new URL(reply.location!).searchParams.get('code')).toMatch(CODE_SHAPE);
-    expect(operations).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+    expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'TransactWriteItemsCommand']);
   });
 
   describe('POST /login', () => {
@@ -450,9 +450,9 @@ describe('DynamoDB requests per browser call', () => {
       const newPassword = 'a brand new passphrase for grace';
 
       // Act
-      const { reply, operations } = await measure(() => anonymous.postForm('/password-reset/confirm', {
-        ...formFields(page.text, '/password-reset/confirm'), password: newPassword,
-      }));
+      // The box "also sign out every connected application" left unchecked: only the sessions end.
+      const { sign_out_apps: _box, ...form } = formFields(page.text, '/password-reset/confirm');
+      const { reply, operations } = await measure(() => anonymous.postForm('/password-reset/confirm', { ...form, password: newPassword }));
 
       // Assess
       expect(reply).toMatchObject({ status: 303, location: '/password-reset/confirm?done=password-changed' });

@@ -103,13 +103,14 @@ describe('webhooks: stream, queues, alarm, functions', () => {
     expect(functions.filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined).map(([id]) => id)).toEqual([]);
   });
 
-  it('the fan-out is invoked only for records that can make events: devices, consents removed, families revoked', () => {
+  it('the fan-out is invoked only for records that can make events: devices, consents removed or changed, families revoked', () => {
     const [fanOutId] = functionWithEntry('FanOutEvents');
     const mapping = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties).find((m) => m.FunctionName.Ref === fanOutId)!;
     // Written out with CDK's own filter rules: the template says what Lambda's filter syntax means by them.
     const expected = [
       { dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('USER#') }, sk: { S: FilterRule.beginsWith('DEVICE#') } } } },
-      { eventName: FilterRule.isEqual('REMOVE'), dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('USER#') }, sk: { S: FilterRule.beginsWith('CONSENT#') } } } },
+      // A consent removed (grant.revoked) or rewritten (grant.updated, when its scopes or devices changed).
+      { eventName: FilterRule.or('REMOVE', 'MODIFY'), dynamodb: { Keys: { pk: { S: FilterRule.beginsWith('USER#') }, sk: { S: FilterRule.beginsWith('CONSENT#') } } } },
       {
         eventName: FilterRule.isEqual('MODIFY'),
         dynamodb: {

@@ -59,6 +59,11 @@ describe('OpenAPI document', () => {
         ...changeToEvents({ eventId: 'e2', eventName: 'INSERT', at, newImage: device })!.events,
         ...changeToEvents({ eventId: 'e3', eventName: 'REMOVE', at, oldImage: device })!.events,
         ...changeToEvents({ eventId: 'e4', eventName: 'REMOVE', at, oldImage: { pk: 'USER#u1', sk: 'CONSENT#client-1' } })!.events,
+        ...changeToEvents({
+          eventId: 'e5', eventName: 'MODIFY', at,
+          oldImage: { pk: 'USER#u1', sk: 'CONSENT#client-1', scopes: ['read_device', 'read_user'] },
+          newImage: { pk: 'USER#u1', sk: 'CONSENT#client-1', scopes: ['read_device'], onlyDevices: ['d1'] },
+        })!.events,
       ];
       expect(new Set(built.map((e) => e.type))).toEqual(new Set(WEBHOOK_EVENT_TYPES));
       for (const event of built) {
