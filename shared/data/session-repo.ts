@@ -20,6 +20,11 @@ export interface SignedIn {
   user: User;
   /** The session cookie's value. */
   sessionId: string;
+  /**
+   * The account is being deleted (its profile carries the deletion marker): its sessions open no
+   * page but the deletion's own, which finishes it (shared/pages/session.ts readPage).
+   */
+  deleting?: true;
 }
 
 export type SessionRepo = ReturnType<typeof createSessionRepo>;
@@ -63,7 +68,8 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
         keys: [sessionKey(hashSecret(sessionId)), userKey(userId)],
         parse: ([session, user]) => {
           const live = session && session.userId === userId && Number(session.expiresAt) > epochSeconds(now);
-          return live && user ? { user: toUser(user), sessionId } : undefined;
+          if (!live || !user) return undefined;
+          return user.deletingSince === undefined ? { user: toUser(user), sessionId } : { user: toUser(user), sessionId, deleting: true };
         },
       };
     },
