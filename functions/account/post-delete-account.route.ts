@@ -1,10 +1,10 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { applicationsInUse, confirmIdentity, deleteAccount, pageReads } from '#functions/needs';
+import { confirmIdentity, deleteAccount, pageReads } from '#functions/needs';
 
 export default defineEndpoint({
   // It sends the farewell e-mail: in the mail class, with the other routes that send account e-mail.
   routes: [auth('POST', '/account/delete', 'mail')],
-  needs: { table: [...pageReads, ...applicationsInUse, ...confirmIdentity, ...deleteAccount], sendsMail: true },
+  needs: { table: [...pageReads, ...confirmIdentity, ...deleteAccount], sendsMail: true },
   sample: {
     // The demo data must stay: the sample asks what the page refuses, a deletion without the password.
     status: 400,

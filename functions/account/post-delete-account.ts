@@ -1,5 +1,5 @@
 import { ApplicationsInUseError } from '#shared/accounts/account-deletion';
-import { appsInUse, confirmIdentity, deleteAccount } from '#shared/runtime';
+import { confirmIdentity, deleteAccount } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { secure } from '#shared/pages/session';
 import { SESSION_COOKIE, setCookie } from '#shared/http/cookies';
@@ -26,9 +26,8 @@ export const handler = pageHandler(
       again({ status: 409, inUse: inUse.map(({ client, users }) => ({ clientId: client.clientId, name: client.name, users })) });
 
     // A deletion already started (its marker is on the profile) was confirmed then: it is finished.
+    // Applications others use refuse it after the password (deleteAccount checks them before anything is written).
     if (!signedIn.deleting) {
-      const inUse = await appsInUse(user.id);
-      if (inUse.length > 0) return inUseAnswer(inUse);
       if (!form.password) return again({ status: 400, error: 'Type your password to delete the account.' });
       const check = await confirmIdentity(user, { password: form.password, address: event.requestContext.http.sourceIp, now: Date.now() });
       if (check.outcome === 'throttled') {

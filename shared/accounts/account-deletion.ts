@@ -17,8 +17,8 @@ import { deleteApplication } from '#shared/oauth/app-access';
  * later one is idempotent, so a deletion that stopped anywhere is finished by running it again
  * (deleteAccount on the same user: the account's next deletion request, or
  * `npm run admin -- delete-user`). The profile, holding the marker, goes last.
- * - `grants`: every application's grant ends (its consent gets the reason `account_deleted`, then
- *   is removed: the application's `grant.revoked`; then its token families are deleted);
+ * - `grants`: every application's grant ends (its consent gets the reason `account_deleted`, its
+ *   token families are deleted, then the consent is removed: the application's `grant.revoked`);
  * - `applications`: the applications the user develops, with their webhook and deliveries (deletion
  *   is refused beforehand while other people use one, see applicationsInUse);
  * - `devices`, `address` (the e-mail address is free for a new sign-up), `mail` (the farewell
@@ -87,23 +87,21 @@ export async function deleteAccount(deps: DeletionDeps, userId: string): Promise
   if (!subject.deletion) {
     const inUse = await applicationsInUse(deps, userId);
     if (inUse.length > 0) throw new ApplicationsInUseError(inUse);
-    const consents = await grants.listConsentsByUser(userId);
-    await erasure.markDeleting(userId, consents.map((c) => c.clientId), formatTimestamp(now()));
-    // Read again: a concurrent request may have marked it first, with its own list.
-    subject = await erasure.getSubject(userId);
+    const since = formatTimestamp(now());
+    // Not marked by this call: a concurrent one marked it first; go on from what it wrote.
+    subject = (await erasure.markDeleting(userId, since)) ? { ...subject, deletion: { since } } : await erasure.getSubject(userId);
     if (!subject?.deletion) return 'absent';
   }
   const { user, deletion } = subject;
   await done('mark');
 
-  // Every grant ends first. Consents written since the marker (none should be: the account signs
-  // in no more) are ended too.
-  const clientIds = new Set([...deletion.clientIds, ...(await grants.listConsentsByUser(userId)).map((c) => c.clientId)]);
-  for (const clientId of clientIds) {
+  // Every grant ends first: per application, the consent gets the reason, the token families go
+  // (no refresh token works from here), then the consent goes, which tells the application. The
+  // consent is the last of them, so a retry still finds the application to finish.
+  for (const { clientId } of await grants.listConsentsByUser(userId)) {
     await erasure.markConsentEnding(userId, clientId, 'account_deleted');
-    // The consent's removal ends the grant generation (no code is exchanged, no token rotates after it) and tells the application.
-    await grants.deleteConsent(userId, clientId);
     await erasure.deleteItems((await erasure.grantsOfUser(clientId, userId)).map((grant) => grant.key));
+    await grants.deleteConsent(userId, clientId);
   }
   await done('grants');
 

@@ -22,8 +22,6 @@ import { hashSecret } from '#shared/secrets';
 export interface DeletionMarker {
   /** ISO time the deletion started. */
   since: string;
-  /** The applications the user had authorized at that moment: their grants end even if a retry finds the consent gone. */
-  clientIds: string[];
   /** ISO time the farewell e-mail was sent (so a resumed deletion does not send it again). */
   mailedAt?: string;
 }
@@ -57,7 +55,6 @@ const toSubject = (item: Record<string, unknown>): ErasureSubject => ({
   ...(item.deletingSince === undefined ? {} : {
     deletion: {
       since: String(item.deletingSince),
-      clientIds: (item.deletionClientIds as string[] | undefined) ?? [],
       ...(item.deletionMailedAt === undefined ? {} : { mailedAt: String(item.deletionMailedAt) }),
     },
   }),
@@ -85,19 +82,19 @@ export function createErasureRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * Writes the deletion marker on the profile (one UpdateItem), with the applications whose grants
-     * must end, and indexes the profile among the pending deletions. Only once: false when the
-     * profile is gone or already marked (a concurrent deletion), and then nothing is written.
+     * Writes the deletion marker on the profile (one UpdateItem) and indexes the profile among the
+     * pending deletions. Only once: false when the profile is gone or already marked (a concurrent
+     * deletion), and then nothing is written.
      */
-    async markDeleting(userId: string, clientIds: readonly string[], since: string): Promise<boolean> {
+    async markDeleting(userId: string, since: string): Promise<boolean> {
       const index = pendingDeletionIndexKey(since, userId);
       try {
         await doc.send(new UpdateCommand({
           TableName: table,
           Key: userKey(userId),
-          UpdateExpression: 'SET deletingSince = :since, deletionClientIds = :clients, gsi1pk = :gpk, gsi1sk = :gsk',
+          UpdateExpression: 'SET deletingSince = :since, gsi1pk = :gpk, gsi1sk = :gsk',
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deletingSince)',
-          ExpressionAttributeValues: { ':since': since, ':clients': [...clientIds], ':gpk': index.gsi1pk, ':gsk': index.gsi1sk },
+          ExpressionAttributeValues: { ':since': since, ':gpk': index.gsi1pk, ':gsk': index.gsi1sk },
         }));
         return true;
       } catch (error) {

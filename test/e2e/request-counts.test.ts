@@ -343,7 +343,7 @@ describe('DynamoDB requests per browser call', () => {
       expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'QueryCommand']);
     });
 
-    it('POST /account/delete with a wrong password: BatchGetItem + Query (applications) + BatchGetItem (throttle) + TransactWriteItems (reserve) + GetItem (hash)', async () => {
+    it('POST /account/delete with a wrong password: BatchGetItem + BatchGetItem (throttle) + TransactWriteItems (reserve) + GetItem (hash)', async () => {
       // Prepare
       const { b } = await signedIn();
       const fields = formFields((await b.get('/account/delete')).text, '/account/delete');
@@ -353,7 +353,7 @@ describe('DynamoDB requests per browser call', () => {
 
       // Assess
       expect(reply.status).toBe(401);
-      expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand', 'GetItemCommand']);
+      expect(operations).toEqual(['BatchGetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand', 'GetItemCommand']);
     });
 
     it('POST /account/export of a user with nothing but a profile: BatchGetItem + 4 Queries and a GetItem at once, no second BatchGetItem', async () => {
