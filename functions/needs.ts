@@ -56,6 +56,6 @@ export const deleteAccount = [
 ];
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [
-  devices.listDevicesByOwner, grants.listConsentsByUser, erasure.sessionsOf, clients.listClientsByDeveloper, erasure.mailCountNow,
+  devices.listDevicesByOwner, grants.listConsentsByUser, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
   erasure.grantsOfUser, clients.clientsRead, webhooks.subscriptionRead,
 ];

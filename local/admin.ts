@@ -7,6 +7,7 @@ import { createBatchReader } from '#shared/data/batch-read';
 import { createErasureRepo } from '#shared/data/erasure-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
+import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
@@ -127,6 +128,7 @@ switch (command) {
     const repos = { doc, table };
     const document = await exportAccount({
       batch: createBatchReader(repos), devices, grants: createGrantRepo(repos), clients: createClientRepo(repos), erasure: createErasureRepo(repos),
+      sessions: createSessionRepo(repos), mailLimits: createMailLimitRepo(repos),
     }, record.user, undefined);
     const text = `${JSON.stringify(document, null, 2)}\n`;
     if (values.out) {

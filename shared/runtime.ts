@@ -15,7 +15,7 @@ import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
-import { createWebhookRepo, type WebhookSubscription } from '#shared/data/webhook-repo';
+import { createWebhookRepo, subscriptionDeletionItem, type WebhookSubscription } from '#shared/data/webhook-repo';
 import type { User } from '#shared/domain/user';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { createKeyring } from '#shared/keys/keyring';
@@ -194,13 +194,15 @@ export async function notifyDisabled(subscription: WebhookSubscription): Promise
 export const confirmIdentity = (user: User, proof: IdentityProof) => confirmIdentityWith({ batch, throttle, users }, user, proof);
 /** The applications the user develops that other people use: they stop the account's deletion. */
 export const appsInUse = (userId: string) => applicationsInUse({ clients, grants }, userId);
-export const exportAccount = (user: User, currentSessionId: string) => exportAccountWith({ batch, devices, grants, clients, erasure }, user, currentSessionId);
+export const exportAccount = (user: User, currentSessionId: string) => exportAccountWith({ batch, devices, grants, clients, erasure, sessions, mailLimits }, user, currentSessionId);
 /**
  * Deletes the account, or finishes its deletion (account-deletion.ts). `afterStep`: the seam where a
  * test stops the deletion after one of its steps, in the local service's process.
  */
 export const deleteAccount = (userId: string) => deleteAccountWith({
-  erasure, grants, clients, webhooks, sessions, mailer: mailer(), issuer: issuer(), afterStep: (step) => deletionStepHook?.(step),
+  erasure, grants, clients, sessions, mailer: mailer(), issuer: issuer(), afterStep: (step) => deletionStepHook?.(step),
+  // The webhook repository's one item it needs, without the repository (and its deliveries) in the bundle.
+  webhooks: { deleteSubscriptionItem: (clientId) => subscriptionDeletionItem(table(), clientId) },
 }, userId);
 let deletionStepHook: ((step: DeletionStep) => void | Promise<void>) | undefined;
 /** Local service and tests only: runs `hook` after each step of every deletion in this process (undefined: none). */

@@ -3,7 +3,8 @@ import type { ClientRepo } from '#shared/data/client-repo';
 import type { DeviceRepo } from '#shared/data/device-repo';
 import type { ErasureRepo } from '#shared/data/erasure-repo';
 import type { GrantRepo } from '#shared/data/grant-repo';
-import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
+import type { MailLimitRepo } from '#shared/data/mail-limit-repo';
+import { SESSION_TTL_SECONDS, type SessionRepo } from '#shared/data/session-repo';
 import { subscriptionRead } from '#shared/data/webhook-repo';
 import { clientTypeOf } from '#shared/domain/client';
 import type { Device } from '#shared/domain/device';
@@ -63,7 +64,9 @@ export interface ExportDeps {
   devices: Pick<DeviceRepo, 'listDevicesByOwner'>;
   grants: Pick<GrantRepo, 'listConsentsByUser'>;
   clients: Pick<ClientRepo, 'clientsRead' | 'listClientsByDeveloper'>;
-  erasure: Pick<ErasureRepo, 'grantsOfUser' | 'sessionsOf' | 'mailCountNow'>;
+  erasure: Pick<ErasureRepo, 'grantsOfUser'>;
+  sessions: Pick<SessionRepo, 'listSessions'>;
+  mailLimits: Pick<MailLimitRepo, 'sentThisWindow'>;
 }
 
 /**
@@ -74,13 +77,13 @@ export interface ExportDeps {
  * GetItem (this hour's mail count).
  */
 export async function exportAccount(deps: ExportDeps, user: User, currentSessionId: string | undefined, now = new Date()): Promise<AccountExport> {
-  const { batch, devices, grants, clients, erasure } = deps;
+  const { batch, devices, grants, clients, erasure, sessions: sessionRepo, mailLimits } = deps;
   const [owned, consents, sessions, developed, sent] = await Promise.all([
     devices.listDevicesByOwner(user.id),
     grants.listConsentsByUser(user.id),
-    erasure.sessionsOf(user.id, currentSessionId),
+    sessionRepo.listSessions(user.id, currentSessionId, now),
     clients.listClientsByDeveloper(user.id),
-    erasure.mailCountNow(user.email, now),
+    mailLimits.sentThisWindow(user.email, now),
   ]);
   const families = await Promise.all(consents.map((consent) => erasure.grantsOfUser(consent.clientId, user.id)));
   const [names, ...webhooks] = await batch.read([

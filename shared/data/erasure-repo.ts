@@ -3,14 +3,11 @@ import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk
 import type { ItemKey } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import {
-  consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, fromItem, grantsOfClientIndexKey, isFamilyKey, mailLimitKey,
-  PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, sessionKey, sessionsOfUserPartition, userKey,
+  consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, fromItem, grantsOfClientIndexKey, isFamilyKey,
+  PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, userKey,
 } from '#shared/data/keys';
-import { mailboxKey, MAIL_LIMIT_WINDOW_SECONDS } from '#shared/data/mail-limit-repo';
 import type { RevocationReason, TokenFamily } from '#shared/domain/grant';
-import { epochSeconds } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
-import { hashSecret } from '#shared/secrets';
 
 // What the account's export and deletion (shared/accounts/account-export.ts, account-deletion.ts)
 // need of the table beyond the other repositories: the deletion marker on the profile, and the
@@ -30,13 +27,6 @@ export interface DeletionMarker {
 export interface ErasureSubject {
   user: User;
   deletion?: DeletionMarker;
-}
-
-/** A browser session as the export shows it: when it ends, and whether it is the one asking. */
-export interface SessionSummary {
-  /** Epoch seconds. */
-  expiresAt: number;
-  current: boolean;
 }
 
 /** A token family (or a code not yet exchanged) as the export shows it: no hash, no sealed token. */
@@ -178,22 +168,6 @@ export function createErasureRepo({ doc, table }: RepoDeps) {
       return items.map(keyOf);
     },
 
-    /** The user's browser sessions, `current` for the one of `currentSessionId`: one Query on GSI1. */
-    async sessionsOf(userId: string, currentSessionId?: string): Promise<SessionSummary[]> {
-      const current = currentSessionId === undefined ? undefined : sessionKey(hashSecret(currentSessionId)).pk;
-      const items = await queryAll({
-        IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) },
-      });
-      return items.map((item) => ({ expiresAt: Number(item.expiresAt), current: item.pk === current }));
-    },
-
-    /** How many account e-mails the address was sent in the current hourly window (mail-limit-repo.ts): one GetItem. */
-    async mailCountNow(address: string, now: Date): Promise<number> {
-      const windowStart = epochSeconds(now) - (epochSeconds(now) % MAIL_LIMIT_WINDOW_SECONDS);
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: mailLimitKey(hashSecret(mailboxKey(address)), windowStart) }));
-      return Item && Number(Item.expiresAt) > epochSeconds(now) ? Number(Item.sent ?? 0) : 0;
-    },
-
     /** Deletes items by key, one idempotent DeleteItem each (a few at a time). */
     async deleteItems(keys: readonly ItemKey[]): Promise<void> {
       for (let start = 0; start < keys.length; start += DELETE_CONCURRENCY) {
@@ -232,8 +206,6 @@ export const ERASURE_REPO_NEEDS = {
   grantsOfUser: { actions: [], index: true },
   deviceKeysOf: { actions: ['Query'] },
   deliveryKeysOf: { actions: ['Query'] },
-  sessionsOf: { actions: [], index: true },
-  mailCountNow: { actions: ['GetItem'] },
   deleteItems: { actions: ['DeleteItem'] },
   releaseAddress: { actions: ['DeleteItem'] },
   deleteProfile: { actions: ['DeleteItem'] },

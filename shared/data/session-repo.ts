@@ -27,6 +27,13 @@ export interface SignedIn {
   deleting?: true;
 }
 
+/** A browser session as the account's export shows it: when it ends, and whether it is the one asking. */
+export interface SessionSummary {
+  /** Epoch seconds. */
+  expiresAt: number;
+  current: boolean;
+}
+
 export type SessionRepo = ReturnType<typeof createSessionRepo>;
 
 /**
@@ -78,6 +85,27 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
       await doc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
     },
 
+    /**
+     * Every live session of a user (the account's export): when it ends, and whether it is the one
+     * of `currentSessionId`. One Query on GSI1 (per 1 MB page).
+     */
+    async listSessions(userId: string, currentSessionId?: string, now = new Date()): Promise<SessionSummary[]> {
+      const current = currentSessionId === undefined ? undefined : sessionKey(hashSecret(currentSessionId)).pk;
+      const sessions: SessionSummary[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(new QueryCommand({
+          TableName: table, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) }, ExclusiveStartKey: startKey,
+        }));
+        for (const item of page.Items ?? []) {
+          if (Number(item.expiresAt) > epochSeconds(now)) sessions.push({ expiresAt: Number(item.expiresAt), current: item.pk === current });
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return sessions;
+    },
+
     /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */
     async sessionKeysOf(userId: string): Promise<ItemKey[]> {
       const gsi1pk = sessionsOfUserPartition(userId);
@@ -105,4 +133,5 @@ export const SESSION_REPO_NEEDS = {
   signedInRead: { actions: ['BatchGetItem'] },
   deleteSession: { actions: ['DeleteItem'] },
   sessionKeysOf: { actions: [], index: true },
+  listSessions: { actions: [], index: true },
 } as const satisfies RepoNeeds<SessionRepo>;
