@@ -208,6 +208,10 @@ describe('account export and deletion', () => {
     expect(reply.location).toBe('/account/delete?done=deleted');
     expect(made.browser.jar.get('session')).toBeUndefined();
     expect(textOf((await made.browser.get(reply.location!)).text)).toContain('Your account has been deleted');
+    // The same form sent again (a replay, its CSRF pair still valid): no session any more, the login page.
+    const replay = await made.browser.postForm('/account/delete', { ...fields, password: made.password });
+    expect(replay.status).toBe(303);
+    expect(replay.location).toMatch(/^\/login\?return_to=/);
 
     const event = await hook.next((r) => r.body.includes('grant.revoked') && r.body.includes(made.user.id), 20_000);
     const verified = new Webhook(secret!).verify(event.body, event.headers) as { type: string; data: Record<string, string> };
