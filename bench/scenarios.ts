@@ -760,6 +760,54 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
+      name: 'get-delete-account', fn: 'get-delete-account', expectStatus: 200,
+      floor: [step.batchGet('session', 'user'), step.query('client', 0, 'gsi1')],
+      minReason: 'signed in, an account that develops no application: BatchGetItem(session, user) + Query(gsi1: the applications it develops, '
+        + 'each of which another user could be using: one Query more per application)',
+      events: async (n) => {
+        const [user] = await freshAccounts(1, true);
+        const cookies = await signedIn(sessionOf(async () => user!));
+        return repeat(n, () => authEvent('GET', '/account/delete', { cookies }));
+      },
+    },
+    {
+      name: 'post-export-account', fn: 'post-export-account', expectStatus: 200,
+      floor: [
+        step.batchGet('session', 'user'), step.query('device', 0), step.query('consent', 0), step.query('session', 1, 'gsi1'),
+        step.query('client', 0, 'gsi1'), step.get('mailLimit'),
+      ],
+      minReason: 'signed in, an account with nothing but its session: BatchGetItem(session, user) + Query(devices) + Query(consents) + '
+        + 'Query(gsi1: sessions) + Query(gsi1: applications developed) + GetItem(this hour\'s mail count); with authorizations or '
+        + 'applications, one Query per authorization (its token families) and one BatchGetItem of their names and webhooks',
+      events: async (n) => {
+        const [user] = await freshAccounts(1, true);
+        const cookies = await signedIn(sessionOf(async () => user!));
+        return repeat(n, () => authEvent('POST', '/account/export', { cookies, form: { csrf, account: user!.id } }));
+      },
+    },
+    {
+      name: 'post-delete-account', fn: 'post-delete-account', expectStatus: 303,
+      floor: [
+        step.batchGet('session', 'user'), step.batchGet('throttle', 'throttle', 'throttle'), step.transact('throttle', 'throttle', 'throttle'),
+        step.get('user'), step.scrypt(), step.transact('throttle', 'throttle', 'throttle'),
+        step.get('user'), step.query('client', 0, 'gsi1'), step.update('user'), step.query('consent', 0), step.query('client', 0, 'gsi1'),
+        step.query('device', 0), step.delete('email'), step.mail(), step.update('user'), step.query('session', 1, 'gsi1'), step.delete('session'),
+        step.delete('user'),
+      ],
+      minReason: 'an account with nothing but its session, each call its own: BatchGetItem(session, user) + the password asked again in the login '
+        + 'throttle (BatchGetItem of the 3 records, TransactWriteItems reserving a failure, GetItem of the hash, scrypt, TransactWriteItems giving it back) '
+        + '+ GetItem(profile) + Query(gsi1: applications, none used by others) + UpdateItem(the deletion marker) + Query(consents) + '
+        + 'Query(gsi1: applications, again after the marker) + Query(devices) + DeleteItem(address) + the farewell e-mail + UpdateItem(mailed) + '
+        + 'Query(gsi1: sessions) + DeleteItem(session) + DeleteItem(profile)',
+      events: async (n) => pool(n, 16, async () => {
+        const [user] = await freshAccounts(1, true);
+        const session = await sessions.createSession(user!.id);
+        return authEvent('POST', '/account/delete', {
+          cookies: [`session=${session}`, `csrf=${csrf}`], form: { csrf, account: user!.id, password: BENCH_PASSWORD },
+        });
+      }),
+    },
+    {
       name: 'get-developer', fn: 'get-developer', expectStatus: 200, floor: [step.batchGet('session', 'user'), step.query('client', 2, 'gsi1')],
       minReason: 'BatchGetItem(session, user) + Query(gsi1: the developer\'s applications, two here)',
       events: async (n) => {

@@ -1,6 +1,7 @@
 import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
 import { DEVICE_GRANT_REPO_NEEDS as deviceGrants } from '#shared/data/device-grant-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
+import { ERASURE_REPO_NEEDS as erasure } from '#shared/data/erasure-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
@@ -18,7 +19,7 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 // every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
-export { clients, deviceGrants, devices, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
+export { clients, deviceGrants, devices, erasure, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
 /** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
@@ -51,3 +52,20 @@ export const endEveryAppAccess = [grants.listConsentsByUser, grants.deleteConsen
 /** webhooks/dispatch.ts redeliver and sendTestEvent (DISPATCH_NEEDS). */
 export const redeliver = DISPATCH_NEEDS.redeliver.map((op) => webhooks[op]);
 export const sendTestEvent = DISPATCH_NEEDS.sendTestEvent.map((op) => webhooks[op]);
+/** oauth/app-access.ts deleteApplication: the application, its users' grants and consents, its webhook. */
+export const deleteApplication = [grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem];
+/** accounts/account-deletion.ts applicationsInUse: the user's applications, and who has authorized each. */
+export const applicationsInUse = [clients.listClientsByDeveloper, grants.grantsOf];
+/** accounts/confirm-identity.ts confirmIdentity: the password asked again, within the login throttle. */
+export const confirmIdentity = [throttle.recordsRead, throttle.reserve, users.getPasswordHash, throttle.credit];
+/** accounts/account-deletion.ts deleteAccount: the marker, every grant, the applications, devices, address, sessions, profile. */
+export const deleteAccount = [
+  erasure.getSubject, ...applicationsInUse, grants.listConsentsByUser, erasure.markDeleting, erasure.markConsentEnding, grants.deleteConsent,
+  erasure.grantsOfUser, erasure.deleteItems, erasure.deliveryKeysOf, ...deleteApplication, erasure.deviceKeysOf, erasure.releaseAddress,
+  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile,
+];
+/** accounts/account-export.ts exportAccount: everything stored about the user, read. */
+export const exportAccount = [
+  devices.listDevicesByOwner, grants.listConsentsByUser, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
+  erasure.grantsOfUser, clients.clientsRead, webhooks.subscriptionRead,
+];

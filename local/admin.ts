@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { ENV, optionalEnv } from '#shared/config';
+import { writeFileSync } from 'node:fs';
+import { ENV, MAIL_ENV, optionalEnv } from '#shared/config';
+import { applicationsInUse, deleteAccount, type DeletionDeps } from '#shared/accounts/account-deletion';
+import { exportAccount } from '#shared/accounts/account-export';
+import { createBatchReader } from '#shared/data/batch-read';
+import { createErasureRepo } from '#shared/data/erasure-repo';
+import { createGrantRepo } from '#shared/data/grant-repo';
+import { createSessionRepo } from '#shared/data/session-repo';
+import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
+import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
@@ -25,10 +34,15 @@ const usage = `Usage:
   npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)
   npm run admin -- subscribe-webhook --client <client id> --url <https URL>
                    (prints the signing secret when it creates the subscription; locally http://localhost… is accepted)
+  npm run admin -- export-user --email <address> [--out <file>]
+                   (everything stored about the user, as the account page's "Download my data"; to stdout without --out)
+  npm run admin -- delete-user --email <address>    (deletes the account as its owner can, without the password)
+  npm run admin -- delete-user --pending            (finishes every deletion that started and did not finish)
+                   (in AWS, delete-user also needs AUTH_ISSUER and MAIL_FROM, for the farewell e-mail)
 Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
-const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook'];
+const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user'];
 
 const { positionals, values } = parseCommandLine(tool, {
   allowPositionals: true,
@@ -36,6 +50,7 @@ const { positionals, values } = parseCommandLine(tool, {
     owner: { type: 'string' }, name: { type: 'string' }, place: { type: 'string' }, reference: { type: 'string' },
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
+    email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' },
   },
 });
 
@@ -44,18 +59,21 @@ if (command === undefined) fail(usage);
 if (!COMMANDS.includes(command)) usageError(tool, `Unknown command '${command}'`);
 if (positionals.length > 1) usageError(tool, `Unexpected argument '${positionals[1]}'`);
 
-function target(): { table: string; endpoint?: string; signingKeyFile?: string } {
+function target(): { table: string; endpoint?: string; signingKeyFile?: string; issuer?: string; mail?: MailSettings } {
   const table = optionalEnv(ENV.tableName);
-  if (table) return { table };
+  if (table) {
+    const sender = optionalEnv(MAIL_ENV.sender);
+    return { table, issuer: optionalEnv(ENV.issuer), ...(sender ? { mail: { sender, configurationSet: optionalEnv(MAIL_ENV.configurationSet) } } : {}) };
+  }
   try {
-    const { tableName, dynamodbEndpoint, signingKeyFile } = readServiceFacts();
-    return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile };
+    const { tableName, dynamodbEndpoint, signingKeyFile, authUrl, outboxDir } = readServiceFacts();
+    return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile, issuer: authUrl, mail: { outboxDir } };
   } catch (error) {
     return fail(`${(error as Error).message} Or set TABLE_NAME to work on a deployed table.`);
   }
 }
 
-const { table, endpoint, signingKeyFile } = target();
+const { table, endpoint, signingKeyFile, issuer, mail } = target();
 const doc = createDocumentClient({ endpoint });
 const devices = createDeviceRepo({ doc, table });
 const now = formatTimestamp(new Date());
@@ -101,6 +119,48 @@ switch (command) {
     if (!checked.ok) fail(checked.reason);
     const { created, secret } = await createWebhookRepo({ doc, table }).setUrl(values.client, checked.url.href);
     console.log(JSON.stringify({ client: values.client, url: checked.url.href, created, ...(secret ? { secret } : {}) }));
+    break;
+  }
+  case 'export-user': {
+    if (!values.email) fail(usage);
+    const record = await createUserRepo({ doc, table }).findUserByEmail(values.email);
+    if (!record) fail(`No account for ${values.email}.`);
+    const repos = { doc, table };
+    const document = await exportAccount({
+      batch: createBatchReader(repos), devices, grants: createGrantRepo(repos), clients: createClientRepo(repos), erasure: createErasureRepo(repos),
+      sessions: createSessionRepo(repos), mailLimits: createMailLimitRepo(repos),
+    }, record.user, undefined);
+    const text = `${JSON.stringify(document, null, 2)}\n`;
+    if (values.out) {
+      writeFileSync(values.out, text, { mode: 0o600 });
+      console.log(JSON.stringify({ exported: record.user.id, file: values.out }));
+    } else {
+      process.stdout.write(text);
+    }
+    break;
+  }
+  case 'delete-user': {
+    if (Boolean(values.email) === Boolean(values.pending)) fail(usage);
+    if (!issuer || !mail) fail('delete-user sends the farewell e-mail: set AUTH_ISSUER and MAIL_FROM (and MAIL_CONFIGURATION_SET) with TABLE_NAME.');
+    const repos = { doc, table };
+    const deps: DeletionDeps = {
+      erasure: createErasureRepo(repos), grants: createGrantRepo(repos), clients: createClientRepo(repos), webhooks: createWebhookRepo(repos),
+      sessions: createSessionRepo(repos), mailer: createMailer(mail), issuer,
+    };
+    if (values.pending) {
+      const pending = await deps.erasure.pendingDeletions();
+      for (const userId of pending) await deleteAccount(deps, userId);
+      console.log(JSON.stringify({ finished: pending }));
+      break;
+    }
+    const record = await createUserRepo({ doc, table }).findUserByEmail(values.email!);
+    if (!record) fail(`No account for ${values.email} (a deletion that stopped after freeing the address is finished by delete-user --pending).`);
+    const inUse = record.deleting ? [] : await applicationsInUse(deps, record.user.id);
+    if (inUse.length > 0) {
+      fail(`Other people use applications ${values.email} develops; delete them first (their users lose access): ${inUse.map((a) => `${a.client.clientId} (${a.client.name}, ${a.users} users)`).join(', ')}.`);
+    }
+    await deleteAccount(deps, record.user.id);
+    console.log(JSON.stringify({ deleted: record.user.id, email: record.user.email }));
     break;
   }
   default:

@@ -83,10 +83,10 @@ export const THROTTLES = {
       + 'functions, while the per-account and per-address throttle (429 with Retry-After) stops guessing at one account',
   },
   mail: {
-    rateLimit: 4, burstLimit: 8,
-    reason: 'each call sends one e-mail: the three mail routes together (12/s) stay under the 14 messages/s SES typically '
+    rateLimit: 3, burstLimit: 6,
+    reason: 'each call sends one e-mail: the four mail routes (sign-up, resend, reset, account deletion) together (12/s) stay under the 14 messages/s SES typically '
       + 'grants a new production account (the sending rate is per account; beyond it SES throttles and we answer 503); '
-      + 'sign-ups, resends and resets are ~0.02/s together at the planned peak, and a higher rate would only serve mail-bombing',
+      + 'sign-ups, resends, resets and deletions are ~0.02/s together at the planned peak, and a higher rate would only serve mail-bombing',
   },
   page: {
     rateLimit: 50, burstLimit: 100,

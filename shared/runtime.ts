@@ -1,3 +1,6 @@
+import { applicationsInUse, deleteAccount as deleteAccountWith, type DeletionStep } from '#shared/accounts/account-deletion';
+import { exportAccount as exportAccountWith } from '#shared/accounts/account-export';
+import { confirmIdentity as confirmIdentityWith, type IdentityProof } from '#shared/accounts/confirm-identity';
 import { requestPasswordReset as requestPasswordResetWith, sendConfirmation as sendConfirmationWith, signUp as signUpWith } from '#shared/accounts/accounts';
 import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
 import { createBatchReader } from '#shared/data/batch-read';
@@ -5,6 +8,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
 import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
+import { createErasureRepo } from '#shared/data/erasure-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
 import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
@@ -12,7 +16,7 @@ import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
-import { createWebhookRepo, type WebhookSubscription } from '#shared/data/webhook-repo';
+import { createWebhookRepo, subscriptionDeletionItem, type WebhookSubscription } from '#shared/data/webhook-repo';
 import type { User } from '#shared/domain/user';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { createKeyring } from '#shared/keys/keyring';
@@ -125,6 +129,8 @@ export const mailLimits = /* @__PURE__ */ onFirstUse(() => createMailLimitRepo(t
 /** Webhook subscriptions and deliveries (the developer console and the webhook pipeline). */
 export const webhooks = /* @__PURE__ */ onFirstUse(() => createWebhookRepo(tableDeps()));
 const signingKeys = /* @__PURE__ */ onFirstUse(() => createSigningKeyRepo(tableDeps()));
+/** What an account's export and deletion read and delete beyond the other repositories. */
+const erasure = /* @__PURE__ */ onFirstUse(() => createErasureRepo(tableDeps()));
 
 // ---- Services ----------------------------------------------------------------------------------
 
@@ -185,4 +191,24 @@ export async function notifyDisabled(subscription: WebhookSubscription): Promise
   const notice = new URL(import.meta.url.endsWith('.ts') ? './webhooks/disabled-notice.ts' : './disabled-notice.mjs', import.meta.url).href;
   const { sendDisabledNotice } = (await import(notice)) as typeof import('#shared/webhooks/disabled-notice');
   await sendDisabledNotice(subscription, { clients, users, issuer: issuer(), mail: mailSettings() });
+}
+
+// The account's own data (shared/accounts/): the password asked again, the export, the deletion.
+export const confirmIdentity = (user: User, proof: IdentityProof) => confirmIdentityWith({ batch, throttle, users }, user, proof);
+/** The applications the user develops that other people use: they stop the account's deletion. */
+export const appsInUse = (userId: string) => applicationsInUse({ clients, grants }, userId);
+export const exportAccount = (user: User, currentSessionId: string) => exportAccountWith({ batch, devices, grants, clients, erasure, sessions, mailLimits }, user, currentSessionId);
+/**
+ * Deletes the account, or finishes its deletion (account-deletion.ts). `afterStep`: the seam where a
+ * test stops the deletion after one of its steps, in the local service's process.
+ */
+export const deleteAccount = (userId: string) => deleteAccountWith({
+  erasure, grants, clients, sessions, mailer: mailer(), issuer: issuer(), afterStep: (step) => deletionStepHook?.(step),
+  // The webhook repository's one item it needs, without the repository (and its deliveries) in the bundle.
+  webhooks: { deleteSubscriptionItem: (clientId) => subscriptionDeletionItem(table(), clientId) },
+}, userId);
+let deletionStepHook: ((step: DeletionStep) => void | Promise<void>) | undefined;
+/** Local service and tests only: runs `hook` after each step of every deletion in this process (undefined: none). */
+export function onDeletionStep(hook: ((step: DeletionStep) => void | Promise<void>) | undefined): void {
+  deletionStepHook = hook;
 }

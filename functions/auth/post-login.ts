@@ -33,7 +33,8 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
     return result;
   }
   if (login.outcome === 'failed') return again('Incorrect e-mail address or password.', 401);
-  return redirect(returnTo, 303, [
+  // An account whose deletion did not finish signs in only to finish it.
+  return redirect(login.deleting ? '/account/delete' : returnTo, 303, [
     setCookie(SESSION_COOKIE, login.sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS }),
     setCookie(KNOWN_BROWSER_COOKIE, login.knownBrowserToken, { secure, maxAgeSeconds: KNOWN_BROWSER_TTL_SECONDS, path: KNOWN_BROWSER_COOKIE_PATH }),
   ]);

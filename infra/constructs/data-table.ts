@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { TABLE_SCHEMA } from '#shared/data/table-schema';
+import { BACKUP_RETENTION_DAYS, TABLE_SCHEMA } from '#shared/data/table-schema';
 
 export interface DataTableProps {
   /** Retained, with deletion protection (a stage that keeps its data); else destroyed with the stack. */
@@ -24,7 +24,7 @@ export class DataTable extends Construct {
       billing: Billing.onDemand(),
       timeToLiveAttribute: ttlAttribute,
       dynamoStream: StreamViewType.NEW_AND_OLD_IMAGES,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true, recoveryPeriodInDays: BACKUP_RETENTION_DAYS },
       deletionProtection: props.keep,
       removalPolicy: props.keep ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       globalSecondaryIndexes: [{

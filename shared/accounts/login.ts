@@ -26,8 +26,11 @@ export interface LoginAttempt {
 }
 
 export type LoginOutcome =
-  /** A new session, and the browser's new known-browser token. */
-  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string }
+  /**
+   * A new session, and the browser's new known-browser token. `deleting`: the account is being
+   * deleted, and the session opens only the deletion's page, to finish it (account-deletion.ts).
+   */
+  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string; deleting: boolean }
   /** Too many failures: the wait, in whole seconds (Retry-After). */
   | { outcome: 'throttled'; retryAfterSeconds: number }
   /** A wrong password or an unknown account: the same outcome. */
@@ -84,5 +87,5 @@ export async function attemptLogin(
     ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
     ...(asKnownBrowser ? [] : throttle.creditItems(account, address, now)),
   ]);
-  return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token };
+  return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token, deleting: record.deleting };
 }

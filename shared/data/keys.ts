@@ -91,6 +91,14 @@ export const grantsOfClientIndexKey = (clientId: string, userId?: string) => ({
   ...(userId ? { gsi1skPrefix: `USER#${userId}#` } : {}),
 });
 
+/**
+ * GSI1 entry of a user's profile while the account is being deleted (its deletion marker, see
+ * erasure-repo.ts): every unfinished deletion is found with one Query of this partition.
+ */
+export const pendingDeletionIndexKey = (since: string, userId: string) => ({ gsi1pk: PENDING_DELETIONS_PARTITION, gsi1sk: `${since}#${userId}` });
+/** The index partition that lists the accounts being deleted (Query). */
+export const PENDING_DELETIONS_PARTITION = 'DELETIONS';
+
 const KEY_ATTRIBUTES = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk']);
 
 /** An item without its key attributes. */

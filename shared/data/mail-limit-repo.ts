@@ -1,6 +1,6 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { domainToASCII } from 'node:url';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret } from '#shared/secrets';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { mailLimitKey } from '#shared/data/keys';
@@ -60,10 +60,18 @@ export function createMailLimitRepo({ doc, table }: RepoDeps) {
         throw error;
       }
     },
+
+    /** How many account e-mails `address` was counted in the current window (the account's export): one GetItem. */
+    async sentThisWindow(address: string, now = new Date()): Promise<number> {
+      const windowStart = epochSeconds(now) - (epochSeconds(now) % MAIL_LIMIT_WINDOW_SECONDS);
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: mailLimitKey(hashSecret(mailboxKey(address)), windowStart) }));
+      return Item && Number(Item.expiresAt) > epochSeconds(now) ? Number(Item.sent ?? 0) : 0;
+    },
   };
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
 export const MAIL_LIMIT_REPO_NEEDS = {
   takeMailSlot: { actions: ['UpdateItem'] },
+  sentThisWindow: { actions: ['GetItem'] },
 } as const satisfies RepoNeeds<MailLimitRepo>;

@@ -20,6 +20,18 @@ export interface SignedIn {
   user: User;
   /** The session cookie's value. */
   sessionId: string;
+  /**
+   * The account is being deleted (its profile carries the deletion marker): its sessions open no
+   * page but the deletion's own, which finishes it (shared/pages/session.ts readPage).
+   */
+  deleting?: true;
+}
+
+/** A browser session as the account's export shows it: when it ends, and whether it is the one asking. */
+export interface SessionSummary {
+  /** Epoch seconds. */
+  expiresAt: number;
+  current: boolean;
 }
 
 export type SessionRepo = ReturnType<typeof createSessionRepo>;
@@ -63,13 +75,35 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
         keys: [sessionKey(hashSecret(sessionId)), userKey(userId)],
         parse: ([session, user]) => {
           const live = session && session.userId === userId && Number(session.expiresAt) > epochSeconds(now);
-          return live && user ? { user: toUser(user), sessionId } : undefined;
+          if (!live || !user) return undefined;
+          return user.deletingSince === undefined ? { user: toUser(user), sessionId } : { user: toUser(user), sessionId, deleting: true };
         },
       };
     },
 
     async deleteSession(id: string): Promise<void> {
       await doc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
+    },
+
+    /**
+     * Every live session of a user (the account's export): when it ends, and whether it is the one
+     * of `currentSessionId`. One Query on GSI1 (per 1 MB page).
+     */
+    async listSessions(userId: string, currentSessionId?: string, now = new Date()): Promise<SessionSummary[]> {
+      const current = currentSessionId === undefined ? undefined : sessionKey(hashSecret(currentSessionId)).pk;
+      const sessions: SessionSummary[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(new QueryCommand({
+          TableName: table, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) }, ExclusiveStartKey: startKey,
+        }));
+        for (const item of page.Items ?? []) {
+          if (Number(item.expiresAt) > epochSeconds(now)) sessions.push({ expiresAt: Number(item.expiresAt), current: item.pk === current });
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return sessions;
     },
 
     /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */
@@ -99,4 +133,5 @@ export const SESSION_REPO_NEEDS = {
   signedInRead: { actions: ['BatchGetItem'] },
   deleteSession: { actions: ['DeleteItem'] },
   sessionKeysOf: { actions: [], index: true },
+  listSessions: { actions: [], index: true },
 } as const satisfies RepoNeeds<SessionRepo>;

@@ -166,6 +166,14 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
       ];
     },
 
+    /**
+     * Gives a confirmed password's reservation back, as a successful login does (creditItems), for a
+     * password asked again while signed in (shared/accounts/confirm-identity.ts): one TransactWriteItems.
+     */
+    async credit(account: string, address: string, now: number): Promise<void> {
+      await doc.send(new TransactWriteCommand({ TransactItems: this.creditItems(account, address, now) }));
+    },
+
     /** The live known browser of a cookie value, as part of a combined read; a value not of our shape reads nothing. */
     knownBrowserRead(token: string | undefined, now: number): BatchRead<KnownBrowser | undefined> {
       // Stryker disable next-line ConditionalExpression: an absent value fails the pattern too (as the string 'undefined')
@@ -218,6 +226,7 @@ export const THROTTLE_REPO_NEEDS = {
   getRecords: { actions: ['BatchGetItem'] },
   reserve: { actions: ['UpdateItem'] },
   creditItems: { actions: ['UpdateItem', 'DeleteItem'] },
+  credit: { actions: ['UpdateItem', 'DeleteItem'] },
   knownBrowserRead: { actions: ['BatchGetItem'] },
   reserveKnownBrowser: { actions: ['UpdateItem'] },
   newKnownBrowser: { actions: ['PutItem'] },

@@ -30,6 +30,15 @@ const toSubscription = (item: Record<string, unknown>): WebhookSubscription =>
   ({ ...fromItem<Omit<WebhookSubscription, 'clientId'>>(item), clientId: clientIdOfWebhookKey(item as { pk: string }) });
 
 /**
+ * The transaction item that deletes an application's subscription, with the application. Outside
+ * the repository too, so that a function that only deletes it (an account's deletion) does not
+ * bundle the repository and its deliveries.
+ */
+export function subscriptionDeletionItem(table: string, clientId: string): TransactItem {
+  return { Delete: { TableName: table, Key: webhookKey(clientId) } };
+}
+
+/**
  * An application's subscription, as part of a combined read. Outside the repository too, so that a
  * page that only reads it (shared/pages/session.ts) does not bundle the repository.
  */
@@ -122,7 +131,7 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
 
     /** The transaction item that deletes the subscription with its application (post-delete-app). */
     deleteSubscriptionItem(clientId: string): TransactItem {
-      return { Delete: { TableName: table, Key: webhookKey(clientId) } };
+      return subscriptionDeletionItem(table, clientId);
     },
 
     /**

@@ -72,7 +72,7 @@ export const WEBHOOK_EVENT_DATA = {
         client_id: { type: 'string' },
         reason: {
           type: 'string', enum: [...REVOCATION_REASONS],
-          description: 'user_revoked: the user withdrew access; refresh_token_reuse / code_replay: a used token or code was presented again, so the grant was ended; token_revoked: your application revoked the refresh token. A password reset that signs out every application ends each consent, and arrives as user_revoked',
+          description: 'user_revoked: the user withdrew access; refresh_token_reuse / code_replay: a used token or code was presented again, so the grant was ended; token_revoked: your application revoked the refresh token; account_deleted: the user deleted the account (every item of the user is gone: drop what you keep of them). A password reset that signs out every application ends each consent, and arrives as user_revoked',
         },
       },
     },

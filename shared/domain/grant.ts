@@ -11,11 +11,17 @@ export const REVOKED_GRANT_SECONDS = 30 * 24 * 3600;
  * page, or a password reset that signs every application out) or the application was deleted;
  * such a revocation makes no event of its own, since the consent's removal tells the application
  * (shared/webhooks/events.ts). `code_replay`, `refresh_token_reuse`: a used code or refresh token was
- * presented again. `token_revoked`: the application revoked its refresh token (RFC 7009). Every
+ * presented again. `token_revoked`: the application revoked its refresh token (RFC 7009).
+ * `account_deleted`: the user deleted the account (shared/accounts/account-deletion.ts); like
+ * `user_revoked` it is told by the consent's removal, which carries it (Consent.endedReason). Every
  * revocation names its reason (no default): it decides whether the application hears of it.
  */
-export const REVOCATION_REASONS = ['user_revoked', 'refresh_token_reuse', 'code_replay', 'token_revoked'] as const;
+export const REVOCATION_REASONS = ['user_revoked', 'refresh_token_reuse', 'code_replay', 'token_revoked', 'account_deleted'] as const;
 export type RevocationReason = (typeof REVOCATION_REASONS)[number];
+
+/** Whether a stored value is one of the revocation reasons. */
+export const isRevocationReason = (value: unknown): value is RevocationReason =>
+  typeof value === 'string' && (REVOCATION_REASONS as readonly string[]).includes(value);
 
 /**
  * Which of the user's devices an application sees (per-device consent, chosen at consent and on the
@@ -73,6 +79,12 @@ export interface Consent extends DeviceChoice {
   revision?: number;
   /** When the user last changed it on the grant page. */
   changedAt?: string;
+  /**
+   * Why the consent is about to be removed, written just before its deletion when the reason is not
+   * the user's revocation (an account deletion: `account_deleted`): the removal's stream record
+   * carries it into the application's `grant.revoked` event. Absent on a live consent.
+   */
+  endedReason?: RevocationReason;
 }
 
 /**

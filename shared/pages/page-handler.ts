@@ -10,8 +10,13 @@ type Form = Record<string, string>;
 
 /** What a page reads with the session, in the same BatchGetItem (readPage). */
 export interface PageReadsNeed {
+  /**
+   * The page finishes an account's deletion: a session of an account being deleted, which opens no
+   * other page, opens this one (its `signedIn.deleting` is set).
+   */
+  finishesDeletion?: boolean;
   /** The application the page is about: its id, taken from the request (path, query or form). */
-  client: (event: APIGatewayProxyEventV2, form: Form) => string | undefined;
+  client?: (event: APIGatewayProxyEventV2, form: Form) => string | undefined;
   /** The signed-in user's consent to that application. */
   consent?: boolean;
   /** That application's webhook subscription. */
@@ -73,7 +78,7 @@ export const thisPage: LoginReturn = ({ event }) => event.rawPath;
 function sessionRead(reads: PageReadsNeed | undefined): PageMiddleware<PageState> {
   return {
     before: async ({ event, context: { page } }) => {
-      Object.assign(page, await pageContext(event, reads?.client(event, page.form ?? {}), reads?.consent, reads?.webhook));
+      Object.assign(page, await pageContext(event, reads?.client?.(event, page.form ?? {}), reads?.consent, reads?.webhook, reads?.finishesDeletion));
     },
   };
 }

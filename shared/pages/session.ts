@@ -30,17 +30,21 @@ export interface PageReads {
 /**
  * What a browser page reads before it acts, in at most one BatchGetItem: the session and its user,
  * and, when `clientId` is given, that application (and, `withConsent`, the user's consent to it;
- * `withWebhook`, its webhook subscription).
+ * `withWebhook`, its webhook subscription). A session of an account being deleted counts as none,
+ * unless `finishesDeletion` (the deletion's own pages).
  */
-export async function readPage(event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false): Promise<PageReads> {
+export async function readPage(
+  event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false, finishesDeletion = false,
+): Promise<PageReads> {
   const sessionId = readCookie(event, SESSION_COOKIE);
   const userId = sessionId === undefined || !withConsent ? undefined : sessionUserId(sessionId);
-  const [signedIn, [client], consent, webhook] = await batch.read([
+  const [session, [client], consent, webhook] = await batch.read([
     sessions.signedInRead(sessionId),
     clients.clientsRead([clientId]),
     consentRead(userId, clientId),
     withWebhook && isPlausibleClientId(clientId) ? subscriptionRead(clientId) : NOTHING,
   ] as const);
+  const signedIn = session?.deleting && !finishesDeletion ? undefined : session;
   return { signedIn, client, consent: signedIn && client ? consent : undefined, webhook: signedIn && client ? webhook : undefined };
 }
 
@@ -66,8 +70,10 @@ export function redirectOriginOf(returnTo: string): string[] {
  * The page's reads (see readPage) and what every page needs: the CSRF token and the cookie that
  * carries it, and the viewer shown in the header.
  */
-export async function pageContext(event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false): Promise<PageReads & { viewer: Viewer }> {
-  const reads = await readPage(event, clientId, withConsent, withWebhook);
+export async function pageContext(
+  event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false, finishesDeletion = false,
+): Promise<PageReads & { viewer: Viewer }> {
+  const reads = await readPage(event, clientId, withConsent, withWebhook, finishesDeletion);
   const { token, cookies } = csrfToken(event, secure);
   return { ...reads, viewer: { email: reads.signedIn?.user.email, csrf: token, cookies } };
 }

@@ -127,7 +127,8 @@ export function newPasswordPage(viewer: Viewer, token: string, error?: string, s
       <div class="actions"><button type="submit">Set new password</button></div></form></div>`, status);
 }
 
-export function accountPage(viewer: Viewer, user: User, authorized: { consent: Consent; client: Client }[]): HttpResult {
+/** The account page; `more`: cards of other views after the applications (the account's data: account-data-pages.ts). */
+export function accountPage(viewer: Viewer, user: User, authorized: { consent: Consent; client: Client }[], more: Html[] = []): HttpResult {
   const scopeList = (scopes: string[]) => html`<ul class="scopes">${scopes.map((s) => html`<li>${isScope(s) ? SCOPES[s] : s}</li>`)}</ul>`;
   return render(viewer, 'Your account', html`<div class="card"><h1>Your account</h1>
     <table><tbody>
@@ -143,7 +144,7 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
         <p class="muted">Allowed on ${consent.grantedAt.slice(0, 10)} to:</p>${scopeList(consent.scopes)}
         <p><a href="/account/apps/${encodeURIComponent(consent.clientId)}">Change what ${client.name} may do</a></p>
         <form method="post" action="/account/apps/${encodeURIComponent(consent.clientId)}/revoke">${csrfField(viewer)}<button type="submit" class="danger" aria-label="Revoke access of ${client.name}">Revoke access</button></form></li>`)}
-    </ul>`}</div>`);
+    </ul>`}</div>${more}`);
 }
 
 export function outboxPage(viewer: Viewer, messages: StoredMessage[], dir: string): HttpResult {

@@ -2,7 +2,7 @@ import {
   CONSENT_KEY_PREFIXES, DEVICE_KEY_PREFIXES, FAMILY_KEY_PREFIXES, isFamilyKey, parseConsentKey, parseDeviceKey,
 } from '#shared/data/keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
-import type { RevocationReason } from '#shared/domain/grant';
+import { isRevocationReason, type RevocationReason } from '#shared/domain/grant';
 import type { WebhookEventType } from '#shared/domain/webhook';
 
 // The event types and the webhook id are the domain's (shared/domain/webhook.ts).
@@ -143,18 +143,21 @@ export function changeToEvents(record: ChangeRecord): TableChange | undefined {
     if (record.eventName === 'MODIFY') return grantUpdated(record, consent.userId, consent.clientId);
     if (record.eventName !== 'REMOVE') return undefined;
     const { userId, clientId } = consent;
+    // An account deletion marks the consent with its reason just before removing it (Consent.endedReason).
+    const ended = record.oldImage?.endedReason;
+    const reason: RevocationReason = isRevocationReason(ended) ? ended : 'user_revoked';
     return {
       kind: 'grant', ownerId: userId, clientId, sourceId: record.eventId,
-      events: [webhookEvent('grant.revoked', { user_id: userId, client_id: clientId, reason: 'user_revoked' }, record.at)],
+      events: [webhookEvent('grant.revoked', { user_id: userId, client_id: clientId, reason }, record.at)],
     };
   }
   if (isFamilyKey(key) && record.eventName === 'MODIFY') {
     const before = record.oldImage;
     const after = record.newImage;
     if (before?.status !== 'active' || after?.status !== 'revoked') return undefined;
-    // A family revoked with its consent (the user revoked the application) is told by the consent's removal.
+    // A family revoked with its consent (the user revoked the application, or deleted the account) is told by the consent's removal.
     const reason = after.revokedReason as RevocationReason | undefined;
-    if (reason === undefined || reason === 'user_revoked') return undefined;
+    if (reason === undefined || reason === 'user_revoked' || reason === 'account_deleted') return undefined;
     const userId = String(after.userId);
     const clientId = String(after.clientId);
     return {

@@ -59,7 +59,7 @@ describe('the service on KMS and SES (stand-ins)', () => {
     expect(retried.status).toBe(200);
   });
 
-  it('sends sign-up, confirmation and reset mail with ses:SendEmail, delivered to the outbox', async () => {
+  it('sends sign-up, confirmation, reset and account-deletion mail with ses:SendEmail, delivered to the outbox', async () => {
     const browser = new Browser(service.authUrl);
     const email = `ses-${Date.now()}@example.com`;
     const password = 'a quiet lighthouse keeps the harbour';
@@ -79,10 +79,15 @@ describe('the service on KMS and SES (stand-ins)', () => {
     const reset = await browser.postForm('/password-reset', { ...formFields(resetForm.text, '/password-reset'), email });
     expect(reset.status).toBeLessThan(400);
 
+    const deletePage = await browser.get('/account/delete');
+    const deleted = await browser.postForm('/account/delete', { ...formFields(deletePage.text, '/account/delete'), password });
+    expect(deleted.status).toBe(303);
+
     const subjects = (await readOutbox(service.outboxDir)).filter((m) => m.to === email).map((m) => m.subject);
-    expect(subjects).toHaveLength(3);
+    expect(subjects).toHaveLength(4);
+    expect(subjects).toContain('Your account has been deleted');
     // Each with the configuration set that counts bounces and complaints and suppresses their addresses.
-    expect(service.aws!.sentEmails().filter((m) => m.to === email)).toEqual(Array(3).fill({
+    expect(service.aws!.sentEmails().filter((m) => m.to === email)).toEqual(Array(4).fill({
       source: 'no-reply@localhost', to: email, configurationSet: LOCAL_CONFIGURATION_SET,
     }));
   });

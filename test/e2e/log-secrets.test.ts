@@ -20,7 +20,7 @@ describe('logs of a full account and OAuth flow', () => {
   // After the capture's hooks: it starts once the output is kept, and stops before it is printed again.
   const service = useTestService();
 
-  /** Runs sign-up, confirmation, login, app registration, consent, code exchange, API call, refresh, password reset and revocation. */
+  /** Runs sign-up, confirmation, login, app registration, consent, code exchange, API call, refresh, password reset, revocation, export and deletion. */
   async function runFullFlow() {
     const auth = new Browser(service.authUrl);
     const email = `logs-${randomUUID()}@example.com`;
@@ -113,9 +113,15 @@ describe('logs of a full account and OAuth flow', () => {
     secrets.rotationRevealKey = auth.jar.get('reveal')!;
     secrets.rotatedSecret = /id="client-secret">([^<]+)</.exec((await auth.get(rotated.location!)).text)![1]!;
     expect((await post(appPath, `${appPath}/secret/retire`)).status).toBe(303);
+
+    // The account's data: its export, then its deletion, a wrong password first.
+    expect((await post('/account', '/account/export')).status).toBe(200);
+    secrets.wrongDeletePassword = 'not the passphrase, typed to delete the account';
+    expect((await post('/account/delete', '/account/delete', { password: secrets.wrongDeletePassword })).status).toBe(401);
+    expect((await post('/account/delete', '/account/delete', { password: secrets.newPassword })).status).toBe(303);
   }
 
-  it('never writes a password, client secret, code, token, session, CSRF value or link token, while logging every request', async () => {
+  it('never writes a password, client secret, code, token, session, CSRF value or link token, while logging every request', { timeout: 60_000 }, async () => {
     await runFullFlow();
     const output = captured.join('');
     const requests = output.split('\n').filter(Boolean).flatMap((line) => {
@@ -131,7 +137,7 @@ describe('logs of a full account and OAuth flow', () => {
       'POST /signup', 'POST /confirm-email', 'POST /login', 'POST /developer/apps', 'GET /oauth/authorize', 'POST /oauth/authorize',
       'POST /oauth/token', 'GET /user', 'POST /password-reset', 'POST /password-reset/confirm', 'POST /account/apps/{client_id}/revoke',
       'POST /logout', 'GET /developer/apps/{client_id}/secret', 'POST /developer/apps/{client_id}/secret',
-      'POST /developer/apps/{client_id}/secret/retire',
+      'POST /developer/apps/{client_id}/secret/retire', 'POST /account/export', 'POST /account/delete',
     ]) {
       expect(requests.some((entry) => entry.route === route), `a request line for ${route}`).toBe(true);
     }
@@ -141,7 +147,7 @@ describe('logs of a full account and OAuth flow', () => {
     expect(Object.keys(secrets).sort()).toEqual([
       'accessToken', 'clientId', 'clientSecret', 'code', 'confirmToken', 'csrf', 'newPassword', 'password', 'refreshToken',
       'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
-      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'wrongPassword',
+      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'wrongDeletePassword', 'wrongPassword',
     ]);
     const { clientId: _notSecret, ...mustNotAppear } = secrets;
     for (const [name, value] of Object.entries(mustNotAppear)) {

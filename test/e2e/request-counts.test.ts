@@ -329,6 +329,48 @@ describe('DynamoDB requests per browser call', () => {
     });
   });
 
+  describe('the account’s data', () => {
+    it('GET /account/delete of a developer of one application: BatchGetItem + Query (applications) + Query (who authorized it)', async () => {
+      // Prepare
+      const { b } = await signedIn();
+      await registerApp(b);
+
+      // Act
+      const { reply, operations } = await measure(() => b.get('/account/delete'));
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(operations).toEqual(['BatchGetItemCommand', 'QueryCommand', 'QueryCommand']);
+    });
+
+    it('POST /account/delete with a wrong password: BatchGetItem + BatchGetItem (throttle) + TransactWriteItems (reserve) + GetItem (hash)', async () => {
+      // Prepare
+      const { b } = await signedIn();
+      const fields = formFields((await b.get('/account/delete')).text, '/account/delete');
+
+      // Act
+      const { reply, operations } = await measure(() => b.postForm('/account/delete', { ...fields, password: 'not the password at all' }));
+
+      // Assess
+      expect(reply.status).toBe(401);
+      expect(operations).toEqual(['BatchGetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand', 'GetItemCommand']);
+    });
+
+    it('POST /account/export of a user with nothing but a profile: BatchGetItem + 4 Queries and a GetItem at once, no second BatchGetItem', async () => {
+      // Prepare
+      const { b } = await signedIn();
+      const fields = formFields((await b.get('/account')).text, '/account/export');
+
+      // Act
+      const { reply, operations } = await measure(() => b.postForm('/account/export', fields));
+
+      // Assess
+      expect(reply.status).toBe(200);
+      expect(operations[0]).toBe('BatchGetItemCommand');
+      expect(operations.slice(1).sort()).toEqual(['GetItemCommand', 'QueryCommand', 'QueryCommand', 'QueryCommand', 'QueryCommand']);
+    });
+  });
+
   describe('ending a grant', () => {
     it('POST /account/apps/{client_id}/revoke with one active token family: BatchGetItem + DeleteItem (the consent, first) + Query (families) + TransactWriteItems', async () => {
       // Prepare

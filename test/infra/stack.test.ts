@@ -116,7 +116,7 @@ describe('DeviceUserServiceStack', () => {
     const table = ofType('AWS::DynamoDB::GlobalTable')[0]?.[1];
     expect(table!.Properties.BillingMode).toBe('PAY_PER_REQUEST');
     expect(table!.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
-    expect(table!.Properties.Replicas[0].PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table!.Properties.Replicas[0].PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 35 });
     expect(table!.Properties.Replicas[0].DeletionProtectionEnabled).toBe(true);
     expect(table!.DeletionPolicy).toBe('Retain');
     expect(table!.Properties.GlobalSecondaryIndexes[0].IndexName).toBe('gsi1');
@@ -242,16 +242,16 @@ describe('DeviceUserServiceStack', () => {
     expect(keys.some((k) => k.includes('/outbox'))).toBe(false);
   });
 
-  it('lets only the three functions that send account e-mail, and the webhook delivery (a disabled webhook’s notice), call ses:SendEmail', () => {
+  it('lets only the four functions that send account e-mail, and the webhook delivery (a disabled webhook’s notice), call ses:SendEmail', () => {
     const senders = allStatements().filter((s) => [s.Action].flat().includes('ses:SendEmail'));
-    expect(senders).toHaveLength(4);
-    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset']) {
+    expect(senders).toHaveLength(5);
+    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', 'POST /account/delete']) {
       expect(statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes('ses:SendEmail')), routeKey).toBe(true);
     }
   });
 
   it('sends account e-mail as the mailFrom it was given: MAIL_FROM and the ses:SendEmail resource', () => {
-    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset']) {
+    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', 'POST /account/delete']) {
       const fn = functionOfRoute(routeKey);
       expect(fn.Properties.Environment.Variables[MAIL_ENV.sender], routeKey).toBe(MAIL_FROM);
       const statements = statementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]).filter((s) => [s.Action].flat().includes('ses:SendEmail'));

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { ApplicationsInUseError, deleteAccount, DELETION_STEPS, type DeletionDeps, type DeletionStep } from '#shared/accounts/account-deletion';
+import { hashPassword } from '#shared/accounts/password';
+import { createDeviceRepo } from '#shared/data/device-repo';
+import { createErasureRepo } from '#shared/data/erasure-repo';
+import { createSessionRepo } from '#shared/data/session-repo';
+import { createUserRepo } from '#shared/data/user-repo';
+import { createWebhookRepo } from '#shared/data/webhook-repo';
+import { formatTimestamp } from '#shared/domain/time';
+import type { User } from '#shared/domain/user';
+import { newWebhookId } from '#shared/domain/webhook';
+import type { MailMessage } from '#shared/email/mailer';
+import { InvalidGrantError } from '#shared/errors';
+import { makeDevice } from '../support/factories';
+import { clients, current, doc, grants, makeClient, seedCode, seedTokens, table, tokens, useTokenService } from '../support/token-service';
+
+// An account's deletion (shared/accounts/account-deletion.ts) against DynamoDB Local: stopped after
+// each of its steps and run again, it ends with no item of the user left in the table, every grant
+// dead, one farewell e-mail, the address free, and another user's items untouched.
+
+describe('account deletion', () => {
+  useTokenService();
+  const HASH_PROMISE = hashPassword('the-password-of-the-account');
+
+  function makeUser(overrides: Partial<User> = {}): User {
+    const id = randomUUID();
+    const stamp = formatTimestamp(current);
+    return {
+      id, firstname: 'Ada', lastname: 'Lovelace', avatar_url: `/avatars/${id}.png`, gender: 0, email: `ada-${id}@example.com`,
+      email_confirmed: true, creation_date: stamp, update_date: stamp, ...overrides,
+    };
+  }
+
+  /** A user with everything a user can have: devices, sessions, grants in each state, an application with a webhook and a delivery. */
+  async function populatedUser() {
+    const repos = { doc, table };
+    const user = makeUser();
+    await createUserRepo(repos).createUser(user, await HASH_PROMISE);
+    for (let i = 0; i < 3; i++) await createDeviceRepo(repos).createDevice(user.id, makeDevice({ id: randomUUID(), name: `Device ${i}` }));
+    const sessions = createSessionRepo(repos);
+    await sessions.createSession(user.id, current);
+    await sessions.createSession(user.id, current);
+    // Two applications with a live grant (refresh tokens), one with a code not yet exchanged, one whose family was revoked.
+    const live = [await seedTokens({ code: { userId: user.id } }), await seedTokens({ code: { userId: user.id } })];
+    await seedCode({ code: { userId: user.id } });
+    const revoked = await seedTokens({ code: { userId: user.id } });
+    await tokens.revoke(revoked.credentials, revoked.issued.refresh_token);
+    // An application the user develops, authorized by the user only, with a webhook and one delivery.
+    const own = makeClient({ developerId: user.id, developerName: 'Ada Lovelace' });
+    await clients.createClient(own);
+    await grants.saveConsent({ userId: user.id, clientId: own.clientId, scopes: ['read_user'], grantedAt: formatTimestamp(current) });
+    const webhooks = createWebhookRepo(repos);
+    await webhooks.setUrl(own.clientId, 'https://hooks.example/receiver');
+    await webhooks.createDelivery({
+      clientId: own.clientId, webhookId: newWebhookId(current), eventType: 'webhook.test', payload: '{}', userId: user.id,
+    }, current);
+    return { user, live };
+  }
+
+  async function scan() {
+    const { Items = [] } = await doc.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+    return Items;
+  }
+  /** Every item that names the user anywhere: in a key, an attribute, a list. */
+  const itemsOfUser = async (user: User) => (await scan()).filter((item) => {
+    const text = JSON.stringify(item);
+    return text.includes(user.id) || text.includes(user.email);
+  });
+
+  function deps(mail: MailMessage[], afterStep?: (step: DeletionStep) => void): DeletionDeps {
+    const repos = { doc, table };
+    return {
+      erasure: createErasureRepo(repos), grants, clients, webhooks: createWebhookRepo(repos), sessions: createSessionRepo(repos),
+      mailer: { send: async (message) => { mail.push(message); } }, issuer: 'https://auth.example.test', afterStep, now: () => current,
+    };
+  }
+
+  it.each(DELETION_STEPS.slice(0, -1).map((step, i) => [i + 1, step] as const))(
+    'stopped after step %i (%s), a second run finishes it: no item of the user, grants dead, one e-mail, the address free',
+    async (_, stoppedAfter) => {
+      const bystander = await populatedUser();
+      const itemsOfBystander = (await itemsOfUser(bystander.user)).length;
+      const { user, live } = await populatedUser();
+      expect((await itemsOfUser(user)).length).toBeGreaterThan(10);
+      const mail: MailMessage[] = [];
+
+      const crash = new Error(`crash after ${stoppedAfter}`);
+      await expect(deleteAccount(deps(mail, (step) => {
+        if (step === stoppedAfter) throw crash;
+      }), user.id)).rejects.toBe(crash);
+      // Stopped: the account is marked, and cannot sign in as before.
+      const half = await createUserRepo({ doc, table }).getUserRecord(user.id);
+      expect(half?.deleting).toBe(true);
+      expect(await createErasureRepo({ doc, table }).pendingDeletions()).toContain(user.id);
+
+      expect(await deleteAccount(deps(mail), user.id)).toBe('deleted');
+
+      expect(await itemsOfUser(user)).toEqual([]);
+      expect(await createErasureRepo({ doc, table }).pendingDeletions()).not.toContain(user.id);
+      for (const { credentials, issued } of live) {
+        await expect(tokens.refresh(credentials, { refreshToken: issued.refresh_token })).rejects.toBeInstanceOf(InvalidGrantError);
+      }
+      expect(mail.map((m) => [m.to, m.subject])).toEqual([[user.email, 'Your account has been deleted']]);
+      expect(mail[0]!.text).toContain('35 days');
+      // The address is free for a new account, and the other user lost nothing.
+      await createUserRepo({ doc, table }).createUser(makeUser({ email: user.email }), await HASH_PROMISE);
+      expect((await itemsOfUser(bystander.user)).length).toBe(itemsOfBystander);
+      // Run again once done: nothing to do.
+      expect(await deleteAccount(deps(mail), user.id)).toBe('absent');
+    },
+  );
+
+  it('is refused, nothing changed, while another person uses an application the user develops', async () => {
+    const { user } = await populatedUser();
+    const other = makeUser();
+    const [own] = await clients.listClientsByDeveloper(user.id);
+    await grants.saveConsent({ userId: other.id, clientId: own!.clientId, scopes: ['read_device'], grantedAt: formatTimestamp(current) });
+    const before = await scan();
+    const mail: MailMessage[] = [];
+
+    const refused = await deleteAccount(deps(mail), user.id).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ApplicationsInUseError);
+    expect((refused as ApplicationsInUseError).applications.map((a) => [a.client.clientId, a.users])).toEqual([[own!.clientId, 1]]);
+    expect(await scan()).toEqual(before);
+    expect(mail).toEqual([]);
+  });
+
+  it('once started, finishes even if someone authorized the user’s application since: that application goes, its user’s grant ended', async () => {
+    const { user } = await populatedUser();
+    const [own] = await clients.listClientsByDeveloper(user.id);
+    const other = makeUser();
+    const stop = new Error('stop');
+    await expect(deleteAccount(deps([], (step) => {
+      if (step === 'mark') throw stop;
+    }), user.id)).rejects.toBe(stop);
+    await grants.saveConsent({ userId: other.id, clientId: own!.clientId, scopes: ['read_device'], grantedAt: formatTimestamp(current) });
+
+    expect(await deleteAccount(deps([]), user.id)).toBe('deleted');
+    expect(await itemsOfUser(user)).toEqual([]);
+    expect(await grants.getConsent(other.id, own!.clientId)).toBeUndefined();
+    expect(await clients.getClient(own!.clientId)).toBeUndefined();
+  });
+});
