@@ -68,7 +68,7 @@ async function start(ctx: GrantContext, client: Client, scope: string | undefine
   };
   for (let draw = 1; ; draw++) {
     const userCode = newUserCode();
-    if (await repoOf(ctx).createDeviceAuthorization(authorization, hashSecret(userCode))) {
+    if (await repoOf(ctx).createDeviceAuthorization(authorization, hashSecret(userCode), ctx.now())) {
       const verificationUri = `${ctx.issuer}${DEVICE_PAGE_PATH}`;
       return {
         device_code: deviceCode,
