@@ -241,6 +241,24 @@ describe('device authorization grant', () => {
       expect(drawn).toHaveLength(3);
     });
 
+    it('refuses a confidential application deleted since the client cache took it as invalid_client, writing nothing', async () => {
+      // Prepare: the cache has the client from its first device authorization.
+      const cached = createTokenService({
+        grants, deviceGrants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current, clientCache: createClientCache(),
+      });
+      const { client, credentials } = await seedClient({ confidential: true });
+      await cached.authorizeDevice(credentials, { scope: 'read_device' });
+      await doc.send(new DeleteCommand({ TableName: table, Key: clientKey(client.clientId) }));
+      const before = await scanAll();
+
+      // Act
+      const refused = cached.authorizeDevice(credentials, { scope: 'read_device' });
+
+      // Assess: the device authorization reads the client whatever the cache holds.
+      await expectOAuthError(refused, InvalidClientError, 'invalid_client', 401);
+      expect(await scanAll()).toEqual(before);
+    });
+
     it('needs the device grant repository: a token service without it refuses the device flow', async () => {
       const { credentials } = await seedClient();
       const without = createTokenService({ grants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current });
