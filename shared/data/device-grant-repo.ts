@@ -204,8 +204,7 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
         }));
         return 'done';
       } catch (error) {
-        // Stryker disable next-line ConditionalExpression: any other error has no cancellation reasons, so it is thrown below all the same
-        if (!isCancelled(error)) throw error;
+        // Any other error than a cancellation has no cancellation reasons: it is thrown below.
         const codes = cancellationCodes(error);
         if (codes[0] === 'ConditionalCheckFailed' || codes[1] === 'ConditionalCheckFailed') return 'not_pending';
         if (codes[2] === 'ConditionalCheckFailed' || codes.includes('TransactionConflict')) return 'consent_changed';
@@ -245,8 +244,7 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
         }));
         return 'done';
       } catch (error) {
-        // Stryker disable next-line ConditionalExpression: any other error has no cancellation reasons, so it is thrown below all the same
-        if (!isCancelled(error)) throw error;
+        // Any other error than a cancellation has no cancellation reasons: it is thrown below.
         const codes = cancellationCodes(error);
         if (codes[0] === 'ConditionalCheckFailed') return 'not_pending';
         if (codes[1] === 'ConditionalCheckFailed') return 'consent_changed';
