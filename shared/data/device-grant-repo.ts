@@ -34,9 +34,9 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
     /**
      * Stores a new device authorization (indexed under its client, without a user) and its user code,
      * in one transaction, each on condition that it is new. False, and nothing written, when the user
-     * code is taken by another live authorization (the caller draws another).
+     * code is taken by another live authorization (the caller draws another) at `now`.
      */
-    async createDeviceAuthorization(authorization: DeviceAuthorization, userCodeHash: string): Promise<boolean> {
+    async createDeviceAuthorization(authorization: DeviceAuthorization, userCodeHash: string, now = new Date()): Promise<boolean> {
       const userCode: UserCode = {
         familyId: authorization.familyId, clientId: authorization.clientId, scopes: authorization.scopes, expiresAt: authorization.expiresAt,
       };
@@ -55,7 +55,7 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
               Put: {
                 TableName: table, Item: { ...userCodeKey(userCodeHash), ...userCode },
                 ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
-                ExpressionAttributeValues: { ':now': epochSeconds(new Date()) },
+                ExpressionAttributeValues: { ':now': epochSeconds(now) },
               },
             },
           ],
@@ -153,6 +153,7 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
           if (codes.includes('ConditionalCheckFailed')) return false;
           // Only collided with a concurrent entry on the same counters: count again (each retry is counted once).
           if (attempt >= 4) throw error;
+          // Stryker disable next-line ArithmeticOperator: a jittered pause before counting again; its length changes no outcome
           await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
         }
       }
@@ -175,7 +176,8 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
           values: {
             ':approved': 'device_approved', ':user': decision.consent.userId, ':at': formatTimestamp(now),
             ':gsi1sk': familiesOfClientIndexKey(code.clientId, decision.consent.userId, code.familyId).gsi1sk,
-            ...(decision.consent.grantGeneration === undefined ? {} : { ':generation': decision.consent.grantGeneration }),
+            // Without a generation (a consent recorded before them) the document client drops it (removeUndefinedValues), unused.
+            ':generation': decision.consent.grantGeneration,
           },
         }
         : { UpdateExpression: 'SET #status = :denied, decidedAt = :at', values: { ':denied': 'device_denied', ':at': formatTimestamp(now) } };
@@ -202,7 +204,7 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
         }));
         return 'done';
       } catch (error) {
-        if (!isCancelled(error)) throw error;
+        // Any other error than a cancellation has no cancellation reasons: it is thrown below.
         const codes = cancellationCodes(error);
         if (codes[0] === 'ConditionalCheckFailed' || codes[1] === 'ConditionalCheckFailed') return 'not_pending';
         if (codes[2] === 'ConditionalCheckFailed' || codes.includes('TransactionConflict')) return 'consent_changed';
@@ -242,7 +244,7 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
         }));
         return 'done';
       } catch (error) {
-        if (!isCancelled(error)) throw error;
+        // Any other error than a cancellation has no cancellation reasons: it is thrown below.
         const codes = cancellationCodes(error);
         if (codes[0] === 'ConditionalCheckFailed') return 'not_pending';
         if (codes[1] === 'ConditionalCheckFailed') return 'consent_changed';

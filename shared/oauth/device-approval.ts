@@ -68,6 +68,7 @@ export function decideDeviceRequest(
   deps: DeviceApprovalDeps, request: DeviceRequest, userId: string, decision: { allow: boolean; devices?: DeviceChoice }, now = new Date(),
 ): Promise<DeviceWriteOutcome> {
   const userCodeHash = hashSecret(request.userCode);
+  // Stryker disable next-line ObjectLiteral: decide reads only `allow`, which an empty decision lacks, so it denies all the same
   if (!decision.allow) return deps.deviceGrants.decide(userCodeHash, request.code, { allow: false }, now);
   const consent = allowedConsent(request.consent, {
     userId, clientId: request.code.clientId, requested: request.code.scopes, grantedAt: formatTimestamp(now), freshGeneration: randomUUID(),

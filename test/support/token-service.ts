@@ -14,6 +14,7 @@ import { grantTokenNames, newAuthorizationCode, type CodeGrant } from '#shared/o
 import { createTokenService, type TokenService } from '#shared/oauth/token-service';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
+import { createDeviceGrantRepo, type DeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { familyKey } from '#shared/data/keys';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
@@ -75,6 +76,8 @@ export let doc: DynamoDBDocumentClient;
 export let table: string;
 export let clients: ClientRepo;
 export let grants: GrantRepo;
+/** The device authorization grant's repository, which `tokens` has (RFC 8628). */
+export let deviceGrants: DeviceGrantRepo;
 export let signer: TokenSigner;
 export let tokens: TokenService;
 /** The token service's clock: START at the start of each test. */
@@ -89,10 +92,11 @@ export function useTokenService(): void {
     ({ doc, table } = await freshTable());
     clients = createClientRepo({ doc, table });
     grants = createGrantRepo({ doc, table });
+    deviceGrants = createDeviceGrantRepo({ doc, table });
     keyDir = mkdtempSync(join(tmpdir(), 'dus-token-service-'));
     signer = createLocalSigner(join(keyDir, 'signing-key.pem'));
     tokens = createTokenService({
-      grants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current,
+      grants, deviceGrants, signer: Promise.resolve(signer), issuer: ISSUER, audience: AUDIENCE, now: () => current,
     });
     requests = countRequests(doc);
   });

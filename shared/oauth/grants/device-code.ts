@@ -9,7 +9,7 @@ import {
 import { isPublicClient, type Client } from '#shared/domain/client';
 import { isScope, parseScopeString } from '#shared/domain/scopes';
 import { epochSeconds } from '#shared/domain/time';
-import { DeviceGrantError, InvalidGrantError, InvalidScopeError, UnauthorizedClientError } from '#shared/errors';
+import { DeviceGrantError, InvalidClientError, InvalidGrantError, InvalidScopeError, UnauthorizedClientError } from '#shared/errors';
 import { hashSecret, safeEqual } from '#shared/secrets';
 
 /** The grant type of a device polling the token endpoint (RFC 8628 §3.4). */
@@ -45,10 +45,14 @@ function repoOf(ctx: GrantContext): DeviceGrantRepo {
  * user code.
  */
 export function authorizeDevice(ctx: GrantContext, credentials: ClientCredentials, form: { scope?: string }): Promise<DeviceAuthorizationResponse> {
-  // The client is always read (its device-flow setting is not in the cache's keeping): withClient authenticates it.
+  // The client is always read (its device-flow setting is not in the cache's keeping): withClient authenticates it,
+  // from the cache when it has the client; deleted since, the read finds none.
   return ctx.withClient(credentials,
     () => ctx.grants.getFamilyClientAndConsent(undefined, credentials.clientId),
-    ({ client }) => start(ctx, client!, form.scope));
+    ({ client }) => {
+      if (!client) throw new InvalidClientError();
+      return start(ctx, client, form.scope);
+    });
 }
 
 async function start(ctx: GrantContext, client: Client, scope: string | undefined): Promise<DeviceAuthorizationResponse> {
@@ -68,7 +72,7 @@ async function start(ctx: GrantContext, client: Client, scope: string | undefine
   };
   for (let draw = 1; ; draw++) {
     const userCode = newUserCode();
-    if (await repoOf(ctx).createDeviceAuthorization(authorization, hashSecret(userCode))) {
+    if (await repoOf(ctx).createDeviceAuthorization(authorization, hashSecret(userCode), ctx.now())) {
       const verificationUri = `${ctx.issuer}${DEVICE_PAGE_PATH}`;
       return {
         device_code: deviceCode,
