@@ -53,14 +53,7 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
         return;
       }
       try {
-        await doc.send(new UpdateCommand({
-          TableName: table,
-          Key: deviceKey(userId, deviceId),
-          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD seq :one`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
-          ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
-        }));
+        await doc.send(new UpdateCommand(deviceUpdate(table, userId, deviceId, changes)));
       } catch (error) {
         if (isConditionalCheckFailed(error)) throw new NotFoundError();
         throw error;
@@ -121,16 +114,7 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
                 ExpressionAttributeValues: { ':device': deviceId },
               },
             },
-            {
-              Update: {
-                TableName: table,
-                Key: deviceKey(userId, deviceId),
-                UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD seq :one`,
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
-                ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
-              },
-            },
+            { Update: deviceUpdate(table, userId, deviceId, changes) },
           ],
         }));
       } catch (error) {
@@ -180,6 +164,22 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
         throw error;
       }
     },
+  };
+}
+
+/**
+ * The update that applies the present members to an existing device, adding one to its `seq` (the
+ * sequence of its webhook events): alone, or in a transaction.
+ */
+function deviceUpdate(table: string, userId: string, deviceId: string, changes: DeviceChanges) {
+  const entries = Object.entries(changes);
+  return {
+    TableName: table,
+    Key: deviceKey(userId, deviceId),
+    UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD seq :one`,
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
+    ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },
   };
 }
 

@@ -1,10 +1,9 @@
 import type { Client } from '#shared/domain/client';
 import { formatUserCode } from '#shared/domain/device-authorization';
-import { SCOPES, isScope } from '#shared/domain/scopes';
 import type { Device } from '#shared/domain/device';
 import type { DeviceChoice } from '#shared/domain/grant';
 import { html, page } from '#shared/views/html';
-import { deviceChoiceFieldset } from '#shared/views/oauth-pages';
+import { consentRequest, decisionButtons, deviceChoiceFieldset } from '#shared/views/oauth-pages';
 import type { HttpResult } from '#shared/http/responses';
 
 // The pages of the device flow (RFC 8628 §3.3): enter the code a device shows, allow or deny, done.
@@ -44,9 +43,6 @@ export function deviceConsentPage(options: SignedInPage & {
   devices?: { owned: readonly Device[]; choice: DeviceChoice | undefined };
 }): HttpResult {
   const { client } = options;
-  const scopeItem = (scope: string) => html`<li>${isScope(scope) ? SCOPES[scope] : scope}</li>`;
-  const newScopes = options.scopes.filter((s) => !options.alreadyGranted.includes(s));
-  const kept = options.scopes.filter((s) => options.alreadyGranted.includes(s));
   const code = formatUserCode(options.userCode);
   return page({
     title: `Allow ${client.name} on your device?`,
@@ -56,20 +52,12 @@ export function deviceConsentPage(options: SignedInPage & {
     csrf: options.csrf,
     body: html`<div class="card"><h1>Allow ${client.name} on your device?</h1>
       <p>Check that your device shows the code <strong>${code}</strong>. If it does not, or you did not start this on a device of yours, deny.</p>
-      <p><strong>${client.name}</strong>, by ${client.developerName}
-        (<a href="${client.website}" rel="noopener noreferrer">${client.website}</a>), asks to:</p>
-      ${newScopes.length ? html`<ul class="scopes">${newScopes.map(scopeItem)}</ul>` : ''}
-      ${kept.length ? html`<p class="muted">You already allowed it to:</p><ul class="scopes">${kept.map(scopeItem)}</ul>` : ''}
-      ${client.description ? html`<p class="muted">${client.description}</p>` : ''}
-      <p class="muted">You are signed in as ${options.email}. You can withdraw this permission at any time on your account page.</p>
+      ${consentRequest({ client, scopes: options.scopes, alreadyGranted: options.alreadyGranted, email: options.email })}
       <form method="post" action="/device">
         <input type="hidden" name="csrf" value="${options.csrf}">
         <input type="hidden" name="user_code" value="${code}">
         ${options.devices ? deviceChoiceFieldset(options.devices.owned, options.devices.choice, client.name) : ''}
-        <div class="actions">
-          <button type="submit" name="decision" value="allow">Allow</button>
-          <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-        </div>
+        ${decisionButtons}
       </form></div>`,
   });
 }

@@ -45,6 +45,29 @@ export function deviceChoiceFieldset(devices: readonly Device[], choice: DeviceC
 /** Whether a request's scopes concern devices, so that its consent form offers the device choice. */
 export const asksForDevices = (scopes: readonly string[]) => scopes.some((scope) => scope === 'read_device' || scope === 'write_device');
 
+/**
+ * What a consent page says of a request: who asks (application, developer, website), for which
+ * scopes (the new ones, then those already allowed), its description, and who decides.
+ */
+export function consentRequest(options: { client: Client; scopes: readonly string[]; alreadyGranted: readonly string[]; email: string }): Html {
+  const { client } = options;
+  const scopeItem = (scope: string) => html`<li>${isScope(scope) ? SCOPES[scope] : scope}</li>`;
+  const newScopes = options.scopes.filter((s) => !options.alreadyGranted.includes(s));
+  const kept = options.scopes.filter((s) => options.alreadyGranted.includes(s));
+  return html`<p><strong>${client.name}</strong>, by ${client.developerName}
+        (<a href="${client.website}" rel="noopener noreferrer">${client.website}</a>), asks to:</p>
+      ${newScopes.length ? html`<ul class="scopes">${newScopes.map(scopeItem)}</ul>` : ''}
+      ${kept.length ? html`<p class="muted">You already allowed it to:</p><ul class="scopes">${kept.map(scopeItem)}</ul>` : ''}
+      ${client.description ? html`<p class="muted">${client.description}</p>` : ''}
+      <p class="muted">You are signed in as ${options.email}. You can withdraw this permission at any time on your account page.</p>`;
+}
+
+/** A consent form's two answers. */
+export const decisionButtons = html`<div class="actions">
+          <button type="submit" name="decision" value="allow">Allow</button>
+          <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+        </div>`;
+
 /** The consent page: who asks, for what, in plain words. */
 export function consentPage(options: {
   client: Client; request: AuthorizationRequest; params: Record<string, string | undefined>;
@@ -53,9 +76,6 @@ export function consentPage(options: {
   devices?: { owned: readonly Device[]; choice: DeviceChoice | undefined };
 }): HttpResult {
   const { client, request } = options;
-  const scopeItem = (scope: string) => html`<li>${isScope(scope) ? SCOPES[scope] : scope}</li>`;
-  const newScopes = request.scopes.filter((s) => !options.alreadyGranted.includes(s));
-  const kept = request.scopes.filter((s) => options.alreadyGranted.includes(s));
   return page({
     title: `Allow ${client.name}?`,
     cookies: options.cookies,
@@ -63,21 +83,13 @@ export function consentPage(options: {
     csrf: options.csrf,
     formTargets: [formTarget(request.redirectUri)],
     body: html`<div class="card"><h1>Allow ${client.name} to access your account?</h1>
-      <p><strong>${client.name}</strong>, by ${client.developerName}
-        (<a href="${client.website}" rel="noopener noreferrer">${client.website}</a>), asks to:</p>
-      <ul class="scopes">${newScopes.map(scopeItem)}</ul>
-      ${kept.length ? html`<p class="muted">You already allowed it to:</p><ul class="scopes">${kept.map(scopeItem)}</ul>` : ''}
-      ${client.description ? html`<p class="muted">${client.description}</p>` : ''}
-      <p class="muted">You are signed in as ${options.email}. You can withdraw this permission at any time on your account page.</p>
+      ${consentRequest({ client, scopes: request.scopes, alreadyGranted: options.alreadyGranted, email: options.email })}
       <form method="post" action="/oauth/authorize">
         <input type="hidden" name="csrf" value="${options.csrf}">
         ${AUTHORIZE_PARAMS.filter((name) => options.params[name] !== undefined).map((name) =>
           html`<input type="hidden" name="${name}" value="${options.params[name]}">`)}
         ${options.devices ? deviceChoiceFieldset(options.devices.owned, options.devices.choice, client.name) : ''}
-        <div class="actions">
-          <button type="submit" name="decision" value="allow">Allow</button>
-          <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
-        </div>
+        ${decisionButtons}
       </form></div>`,
   });
 }
