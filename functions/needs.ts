@@ -1,5 +1,6 @@
 import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
+import { FACTOR_REPO_NEEDS as factors } from '#shared/data/factor-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
@@ -17,7 +18,7 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 // every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
-export { clients, devices, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
+export { clients, devices, factors, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
 /** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
@@ -41,3 +42,16 @@ export const endEveryAppAccess = [grants.listConsentsByUser, grants.deleteConsen
 /** webhooks/dispatch.ts redeliver and sendTestEvent (DISPATCH_NEEDS). */
 export const redeliver = DISPATCH_NEEDS.redeliver.map((op) => webhooks[op]);
 export const sendTestEvent = DISPATCH_NEEDS.sendTestEvent.map((op) => webhooks[op]);
+/** accounts/login.ts attemptLogin: the password's throttle, the user, and a session or (second factor) a pending sign-in. */
+export const attemptLogin = [
+  throttle.recordsRead, users.userIdOfEmailRead, throttle.knownBrowserRead, throttle.reserveKnownBrowser, throttle.reserve, users.getUserRecord,
+  sessions.createSession, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, throttle.creditItems, factors.startPendingSignIn,
+];
+/** accounts/second-factor.ts completeSignIn: the pending sign-in, the factors, the throttle, then the session with the code spent. */
+export const completeSignIn = [
+  factors.pendingSignInRead, factors.factorsRead, throttle.secondFactorRecordRead, throttle.knownBrowserRead, throttle.reserve,
+  factors.useTotpStepItem, factors.useRecoveryCodeItem, factors.endPendingSignInItem, throttle.secondFactorCreditItem,
+  throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, sessions.createSession,
+];
+/** accounts/second-factor.ts removeAuthenticator: a fresh code, throttled, spent by the removal. */
+export const removeAuthenticator = [factors.factorsRead, throttle.secondFactorRecordRead, throttle.reserve, factors.removeTotp];

@@ -3,6 +3,7 @@ import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#s
 import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { createFactorRepo } from '#shared/data/factor-repo';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
@@ -116,6 +117,8 @@ export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDe
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
 export const sessions = /* @__PURE__ */ onFirstUse(() => createSessionRepo(tableDeps()));
+/** Second factors (authenticator app, recovery codes) and the sign-ins waiting for one. */
+export const factors = /* @__PURE__ */ onFirstUse(() => createFactorRepo(tableDeps()));
 export const throttle = /* @__PURE__ */ onFirstUse(() => createThrottleRepo(tableDeps()));
 export const links = /* @__PURE__ */ onFirstUse(() => createLinkRepo(tableDeps()));
 export const mailLimits = /* @__PURE__ */ onFirstUse(() => createMailLimitRepo(tableDeps()));

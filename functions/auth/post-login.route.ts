@@ -1,14 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { sessions, throttle, users } from '#functions/needs';
+import { attemptLogin } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/login', 'login')],
-  needs: {
-    table: [
-      throttle.recordsRead, users.userIdOfEmailRead, throttle.knownBrowserRead, throttle.reserveKnownBrowser, throttle.reserve, users.getUserRecord,
-      sessions.createSession, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, throttle.creditItems,
-    ],
-  },
+  needs: { table: attemptLogin },
   sample: {
     status: 303,
     make: (kit) => kit.page('POST /login with the confirmed demo user’s password: a session and back to /account', {

@@ -3,6 +3,7 @@ import {
 } from '#shared/accounts/login-throttle';
 import { verifyPassword } from '#shared/accounts/password';
 import type { BatchReader } from '#shared/data/batch-read';
+import type { FactorRepo } from '#shared/data/factor-repo';
 import type { SessionRepo } from '#shared/data/session-repo';
 import type { ThrottleRepo } from '#shared/data/throttle-repo';
 import type { UserRepo } from '#shared/data/user-repo';
@@ -28,6 +29,8 @@ export interface LoginAttempt {
 export type LoginOutcome =
   /** A new session, and the browser's new known-browser token. */
   | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string }
+  /** The password was right and the account has a second factor: the sign-in waiting for it (its cookie value). */
+  | { outcome: 'second-factor'; pendingSignIn: string }
   /** Too many failures: the wait, in whole seconds (Retry-After). */
   | { outcome: 'throttled'; retryAfterSeconds: number }
   /** A wrong password or an unknown account: the same outcome. */
@@ -42,13 +45,16 @@ export type LoginOutcome =
  * attempt reserves on the records of the account from this address, of the account and of the
  * address (login-throttle.ts). Requests: BatchGetItem (throttle records, e-mail item, known browser)
  * + the reservation (TransactWriteItems, or UpdateItem for a known browser) + GetItem (user); on
- * success a TransactWriteItems (session, known browser replaced, reservations given back).
+ * success a TransactWriteItems (session, known browser replaced, reservations given back). An
+ * account with a second factor gets no session yet: the same transaction starts a sign-in that
+ * waits for it (shared/accounts/second-factor.ts completes it), with the reservations given back
+ * (the password was right); the known browser is replaced when the sign-in completes.
  */
 export async function attemptLogin(
-  repos: { batch: BatchReader; sessions: SessionRepo; throttle: ThrottleRepo; users: UserRepo },
+  repos: { batch: BatchReader; factors: Pick<FactorRepo, 'startPendingSignIn'>; sessions: SessionRepo; throttle: ThrottleRepo; users: UserRepo },
   { email, password, address, browserToken, now }: LoginAttempt,
 ): Promise<LoginOutcome> {
-  const { batch, sessions, throttle, users } = repos;
+  const { batch, factors, sessions, throttle, users } = repos;
   // No account has a longer address, and a longer one would not fit in the throttle record's key.
   const account = email.length <= MAX_EMAIL_LENGTH ? email : '';
   const throttled = (seconds: number): LoginOutcome => {
@@ -77,12 +83,14 @@ export async function attemptLogin(
     countMetric(METRIC.loginFailures);
     return { outcome: 'failed' };
   }
+  const credits = asKnownBrowser ? [] : throttle.creditItems(account, address, now);
+  if (record.totpEnabled) return { outcome: 'second-factor', pendingSignIn: await factors.startPendingSignIn(record.user.id, new Date(now), credits) };
   // This browser becomes (or stays) the account's known browser, with a new token: a copy of the old one is worth nothing now.
   const known = throttle.newKnownBrowser(record.user.id, KNOWN_BROWSER_TTL_SECONDS, now);
   const sessionId = await sessions.createSession(record.user.id, new Date(now), [
     known.item,
     ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
-    ...(asKnownBrowser ? [] : throttle.creditItems(account, address, now)),
+    ...credits,
   ]);
   return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token };
 }

@@ -12,6 +12,8 @@ export interface UserRecord {
   passwordHash: string;
   /** How many password resets the account has had: a reset link works only in the generation it was made in. */
   resetGeneration: number;
+  /** Whether the account has an authenticator app (shared/data/factor-repo.ts): a right password then asks for its code. */
+  totpEnabled: boolean;
 }
 
 export type UserRepo = ReturnType<typeof createUserRepo>;
@@ -45,7 +47,9 @@ export function createUserRepo({ doc, table }: RepoDeps) {
     /** A user with the password hash. One GetItem. */
     async getUserRecord(userId: string): Promise<UserRecord | undefined> {
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(userId) }));
-      return Item ? { user: toUser(Item), passwordHash: String(Item.passwordHash), resetGeneration: Number(Item.resetGeneration ?? 0) } : undefined;
+      return Item
+        ? { user: toUser(Item), passwordHash: String(Item.passwordHash), resetGeneration: Number(Item.resetGeneration ?? 0), totpEnabled: Item.totpEnabled === true }
+        : undefined;
     },
 
     /** The user registered with an e-mail address, with the password hash. Two GetItems. */

@@ -136,6 +136,7 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
       <tr><th scope="row">Member since</th><td>${user.creation_date.slice(0, 10)}</td></tr>
     </tbody></table>
     ${user.email_confirmed ? '' : html`<form method="post" action="/confirm-email/resend">${csrfField(viewer)}<button type="submit" class="secondary">Send the confirmation e-mail again</button></form>`}
+    <p><a href="/account/security">Sign-in and security</a> (two-step sign-in)</p>
     </div>
     <div class="card"><h2>Applications you have authorized</h2>
     ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<ul class="apps">
