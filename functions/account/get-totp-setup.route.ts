@@ -6,6 +6,9 @@ export default defineEndpoint({
   needs: { table: [...pageReads, factors.factorsRead, factors.totpEnrolmentRead, factors.startTotpEnrolment] },
   sample: {
     status: 200,
-    make: async (kit) => kit.page('GET /account/security/totp, signed in: the QR code of a new enrolment (which expires unused)', { cookies: [await kit.session()] }),
+    make: async (kit) => {
+      await kit.totpEnrolment();
+      return kit.page('GET /account/security/totp, signed in, an enrolment waiting: its QR code and key', { cookies: [await kit.session()] });
+    },
   },
 });

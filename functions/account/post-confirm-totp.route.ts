@@ -5,10 +5,13 @@ export default defineEndpoint({
   routes: [auth('POST', '/account/security/totp', 'page')],
   needs: { table: [...pageReads, factors.totpEnrolmentRead, factors.enrolTotp] },
   sample: {
-    // No enrolment waits for the demo user: sent on to a new one, and two-step sign-in stays off.
-    status: 303,
-    make: async (kit) => kit.page('POST /account/security/totp with no enrolment waiting: on to GET /account/security/totp', {
-      form: { code: '123456' }, cookies: [await kit.session()],
-    }),
+    // A right code would turn two-step sign-in on for the demo user: a wrong one gets the page's refusal.
+    status: 400,
+    make: async (kit) => {
+      await kit.totpEnrolment();
+      return kit.page('POST /account/security/totp with a wrong first code: the QR code again with the reason (400)', {
+        form: { code: 'not-a-code' }, cookies: [await kit.session()],
+      });
+    },
   },
 });

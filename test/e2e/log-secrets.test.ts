@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { base32 } from '@otplib/plugin-base32-scure';
+import { crypto } from '@otplib/plugin-crypto-node';
+import { generateSync } from '@otplib/totp';
 import { describe, expect, it, vi } from 'vitest';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { logger } from '#shared/log';
@@ -16,6 +19,8 @@ describe('logs of a full account and OAuth flow', () => {
   const captured = captureOutput(['stdout', 'stderr']);
   /** Every secret the flow handled, by name. */
   const secrets: Record<string, string> = {};
+  /** The short ones (authenticator codes of 6 digits, recovery codes of 19 characters), checked apart. */
+  const shortSecrets: Record<string, string> = {};
 
   // After the capture's hooks: it starts once the output is kept, and stops before it is printed again.
   const service = useTestService();
@@ -111,6 +116,37 @@ describe('logs of a full account and OAuth flow', () => {
     secrets.rotationRevealKey = auth.jar.get('reveal')!;
     secrets.rotatedSecret = /id="client-secret">([^<]+)</.exec((await auth.get(rotated.location!)).text)![1]!;
     expect((await post(appPath, `${appPath}/secret/retire`)).status).toBe(303);
+
+    // Two-step sign-in: the authenticator app's key and codes, the recovery codes, the pending sign-in.
+    const t = Date.now();
+    vi.setSystemTime(t);
+    try {
+      const codeAt = (at: number) => generateSync({ secret: secrets.totpSecret!, crypto, base32, epoch: Math.floor(at / 1000) });
+      const setup = await auth.get('/account/security/totp');
+      secrets.totpSecret = /id="totp-secret">([^<]+)</.exec(setup.text)![1]!.replace(/\s/g, '');
+      shortSecrets.enrolmentCode = codeAt(t);
+      const enrolled = await auth.postForm('/account/security/totp', { ...formFields(setup.text, '/account/security/totp'), code: shortSecrets.enrolmentCode });
+      expect(enrolled.status).toBe(303);
+      secrets.recoveryKey = auth.jar.get('recovery_key')!;
+      const codes = [...(await auth.get(enrolled.location!)).text.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+      expect(codes).toHaveLength(10);
+      shortSecrets.recoveryCode = codes[0]!;
+      expect((await post('/account', '/logout')).status).toBe(303);
+      vi.setSystemTime(t + 30_000);
+      const password = await signIn(auth, { user: { id: '', email }, password: secrets.newPassword });
+      expect(password.status).toBe(303);
+      secrets.pendingSignIn = auth.jar.get('pending_sign_in')!;
+      shortSecrets.wrongCode = String((Number(codeAt(t + 30_000)) + 1) % 1_000_000).padStart(6, '0');
+      expect((await post(password.location!, '/login/second-factor', { code: shortSecrets.wrongCode })).status).toBe(401);
+      shortSecrets.signInCode = codeAt(t + 30_000);
+      expect((await post(password.location!, '/login/second-factor', { code: shortSecrets.signInCode })).status).toBe(303);
+      secrets.thirdSession = auth.jar.get('session')!;
+      expect((await post('/account', '/logout')).status).toBe(303);
+      const again = await signIn(auth, { user: { id: '', email }, password: secrets.newPassword });
+      expect((await post(again.location!, '/login/second-factor', { code: shortSecrets.recoveryCode })).status).toBe(303);
+    } finally {
+      vi.useRealTimers();
+    }
   }
 
   it('never writes a password, client secret, code, token, session, CSRF value or link token, while logging every request', async () => {
@@ -129,7 +165,8 @@ describe('logs of a full account and OAuth flow', () => {
       'POST /signup', 'POST /confirm-email', 'POST /login', 'POST /developer/apps', 'GET /oauth/authorize', 'POST /oauth/authorize',
       'POST /oauth/token', 'GET /user', 'POST /password-reset', 'POST /password-reset/confirm', 'POST /account/apps/{client_id}/revoke',
       'POST /logout', 'GET /developer/apps/{client_id}/secret', 'POST /developer/apps/{client_id}/secret',
-      'POST /developer/apps/{client_id}/secret/retire',
+      'POST /developer/apps/{client_id}/secret/retire', 'GET /account/security/totp', 'POST /account/security/totp',
+      'GET /account/security/recovery-codes', 'POST /login/second-factor',
     ]) {
       expect(requests.some((entry) => entry.route === route), `a request line for ${route}`).toBe(true);
     }
@@ -138,9 +175,16 @@ describe('logs of a full account and OAuth flow', () => {
 
     expect(Object.keys(secrets).sort()).toEqual([
       'accessToken', 'clientId', 'clientSecret', 'code', 'confirmToken', 'csrf', 'newPassword', 'password', 'refreshToken',
-      'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
-      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'wrongPassword',
-    ]);
+      'pendingSignIn', 'recoveryKey', 'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
+      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'thirdSession', 'totpSecret', 'wrongPassword',
+    ].sort());
+    expect(Object.keys(shortSecrets).sort()).toEqual(['enrolmentCode', 'recoveryCode', 'signInCode', 'wrongCode']);
+    for (const [name, value] of Object.entries(shortSecrets)) {
+      // A 6-digit code may occur by chance inside a longer number (a latency, a timestamp): not as a value of its own.
+      for (const form of [`"${value}"`, `=${value}`, `:${value}`, value.replace(/-/g, '')]) {
+        if (form.length >= 8) expect(output.includes(form), `${name} appears in the logs`).toBe(false);
+      }
+    }
     const { clientId: _notSecret, ...mustNotAppear } = secrets;
     for (const [name, value] of Object.entries(mustNotAppear)) {
       expect(value.length, name).toBeGreaterThanOrEqual(20);
