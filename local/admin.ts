@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ENV, optionalEnv } from '#shared/config';
+import { ENV, MAIL_ENV, optionalEnv, requireEnv } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createUserRepo } from '#shared/data/user-repo';
@@ -12,6 +12,10 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { describeRotation, rotateSigningKeys } from '#shared/keys/rotation';
+import { resetFactorsByOperator } from '#shared/accounts/second-factor';
+import { createFactorRepo } from '#shared/data/factor-repo';
+import { createSessionRepo } from '#shared/data/session-repo';
+import { createMailer } from '#shared/email/create-mailer';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
@@ -25,10 +29,14 @@ const usage = `Usage:
   npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)
   npm run admin -- subscribe-webhook --client <client id> --url <https URL>
                    (prints the signing secret when it creates the subscription; locally http://localhost… is accepted)
+  npm run admin -- reset-factors --email <email> --confirm
+                   (a user who lost every second factor, checked by you outside the service: removes the
+                   authenticator app and recovery codes, signs the account out everywhere, e-mails the user;
+                   in AWS also set MAIL_FROM and AUTH_ISSUER as the stack's functions have them)
 Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
-const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook'];
+const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'reset-factors'];
 
 const { positionals, values } = parseCommandLine(tool, {
   allowPositionals: true,
@@ -36,6 +44,7 @@ const { positionals, values } = parseCommandLine(tool, {
     owner: { type: 'string' }, name: { type: 'string' }, place: { type: 'string' }, reference: { type: 'string' },
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
+    email: { type: 'string' }, confirm: { type: 'boolean', default: false },
   },
 });
 
@@ -44,18 +53,18 @@ if (command === undefined) fail(usage);
 if (!COMMANDS.includes(command)) usageError(tool, `Unknown command '${command}'`);
 if (positionals.length > 1) usageError(tool, `Unexpected argument '${positionals[1]}'`);
 
-function target(): { table: string; endpoint?: string; signingKeyFile?: string } {
+function target(): { table: string; endpoint?: string; signingKeyFile?: string; outboxDir?: string; authUrl?: string } {
   const table = optionalEnv(ENV.tableName);
   if (table) return { table };
   try {
-    const { tableName, dynamodbEndpoint, signingKeyFile } = readServiceFacts();
-    return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile };
+    const { tableName, dynamodbEndpoint, signingKeyFile, outboxDir, authUrl } = readServiceFacts();
+    return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile, outboxDir, authUrl };
   } catch (error) {
     return fail(`${(error as Error).message} Or set TABLE_NAME to work on a deployed table.`);
   }
 }
 
-const { table, endpoint, signingKeyFile } = target();
+const { table, endpoint, signingKeyFile, outboxDir, authUrl } = target();
 const doc = createDocumentClient({ endpoint });
 const devices = createDeviceRepo({ doc, table });
 const now = formatTimestamp(new Date());
@@ -101,6 +110,20 @@ switch (command) {
     if (!checked.ok) fail(checked.reason);
     const { created, secret } = await createWebhookRepo({ doc, table }).setUrl(values.client, checked.url.href);
     console.log(JSON.stringify({ client: values.client, url: checked.url.href, created, ...(secret ? { secret } : {}) }));
+    break;
+  }
+  case 'reset-factors': {
+    if (!values.email) fail(usage);
+    if (!values.confirm) {
+      fail(`This removes every second factor of ${values.email} and signs it out everywhere: check who asks first, then run it again with --confirm.`);
+    }
+    const mailer = createMailer(outboxDir ? { outboxDir } : { sender: requireEnv(MAIL_ENV.sender) });
+    const reset = await resetFactorsByOperator({
+      users: createUserRepo({ doc, table }), factors: createFactorRepo({ doc, table }), sessions: createSessionRepo({ doc, table }), mailer,
+      issuer: authUrl ?? requireEnv(ENV.issuer),
+    }, values.email);
+    if (!reset) fail(`No account for ${values.email}.`);
+    console.log(JSON.stringify({ factorsReset: values.email, sessionsEnded: reset.sessionsEnded, mailed: true }));
     break;
   }
   default:

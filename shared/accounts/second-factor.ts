@@ -6,6 +6,9 @@ import type { BatchReader } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled } from '#shared/data/dynamodb';
 import { pendingSignInUserId, type FactorRepo, type Factors } from '#shared/data/factor-repo';
 import type { SessionRepo } from '#shared/data/session-repo';
+import type { UserRepo } from '#shared/data/user-repo';
+import { greeting } from '#shared/email/mail-text';
+import type { Mailer } from '#shared/email/mailer';
 import type { ThrottleRepo } from '#shared/data/throttle-repo';
 import { countMetric, METRIC } from '#shared/metrics';
 
@@ -173,4 +176,31 @@ export function openRecoveryCodes(key: string, sealed: string): string[] | undef
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The operator's path for a user who lost every second factor (`npm run admin -- reset-factors`),
+ * after the operator has checked who is asking by means outside the service: every factor removed
+ * and the flag off (one transaction), every session ended (the account signs in again with its
+ * password alone), and an e-mail to the account's address saying so, so that the real owner learns
+ * of a reset someone else talked the operator into. Undefined when the address has no account.
+ */
+export async function resetFactorsByOperator(
+  deps: { users: Pick<UserRepo, 'findUserByEmail'>; factors: Pick<FactorRepo, 'removeAllFactors'>; sessions: Pick<SessionRepo, 'sessionKeysOf' | 'endSessions'>; mailer: Mailer; issuer: string },
+  email: string,
+): Promise<{ userId: string; sessionsEnded: number } | undefined> {
+  const record = await deps.users.findUserByEmail(email);
+  if (!record) return undefined;
+  const { user } = record;
+  await deps.factors.removeAllFactors(user.id);
+  const sessions = await deps.sessions.sessionKeysOf(user.id);
+  await deps.sessions.endSessions(sessions);
+  await deps.mailer.send({
+    to: user.email,
+    subject: 'Two-step sign-in was turned off',
+    text: `${greeting(user.firstname)}\n\nAt a request made to our support, two-step sign-in was turned off for your account, and every browser signed in to it was signed out. `
+      + `Your password alone signs you in now.\n\nIf you asked for this, set up two-step sign-in again: ${deps.issuer}/account/security\n\n`
+      + `If you did not ask for this, someone may be trying to take over your account: choose a new password now at ${deps.issuer}/password-reset and tell our support.\n`,
+  });
+  return { userId: user.id, sessionsEnded: sessions.length };
 }

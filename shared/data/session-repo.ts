@@ -72,6 +72,11 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
       await doc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
     },
 
+    /** Ends the sessions of these keys (sessionKeysOf's): one DeleteItem each. */
+    async endSessions(keys: readonly ItemKey[]): Promise<void> {
+      for (const Key of keys) await doc.send(new DeleteCommand({ TableName: table, Key }));
+    },
+
     /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */
     async sessionKeysOf(userId: string): Promise<ItemKey[]> {
       const gsi1pk = sessionsOfUserPartition(userId);
@@ -98,5 +103,6 @@ export const SESSION_REPO_NEEDS = {
   createSession: { actions: ['PutItem'] },
   signedInRead: { actions: ['BatchGetItem'] },
   deleteSession: { actions: ['DeleteItem'] },
+  endSessions: { actions: ['DeleteItem'] },
   sessionKeysOf: { actions: [], index: true },
 } as const satisfies RepoNeeds<SessionRepo>;
