@@ -22,7 +22,7 @@ export const RECOVERY_CODE_COUNT = 10;
 
 /** A new shared secret: 160 random bits (RFC 4226's recommended length), base32 as apps take it. */
 export function newTotpSecret(): string {
-  return base32.encode(randomBytes(20), { padding: false });
+  return base32.encode(randomBytes(20)); // 160 bits are 32 base32 characters: no padding
 }
 
 /** The otpauth:// URI an authenticator app reads from the QR code: the service's name and the account's address label it. */

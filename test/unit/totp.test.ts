@@ -46,6 +46,9 @@ describe('authenticator codes (RFC 6238)', () => {
     expect(totpStepOf(secret, at(secret, now), now, step - 1)).toBe(step);
     expect(totpStepOf(secret, at(secret, now - 30_000), now, step - 1)).toBeUndefined();
     expect(totpStepOf(secret, at(secret, now + 30_000), now, step)).toBe(step + 1);
+    // Step 0 (the first 30 s of 1970) is a step like any other.
+    expect(totpStepOf(secret, at(secret, 15_000), 15_000, 0)).toBeUndefined();
+    expect(totpStepOf(secret, at(secret, 15_000), 15_000, -1)).toBe(0);
   });
 
   it('refuses anything but six digits, and another secret’s code', () => {
@@ -74,8 +77,15 @@ describe('authenticator codes (RFC 6238)', () => {
     expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" viewBox="0 0 (\d+) \1" shape-rendering="crispEdges"><rect width="\1" height="\1" fill="#fff"\/><path d="(M\d+ \d+h1v1h-1z)+" fill="#000"\/><\/svg>$/);
     // Version 1 is 21 modules, plus a quiet zone of 4 on each side.
     expect(svg).toContain('viewBox="0 0 29 29"');
-    // The finder pattern's corner module is dark, just inside the quiet zone.
+    // The finder pattern's corner module is dark, just inside the quiet zone; the ring inside it light.
     expect(svg).toContain('M4 4h1v1h-1z');
+    expect(svg).not.toContain('M5 5h1v1h-1z');
+    // Every dark module is inside the 21 × 21 symbol.
+    for (const [, x, y] of svg.matchAll(/M(\d+) (\d+)h/g)) {
+      expect(Number(x)).toBeGreaterThanOrEqual(4);
+      expect(Number(x)).toBeLessThan(25);
+      expect(Number(y)).toBeLessThan(25);
+    }
     expect(large.length).toBeGreaterThan(small.length);
   });
 });
