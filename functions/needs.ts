@@ -1,6 +1,7 @@
 import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { FACTOR_REPO_NEEDS as factors } from '#shared/data/factor-repo';
+import { PASSKEY_REPO_NEEDS as passkeys } from '#shared/data/passkey-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
@@ -18,7 +19,7 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 // every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
-export { clients, devices, factors, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
+export { clients, devices, factors, passkeys, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
 /** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
@@ -55,3 +56,8 @@ export const completeSignIn = [
 ];
 /** accounts/second-factor.ts removeAuthenticator: a fresh code, throttled, spent by the removal. */
 export const removeAuthenticator = [factors.factorsRead, throttle.secondFactorRecordRead, throttle.reserve, factors.removeTotp];
+/** accounts/passkeys.ts signInWithPasskey: the address's throttle, the passkey, the challenge taken, then the session. */
+export const signInWithPasskey = [
+  throttle.addressRecordRead, passkeys.passkeyRead, throttle.knownBrowserRead, throttle.reserve, passkeys.takeChallenge,
+  sessions.createSession, passkeys.usePasskeyItem, throttle.addressCreditItem, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem,
+];

@@ -15,6 +15,7 @@ import { describeRotation, rotateSigningKeys } from '#shared/keys/rotation';
 import { resetFactorsByOperator } from '#shared/accounts/second-factor';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
+import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createMailer } from '#shared/email/create-mailer';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
@@ -31,7 +32,7 @@ const usage = `Usage:
                    (prints the signing secret when it creates the subscription; locally http://localhost… is accepted)
   npm run admin -- reset-factors --email <email> --confirm
                    (a user who lost every second factor, checked by you outside the service: removes the
-                   authenticator app and recovery codes, signs the account out everywhere, e-mails the user;
+                   authenticator app, recovery codes and passkeys, signs the account out everywhere, e-mails the user;
                    in AWS also set MAIL_FROM and AUTH_ISSUER as the stack's functions have them)
 Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
 usual AWS credentials and region are set.`;
@@ -119,11 +120,11 @@ switch (command) {
     }
     const mailer = createMailer(outboxDir ? { outboxDir } : { sender: requireEnv(MAIL_ENV.sender) });
     const reset = await resetFactorsByOperator({
-      users: createUserRepo({ doc, table }), factors: createFactorRepo({ doc, table }), sessions: createSessionRepo({ doc, table }), mailer,
+      users: createUserRepo({ doc, table }), factors: createFactorRepo({ doc, table }), passkeys: createPasskeyRepo({ doc, table }), sessions: createSessionRepo({ doc, table }), mailer,
       issuer: authUrl ?? requireEnv(ENV.issuer),
     }, values.email);
     if (!reset) fail(`No account for ${values.email}.`);
-    console.log(JSON.stringify({ factorsReset: values.email, sessionsEnded: reset.sessionsEnded, mailed: true }));
+    console.log(JSON.stringify({ factorsReset: values.email, passkeysRemoved: reset.passkeysRemoved, sessionsEnded: reset.sessionsEnded, mailed: true }));
     break;
   }
   default:

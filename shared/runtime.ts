@@ -4,6 +4,9 @@ import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
+import { createPasskeyRepo } from '#shared/data/passkey-repo';
+import { relyingPartyOf, type RelyingParty } from '#shared/accounts/relying-party';
+import { SERVICE_NAME } from '#shared/views/theme';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
@@ -119,6 +122,10 @@ export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps
 export const sessions = /* @__PURE__ */ onFirstUse(() => createSessionRepo(tableDeps()));
 /** Second factors (authenticator app, recovery codes) and the sign-ins waiting for one. */
 export const factors = /* @__PURE__ */ onFirstUse(() => createFactorRepo(tableDeps()));
+/** Passkeys and their WebAuthn challenges. */
+export const passkeys = /* @__PURE__ */ onFirstUse(() => createPasskeyRepo(tableDeps()));
+/** The passkeys' relying party: the issuer's host (its custom domain, when it has one) and origin. */
+export const relyingParty = (): RelyingParty => relyingPartyOf(issuer(), SERVICE_NAME);
 export const throttle = /* @__PURE__ */ onFirstUse(() => createThrottleRepo(tableDeps()));
 export const links = /* @__PURE__ */ onFirstUse(() => createLinkRepo(tableDeps()));
 export const mailLimits = /* @__PURE__ */ onFirstUse(() => createMailLimitRepo(tableDeps()));

@@ -1,14 +1,16 @@
-import { securityPage } from '#shared/views/security-pages';
-import { batch, factors } from '#shared/runtime';
+import { securityPage, type SecurityOutcome } from '#shared/views/security-pages';
 import { pageHandler } from '#shared/pages/page-handler';
+import { securityState } from '#shared/pages/security';
+
+const OUTCOMES: readonly SecurityOutcome[] = ['totp-removed', 'passkey-added', 'passkey-removed'];
 
 /**
- * GET /account/security — the account's sign-in settings: two-step sign-in (on since when, recovery
- * codes left, the form that turns it off) or the way to set it up. One BatchGetItem (session, user),
- * one BatchGetItem (the factors). `?done=totp-removed`: says it was turned off.
+ * GET /account/security — the account's sign-in settings: passkeys (listed, removable, and the form
+ * that adds one), two-step sign-in (on since when, recovery codes left, the form that turns it off)
+ * or the way to set it up. One BatchGetItem (session, user), then securityState (BatchGetItem of the
+ * factors, Query of the passkeys). `?done=`: says what a form did.
  */
 export const handler = pageHandler({ session: 'required', loginReturn: '/account/security' }, async ({ event, signedIn, viewer }) => {
-  const [stored] = await batch.read([factors.factorsRead(signedIn.user.id)] as const);
-  const done = event.queryStringParameters?.done === 'totp-removed' ? 'totp-removed' : undefined;
-  return securityPage(viewer, { totp: stored.totp, recoveryCodesLeft: stored.recoveryCodeHashes.length, done });
+  const done = OUTCOMES.find((outcome) => outcome === event.queryStringParameters?.done);
+  return securityPage(viewer, { ...(await securityState(signedIn.user.id)), done });
 });

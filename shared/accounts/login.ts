@@ -84,7 +84,7 @@ export async function attemptLogin(
     return { outcome: 'failed' };
   }
   const credits = asKnownBrowser ? [] : throttle.creditItems(account, address, now);
-  if (record.totpEnabled) return { outcome: 'second-factor', pendingSignIn: await factors.startPendingSignIn(record.user.id, new Date(now), credits) };
+  if (record.totpEnabled || record.passkeyCount > 0) return { outcome: 'second-factor', pendingSignIn: await factors.startPendingSignIn(record.user.id, new Date(now), credits) };
   // This browser becomes (or stays) the account's known browser, with a new token: a copy of the old one is worth nothing now.
   const known = throttle.newKnownBrowser(record.user.id, KNOWN_BROWSER_TTL_SECONDS, now);
   const sessionId = await sessions.createSession(record.user.id, new Date(now), [

@@ -6,6 +6,7 @@ import type { BatchReader } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled } from '#shared/data/dynamodb';
 import { pendingSignInUserId, type FactorRepo, type Factors } from '#shared/data/factor-repo';
 import type { SessionRepo } from '#shared/data/session-repo';
+import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { UserRepo } from '#shared/data/user-repo';
 import { greeting } from '#shared/email/mail-text';
 import type { Mailer } from '#shared/email/mailer';
@@ -186,21 +187,25 @@ export function openRecoveryCodes(key: string, sealed: string): string[] | undef
  * of a reset someone else talked the operator into. Undefined when the address has no account.
  */
 export async function resetFactorsByOperator(
-  deps: { users: Pick<UserRepo, 'findUserByEmail'>; factors: Pick<FactorRepo, 'removeAllFactors'>; sessions: Pick<SessionRepo, 'sessionKeysOf' | 'endSessions'>; mailer: Mailer; issuer: string },
+  deps: {
+    users: Pick<UserRepo, 'findUserByEmail'>; factors: Pick<FactorRepo, 'removeAllFactors'>; passkeys: Pick<PasskeyRepo, 'removeAllPasskeys'>;
+    sessions: Pick<SessionRepo, 'sessionKeysOf' | 'endSessions'>; mailer: Mailer; issuer: string;
+  },
   email: string,
-): Promise<{ userId: string; sessionsEnded: number } | undefined> {
+): Promise<{ userId: string; sessionsEnded: number; passkeysRemoved: number } | undefined> {
   const record = await deps.users.findUserByEmail(email);
   if (!record) return undefined;
   const { user } = record;
   await deps.factors.removeAllFactors(user.id);
+  const passkeysRemoved = await deps.passkeys.removeAllPasskeys(user.id);
   const sessions = await deps.sessions.sessionKeysOf(user.id);
   await deps.sessions.endSessions(sessions);
   await deps.mailer.send({
     to: user.email,
     subject: 'Two-step sign-in was turned off',
-    text: `${greeting(user.firstname)}\n\nAt a request made to our support, two-step sign-in was turned off for your account, and every browser signed in to it was signed out. `
+    text: `${greeting(user.firstname)}\n\nAt a request made to our support, two-step sign-in was turned off for your account, its passkeys were removed, and every browser signed in to it was signed out. `
       + `Your password alone signs you in now.\n\nIf you asked for this, set up two-step sign-in again: ${deps.issuer}/account/security\n\n`
       + `If you did not ask for this, someone may be trying to take over your account: choose a new password now at ${deps.issuer}/password-reset and tell our support.\n`,
   });
-  return { userId: user.id, sessionsEnded: sessions.length };
+  return { userId: user.id, sessionsEnded: sessions.length, passkeysRemoved };
 }

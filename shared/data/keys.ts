@@ -93,6 +93,16 @@ export const totpKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, 
 export const totpEnrolmentKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}TOTP#ENROLMENT` });
 export const recoveryCodesKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}RECOVERY` });
 export const recoveryRevealKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}RECOVERY#REVEAL` });
+/**
+ * A passkey (WebAuthn credential) of a user, by the hash of its credential id (ids run to 1,023
+ * bytes, longer than a sort key may be); all of a user's passkeys share the prefix.
+ */
+export const passkeyKey = (userId: string, credentialIdHash: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}PASSKEY#${credentialIdHash}` });
+export const passkeysOfUserKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, skPrefix: `${FACTOR_SK_PREFIX}PASSKEY#` });
+/** The claim of a credential id by one account (a credential is registered to one account only). */
+export const passkeyClaimKey = (credentialIdHash: string) => ({ pk: `PASSKEYID#${credentialIdHash}`, sk: 'PASSKEYID' });
+/** A WebAuthn challenge waiting for its answer, single use, by its hash. */
+export const challengeKey = (challengeHash: string) => ({ pk: `CHALLENGE#${challengeHash}`, sk: 'CHALLENGE' });
 /** A sign-in whose password was right, waiting for its second factor, by the hash of its cookie value. */
 export const pendingSignInKey = (tokenHash: string) => ({ pk: `SIGNIN#${tokenHash}`, sk: 'SIGNIN' });
 

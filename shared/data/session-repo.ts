@@ -20,6 +20,8 @@ export interface SignedIn {
   user: User;
   /** The session cookie's value. */
   sessionId: string;
+  /** When the session started (epoch seconds): its sign-in, for changes that ask for a recent one. */
+  signedInAt: number;
 }
 
 export type SessionRepo = ReturnType<typeof createSessionRepo>;
@@ -63,7 +65,7 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
         keys: [sessionKey(hashSecret(sessionId)), userKey(userId)],
         parse: ([session, user]) => {
           const live = session && session.userId === userId && Number(session.expiresAt) > epochSeconds(now);
-          return live && user ? { user: toUser(user), sessionId } : undefined;
+          return live && user ? { user: toUser(user), sessionId, signedInAt: Number(session.expiresAt) - SESSION_TTL_SECONDS } : undefined;
         },
       };
     },

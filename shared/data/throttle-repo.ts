@@ -170,6 +170,23 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
       ];
     },
 
+    /** The record of one source address (the passkey sign-in's), as part of a combined read. `now` in epoch milliseconds. */
+    addressRecordRead(address: string, now: number): BatchRead<ThrottleRecord> {
+      return { keys: [throttleKey('address', address)], parse: ([item]) => toRecord('address', address, item, now) };
+    },
+
+    /** The transaction item that gives a successful passkey sign-in's reservation back to its address's record. */
+    addressCreditItem(address: string, now: number): TransactItem {
+      return {
+        Update: {
+          TableName: table,
+          Key: throttleKey('address', address),
+          UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
+          ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
+        },
+      };
+    },
+
     /** The second-factor record of an account (its user id), as part of a combined read. `now` in epoch milliseconds. */
     secondFactorRecordRead(userId: string, now: number): BatchRead<ThrottleRecord> {
       return { keys: [throttleKey('second-factor', userId)], parse: ([item]) => toRecord('second-factor', userId, item, now) };
@@ -242,6 +259,8 @@ export const THROTTLE_REPO_NEEDS = {
   getRecords: { actions: ['BatchGetItem'] },
   reserve: { actions: ['UpdateItem'] },
   creditItems: { actions: ['UpdateItem', 'DeleteItem'] },
+  addressRecordRead: { actions: ['BatchGetItem'] },
+  addressCreditItem: { actions: ['UpdateItem'] },
   secondFactorRecordRead: { actions: ['BatchGetItem'] },
   secondFactorCreditItem: { actions: ['UpdateItem'] },
   knownBrowserRead: { actions: ['BatchGetItem'] },

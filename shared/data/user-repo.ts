@@ -14,6 +14,8 @@ export interface UserRecord {
   resetGeneration: number;
   /** Whether the account has an authenticator app (shared/data/factor-repo.ts): a right password then asks for its code. */
   totpEnabled: boolean;
+  /** How many passkeys the account has (shared/data/passkey-repo.ts): a passkey counts as the second factor too. */
+  passkeyCount: number;
 }
 
 export type UserRepo = ReturnType<typeof createUserRepo>;
@@ -48,7 +50,8 @@ export function createUserRepo({ doc, table }: RepoDeps) {
     async getUserRecord(userId: string): Promise<UserRecord | undefined> {
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(userId) }));
       return Item
-        ? { user: toUser(Item), passwordHash: String(Item.passwordHash), resetGeneration: Number(Item.resetGeneration ?? 0), totpEnabled: Item.totpEnabled === true }
+        ? { user: toUser(Item), passwordHash: String(Item.passwordHash), resetGeneration: Number(Item.resetGeneration ?? 0), totpEnabled: Item.totpEnabled === true,
+          passkeyCount: Number(Item.passkeyCount ?? 0) }
         : undefined;
     },
 

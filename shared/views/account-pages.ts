@@ -38,8 +38,8 @@ export function field(o: FieldOptions): Html {
 export const csrfField = (viewer: Viewer) => html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
 
 /** A page in the layout, with the viewer's header. */
-export function render(viewer: Viewer, title: string, body: Html, status?: number): HttpResult {
-  return page({ title, body, status, cookies: viewer.cookies, signedInAs: viewer.email, csrf: viewer.csrf });
+export function render(viewer: Viewer, title: string, body: Html, status?: number, script?: string): HttpResult {
+  return page({ title, body, status, cookies: viewer.cookies, signedInAs: viewer.email, csrf: viewer.csrf, script });
 }
 
 /** A page with one message (sent e-mails, done actions, expired links). */

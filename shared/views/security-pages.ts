@@ -1,9 +1,20 @@
 import { html, page } from '#shared/views/html';
 import { csrfField, field, render, type Viewer } from '#shared/views/account-pages';
+import { passkeySignIn } from '#shared/views/oauth-pages';
+import { PASSKEY_SCRIPT_PATH } from '#shared/views/passkey-ui';
 import type { HttpResult } from '#shared/http/responses';
 
 /** What a security form did, said on the security page its POST redirects to (`?done=`). */
-export type SecurityOutcome = 'totp-removed';
+export type SecurityOutcome = 'totp-removed' | 'passkey-added' | 'passkey-removed';
+
+/** A passkey as the security page lists it. */
+export interface PasskeyListing {
+  /** Its id in URLs: the hash of its credential id. */
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt?: string;
+}
 
 /** The second step of a sign-in: the authenticator app's code, or a recovery code. */
 export function secondFactorPage(options: {
@@ -14,6 +25,7 @@ export function secondFactorPage(options: {
     status: options.status,
     cookies: options.cookies,
     formTargets: options.formTargets,
+    script: PASSKEY_SCRIPT_PATH,
     body: html`<div class="card"><h1>Two-step sign-in</h1>
       <p>Your password was right. Now enter the 6-digit code your authenticator app shows for this account.</p>
       ${options.error ? html`<p class="error" role="alert" id="code-error">${options.error}</p>` : ''}
@@ -26,18 +38,40 @@ export function secondFactorPage(options: {
         <p class="muted" id="code-hint">Lost your phone? Enter one of your recovery codes instead (like <code>abcd-efgh-jkmn-pqrs</code>).</p>
         <div class="actions"><button type="submit">Continue</button></div>
       </form>
+      ${passkeySignIn({ csrf: options.csrf, returnTo: options.returnTo, label: 'Use a passkey instead', autofill: false })}
       <p class="muted"><a href="/login">Start again</a></p></div>`,
   });
 }
 
 /** The account's sign-in settings: the authenticator app (set up or turned off with a fresh code) and the recovery codes left. */
 export function securityPage(viewer: Viewer, state: {
-  totp?: { enrolledAt: string }; recoveryCodesLeft: number; done?: SecurityOutcome; error?: string; status?: number;
+  totp?: { enrolledAt: string }; recoveryCodesLeft: number; passkeys: PasskeyListing[]; done?: SecurityOutcome; error?: string;
+  passkeyError?: string; passkeyName?: string; status?: number;
+  /** The change asked for a recent sign-in: the way to sign in again, back to this page. */
+  signInAgain?: boolean;
 }): HttpResult {
   const { totp } = state;
+  const notices: Record<SecurityOutcome, string> = {
+    'totp-removed': 'Two-step sign-in is off: your password alone signs you in now.',
+    'passkey-added': 'Your passkey is added: use it to sign in.',
+    'passkey-removed': 'The passkey is removed.',
+  };
   return render(viewer, 'Sign-in and security', html`<div class="card"><h1>Sign-in and security</h1>
-    ${state.done === 'totp-removed' ? html`<p class="notice" role="status">Two-step sign-in is off: your password alone signs you in now.</p>` : ''}
+    ${state.done ? html`<p class="notice" role="status">${notices[state.done]}</p>` : ''}
     <p><a href="/account">Back to your account</a></p></div>
+    <div class="card" id="passkeys"><h2>Passkeys</h2>
+    <p>A passkey signs you in with your device’s screen lock, fingerprint or face, without a password, and counts as your second step too.</p>
+    ${state.passkeys.length === 0 ? html`<p class="muted">You have no passkey yet.</p>` : html`<ul class="apps">
+      ${state.passkeys.map((p) => html`<li><h3>${p.name}</h3>
+        <p class="muted">Added ${p.createdAt.slice(0, 10)}${p.lastUsedAt ? html`, last used ${p.lastUsedAt.slice(0, 10)}` : ''}</p>
+        <form method="post" action="/account/security/passkeys/${p.id}/remove">${csrfField(viewer)}<button type="submit" class="danger small" aria-label="Remove passkey ${p.name}">Remove</button></form></li>`)}
+    </ul>`}
+    <form id="add-passkey" method="post" action="/account/security/passkeys" data-options="/account/security/passkeys/options" novalidate>${csrfField(viewer)}
+      <input type="hidden" name="response" value="">
+      ${field({ name: 'name', label: 'Name of the new passkey', value: state.passkeyName, error: state.passkeyError, required: true, hint: 'For example the device it is on: “Laptop”, “Phone”.' })}
+      <div class="actions"><button type="submit">Add a passkey</button></div></form>
+    <p class="error" id="add-passkey-error" role="alert" hidden></p>
+    ${state.signInAgain ? html`<p><a class="button" href="/login?again=yes&amp;return_to=%2Faccount%2Fsecurity">Sign in again</a></p>` : ''}</div>
     <div class="card"><h2>Two-step sign-in</h2>
     ${totp
       ? html`<p>On since ${totp.enrolledAt.slice(0, 10)}: after your password, we ask for the code of your authenticator app.</p>
@@ -48,7 +82,7 @@ export function securityPage(viewer: Viewer, state: {
           <div class="actions"><button type="submit" class="danger">Turn off</button></div></form>`
       : html`<p>Protect your account with a second step after your password: a code from an authenticator app on your phone.</p>
         <p><a class="button" href="/account/security/totp">Set up an authenticator app</a></p>`}
-    </div>`, state.status);
+    </div>`, state.status, PASSKEY_SCRIPT_PATH);
 }
 
 /** Enrolment of an authenticator app: its QR code and secret, and the first code to prove it works. */

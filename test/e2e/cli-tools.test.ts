@@ -122,7 +122,7 @@ describe('npm run admin -- reset-factors', () => {
 
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({ factorsReset: user.email.toUpperCase(), sessionsEnded: 1, mailed: true });
+    expect(JSON.parse(stdout)).toEqual({ factorsReset: user.email.toUpperCase(), passkeysRemoved: 0, sessionsEnded: 1, mailed: true });
     expect((await repos.users.getUserRecord(user.id))?.totpEnabled).toBe(false);
     const [stored] = await createBatchReader({ doc, table: service.tableName }).read([createFactorRepo({ doc, table: service.tableName }).factorsRead(user.id)] as const);
     expect(stored).toEqual({ totp: undefined, recoveryCodeHashes: [] });

@@ -1,0 +1,13 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { factors, pageReads, passkeys } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/account/security/passkeys', 'page')],
+  needs: { table: [...pageReads, passkeys.takeChallenge, passkeys.addPasskey, factors.factorsRead, passkeys.passkeysOf] },
+  sample: {
+    status: 400,
+    make: async (kit) => kit.page('POST /account/security/passkeys without a browser’s answer: the security page with the reason (400)', {
+      form: { name: 'Laptop', response: '' }, cookies: [await kit.session()],
+    }),
+  },
+});
