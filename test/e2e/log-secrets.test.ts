@@ -144,6 +144,18 @@ describe('logs of a full account and OAuth flow', () => {
       expect((await post('/account', '/logout')).status).toBe(303);
       const again = await signIn(auth, { user: { id: '', email }, password: secrets.newPassword });
       expect((await post(again.location!, '/login/second-factor', { code: shortSecrets.recoveryCode })).status).toBe(303);
+
+      // Passkeys: the challenges of a sign-in's and a registration's options, and a refused answer carrying one.
+      const csrf = { csrf: auth.jar.get('csrf')! };
+      const signInOptions = await auth.postForm('/login/passkey/options', csrf);
+      expect(signInOptions.status).toBe(200);
+      secrets.signInChallenge = (JSON.parse(signInOptions.text) as { challenge: string }).challenge;
+      const registration = await auth.postForm('/account/security/passkeys/options', csrf);
+      expect(registration.status).toBe(200);
+      secrets.registrationChallenge = (JSON.parse(registration.text) as { challenge: string }).challenge;
+      const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: secrets.signInChallenge, origin: service.authUrl })).toString('base64url');
+      const answer = JSON.stringify({ id: 'Y3JlZA', rawId: 'Y3JlZA', type: 'public-key', response: { clientDataJSON, authenticatorData: 'ZGF0YQ', signature: 'c2ln', userHandle: 'dXNlcg' } });
+      expect((await auth.postForm('/login/passkey', { ...csrf, return_to: '/account', response: answer })).status).toBe(401);
     } finally {
       vi.useRealTimers();
     }
@@ -166,7 +178,8 @@ describe('logs of a full account and OAuth flow', () => {
       'POST /oauth/token', 'GET /user', 'POST /password-reset', 'POST /password-reset/confirm', 'POST /account/apps/{client_id}/revoke',
       'POST /logout', 'GET /developer/apps/{client_id}/secret', 'POST /developer/apps/{client_id}/secret',
       'POST /developer/apps/{client_id}/secret/retire', 'GET /account/security/totp', 'POST /account/security/totp',
-      'GET /account/security/recovery-codes', 'POST /login/second-factor',
+      'GET /account/security/recovery-codes', 'POST /login/second-factor', 'POST /login/passkey/options', 'POST /account/security/passkeys/options',
+      'POST /login/passkey',
     ]) {
       expect(requests.some((entry) => entry.route === route), `a request line for ${route}`).toBe(true);
     }
@@ -175,7 +188,7 @@ describe('logs of a full account and OAuth flow', () => {
 
     expect(Object.keys(secrets).sort()).toEqual([
       'accessToken', 'clientId', 'clientSecret', 'code', 'confirmToken', 'csrf', 'newPassword', 'password', 'refreshToken',
-      'pendingSignIn', 'recoveryKey', 'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
+      'pendingSignIn', 'recoveryKey', 'refreshedAccessToken', 'registrationChallenge', 'signInChallenge', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
       'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'thirdSession', 'totpSecret', 'wrongPassword',
     ].sort());
     expect(Object.keys(shortSecrets).sort()).toEqual(['enrolmentCode', 'recoveryCode', 'signInCode', 'wrongCode']);

@@ -69,7 +69,8 @@ describe('two-step sign-in', () => {
     return b.postForm('/login/second-factor', { ...formFields(form.text, '/login/second-factor'), code });
   }
 
-  const errorOf = (reply: Reply) => textOf(/<p class="error"[^>]*>([\s\S]*?)<\/p>/.exec(reply.text)?.[1] ?? '');
+  /** The first error message the page shows (hidden, empty ones left out). */
+  const errorOf = (reply: Reply) => [...reply.text.matchAll(/<p class="error"[^>]*>([\s\S]*?)<\/p>/g)].map((m) => textOf(m[1]!)).find(Boolean) ?? '';
 
   describe('enrolment', () => {
     it('turns two-step sign-in on with the first code of the QR code’s key, and shows 10 recovery codes once', async () => {
