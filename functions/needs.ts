@@ -47,12 +47,13 @@ export const sendTestEvent = DISPATCH_NEEDS.sendTestEvent.map((op) => webhooks[o
 export const attemptLogin = [
   throttle.recordsRead, users.userIdOfEmailRead, throttle.knownBrowserRead, throttle.reserveKnownBrowser, throttle.reserve, users.getUserRecord,
   sessions.createSession, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, throttle.creditItems, factors.startPendingSignIn,
+  users.signedInItem,
 ];
 /** accounts/second-factor.ts completeSignIn: the pending sign-in, the factors, the throttle, then the session with the code spent. */
 export const completeSignIn = [
   factors.pendingSignInRead, factors.factorsRead, throttle.secondFactorRecordRead, throttle.knownBrowserRead, throttle.reserve,
   factors.useTotpStepItem, factors.useRecoveryCodeItem, factors.endPendingSignInItem, throttle.secondFactorCreditItem,
-  throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, sessions.createSession,
+  throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, sessions.createSession, users.signInProfileRead, users.signedInItem,
 ];
 /** accounts/second-factor.ts removeAuthenticator: a fresh code, throttled, spent by the removal. */
 export const removeAuthenticator = [factors.factorsRead, throttle.secondFactorRecordRead, throttle.reserve, factors.removeTotp];
@@ -60,4 +61,5 @@ export const removeAuthenticator = [factors.factorsRead, throttle.secondFactorRe
 export const signInWithPasskey = [
   throttle.addressRecordRead, passkeys.passkeyRead, throttle.knownBrowserRead, throttle.reserve, passkeys.takeChallenge,
   sessions.createSession, passkeys.usePasskeyItem, throttle.addressCreditItem, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem,
+  users.signInProfileRead, users.signedInItem,
 ];

@@ -17,6 +17,8 @@ import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo, type WebhookSubscription } from '#shared/data/webhook-repo';
 import type { User } from '#shared/domain/user';
+import type { SignInAlert } from '#shared/accounts/sign-in-alert';
+import { logger } from '#shared/log';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { createKeyring } from '#shared/keys/keyring';
 import { createKmsKeyStore } from '#shared/keys/kms-keys';
@@ -181,6 +183,21 @@ export const requestPasswordReset = (email: string) => requestPasswordResetWith(
 const dispatch = /* @__PURE__ */ once(() => createDispatch({ webhooks, queue }));
 export const redeliver = (clientId: string, webhookId: string) => dispatch().redeliver(clientId, webhookId);
 export const sendTestEvent = (clientId: string) => dispatch().sendTestEvent(clientId);
+
+/**
+ * E-mails the owner of an account signed in to from a new browser (shared/accounts/sign-in-alert-mail.ts),
+ * best effort: the sign-in has happened and stands whatever the mail does; a failure is logged. The
+ * message (and its SES client) is a module of its own, loaded on first use (lazyModules of the sign-in functions).
+ */
+export async function sendSignInAlert(alert: SignInAlert): Promise<void> {
+  try {
+    const module = new URL(import.meta.url.endsWith('.ts') ? './accounts/sign-in-alert-mail.ts' : './sign-in-alert-mail.mjs', import.meta.url).href;
+    const { mailSignInAlert } = (await import(module)) as typeof import('#shared/accounts/sign-in-alert-mail');
+    await mailSignInAlert(alert, { issuer: issuer(), mail: mailSettings() });
+  } catch (error) {
+    logger.warn('sign-in alert not sent', { error: (error as Error).name });
+  }
+}
 
 /**
  * E-mails the developer of an application whose webhook was disabled. The notice (and its SES client)

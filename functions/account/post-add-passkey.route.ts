@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { factors, pageReads, passkeys } from '#functions/needs';
+import { factors, pageReads, passkeys, sessions } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/passkeys', 'page')],
-  needs: { table: [...pageReads, passkeys.takeChallenge, passkeys.addPasskey, factors.factorsRead, passkeys.passkeysOf] },
+  needs: { table: [...pageReads, passkeys.takeChallenge, passkeys.addPasskey, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
   sample: {
     status: 400,
     make: async (kit) => kit.page('POST /account/security/passkeys without a browser’s answer: the security page with the reason (400)', {

@@ -13,7 +13,7 @@ import { redirect } from '#shared/http/responses';
  */
 export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account/security' }, async ({ form, signedIn, viewer }) => {
   const refuse = async (passkeyError: string) =>
-    securityPage(viewer, { ...(await securityState(signedIn.user.id)), passkeyError, passkeyName: form.name, status: 400 });
+    securityPage(viewer, { ...(await securityState(signedIn.user.id, signedIn.sessionId)), passkeyError, passkeyName: form.name, status: 400 });
   if (!form.response) return refuse('Adding a passkey needs a browser that supports passkeys, with JavaScript on.');
   const result = await registerPasskey(passkeys, relyingParty(), signedIn.user, { response: form.response, name: form.name ?? '' }, new Date());
   if (result.outcome === 'refused') return refuse(PASSKEY_REFUSALS[result.refusal]);

@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { factors, pageReads, passkeys } from '#functions/needs';
+import { factors, pageReads, passkeys, sessions } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/passkeys/{passkey_id}/remove', 'page')],
-  needs: { table: [...pageReads, passkeys.removePasskey, factors.factorsRead, passkeys.passkeysOf] },
+  needs: { table: [...pageReads, passkeys.removePasskey, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
   sample: {
     status: 404,
     make: async (kit) => kit.page('POST /account/security/passkeys/{passkey_id}/remove of a passkey the demo user does not have: 404', {

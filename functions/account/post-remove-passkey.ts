@@ -16,7 +16,7 @@ export const handler = pageHandler({ form: true, csrf: true, session: 'required'
   const passkeyId = event.pathParameters?.passkey_id ?? '';
   if (Date.now() / 1000 - signedIn.signedInAt > RECENT_SIGN_IN_SECONDS) {
     return securityPage(viewer, {
-      ...(await securityState(signedIn.user.id)), status: 403, signInAgain: true,
+      ...(await securityState(signedIn.user.id, signedIn.sessionId)), status: 403, signInAgain: true,
       passkeyError: 'To remove a passkey, sign in again first: your last sign-in was more than 10 minutes ago.',
     });
   }

@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { pageReads, passkeys, removeAuthenticator } from '#functions/needs';
+import { factors, pageReads, passkeys, removeAuthenticator, sessions } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/totp/remove', 'page')],
-  needs: { table: [...pageReads, ...removeAuthenticator, passkeys.passkeysOf] },
+  needs: { table: [...pageReads, ...removeAuthenticator, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
   sample: {
     // The demo user has no authenticator app: nothing to turn off, back to the security page.
     status: 303,

@@ -1,7 +1,7 @@
 import { FACTOR_FAILURE_MESSAGES, removeAuthenticator } from '#shared/accounts/second-factor';
 import { securityPage } from '#shared/views/security-pages';
-import { batch, factors, passkeys, throttle } from '#shared/runtime';
-import { hashSecret } from '#shared/secrets';
+import { batch, factors, throttle } from '#shared/runtime';
+import { securityState } from '#shared/pages/security';
 import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 
@@ -15,8 +15,7 @@ export const handler = pageHandler({ form: true, csrf: true, session: 'required'
   const result = await removeAuthenticator({ batch, factors, throttle }, signedIn.user.id, form.code ?? '', Date.now());
   if (result.outcome === 'removed') return redirect('/account/security?done=totp-removed', 303);
   if (result.outcome === 'not-enrolled') return redirect('/account/security', 303);
-  const listed = (await passkeys.passkeysOf(signedIn.user.id)).map((p) => ({ id: hashSecret(p.credentialId), name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt }));
-  const state = { totp: result.stored.totp, recoveryCodesLeft: result.stored.recoveryCodeHashes.length, passkeys: listed };
+  const state = await securityState(signedIn.user.id, signedIn.sessionId);
   if (result.outcome === 'failed') return securityPage(viewer, { ...state, error: FACTOR_FAILURE_MESSAGES[result.failure], status: 401 });
   const seconds = result.retryAfterSeconds;
   const answer = securityPage(viewer, { ...state, error: `Too many wrong codes. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, status: 429 });

@@ -1,7 +1,7 @@
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
 import { attemptLogin } from '#shared/accounts/login';
 import { loginPage } from '#shared/views/oauth-pages';
-import { batch, factors, sessions, throttle, users } from '#shared/runtime';
+import { batch, factors, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { normalizeEmail } from '#shared/domain/user';
@@ -10,6 +10,7 @@ import { csrfToken, renewedCsrfCookie } from '#shared/http/csrf';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH, secondFactorPath } from '#shared/pages/second-factor';
 import { PENDING_SIGN_IN_SECONDS } from '#shared/data/factor-repo';
 import { redirect } from '#shared/http/responses';
+import { describeBrowser } from '#shared/domain/browser';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 
 /**
@@ -27,7 +28,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
     loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
 
   const login = await attemptLogin({ batch, factors, sessions, throttle, users }, {
-    email, password: form.password ?? '', address: event.requestContext.http.sourceIp, browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
+    email, password: form.password ?? '', address: event.requestContext.http.sourceIp, browser: describeBrowser(event.headers['user-agent']), browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
   });
   if (login.outcome === 'throttled') {
     const seconds = login.retryAfterSeconds;
@@ -41,6 +42,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
       setCookie(PENDING_SIGN_IN_COOKIE, login.pendingSignIn, { secure, maxAgeSeconds: PENDING_SIGN_IN_SECONDS, path: PENDING_SIGN_IN_COOKIE_PATH }),
     ]);
   }
+  if (login.alert) await sendSignInAlert(login.alert);
   return redirect(returnTo, 303, [
     renewedCsrfCookie(secure),
     setCookie(SESSION_COOKIE, login.sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS }),

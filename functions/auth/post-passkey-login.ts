@@ -1,13 +1,14 @@
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
 import { PASSKEY_REFUSALS, signInWithPasskey } from '#shared/accounts/passkeys';
 import { loginPage } from '#shared/views/oauth-pages';
-import { batch, passkeys, relyingParty, sessions, throttle } from '#shared/runtime';
+import { batch, passkeys, relyingParty, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';
 import { pageHandler } from '#shared/pages/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { csrfToken, renewedCsrfCookie } from '#shared/http/csrf';
 import { redirect } from '#shared/http/responses';
+import { describeBrowser } from '#shared/domain/browser';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 
 /**
@@ -20,8 +21,9 @@ import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event, form }) => {
   const returnTo = safeReturnTo(form.return_to);
   const { token, cookies } = csrfToken(event, secure);
-  const result = await signInWithPasskey({ batch, passkeys, sessions, throttle }, relyingParty(), {
+  const result = await signInWithPasskey({ batch, passkeys, sessions, throttle, users }, relyingParty(), {
     response: form.response ?? '', address: event.requestContext.http.sourceIp, browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
+    browser: describeBrowser(event.headers['user-agent']),
   });
   const again = (error: string, status: number) => loginPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
   if (result.outcome === 'throttled') {
@@ -31,6 +33,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
     return answer;
   }
   if (result.outcome === 'refused') return again(PASSKEY_REFUSALS[result.refusal], 401);
+  if (result.alert) await sendSignInAlert(result.alert);
   return redirect(returnTo, 303, [
     renewedCsrfCookie(secure),
     setCookie(PENDING_SIGN_IN_COOKIE, '', { secure, maxAgeSeconds: 0, path: PENDING_SIGN_IN_COOKIE_PATH }),

@@ -2,13 +2,14 @@ import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECO
 import { completeSignIn, FACTOR_FAILURE_MESSAGES } from '#shared/accounts/second-factor';
 import { secondFactorPage } from '#shared/views/security-pages';
 import { noticePage } from '#shared/views/account-pages';
-import { batch, factors, sessions, throttle } from '#shared/runtime';
+import { batch, factors, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secure } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';
 import { pageHandler } from '#shared/pages/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { csrfToken, renewedCsrfCookie } from '#shared/http/csrf';
 import { redirect } from '#shared/http/responses';
+import { describeBrowser } from '#shared/domain/browser';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 
 /**
@@ -23,8 +24,9 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
   const again = (error: string, status: number) =>
     secondFactorPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
 
-  const result = await completeSignIn({ batch, factors, sessions, throttle }, {
+  const result = await completeSignIn({ batch, factors, sessions, throttle, users }, {
     pendingSignIn: readCookie(event, PENDING_SIGN_IN_COOKIE), typed: form.code ?? '', browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
+    client: { browser: describeBrowser(event.headers['user-agent']), address: event.requestContext.http.sourceIp },
   });
   const clearPending = setCookie(PENDING_SIGN_IN_COOKIE, '', { secure, maxAgeSeconds: 0, path: PENDING_SIGN_IN_COOKIE_PATH });
   switch (result.outcome) {
@@ -41,6 +43,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
     case 'failed':
       return again(FACTOR_FAILURE_MESSAGES[result.failure], 401);
     case 'signed-in':
+      if (result.alert) await sendSignInAlert(result.alert);
       return redirect(returnTo, 303, [
         renewedCsrfCookie(secure),
         clearPending,

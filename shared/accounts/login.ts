@@ -9,6 +9,7 @@ import type { ThrottleRepo } from '#shared/data/throttle-repo';
 import type { UserRepo } from '#shared/data/user-repo';
 import { MAX_EMAIL_LENGTH } from '#shared/domain/user';
 import { countMetric, METRIC } from '#shared/metrics';
+import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
 
 // Verified against when the account does not exist, so both cases take the same time: the hash of a
 // random password nobody knows, with the same parameters as real hashes (precomputed: no scrypt at load).
@@ -20,6 +21,8 @@ export interface LoginAttempt {
   password: string;
   /** The client's IP address. */
   address: string;
+  /** The browser, as describeBrowser names it (kept with the session, for the owner's list). */
+  browser?: string;
   /** The known-browser cookie the browser sent, if any. */
   browserToken?: string;
   /** Epoch milliseconds. */
@@ -28,7 +31,7 @@ export interface LoginAttempt {
 
 export type LoginOutcome =
   /** A new session, and the browser's new known-browser token. */
-  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string }
+  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string; alert?: SignInAlert }
   /** The password was right and the account has a second factor: the sign-in waiting for it (its cookie value). */
   | { outcome: 'second-factor'; pendingSignIn: string }
   /** Too many failures: the wait, in whole seconds (Retry-After). */
@@ -52,7 +55,7 @@ export type LoginOutcome =
  */
 export async function attemptLogin(
   repos: { batch: BatchReader; factors: Pick<FactorRepo, 'startPendingSignIn'>; sessions: SessionRepo; throttle: ThrottleRepo; users: UserRepo },
-  { email, password, address, browserToken, now }: LoginAttempt,
+  { email, password, address, browser: browserName = 'An unknown browser', browserToken, now }: LoginAttempt,
 ): Promise<LoginOutcome> {
   const { batch, factors, sessions, throttle, users } = repos;
   // No account has a longer address, and a longer one would not fit in the throttle record's key.
@@ -87,10 +90,13 @@ export async function attemptLogin(
   if (record.totpEnabled || record.passkeyCount > 0) return { outcome: 'second-factor', pendingSignIn: await factors.startPendingSignIn(record.user.id, new Date(now), credits) };
   // This browser becomes (or stays) the account's known browser, with a new token: a copy of the old one is worth nothing now.
   const known = throttle.newKnownBrowser(record.user.id, KNOWN_BROWSER_TTL_SECONDS, now);
+  const details = { browser: browserName, address };
   const sessionId = await sessions.createSession(record.user.id, new Date(now), [
     known.item,
     ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
     ...credits,
-  ]);
-  return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token };
+    users.signedInItem(record.user.id, new Date(now)),
+  ], details);
+  const alert = signInAlertOf(record, browser?.userId === record.user.id, details, now);
+  return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token, ...(alert ? { alert } : {}) };
 }

@@ -13,6 +13,8 @@ import { normalizeName, type User } from '#shared/domain/user';
 import { formatTimestamp } from '#shared/domain/time';
 import { countMetric, METRIC } from '#shared/metrics';
 import type { RelyingParty } from '#shared/accounts/relying-party';
+import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
+import type { UserRepo } from '#shared/data/user-repo';
 
 // Passkeys (WebAuthn, discoverable credentials), with @simplewebauthn/server for the ceremonies'
 // cryptography, for the relying party of relying-party.ts.
@@ -165,7 +167,7 @@ export async function registerPasskey(
 }
 
 export type PasskeySignInOutcome =
-  | { outcome: 'signed-in'; userId: string; sessionId: string; knownBrowserToken: string }
+  | { outcome: 'signed-in'; userId: string; sessionId: string; knownBrowserToken: string; alert?: SignInAlert }
   | { outcome: 'throttled'; retryAfterSeconds: number }
   | { outcome: 'refused'; refusal: PasskeyRefusal };
 
@@ -177,20 +179,25 @@ export type PasskeySignInOutcome =
  * and bad signatures all count. Then the challenge is taken (single use), the answer's origin and
  * signature checked against the passkey stored under the user handle (a credential registered to
  * another user is not found there), and one transaction starts the session, records the passkey's
- * counter, gives the reservation back and replaces the known browser. Requests: BatchGetItem
- * (address record, passkey, known browser) + UpdateItem (reservation) + DeleteItem (challenge) +
+ * counter, gives the reservation back, replaces the known browser and records the user's last
+ * sign-in (a browser new to the account gets its owner an `alert`). Requests: BatchGetItem (address
+ * record, passkey, known browser, user) + UpdateItem (reservation) + DeleteItem (challenge) +
  * TransactWriteItems = 4.
  */
 export async function signInWithPasskey(
-  repos: { batch: BatchReader; passkeys: PasskeyRepo; sessions: Pick<SessionRepo, 'createSession'>; throttle: ThrottleRepo },
+  repos: {
+    batch: BatchReader; passkeys: PasskeyRepo; sessions: Pick<SessionRepo, 'createSession'>; throttle: ThrottleRepo;
+    users: Pick<UserRepo, 'signInProfileRead' | 'signedInItem'>;
+  },
   rp: RelyingParty,
-  attempt: { response: string; address: string; browserToken?: string; now: number },
+  attempt: { response: string; address: string; browserToken?: string; now: number; browser?: string },
 ): Promise<PasskeySignInOutcome> {
-  const { batch, passkeys, sessions, throttle } = repos;
+  const { batch, passkeys, sessions, throttle, users } = repos;
   const { address, browserToken, now } = attempt;
   const read = readPasskeyResponse(attempt.response, 'get');
-  const [record, stored, browser] = await batch.read([
+  const [record, stored, browser, profile] = await batch.read([
     throttle.addressRecordRead(address, now), passkeys.passkeyRead(read?.userId, read?.credentialId), throttle.knownBrowserRead(browserToken, now),
+    users.signInProfileRead(read?.userId),
   ] as const);
   const wait = retryAfterSeconds([record], now);
   const throttled = (seconds: number): PasskeySignInOutcome => {
@@ -220,11 +227,14 @@ export async function signInWithPasskey(
   if (!verification.verified) return refused('invalid');
   const userId = read.userId!;
   const known = throttle.newKnownBrowser(userId, KNOWN_BROWSER_TTL_SECONDS, now);
+  const details = { browser: attempt.browser ?? 'An unknown browser', address };
   const sessionId = await sessions.createSession(userId, new Date(now), [
     passkeys.usePasskeyItem(userId, stored.credentialId, verification.authenticationInfo.newCounter, new Date(now)),
     throttle.addressCreditItem(address, now),
     known.item,
     ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
-  ]);
-  return { outcome: 'signed-in', userId, sessionId, knownBrowserToken: known.token };
+    users.signedInItem(userId, new Date(now)),
+  ], details);
+  const alert = signInAlertOf(profile, browser?.userId === userId, details, now);
+  return { outcome: 'signed-in', userId, sessionId, knownBrowserToken: known.token, ...(alert ? { alert } : {}) };
 }

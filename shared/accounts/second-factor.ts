@@ -1,11 +1,12 @@
 import { FREE_ATTEMPTS, KNOWN_BROWSER_TTL_SECONDS, nextAttemptAfterReserving, retryAfterSeconds } from '#shared/accounts/login-throttle';
 import { newRecoveryCodes, readFactorCode, recoveryCodeHash, totpStepOf } from '#shared/accounts/totp';
 import { openWith, sealWith } from '#shared/oauth/sealing';
+import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
 import { randomToken } from '#shared/secrets';
 import type { BatchReader } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled } from '#shared/data/dynamodb';
 import { pendingSignInUserId, type FactorRepo, type Factors } from '#shared/data/factor-repo';
-import type { SessionRepo } from '#shared/data/session-repo';
+import type { SessionDetails, SessionRepo } from '#shared/data/session-repo';
 import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { UserRepo } from '#shared/data/user-repo';
 import { greeting } from '#shared/email/mail-text';
@@ -18,7 +19,7 @@ export type FactorFailure = 'wrong' | 'used' | 'malformed';
 
 export type SecondFactorOutcome =
   /** The session, and the browser's new known-browser token. */
-  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string }
+  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string; alert?: SignInAlert }
   /** No sign-in waits for a second factor here (never started, expired or completed): sign in again. */
   | { outcome: 'expired' }
   | { outcome: 'throttled'; retryAfterSeconds: number }
@@ -55,21 +56,25 @@ export function checkFactorCode(userId: string, factors: Factors, typed: string,
  * the transaction that starts the session, by a conditional write (an authenticator code's step must
  * be after the last one used; a recovery code must still be in the set): of two requests with one
  * code, one signs in and the other is told the code was used. Requests: BatchGetItem (the pending
- * sign-in, the factors, the throttle record, the known browser), UpdateItem (the reservation), and on
- * a right code one TransactWriteItems (session, pending sign-in ended, code spent, reservation given
- * back, known browser replaced).
+ * sign-in, the factors, the throttle record, the known browser, the user), UpdateItem (the
+ * reservation), and on a right code one TransactWriteItems (session, pending sign-in ended, code
+ * spent, reservation given back, known browser replaced, the user's last sign-in). A browser new to
+ * the account gets its owner an alert (`alert`, for the handler to send).
  */
 export async function completeSignIn(
-  repos: { batch: BatchReader; factors: FactorRepo; sessions: Pick<SessionRepo, 'createSession'>; throttle: ThrottleRepo },
-  attempt: { pendingSignIn: string | undefined; typed: string; browserToken: string | undefined; now: number },
+  repos: {
+    batch: BatchReader; factors: FactorRepo; sessions: Pick<SessionRepo, 'createSession'>; throttle: ThrottleRepo;
+    users: Pick<UserRepo, 'signInProfileRead' | 'signedInItem'>;
+  },
+  attempt: { pendingSignIn: string | undefined; typed: string; browserToken: string | undefined; now: number; client?: SessionDetails },
 ): Promise<SecondFactorOutcome> {
-  const { batch, factors, sessions, throttle } = repos;
-  const { pendingSignIn, typed, browserToken, now } = attempt;
+  const { batch, factors, sessions, throttle, users } = repos;
+  const { pendingSignIn, typed, browserToken, now, client } = attempt;
   const userId = pendingSignInUserId(pendingSignIn);
   if (!userId) return { outcome: 'expired' };
-  const [pending, stored, record, browser] = await batch.read([
+  const [pending, stored, record, browser, profile] = await batch.read([
     factors.pendingSignInRead(pendingSignIn, new Date(now)), factors.factorsRead(userId), throttle.secondFactorRecordRead(userId, now),
-    throttle.knownBrowserRead(browserToken, now),
+    throttle.knownBrowserRead(browserToken, now), users.signInProfileRead(userId),
   ] as const);
   if (!pending) return { outcome: 'expired' };
   const throttled = (seconds: number): SecondFactorOutcome => {
@@ -98,8 +103,10 @@ export async function completeSignIn(
       throttle.secondFactorCreditItem(userId, now),
       known.item,
       ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
-    ]);
-    return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token };
+      users.signedInItem(userId, new Date(now)),
+    ], client);
+    const alert = client && signInAlertOf(profile, browser?.userId === userId, client, now);
+    return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token, ...(alert ? { alert } : {}) };
   } catch (error) {
     if (!isCancelled(error)) throw error;
     const codes = cancellationCodes(error);

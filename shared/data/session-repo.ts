@@ -1,10 +1,10 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { epochSeconds } from '#shared/domain/time';
+import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
-import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, sessionsOfUserPartition, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
@@ -14,6 +14,21 @@ export interface Session {
   userId: string;
   /** Epoch seconds. */
   expiresAt: number;
+}
+
+/** Where a session was signed in from, for the owner's list of sessions and the sign-in alert. */
+export interface SessionDetails {
+  /** The browser as describeBrowser names it. */
+  browser: string;
+  /** The client's IP address. */
+  address: string;
+}
+
+/** A live session as its owner's list shows it. */
+export interface SessionListing extends SessionDetails {
+  /** The hash of its cookie: its id in URLs (the cookie itself is never shown). */
+  id: string;
+  createdAt: string;
 }
 
 export interface SignedIn {
@@ -44,11 +59,14 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
      * Starts a session; returns the cookie value (never stored). One PutItem, or with `alsoWrite`
      * (a login's throttle and known-browser items) one TransactWriteItems: all or nothing.
      */
-    async createSession(userId: string, now = new Date(), alsoWrite: readonly TransactItem[] = []): Promise<string> {
+    async createSession(userId: string, now = new Date(), alsoWrite: readonly TransactItem[] = [], details?: SessionDetails): Promise<string> {
       const id = `${userId}.${randomToken()}`;
       const hash = hashSecret(id);
       const session: Session = { userId, expiresAt: epochSeconds(now) + SESSION_TTL_SECONDS };
-      const put = { TableName: table, Item: { ...sessionKey(hash), ...sessionsOfUserIndexKey(userId, hash), ...session } };
+      const put = {
+        TableName: table,
+        Item: { ...sessionKey(hash), ...sessionsOfUserIndexKey(userId, hash), ...session, createdAt: formatTimestamp(now), ...details },
+      };
       if (alsoWrite.length === 0) await doc.send(new PutCommand(put));
       else await doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...alsoWrite] }));
       return id;
@@ -72,6 +90,40 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
 
     async deleteSession(id: string): Promise<void> {
       await doc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
+    },
+
+    /** The user's live sessions, newest first. One Query on GSI1 (per 1 MB page). */
+    async sessionsOf(userId: string, now = new Date()): Promise<SessionListing[]> {
+      const listed: SessionListing[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(new QueryCommand({
+          TableName: table, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) }, ExclusiveStartKey: startKey,
+        }));
+        for (const item of page.Items ?? []) {
+          if (item.userId !== userId || !(Number(item.expiresAt) > epochSeconds(now))) continue;
+          listed.push({
+            id: String(item.gsi1sk), createdAt: String(item.createdAt ?? ''), browser: String(item.browser ?? 'An unknown browser'),
+            address: String(item.address ?? ''),
+          });
+        }
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      return listed.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    },
+
+    /** Ends one of the user's sessions by its id (the hash of its cookie): one conditional DeleteItem; false when it is not the user's. */
+    async endSession(userId: string, sessionHash: string): Promise<boolean> {
+      try {
+        await doc.send(new DeleteCommand({
+          TableName: table, Key: sessionKey(sessionHash), ConditionExpression: 'userId = :user', ExpressionAttributeValues: { ':user': userId },
+        }));
+        return true;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return false;
+        throw error;
+      }
     },
 
     /** Ends the sessions of these keys (sessionKeysOf's): one DeleteItem each. */
@@ -106,5 +158,7 @@ export const SESSION_REPO_NEEDS = {
   signedInRead: { actions: ['BatchGetItem'] },
   deleteSession: { actions: ['DeleteItem'] },
   endSessions: { actions: ['DeleteItem'] },
+  sessionsOf: { actions: [], index: true },
+  endSession: { actions: ['DeleteItem'] },
   sessionKeysOf: { actions: [], index: true },
 } as const satisfies RepoNeeds<SessionRepo>;

@@ -1,8 +1,8 @@
 import { SERVICE_NAME } from '#shared/views/theme';
-import { batch, factors, passkeys } from '#shared/runtime';
+import { batch, factors, passkeys, sessions } from '#shared/runtime';
 import { hashSecret } from '#shared/secrets';
 import type { HttpResult } from '#shared/http/responses';
-import type { PasskeyListing } from '#shared/views/security-pages';
+import type { PasskeyListing, SessionRow } from '#shared/views/security-pages';
 
 /** The cookie holding the key of the recovery codes waiting to be shown once, sent only to their page. */
 export const RECOVERY_KEY_COOKIE = 'recovery_key';
@@ -15,14 +15,23 @@ export interface SecurityState {
   totp?: { enrolledAt: string };
   recoveryCodesLeft: number;
   passkeys: PasskeyListing[];
+  /** The live sessions, this browser's marked. */
+  sessions: SessionRow[];
 }
 
-/** The security page's state of a user: BatchGetItem (authenticator app, recovery codes) + Query (passkeys). */
-export async function securityState(userId: string): Promise<SecurityState> {
-  const [[stored], keys] = await Promise.all([batch.read([factors.factorsRead(userId)] as const), passkeys.passkeysOf(userId)]);
+/**
+ * The security page's state of a user signed in with `sessionId`: BatchGetItem (authenticator app,
+ * recovery codes), Query (passkeys) and Query on GSI1 (sessions), the three at once.
+ */
+export async function securityState(userId: string, sessionId: string): Promise<SecurityState> {
+  const [[stored], keys, live] = await Promise.all([
+    batch.read([factors.factorsRead(userId)] as const), passkeys.passkeysOf(userId), sessions.sessionsOf(userId),
+  ]);
+  const current = hashSecret(sessionId);
   return {
     totp: stored.totp, recoveryCodesLeft: stored.recoveryCodeHashes.length,
     passkeys: keys.map((p) => ({ id: hashSecret(p.credentialId), name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
+    sessions: live.map((s) => ({ ...s, current: s.id === current })),
   };
 }
 

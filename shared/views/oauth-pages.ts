@@ -40,7 +40,7 @@ export function loginPage(options: { returnTo: string; csrf: string; cookies: st
         <input id="password" name="password" type="password" autocomplete="current-password" required>
         <div class="actions"><button type="submit">Sign in</button></div>
       </form>
-      ${passkeySignIn({ csrf: options.csrf, returnTo: options.returnTo, label: 'Sign in with a passkey', autofill: true })}
+      ${passkeySignIn({ csrf: options.csrf, returnTo: options.returnTo, label: 'Use a passkey', autofill: true })}
       <p class="muted"><a href="/password-reset">Forgot your password?</a> · <a href="/signup">Create an account</a></p></div>`,
   });
 }

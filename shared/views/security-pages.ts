@@ -5,7 +5,18 @@ import { PASSKEY_SCRIPT_PATH } from '#shared/views/passkey-ui';
 import type { HttpResult } from '#shared/http/responses';
 
 /** What a security form did, said on the security page its POST redirects to (`?done=`). */
-export type SecurityOutcome = 'totp-removed' | 'passkey-added' | 'passkey-removed';
+export type SecurityOutcome = 'totp-removed' | 'passkey-added' | 'passkey-removed' | 'session-ended';
+
+/** A signed-in browser as the security page lists it. */
+export interface SessionRow {
+  /** Its id in URLs: the hash of its cookie. */
+  id: string;
+  browser: string;
+  address: string;
+  createdAt: string;
+  /** The browser looking at the page. */
+  current: boolean;
+}
 
 /** A passkey as the security page lists it. */
 export interface PasskeyListing {
@@ -45,7 +56,7 @@ export function secondFactorPage(options: {
 
 /** The account's sign-in settings: the authenticator app (set up or turned off with a fresh code) and the recovery codes left. */
 export function securityPage(viewer: Viewer, state: {
-  totp?: { enrolledAt: string }; recoveryCodesLeft: number; passkeys: PasskeyListing[]; done?: SecurityOutcome; error?: string;
+  totp?: { enrolledAt: string }; recoveryCodesLeft: number; passkeys: PasskeyListing[]; sessions: SessionRow[]; done?: SecurityOutcome; error?: string;
   passkeyError?: string; passkeyName?: string; status?: number;
   /** The change asked for a recent sign-in: the way to sign in again, back to this page. */
   signInAgain?: boolean;
@@ -55,6 +66,7 @@ export function securityPage(viewer: Viewer, state: {
     'totp-removed': 'Two-step sign-in is off: your password alone signs you in now.',
     'passkey-added': 'Your passkey is added: use it to sign in.',
     'passkey-removed': 'The passkey is removed.',
+    'session-ended': 'That browser is signed out.',
   };
   return render(viewer, 'Sign-in and security', html`<div class="card"><h1>Sign-in and security</h1>
     ${state.done ? html`<p class="notice" role="status">${notices[state.done]}</p>` : ''}
@@ -82,7 +94,13 @@ export function securityPage(viewer: Viewer, state: {
           <div class="actions"><button type="submit" class="danger">Turn off</button></div></form>`
       : html`<p>Protect your account with a second step after your password: a code from an authenticator app on your phone.</p>
         <p><a class="button" href="/account/security/totp">Set up an authenticator app</a></p>`}
-    </div>`, state.status, PASSKEY_SCRIPT_PATH);
+    </div>
+    <div class="card" id="sessions"><h2>Signed-in browsers</h2>
+    <p>Each browser signed in to your account now. Sign out any you do not recognise, then change your password.</p>
+    <ul class="apps">${state.sessions.map((row) => html`<li><h3>${row.browser}${row.current ? html` <span class="muted">(this browser)</span>` : ''}</h3>
+      <p class="muted">Signed in ${row.createdAt ? `${row.createdAt.slice(0, 16).replace('T', ' ')} UTC` : 'at an unknown time'}${row.address ? ` from ${row.address}` : ''}</p>
+      ${row.current ? '' : html`<form method="post" action="/account/security/sessions/${row.id}/end">${csrfField(viewer)}<button type="submit" class="danger small" aria-label="Sign out ${row.browser}, signed in ${row.createdAt.slice(0, 16).replace('T', ' ')}">Sign out</button></form>`}</li>`)}
+    </ul></div>`, state.status, PASSKEY_SCRIPT_PATH);
 }
 
 /** Enrolment of an authenticator app: its QR code and secret, and the first code to prove it works. */

@@ -60,7 +60,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     await page.goto(`${service.authUrl}/login`);
     await page.getByLabel('E-mail address').fill(account.user.email);
     await page.getByLabel('Password').fill(account.password);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('button', { name: 'Sign in' }).click();
   }
 
   /** Registers a passkey named `name` on the security page (signed in already). */
@@ -133,11 +133,11 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     // mediation), so the sign-in page waits for its button.
     await page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);');
     await page.goto(`${service.authUrl}/login?return_to=%2Faccount%2Fsecurity`);
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+    await page.getByRole('button', { name: 'Use a passkey' }).waitFor();
     await checkLayout('sign-in page with the passkey button');
     const csrfBefore = (await browser.context.cookies(service.authUrl)).find((c) => c.name === 'csrf')?.value;
 
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
 
     await page.getByRole('heading', { name: 'Sign-in and security' }).waitFor();
     const cookies = await browser.context.cookies(service.authUrl);
@@ -163,7 +163,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     const caught: Record<string, string>[] = [];
     for (let i = 0; i < 3; i++) {
       await page.goto(`${service.authUrl}/login`);
-      caught.push(await catchAnswer('/login/passkey', () => page.getByRole('button', { name: 'Sign in with a passkey' }).click()));
+      caught.push(await catchAnswer('/login/passkey', () => page.getByRole('button', { name: 'Use a passkey' }).click()));
     }
     const [forUnknown, forOtherSite, forExpiry] = caught as [Record<string, string>, Record<string, string>, Record<string, string>];
     const b = await sameCookies();
@@ -205,7 +205,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
 
   it('accepts a fresh answer once: the same answer again is refused', async () => {
     await page.goto(`${service.authUrl}/login`);
-    const fields = await catchAnswer('/login/passkey', () => page.getByRole('button', { name: 'Sign in with a passkey' }).click());
+    const fields = await catchAnswer('/login/passkey', () => page.getByRole('button', { name: 'Use a passkey' }).click());
     const b = await sameCookies();
 
     const once = await b.postForm('/login/passkey', fields);
@@ -259,7 +259,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
   it('removes the passkey after a recent sign-in, and asks to sign in again after an old one', async () => {
     // Signed in with the passkey just now (the test before): removal allowed.
     await page.goto(`${service.authUrl}/login`);
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('heading', { name: 'Your account' }).waitFor();
     await page.goto(`${service.authUrl}/account/security`);
 
@@ -271,7 +271,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     vi.useRealTimers();
     await page.getByRole('link', { name: 'Sign in again' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('heading', { name: 'Sign-in and security' }).waitFor();
 
     await page.getByRole('button', { name: 'Remove passkey Test laptop' }).click();
@@ -286,7 +286,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
   async function signInWithPasswordThenPasskeyIsRefused() {
     await browser.context.clearCookies();
     await page.goto(`${service.authUrl}/login`);
-    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByText('This passkey is not registered to an account here.').waitFor();
     await signInWithPassword();
     await page.getByRole('heading', { name: 'Your account' }).waitFor();

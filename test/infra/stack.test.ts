@@ -18,6 +18,8 @@ type Resources = Record<string, { Type: string; Properties: Record<string, any>;
 
 /** The sender every test stack is given (a reserved, never-deliverable domain). */
 const MAIL_FROM = 'no-reply@mail.stack-test.invalid';
+/** The routes that sign a browser in: throttled as logins, and allowed to mail a new browser's alert. */
+const SIGN_IN_ROUTES = ['POST /login', 'POST /login/second-factor', 'POST /login/passkey'];
 
 afterAll(removeTestApps);
 
@@ -242,16 +244,16 @@ describe('DeviceUserServiceStack', () => {
     expect(keys.some((k) => k.includes('/outbox'))).toBe(false);
   });
 
-  it('lets only the three functions that send account e-mail, and the webhook delivery (a disabled webhook’s notice), call ses:SendEmail', () => {
+  it('lets only the three functions that send account e-mail, the three sign-ins (a new browser’s alert) and the webhook delivery (a disabled webhook’s notice) call ses:SendEmail', () => {
     const senders = allStatements().filter((s) => [s.Action].flat().includes('ses:SendEmail'));
-    expect(senders).toHaveLength(4);
-    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset']) {
+    expect(senders).toHaveLength(7);
+    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', ...SIGN_IN_ROUTES]) {
       expect(statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes('ses:SendEmail')), routeKey).toBe(true);
     }
   });
 
   it('sends account e-mail as the mailFrom it was given: MAIL_FROM and the ses:SendEmail resource', () => {
-    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset']) {
+    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', ...SIGN_IN_ROUTES]) {
       const fn = functionOfRoute(routeKey);
       expect(fn.Properties.Environment.Variables[MAIL_ENV.sender], routeKey).toBe(MAIL_FROM);
       const statements = statementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]).filter((s) => [s.Action].flat().includes('ses:SendEmail'));
@@ -318,7 +320,7 @@ describe('DeviceUserServiceStack', () => {
     expect(keysOf('resource-read')).toEqual(expect.arrayContaining(['GET /api/devices', 'GET /api/devices/{device_id}', 'GET /api/user',
       'GET /devices', 'GET /devices/{device_id}', 'GET /user']));
     expect(keysOf('device-write')).toEqual(expect.arrayContaining(['PUT /api/devices/{device_id}', 'PUT /devices/{device_id}']));
-    expect(keysOf('login')).toEqual(['POST /login']);
+    expect(keysOf('login')).toEqual([...SIGN_IN_ROUTES].sort());
     // The token class is exactly the routes whose function may sign (kms:Sign), and half the KMS RSA quota (500/s) at most.
     const may = (routeKey: string, action: string) => statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes(action));
     const deployedKeys = ROUTES.map((r) => `${r.method} ${r.path}`);
@@ -326,8 +328,11 @@ describe('DeviceUserServiceStack', () => {
     expect(keysOf('token')).toEqual(['POST /oauth/token']);
     expect(throttleOf('POST /oauth/token')!.ThrottlingRateLimit).toBeLessThanOrEqual(250);
     expect(throttleOf('POST /oauth/token')!.ThrottlingBurstLimit).toBeLessThanOrEqual(250);
-    // The mail class is exactly the routes whose function may send e-mail, and together they stay under SES's 14/s.
-    const mailKeys = deployedKeys.filter((key) => may(key, 'ses:SendEmail')).sort();
+    // The mail class is exactly the routes whose function may send e-mail at a person's request, and together they stay
+    // under SES's 14/s; the sign-ins (login class) also may, for the alert of a browser new to the account, best effort
+    // (a refused send leaves the sign-in as it is), and only after a right password, code or passkey.
+    const mailKeys = deployedKeys.filter((key) => may(key, 'ses:SendEmail') && !SIGN_IN_ROUTES.includes(key)).sort();
+    for (const key of SIGN_IN_ROUTES) expect(may(key, 'ses:SendEmail'), key).toBe(true);
     expect(keysOf('mail')).toEqual(mailKeys);
     expect(mailKeys.reduce((sum, key) => sum + throttleOf(key)!.ThrottlingRateLimit, 0)).toBeLessThan(14);
     // Login, mail and token are each far below the resource reads the apps poll with.

@@ -123,7 +123,7 @@ describe('second factors on DynamoDB Local', () => {
       return factors.startPendingSignIn(userId, new Date(at));
     }
     const attempt = (pendingSignIn: string | undefined, typed: string, now: number, browserToken?: string) =>
-      completeSignIn({ batch, factors, sessions, throttle }, { pendingSignIn, typed, browserToken, now });
+      completeSignIn({ batch, factors, sessions, throttle, users: createUserRepo({ doc, table }) }, { pendingSignIn, typed, browserToken, now });
 
     it('starts the session with the code spent, the pending sign-in ended and the reservation given back', async () => {
       const { user, secret } = await enrolled();
