@@ -202,8 +202,8 @@ describe('e-mail: the SES configuration set', () => {
     const [id] = s.ofType('AWS::SES::ConfigurationSet')[0]!;
     const senders = s.ofType('AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[])
       .filter((st) => [st.Action].flat().includes('ses:SendEmail'));
-    // The three account-mail functions, and the webhook delivery (the notice of a disabled webhook).
-    expect(senders).toHaveLength(4);
+    // The three account-mail functions, the three sign-ins (a new browser's alert), and the webhook delivery (the notice of a disabled webhook).
+    expect(senders).toHaveLength(7);
     for (const statement of senders) {
       expect(statement.Resource).toContainEqual({ 'Fn::Join': ['', expect.arrayContaining([':configuration-set/', { Ref: id }])] });
     }
