@@ -8,7 +8,9 @@ export default defineEndpoint({
   lazyModules: [SIGN_IN_ALERT_ENTRY],
   needs: { sendsMail: true, table: signInWithPasskey },
   sample: {
-    status: 401,
-    make: (kit) => kit.page('POST /login/passkey with no passkey answer: the sign-in page with the reason (401)', { form: { response: '{}', return_to: '/account' } }),
+    status: 400,
+    make: (kit) => kit.page('POST /login/passkey without the browser’s answer (no JavaScript): the sign-in page saying what it needs (400)', {
+      form: { response: '', return_to: '/account' },
+    }),
   },
 });

@@ -16,16 +16,18 @@ import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
  * page's script): signInWithPasskey, which says what it checks, costs and counts. Signed in: the
  * session and known-browser cookies, a new CSRF token, any pending sign-in's cookie cleared (a
  * passkey is the second step too), 303 to `return_to`. Refused: the sign-in page with the reason
- * (401, or 429 with Retry-After).
+ * (401, or 429 with Retry-After); sent without an answer: 400, nothing read.
  */
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event, form }) => {
   const returnTo = safeReturnTo(form.return_to);
   const { token, cookies } = csrfToken(event, secure);
+  const again = (error: string, status: number) => loginPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
+  // The form sent without the page script's answer (no JavaScript, no WebAuthn) is no attempt: nothing is read or counted.
+  if (!form.response) return again('Signing in with a passkey needs a browser that supports passkeys, with JavaScript on.', 400);
   const result = await signInWithPasskey({ batch, passkeys, sessions, throttle, users }, relyingParty(), {
     response: form.response ?? '', address: event.requestContext.http.sourceIp, browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
     browser: describeBrowser(event.headers['user-agent']),
   });
-  const again = (error: string, status: number) => loginPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
   if (result.outcome === 'throttled') {
     const seconds = result.retryAfterSeconds;
     const answer = again(`Too many failed attempts. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, 429);
