@@ -1,8 +1,11 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
+import { PASSKEY_VERIFY_ENTRY } from '#shared/accounts/passkeys';
 import { factors, pageReads, passkeys, sessions } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/passkeys', 'page')],
+  // The WebAuthn library's checks, loaded when an answer is verified.
+  lazyModules: [PASSKEY_VERIFY_ENTRY],
   needs: { table: [...pageReads, passkeys.takeChallenge, passkeys.addPasskey, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
   sample: {
     status: 400,

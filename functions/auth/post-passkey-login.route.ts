@@ -1,11 +1,12 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
+import { PASSKEY_VERIFY_ENTRY } from '#shared/accounts/passkeys';
 import { SIGN_IN_ALERT_ENTRY } from '#shared/accounts/sign-in-alert';
 import { signInWithPasskey } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/login/passkey', 'login')],
   // A browser new to the account: an alert to its owner, by mail from a module loaded on first use.
-  lazyModules: [SIGN_IN_ALERT_ENTRY],
+  lazyModules: [SIGN_IN_ALERT_ENTRY, PASSKEY_VERIFY_ENTRY],
   needs: { sendsMail: true, table: signInWithPasskey },
   sample: {
     status: 400,

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { KNOWN_BROWSER_TTL_SECONDS, nextAttemptAfterReserving, retryAfterSeconds, FREE_ATTEMPTS } from '#shared/accounts/login-throttle';
 import type { BatchReader } from '#shared/data/batch-read';
@@ -17,7 +15,31 @@ import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert'
 import type { UserRepo } from '#shared/data/user-repo';
 
 // Passkeys (WebAuthn, discoverable credentials), with @simplewebauthn/server for the ceremonies'
-// cryptography, for the relying party of relying-party.ts.
+// cryptography, for the relying party of relying-party.ts. The options are plain JSON made here
+// (WebAuthn Level 3's PublicKeyCredential*OptionsJSON); only the verification needs the library,
+// which passkey-verify.ts holds and this module imports on first use.
+
+/** The module of the library's checks, bundled on its own beside the functions that verify (their `lazyModules`). */
+export const PASSKEY_VERIFY_ENTRY = 'shared/accounts/passkey-verify.ts';
+// From source (tests, local service) the checks are this file's neighbour; bundled, passkey-verify.mjs
+// beside the bundle. The specifier is computed, so esbuild leaves the import to run time.
+const VERIFY_URL = new URL(import.meta.url.endsWith('.ts') ? './passkey-verify.ts' : './passkey-verify.mjs', import.meta.url).href;
+let verifier: Promise<typeof import('#shared/accounts/passkey-verify')> | undefined;
+/** The library's checks, loaded once per process (again after a failed load). */
+function checks(): Promise<typeof import('#shared/accounts/passkey-verify')> {
+  verifier ??= (import(VERIFY_URL) as Promise<typeof import('#shared/accounts/passkey-verify')>).catch((error: unknown) => {
+    verifier = undefined;
+    throw error;
+  });
+  return verifier;
+}
+
+type Transports = NonNullable<PublicKeyCredentialCreationOptionsJSON['excludeCredentials']>[number]['transports'];
+
+/** The public-key algorithms a new passkey may use, in order of preference: Ed25519, ES256, RS256 (the library's defaults). */
+const ALGORITHMS = [-8, -7, -257];
+/** How long the browser waits for the person (the challenge lives as long: CHALLENGE_SECONDS). */
+const CEREMONY_TIMEOUT_MS = 300_000;
 
 /** Why a passkey ceremony was refused; each has its message (PASSKEY_REFUSALS). */
 export type PasskeyRefusal = 'malformed' | 'challenge' | 'origin' | 'unknown' | 'invalid' | 'taken' | 'full' | 'name';
@@ -113,12 +135,17 @@ export async function registrationOptions(
   const existing = await passkeys.passkeysOf(user.id);
   const challenge = newChallenge();
   await passkeys.createChallenge(challenge, 'register', user.id, now);
-  return generateRegistrationOptions({
-    rpName: rp.name, rpID: rp.id, userName: user.email, userID: new TextEncoder().encode(user.id), userDisplayName: `${user.firstname} ${user.lastname}`,
-    challenge: Buffer.from(challenge, 'base64url'), attestationType: 'none', timeout: 300_000,
-    excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
-    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
-  });
+  return {
+    rp: { name: rp.name, id: rp.id },
+    user: { id: Buffer.from(user.id).toString('base64url'), name: user.email, displayName: `${user.firstname} ${user.lastname}` },
+    challenge,
+    pubKeyCredParams: ALGORITHMS.map((alg) => ({ alg, type: 'public-key' as const })),
+    timeout: CEREMONY_TIMEOUT_MS,
+    attestation: 'none',
+    excludeCredentials: existing.map((p) => ({ id: p.credentialId, type: 'public-key' as const, transports: p.transports as Transports })),
+    authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+    extensions: { credProps: true },
+  };
 }
 
 /**
@@ -129,7 +156,7 @@ export async function registrationOptions(
 export async function authenticationOptions(passkeys: Pick<PasskeyRepo, 'createChallenge'>, rp: RelyingParty, now: Date): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const challenge = newChallenge();
   await passkeys.createChallenge(challenge, 'authenticate', undefined, now);
-  return generateAuthenticationOptions({ rpID: rp.id, challenge: Buffer.from(challenge, 'base64url'), userVerification: 'required', timeout: 300_000 });
+  return { challenge, timeout: CEREMONY_TIMEOUT_MS, rpId: rp.id, allowCredentials: [], userVerification: 'required' };
 }
 
 /**
@@ -150,7 +177,7 @@ export async function registerPasskey(
   if (read.origin !== rp.origin) return refused('origin');
   let registration;
   try {
-    registration = await verifyRegistrationResponse({
+    registration = await (await checks()).verifyRegistrationResponse({
       response: read.response, expectedChallenge: read.challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: true,
     });
   } catch {
@@ -217,7 +244,7 @@ export async function signInWithPasskey(
   if (!stored) return refused('unknown');
   let verification;
   try {
-    verification = await verifyAuthenticationResponse({
+    verification = await (await checks()).verifyAuthenticationResponse({
       response: read.response, expectedChallenge: read.challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: true,
       credential: { id: stored.credentialId, publicKey: Buffer.from(stored.publicKey, 'base64url'), counter: stored.counter },
     });
