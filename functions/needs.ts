@@ -2,6 +2,8 @@ import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
 import { DEVICE_GRANT_REPO_NEEDS as deviceGrants } from '#shared/data/device-grant-repo';
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { ERASURE_REPO_NEEDS as erasure } from '#shared/data/erasure-repo';
+import { FACTOR_REPO_NEEDS as factors } from '#shared/data/factor-repo';
+import { PASSKEY_REPO_NEEDS as passkeys } from '#shared/data/passkey-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
@@ -19,7 +21,7 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 // every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
-export { clients, deviceGrants, devices, erasure, grants, links, mailLimits, sessions, signingKeys, throttle, users, webhooks };
+export { clients, deviceGrants, devices, erasure, factors, grants, links, mailLimits, passkeys, sessions, signingKeys, throttle, users, webhooks };
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
 /** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
@@ -62,10 +64,30 @@ export const confirmIdentity = [throttle.recordsRead, throttle.reserve, users.ge
 export const deleteAccount = [
   erasure.getSubject, ...applicationsInUse, grants.listConsentsByUser, erasure.markDeleting, erasure.markConsentEnding, grants.deleteConsent,
   erasure.grantsOfUser, erasure.deleteItems, erasure.deliveryKeysOf, ...deleteApplication, erasure.deviceKeysOf, erasure.releaseAddress,
-  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile,
+  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, factors.removeAllFactors, passkeys.removeAllPasskeys,
 ];
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [
   devices.listDevicesByOwner, grants.listConsentsByUser, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
   erasure.grantsOfUser, clients.clientsRead, webhooks.subscriptionRead,
+];
+/** accounts/login.ts attemptLogin: the password's throttle, the user, and a session or (second factor) a pending sign-in. */
+export const attemptLogin = [
+  throttle.recordsRead, users.userIdOfEmailRead, throttle.knownBrowserRead, throttle.reserveKnownBrowser, throttle.reserve, users.getUserRecord,
+  sessions.createSession, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, throttle.creditItems, factors.startPendingSignIn,
+  users.signedInItem,
+];
+/** accounts/second-factor.ts completeSignIn: the pending sign-in, the factors, the throttle, then the session with the code spent. */
+export const completeSignIn = [
+  factors.pendingSignInRead, factors.factorsRead, throttle.secondFactorRecordRead, throttle.knownBrowserRead, throttle.reserve,
+  factors.useTotpStepItem, factors.useRecoveryCodeItem, factors.endPendingSignInItem, throttle.secondFactorCreditItem,
+  throttle.newKnownBrowser, throttle.forgetKnownBrowserItem, sessions.createSession, users.signInProfileRead, users.signedInItem,
+];
+/** accounts/second-factor.ts removeAuthenticator: a fresh code, throttled, spent by the removal. */
+export const removeAuthenticator = [factors.factorsRead, throttle.secondFactorRecordRead, throttle.reserve, factors.removeTotp];
+/** accounts/passkeys.ts signInWithPasskey: the address's throttle, the passkey, the challenge taken, then the session. */
+export const signInWithPasskey = [
+  throttle.addressRecordRead, passkeys.passkeyRead, throttle.knownBrowserRead, throttle.reserve, passkeys.takeChallenge,
+  sessions.createSession, passkeys.usePasskeyItem, throttle.addressCreditItem, throttle.newKnownBrowser, throttle.forgetKnownBrowserItem,
+  users.signInProfileRead, users.signedInItem,
 ];

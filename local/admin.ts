@@ -21,6 +21,9 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { describeRotation, rotateSigningKeys } from '#shared/keys/rotation';
+import { resetFactorsByOperator } from '#shared/accounts/second-factor';
+import { createFactorRepo } from '#shared/data/factor-repo';
+import { createPasskeyRepo } from '#shared/data/passkey-repo';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
@@ -39,10 +42,14 @@ const usage = `Usage:
   npm run admin -- delete-user --email <address>    (deletes the account as its owner can, without the password)
   npm run admin -- delete-user --pending            (finishes every deletion that started and did not finish)
                    (in AWS, delete-user also needs AUTH_ISSUER and MAIL_FROM, for the farewell e-mail)
+  npm run admin -- reset-factors --email <email> --confirm
+                   (a user who lost every second factor, checked by you outside the service: removes the
+                   authenticator app, recovery codes and passkeys, signs the account out everywhere, e-mails the user;
+                   in AWS also set MAIL_FROM and AUTH_ISSUER as the stack's functions have them)
 Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
-const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user'];
+const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors'];
 
 const { positionals, values } = parseCommandLine(tool, {
   allowPositionals: true,
@@ -50,7 +57,7 @@ const { positionals, values } = parseCommandLine(tool, {
     owner: { type: 'string' }, name: { type: 'string' }, place: { type: 'string' }, reference: { type: 'string' },
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
-    email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' },
+    email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' }, confirm: { type: 'boolean', default: false },
   },
 });
 
@@ -145,7 +152,7 @@ switch (command) {
     const repos = { doc, table };
     const deps: DeletionDeps = {
       erasure: createErasureRepo(repos), grants: createGrantRepo(repos), clients: createClientRepo(repos), webhooks: createWebhookRepo(repos),
-      sessions: createSessionRepo(repos), mailer: createMailer(mail), issuer,
+      sessions: createSessionRepo(repos), factors: createFactorRepo(repos), passkeys: createPasskeyRepo(repos), mailer: createMailer(mail), issuer,
     };
     if (values.pending) {
       const pending = await deps.erasure.pendingDeletions();
@@ -161,6 +168,21 @@ switch (command) {
     }
     await deleteAccount(deps, record.user.id);
     console.log(JSON.stringify({ deleted: record.user.id, email: record.user.email }));
+    break;
+  }
+  case 'reset-factors': {
+    if (!values.email) fail(usage);
+    if (!values.confirm) {
+      fail(`This removes every second factor of ${values.email} and signs it out everywhere: check who asks first, then run it again with --confirm.`);
+    }
+    if (!issuer || !mail) fail('reset-factors e-mails the owner: set AUTH_ISSUER and MAIL_FROM (and MAIL_CONFIGURATION_SET) with TABLE_NAME.');
+    const mailer = createMailer(mail);
+    const reset = await resetFactorsByOperator({
+      users: createUserRepo({ doc, table }), factors: createFactorRepo({ doc, table }), passkeys: createPasskeyRepo({ doc, table }), sessions: createSessionRepo({ doc, table }), mailer,
+      issuer,
+    }, values.email);
+    if (!reset) fail(`No account for ${values.email}.`);
+    console.log(JSON.stringify({ factorsReset: values.email, passkeysRemoved: reset.passkeysRemoved, sessionsEnded: reset.sessionsEnded, mailed: true }));
     break;
   }
   default:

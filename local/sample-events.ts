@@ -5,7 +5,9 @@ import { newSecretReveal } from '#shared/console/developer';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { clientKey, deliveryKey, deviceKey, linkKey, secretRevealKey } from '#shared/data/keys';
+import { clientKey, deliveryKey, deviceKey, linkKey, secretRevealKey, totpEnrolmentKey } from '#shared/data/keys';
+import { createFactorRepo } from '#shared/data/factor-repo';
+import { newTotpSecret } from '#shared/accounts/totp';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId } from '#shared/domain/webhook';
 import { testEvent } from '#shared/webhooks/events';
@@ -128,6 +130,12 @@ class SampleKit implements Kit {
     const token = await createLinkRepo(this.table).createLink(purpose, user.id);
     this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: linkKey(hashSecret(token)) })));
     return token;
+  }
+
+  /** An authenticator-app enrolment of the confirmed demo user waiting for its first code, removed after the call. */
+  async totpEnrolment(): Promise<void> {
+    await createFactorRepo(this.table).startTotpEnrolment(this.confirmed.id, newTotpSecret(), new Date());
+    this.undo.push(() => this.doc.send(new DeleteCommand({ TableName: this.facts.tableName, Key: totpEnrolmentKey(this.confirmed.id) })));
   }
 
   /**

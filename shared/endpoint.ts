@@ -191,6 +191,8 @@ export interface SampleKit {
   session(user?: SampleUser): Promise<string>;
   /** A live e-mailed link of the user, removed after the call if still unused; its token. */
   link(purpose: LinkPurpose, user: SampleUser): Promise<string>;
+  /** An authenticator-app enrolment of the confirmed demo user waiting for its first code, removed after the call. */
+  totpEnrolment(): Promise<void>;
   /** An application of the confirmed demo user, removed after the call; `webhook`: registered with one. Its client id. */
   scratchApp(options?: { webhook?: boolean }): Promise<string>;
   /** A delivered test event of a scratch application (removed with it); its webhook id. */

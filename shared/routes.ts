@@ -151,8 +151,8 @@ export const RESOURCE_API_CORS = {
 /**
  * CORS of each API (API Gateway configures it per API, not per route), but the methods, which
  * corsOf adds from the routes. The auth API has none: its pages sign in with a session cookie, so no
- * script of another origin may read their answers; a browser's preflight there reaches the `ANY`
- * fallback (405 without CORS headers) and the browser stops. The exception is per client, which a
+ * script of another origin may read their answers; a browser's preflight there reaches the
+ * `$default` fallback (405 without CORS headers on a known path) and the browser stops. The exception is per client, which a
  * static API setting cannot say: a browser application (a public client) calls the token and
  * revocation endpoints, whose functions answer its CORS themselves (shared/oauth/cors.ts), with
  * `OPTIONS` routes of their own for the preflights.
@@ -167,14 +167,17 @@ export function corsOf(api: ApiName, routes: readonly Route[]): CorsSettings | u
 
 /**
  * The route keys that send to the fallback function (functions/endpoints.ts FALLBACK_FUNCTION) what
- * `routes` do not serve: 405 on a known path, 404 elsewhere. Without CORS: `ANY <path>` per path, and `$default`. With CORS no route may take
+ * `routes` do not serve: 405 on a known path, 404 elsewhere. Without CORS: `$default` alone, which
+ * takes every request no route matches; the fallback tells a known path by matching the request's
+ * path against the table (knownPath), so that a new path costs no route of its own (the parent
+ * stack holds every route, and CloudFormation counts them). With CORS no route may take
  * `OPTIONS`, so that API Gateway answers preflights itself (a route that matches a preflight gets it,
  * and `ANY` and `$default` match every method): each other method has its own route per path, and
  * `<method> /{proxy+}` and `<method> /` (a greedy variable needs a segment) stand in for `$default`.
  */
 export function fallbackRouteKeys(api: ApiName, routes: readonly Route[]): string[] {
+  if (!API_CORS[api]) return ['$default'];
   const paths = pathsOf(api, routes);
-  if (!API_CORS[api]) return [...[...paths.keys()].map((path) => `ANY ${path}`), '$default'];
   const methods = ROUTE_KEY_METHODS.filter((method) => method !== 'OPTIONS');
   const unknown = paths.has('/') ? ['/{proxy+}'] : ['/{proxy+}', '/'];
   return [
@@ -182,4 +185,25 @@ export function fallbackRouteKeys(api: ApiName, routes: readonly Route[]): strin
       methods.filter((method) => !(served as string[]).includes(method)).map((method) => `${method} ${path}`)),
     ...unknown.flatMap((path) => methods.map((method) => `${method} ${path}`)),
   ];
+}
+
+/**
+ * The path of `api` among `routes` that a request's path falls on, as API Gateway selects routes: a
+ * template matches segment by segment (`{name}` one segment, `{name+}` the rest), and among several
+ * the one with more literal segments wins (`/account/delete` over `/account/{x}`). Undefined: no
+ * path of the API (a 404).
+ */
+export function knownPath(api: ApiName, routes: readonly Route[], requestPath: string): string | undefined {
+  const matching = [...pathsOf(api, routes).keys()].filter((template) => templatePattern(template).test(requestPath));
+  const literals = (template: string) => template.split('/').filter((segment) => !segment.startsWith('{')).length;
+  return matching.sort((a, b) => literals(b) - literals(a))[0];
+}
+
+function templatePattern(template: string): RegExp {
+  const source = template.split('/').map((segment) => {
+    const variable = /^\{[A-Za-z0-9_]+(\+?)\}$/.exec(segment);
+    if (!variable) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return variable[1] ? '.+' : '[^/]+';
+  });
+  return new RegExp(`^${source.join('/')}$`);
 }

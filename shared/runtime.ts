@@ -6,6 +6,10 @@ import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#s
 import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { createFactorRepo } from '#shared/data/factor-repo';
+import { createPasskeyRepo } from '#shared/data/passkey-repo';
+import { relyingPartyOf, type RelyingParty } from '#shared/accounts/relying-party';
+import { SERVICE_NAME } from '#shared/views/theme';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
 import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { createErasureRepo } from '#shared/data/erasure-repo';
@@ -18,6 +22,8 @@ import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo, subscriptionDeletionItem, type WebhookSubscription } from '#shared/data/webhook-repo';
 import type { User } from '#shared/domain/user';
+import type { SignInAlert } from '#shared/accounts/sign-in-alert';
+import { logger } from '#shared/log';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { createKeyring } from '#shared/keys/keyring';
 import { createKmsKeyStore } from '#shared/keys/kms-keys';
@@ -123,6 +129,12 @@ export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps
 /** The device authorization grant's items (RFC 8628): the token endpoint's polls and the /device page. */
 export const deviceGrants = /* @__PURE__ */ onFirstUse(() => createDeviceGrantRepo(tableDeps()));
 export const sessions = /* @__PURE__ */ onFirstUse(() => createSessionRepo(tableDeps()));
+/** Second factors (authenticator app, recovery codes) and the sign-ins waiting for one. */
+export const factors = /* @__PURE__ */ onFirstUse(() => createFactorRepo(tableDeps()));
+/** Passkeys and their WebAuthn challenges. */
+export const passkeys = /* @__PURE__ */ onFirstUse(() => createPasskeyRepo(tableDeps()));
+/** The passkeys' relying party: the issuer's host (its custom domain, when it has one) and origin. */
+export const relyingParty = (): RelyingParty => relyingPartyOf(issuer(), SERVICE_NAME);
 export const throttle = /* @__PURE__ */ onFirstUse(() => createThrottleRepo(tableDeps()));
 export const links = /* @__PURE__ */ onFirstUse(() => createLinkRepo(tableDeps()));
 export const mailLimits = /* @__PURE__ */ onFirstUse(() => createMailLimitRepo(tableDeps()));
@@ -182,6 +194,21 @@ export const redeliver = (clientId: string, webhookId: string) => dispatch().red
 export const sendTestEvent = (clientId: string) => dispatch().sendTestEvent(clientId);
 
 /**
+ * E-mails the owner of an account signed in to from a new browser (shared/accounts/sign-in-alert-mail.ts),
+ * best effort: the sign-in has happened and stands whatever the mail does; a failure is logged. The
+ * message (and its SES client) is a module of its own, loaded on first use (lazyModules of the sign-in functions).
+ */
+export async function sendSignInAlert(alert: SignInAlert): Promise<void> {
+  try {
+    const module = new URL(import.meta.url.endsWith('.ts') ? './accounts/sign-in-alert-mail.ts' : './sign-in-alert-mail.mjs', import.meta.url).href;
+    const { mailSignInAlert } = (await import(module)) as typeof import('#shared/accounts/sign-in-alert-mail');
+    await mailSignInAlert(alert, { issuer: issuer(), mail: mailSettings() });
+  } catch (error) {
+    logger.warn('sign-in alert not sent', { error: (error as Error).name });
+  }
+}
+
+/**
  * E-mails the developer of an application whose webhook was disabled. The notice (and its SES client)
  * is a file of its own, loaded on first use: from source, its module beside the webhook services;
  * bundled, disabled-notice.mjs beside the bundle (FunctionDef.lazyModules). The computed specifier
@@ -203,7 +230,7 @@ export const exportAccount = (user: User, currentSessionId: string) => exportAcc
  * test stops the deletion after one of its steps, in the local service's process.
  */
 export const deleteAccount = (userId: string) => deleteAccountWith({
-  erasure, grants, clients, sessions, mailer: mailer(), issuer: issuer(), afterStep: (step) => deletionStepHook?.(step),
+  erasure, grants, clients, sessions, factors, passkeys, mailer: mailer(), issuer: issuer(), afterStep: (step) => deletionStepHook?.(step),
   // The webhook repository's one item it needs, without the repository (and its deliveries) in the bundle.
   webhooks: { deleteSubscriptionItem: (clientId) => subscriptionDeletionItem(table(), clientId) },
 }, userId);

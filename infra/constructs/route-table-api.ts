@@ -18,9 +18,9 @@ import { corsOf, fallbackRouteKeys, type ApiName, type CorsSettings } from '#sha
  * which the declarations are found (functions/endpoints.ts): pinned, so that adding an endpoint
  * never replaces the integration behind every 405/404 route.
  */
-const FALLBACK_INTEGRATION_IDS: Readonly<Record<ApiName, string>> = {
+const FALLBACK_INTEGRATION_IDS: Readonly<Partial<Record<ApiName, string>>> = {
   resource: 'ApisResourceApiPOSTuserResourceHttpFallbackB200FF98',
-  auth: 'ApisAuthApiANYwellknownopenidconfigurationAuthHttpFallbackE8FA81C0',
+  // The auth API's fallback is its `$default` route alone, with an integration of its own.
 };
 
 export interface RouteTableApiProps {
@@ -103,7 +103,8 @@ export class RouteTableApi extends HttpApi {
     }
     const fallbackIntegration = this.node.findAll()
       .find((c): c is HttpIntegration => c instanceof HttpIntegration && c.node.id === `${pascal(api)}${pascal(FALLBACK_FUNCTION)}`);
-    (fallbackIntegration?.node.defaultChild as CfnIntegration | undefined)?.overrideLogicalId(FALLBACK_INTEGRATION_IDS[api]);
+    const fallbackId = FALLBACK_INTEGRATION_IDS[api];
+    if (fallbackId) (fallbackIntegration?.node.defaultChild as CfnIntegration | undefined)?.overrideLogicalId(fallbackId);
     for (const construct of unauthenticated) {
       Validations.of(construct).acknowledge({ id: 'AwsSolutions-APIG4', reason: this.openRoutesReason });
     }

@@ -17,6 +17,9 @@ export const FREE_ATTEMPTS: Readonly<Record<ThrottleScope, number>> = {
   'account-address': 3,
   account: 10,
   address: 10,
+  // Codes from an authenticator app (one in a million, three valid at a time) or recovery codes,
+  // after a right password: five tries, then the same waits, about a hundred a day at most.
+  'second-factor': 5,
 };
 /** The first wait once an account's free attempts are used up. */
 export const FIRST_DELAY_MS = 1000;

@@ -3,11 +3,13 @@ import {
 } from '#shared/accounts/login-throttle';
 import { verifyPassword } from '#shared/accounts/password';
 import type { BatchReader } from '#shared/data/batch-read';
+import type { FactorRepo } from '#shared/data/factor-repo';
 import type { SessionRepo } from '#shared/data/session-repo';
 import type { ThrottleRepo } from '#shared/data/throttle-repo';
 import type { UserRepo } from '#shared/data/user-repo';
 import { MAX_EMAIL_LENGTH } from '#shared/domain/user';
 import { countMetric, METRIC } from '#shared/metrics';
+import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
 
 // Verified against when the account does not exist, so both cases take the same time: the hash of a
 // random password nobody knows, with the same parameters as real hashes (precomputed: no scrypt at load).
@@ -19,6 +21,8 @@ export interface LoginAttempt {
   password: string;
   /** The client's IP address. */
   address: string;
+  /** The browser, as describeBrowser names it (kept with the session, for the owner's list). */
+  browser?: string;
   /** The known-browser cookie the browser sent, if any. */
   browserToken?: string;
   /** Epoch milliseconds. */
@@ -30,7 +34,9 @@ export type LoginOutcome =
    * A new session, and the browser's new known-browser token. `deleting`: the account is being
    * deleted, and the session opens only the deletion's page, to finish it (account-deletion.ts).
    */
-  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string; deleting: boolean }
+  | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string; deleting: boolean; alert?: SignInAlert }
+  /** The password was right and the account has a second factor: the sign-in waiting for it (its cookie value). */
+  | { outcome: 'second-factor'; pendingSignIn: string }
   /** Too many failures: the wait, in whole seconds (Retry-After). */
   | { outcome: 'throttled'; retryAfterSeconds: number }
   /** A wrong password or an unknown account: the same outcome. */
@@ -45,13 +51,16 @@ export type LoginOutcome =
  * attempt reserves on the records of the account from this address, of the account and of the
  * address (login-throttle.ts). Requests: BatchGetItem (throttle records, e-mail item, known browser)
  * + the reservation (TransactWriteItems, or UpdateItem for a known browser) + GetItem (user); on
- * success a TransactWriteItems (session, known browser replaced, reservations given back).
+ * success a TransactWriteItems (session, known browser replaced, reservations given back). An
+ * account with a second factor gets no session yet: the same transaction starts a sign-in that
+ * waits for it (shared/accounts/second-factor.ts completes it), with the reservations given back
+ * (the password was right); the known browser is replaced when the sign-in completes.
  */
 export async function attemptLogin(
-  repos: { batch: BatchReader; sessions: SessionRepo; throttle: ThrottleRepo; users: UserRepo },
-  { email, password, address, browserToken, now }: LoginAttempt,
+  repos: { batch: BatchReader; factors: Pick<FactorRepo, 'startPendingSignIn'>; sessions: SessionRepo; throttle: ThrottleRepo; users: UserRepo },
+  { email, password, address, browser: browserName = 'An unknown browser', browserToken, now }: LoginAttempt,
 ): Promise<LoginOutcome> {
-  const { batch, sessions, throttle, users } = repos;
+  const { batch, factors, sessions, throttle, users } = repos;
   // No account has a longer address, and a longer one would not fit in the throttle record's key.
   const account = email.length <= MAX_EMAIL_LENGTH ? email : '';
   const throttled = (seconds: number): LoginOutcome => {
@@ -80,12 +89,17 @@ export async function attemptLogin(
     countMetric(METRIC.loginFailures);
     return { outcome: 'failed' };
   }
+  const credits = asKnownBrowser ? [] : throttle.creditItems(account, address, now);
+  if (record.totpEnabled || record.passkeyCount > 0) return { outcome: 'second-factor', pendingSignIn: await factors.startPendingSignIn(record.user.id, new Date(now), credits) };
   // This browser becomes (or stays) the account's known browser, with a new token: a copy of the old one is worth nothing now.
   const known = throttle.newKnownBrowser(record.user.id, KNOWN_BROWSER_TTL_SECONDS, now);
+  const details = { browser: browserName, address };
   const sessionId = await sessions.createSession(record.user.id, new Date(now), [
     known.item,
     ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
-    ...(asKnownBrowser ? [] : throttle.creditItems(account, address, now)),
-  ]);
-  return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token, deleting: record.deleting };
+    ...credits,
+    users.signedInItem(record.user.id, new Date(now)),
+  ], details);
+  const alert = signInAlertOf(record, browser?.userId === record.user.id, details, now);
+  return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token, deleting: record.deleting, ...(alert ? { alert } : {}) };
 }

@@ -105,7 +105,7 @@ const KEY_ATTRIBUTES = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk']);
 export function fromItem<T>(item: Record<string, unknown>): T {
   return Object.fromEntries(Object.entries(item).filter(([name]) => !KEY_ATTRIBUTES.has(name))) as T;
 }
-export const throttleKey = (kind: 'account-address' | 'account' | 'address', subject: string) => ({ pk: `THROTTLE#${kind}#${subject}`, sk: 'THROTTLE' });
+export const throttleKey = (kind: 'account-address' | 'account' | 'address' | 'second-factor', subject: string) => ({ pk: `THROTTLE#${kind}#${subject}`, sk: 'THROTTLE' });
 export const linkKey = (tokenHash: string) => ({ pk: `LINK#${tokenHash}`, sk: 'LINK' });
 
 /** The one item listing the access-token signing keys and their schedule (see signing-key-repo.ts). */
@@ -117,6 +117,29 @@ export const signingKeysKey = () => ({ pk: 'SIGNING#KEYS', sk: 'SIGNING#KEYS' })
 export const mailLimitKey = (addressHash: string, windowStart: number) => ({ pk: `MAILLIMIT#${addressHash}`, sk: `WINDOW#${windowStart}` });
 /** A browser that signed in to an account before (OWASP's "device cookie"), by the hash of its cookie value. */
 export const knownBrowserKey = (tokenHash: string) => ({ pk: `BROWSER#${tokenHash}`, sk: 'BROWSER' });
+
+/**
+ * A user's second factors, in the user's partition beside the profile: the authenticator app's
+ * secret (with the last time step used), an enrolment waiting for its first code, the hashes of
+ * the recovery codes, and the recovery codes waiting to be shown once (sealed).
+ */
+const FACTOR_SK_PREFIX = 'FACTOR#';
+export const totpKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}TOTP` });
+export const totpEnrolmentKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}TOTP#ENROLMENT` });
+export const recoveryCodesKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}RECOVERY` });
+export const recoveryRevealKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}RECOVERY#REVEAL` });
+/**
+ * A passkey (WebAuthn credential) of a user, by the hash of its credential id (ids run to 1,023
+ * bytes, longer than a sort key may be); all of a user's passkeys share the prefix.
+ */
+export const passkeyKey = (userId: string, credentialIdHash: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}PASSKEY#${credentialIdHash}` });
+export const passkeysOfUserKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, skPrefix: `${FACTOR_SK_PREFIX}PASSKEY#` });
+/** The claim of a credential id by one account (a credential is registered to one account only). */
+export const passkeyClaimKey = (credentialIdHash: string) => ({ pk: `PASSKEYID#${credentialIdHash}`, sk: 'PASSKEYID' });
+/** A WebAuthn challenge waiting for its answer, single use, by its hash. */
+export const challengeKey = (challengeHash: string) => ({ pk: `CHALLENGE#${challengeHash}`, sk: 'CHALLENGE' });
+/** A sign-in whose password was right, waiting for its second factor, by the hash of its cookie value. */
+export const pendingSignInKey = (tokenHash: string) => ({ pk: `SIGNIN#${tokenHash}`, sk: 'SIGNIN' });
 
 /** An application's webhook subscription (URL, signing secrets), next to the application's own item. */
 export const webhookKey = (clientId: string) => ({ pk: `${CLIENT_PK_PREFIX}${clientId}`, sk: 'WEBHOOK' });

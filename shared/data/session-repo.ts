@@ -1,10 +1,10 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { epochSeconds } from '#shared/domain/time';
+import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
-import type { RepoDeps, TransactItem } from '#shared/data/dynamodb';
+import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, sessionsOfUserPartition, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
@@ -16,10 +16,29 @@ export interface Session {
   expiresAt: number;
 }
 
+/** Where a session was signed in from, for the owner's list of sessions and the sign-in alert. */
+export interface SessionDetails {
+  /** The browser as describeBrowser names it. */
+  browser: string;
+  /** The client's IP address. */
+  address: string;
+}
+
+/** A live session as its owner's list shows it. */
+export interface SessionListing extends SessionDetails {
+  /** The hash of its cookie: its id in URLs (the cookie itself is never shown). */
+  id: string;
+  createdAt: string;
+  /** Epoch seconds: when it ends. */
+  expiresAt: number;
+}
+
 export interface SignedIn {
   user: User;
   /** The session cookie's value. */
   sessionId: string;
+  /** When the session started (epoch seconds): its sign-in, for changes that ask for a recent one. */
+  signedInAt: number;
   /**
    * The account is being deleted (its profile carries the deletion marker): its sessions open no
    * page but the deletion's own, which finishes it (shared/pages/session.ts readPage).
@@ -54,11 +73,14 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
      * Starts a session; returns the cookie value (never stored). One PutItem, or with `alsoWrite`
      * (a login's throttle and known-browser items) one TransactWriteItems: all or nothing.
      */
-    async createSession(userId: string, now = new Date(), alsoWrite: readonly TransactItem[] = []): Promise<string> {
+    async createSession(userId: string, now = new Date(), alsoWrite: readonly TransactItem[] = [], details?: SessionDetails): Promise<string> {
       const id = `${userId}.${randomToken()}`;
       const hash = hashSecret(id);
       const session: Session = { userId, expiresAt: epochSeconds(now) + SESSION_TTL_SECONDS };
-      const put = { TableName: table, Item: { ...sessionKey(hash), ...sessionsOfUserIndexKey(userId, hash), ...session } };
+      const put = {
+        TableName: table,
+        Item: { ...sessionKey(hash), ...sessionsOfUserIndexKey(userId, hash), ...session, createdAt: formatTimestamp(now), ...details },
+      };
       if (alsoWrite.length === 0) await doc.send(new PutCommand(put));
       else await doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...alsoWrite] }));
       return id;
@@ -76,7 +98,8 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
         parse: ([session, user]) => {
           const live = session && session.userId === userId && Number(session.expiresAt) > epochSeconds(now);
           if (!live || !user) return undefined;
-          return user.deletingSince === undefined ? { user: toUser(user), sessionId } : { user: toUser(user), sessionId, deleting: true };
+          const signedIn = { user: toUser(user), sessionId, signedInAt: Number(session.expiresAt) - SESSION_TTL_SECONDS };
+          return user.deletingSince === undefined ? signedIn : { ...signedIn, deleting: true as const };
         },
       };
     },
@@ -85,13 +108,9 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
       await doc.send(new DeleteCommand({ TableName: table, Key: sessionKey(hashSecret(id)) }));
     },
 
-    /**
-     * Every live session of a user (the account's export): when it ends, and whether it is the one
-     * of `currentSessionId`. One Query on GSI1 (per 1 MB page).
-     */
-    async listSessions(userId: string, currentSessionId?: string, now = new Date()): Promise<SessionSummary[]> {
-      const current = currentSessionId === undefined ? undefined : sessionKey(hashSecret(currentSessionId)).pk;
-      const sessions: SessionSummary[] = [];
+    /** The user's live sessions, newest first. One Query on GSI1 (per 1 MB page). */
+    async sessionsOf(userId: string, now = new Date()): Promise<SessionListing[]> {
+      const listed: SessionListing[] = [];
       let startKey: Record<string, unknown> | undefined;
       do {
         const page = await doc.send(new QueryCommand({
@@ -99,11 +118,42 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
           ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) }, ExclusiveStartKey: startKey,
         }));
         for (const item of page.Items ?? []) {
-          if (Number(item.expiresAt) > epochSeconds(now)) sessions.push({ expiresAt: Number(item.expiresAt), current: item.pk === current });
+          if (item.userId !== userId || !(Number(item.expiresAt) > epochSeconds(now))) continue;
+          listed.push({
+            id: String(item.gsi1sk), createdAt: String(item.createdAt ?? ''), browser: String(item.browser ?? 'An unknown browser'),
+            address: String(item.address ?? ''), expiresAt: Number(item.expiresAt),
+          });
         }
         startKey = page.LastEvaluatedKey;
       } while (startKey);
-      return sessions;
+      return listed.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    },
+
+    /** Ends one of the user's sessions by its id (the hash of its cookie): one conditional DeleteItem; false when it is not the user's. */
+    async endSession(userId: string, sessionHash: string): Promise<boolean> {
+      try {
+        await doc.send(new DeleteCommand({
+          TableName: table, Key: sessionKey(sessionHash), ConditionExpression: 'userId = :user', ExpressionAttributeValues: { ':user': userId },
+        }));
+        return true;
+      } catch (error) {
+        if (isConditionalCheckFailed(error)) return false;
+        throw error;
+      }
+    },
+
+    /** Ends the sessions of these keys (sessionKeysOf's): one DeleteItem each. */
+    async endSessions(keys: readonly ItemKey[]): Promise<void> {
+      for (const Key of keys) await doc.send(new DeleteCommand({ TableName: table, Key }));
+    },
+
+    /**
+     * Every live session of a user (the account's export): when it ends, and whether it is the one
+     * of `currentSessionId`. One Query on GSI1 (sessionsOf).
+     */
+    async listSessions(userId: string, currentSessionId?: string, now = new Date()): Promise<SessionSummary[]> {
+      const current = currentSessionId === undefined ? undefined : hashSecret(currentSessionId);
+      return (await this.sessionsOf(userId, now)).map((session) => ({ expiresAt: session.expiresAt, current: session.id === current }));
     },
 
     /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */
@@ -132,6 +182,9 @@ export const SESSION_REPO_NEEDS = {
   createSession: { actions: ['PutItem'] },
   signedInRead: { actions: ['BatchGetItem'] },
   deleteSession: { actions: ['DeleteItem'] },
+  endSessions: { actions: ['DeleteItem'] },
+  sessionsOf: { actions: [], index: true },
+  endSession: { actions: ['DeleteItem'] },
   sessionKeysOf: { actions: [], index: true },
   listSessions: { actions: [], index: true },
 } as const satisfies RepoNeeds<SessionRepo>;

@@ -8,8 +8,12 @@ import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 /** How long failed logins are remembered: a record lives this long after its last reservation (TTL). */
 export const THROTTLE_MEMORY_SECONDS = 86_400;
 
-/** What a record counts attempts of: one account from one address, an account from anywhere, an address for any account. */
-export type ThrottleScope = 'account-address' | 'account' | 'address';
+/**
+ * What a record counts attempts of: one account from one address, an account from anywhere, an
+ * address for any account (the password's three), and the second-factor codes of one account.
+ */
+export type ThrottleScope = 'account-address' | 'account' | 'address' | 'second-factor';
+/** The records a password attempt reserves on. */
 export const THROTTLE_SCOPES: readonly ThrottleScope[] = ['account-address', 'account', 'address'];
 
 /** One throttle record as read; an absent one (or one past its TTL) has no failures. */
@@ -174,6 +178,43 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
       await doc.send(new TransactWriteCommand({ TransactItems: this.creditItems(account, address, now) }));
     },
 
+    /** The record of one source address (the passkey sign-in's), as part of a combined read. `now` in epoch milliseconds. */
+    addressRecordRead(address: string, now: number): BatchRead<ThrottleRecord> {
+      return { keys: [throttleKey('address', address)], parse: ([item]) => toRecord('address', address, item, now) };
+    },
+
+    /** The transaction item that gives a successful passkey sign-in's reservation back to its address's record. */
+    addressCreditItem(address: string, now: number): TransactItem {
+      return {
+        Update: {
+          TableName: table,
+          Key: throttleKey('address', address),
+          UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
+          ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
+        },
+      };
+    },
+
+    /** The second-factor record of an account (its user id), as part of a combined read. `now` in epoch milliseconds. */
+    secondFactorRecordRead(userId: string, now: number): BatchRead<ThrottleRecord> {
+      return { keys: [throttleKey('second-factor', userId)], parse: ([item]) => toRecord('second-factor', userId, item, now) };
+    },
+
+    /**
+     * The transaction item that gives a successful second factor's reservation back: one failure off
+     * the account's second-factor record, and its wait ends (it was over when the attempt reserved).
+     */
+    secondFactorCreditItem(userId: string, now: number): TransactItem {
+      return {
+        Update: {
+          TableName: table,
+          Key: throttleKey('second-factor', userId),
+          UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
+          ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
+        },
+      };
+    },
+
     /** The live known browser of a cookie value, as part of a combined read; a value not of our shape reads nothing. */
     knownBrowserRead(token: string | undefined, now: number): BatchRead<KnownBrowser | undefined> {
       // Stryker disable next-line ConditionalExpression: an absent value fails the pattern too (as the string 'undefined')
@@ -227,6 +268,10 @@ export const THROTTLE_REPO_NEEDS = {
   reserve: { actions: ['UpdateItem'] },
   creditItems: { actions: ['UpdateItem', 'DeleteItem'] },
   credit: { actions: ['UpdateItem', 'DeleteItem'] },
+  addressRecordRead: { actions: ['BatchGetItem'] },
+  addressCreditItem: { actions: ['UpdateItem'] },
+  secondFactorRecordRead: { actions: ['BatchGetItem'] },
+  secondFactorCreditItem: { actions: ['UpdateItem'] },
   knownBrowserRead: { actions: ['BatchGetItem'] },
   reserveKnownBrowser: { actions: ['UpdateItem'] },
   newKnownBrowser: { actions: ['PutItem'] },

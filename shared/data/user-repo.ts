@@ -3,6 +3,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isCancelled, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { MAX_EMAIL_LENGTH, normalizeEmail, toUser, type User } from '#shared/domain/user';
+import { formatTimestamp } from '#shared/domain/time';
 import { ConflictError } from '#shared/errors';
 import { emailKey, userKey } from '#shared/data/keys';
 
@@ -14,6 +15,18 @@ export interface UserRecord {
   resetGeneration: number;
   /** The account is being deleted (erasure-repo.ts: its deletion marker). */
   deleting: boolean;
+  /** Whether the account has an authenticator app (shared/data/factor-repo.ts): a right password then asks for its code. */
+  totpEnabled: boolean;
+  /** How many passkeys the account has (shared/data/passkey-repo.ts): a passkey counts as the second factor too. */
+  passkeyCount: number;
+  /** When the account last signed in (absent: never), for the new-browser alert. */
+  lastSignInAt?: string;
+}
+
+/** A user as a sign-in needs it for its alert: the profile, and whether it signed in before. */
+export interface SignInProfile {
+  user: User;
+  lastSignInAt?: string;
 }
 
 export type UserRepo = ReturnType<typeof createUserRepo>;
@@ -48,7 +61,11 @@ export function createUserRepo({ doc, table }: RepoDeps) {
     async getUserRecord(userId: string): Promise<UserRecord | undefined> {
       const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userKey(userId) }));
       return Item
-        ? { user: toUser(Item), passwordHash: String(Item.passwordHash), resetGeneration: Number(Item.resetGeneration ?? 0), deleting: Item.deletingSince !== undefined }
+        ? {
+          user: toUser(Item), passwordHash: String(Item.passwordHash), resetGeneration: Number(Item.resetGeneration ?? 0), deleting: Item.deletingSince !== undefined,
+          totpEnabled: Item.totpEnabled === true, passkeyCount: Number(Item.passkeyCount ?? 0),
+          ...(Item.lastSignInAt === undefined ? {} : { lastSignInAt: String(Item.lastSignInAt) }),
+        }
         : undefined;
     },
 
@@ -57,6 +74,25 @@ export function createUserRepo({ doc, table }: RepoDeps) {
       if (!isAccountAddress(email)) return undefined;
       const { Item: link } = await doc.send(new GetCommand({ TableName: table, Key: emailKey(email) }));
       return link ? this.getUserRecord(String(link.userId)) : undefined;
+    },
+
+    /** A user's profile and last sign-in, as part of a combined read. */
+    signInProfileRead(userId: string | undefined): BatchRead<SignInProfile | undefined> {
+      if (userId === undefined) return { keys: [], parse: () => undefined };
+      return {
+        keys: [userKey(userId)],
+        parse: ([item]) => (item ? { user: toUser(item), ...(item.lastSignInAt === undefined ? {} : { lastSignInAt: String(item.lastSignInAt) }) } : undefined),
+      };
+    },
+
+    /** The transaction item that records a sign-in's time on the user (a sign-in's transaction carries it). */
+    signedInItem(userId: string, now: Date): TransactItem {
+      return {
+        Update: {
+          TableName: table, Key: userKey(userId), UpdateExpression: 'SET lastSignInAt = :at', ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': formatTimestamp(now) },
+        },
+      };
     },
 
     /** The stored password hash of a user. One GetItem. */
@@ -97,5 +133,7 @@ export const USER_REPO_NEEDS = {
   getUserRecord: { actions: ['GetItem'] },
   findUserByEmail: { actions: ['GetItem'] },
   getPasswordHash: { actions: ['GetItem'] },
+  signInProfileRead: { actions: ['BatchGetItem'] },
+  signedInItem: { actions: ['UpdateItem'] },
   createUser: { actions: ['PutItem'] },
 } as const satisfies RepoNeeds<UserRepo>;

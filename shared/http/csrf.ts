@@ -16,6 +16,15 @@ export function csrfToken(event: APIGatewayProxyEventV2, secure: boolean): { tok
   return { token, cookies: [setCookie(CSRF_COOKIE, token, { secure })] };
 }
 
+/**
+ * A new CSRF token and the cookie that carries it: a sign-in renews it with the session, so a token
+ * a page handed out before the sign-in (or planted by someone who could set a cookie) is worth
+ * nothing after it.
+ */
+export function renewedCsrfCookie(secure: boolean): string {
+  return setCookie(CSRF_COOKIE, randomToken(), { secure });
+}
+
 export class CsrfError extends AppError {
   constructor() {
     super('access_denied', 'This form has expired or was not sent from our page. Go back, reload the page and try again.');

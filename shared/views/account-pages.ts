@@ -38,8 +38,8 @@ export function field(o: FieldOptions): Html {
 export const csrfField = (viewer: Viewer) => html`<input type="hidden" name="csrf" value="${viewer.csrf}">`;
 
 /** A page in the layout, with the viewer's header. */
-export function render(viewer: Viewer, title: string, body: Html, status?: number): HttpResult {
-  return page({ title, body, status, cookies: viewer.cookies, signedInAs: viewer.email, csrf: viewer.csrf });
+export function render(viewer: Viewer, title: string, body: Html, status?: number, script?: string): HttpResult {
+  return page({ title, body, status, cookies: viewer.cookies, signedInAs: viewer.email, csrf: viewer.csrf, script });
 }
 
 /** A page with one message (sent e-mails, done actions, expired links). */
@@ -137,6 +137,7 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
       <tr><th scope="row">Member since</th><td>${user.creation_date.slice(0, 10)}</td></tr>
     </tbody></table>
     ${user.email_confirmed ? '' : html`<form method="post" action="/confirm-email/resend">${csrfField(viewer)}<button type="submit" class="secondary">Send the confirmation e-mail again</button></form>`}
+    <p><a href="/account/security">Sign-in and security</a> (two-step sign-in)</p>
     </div>
     <div class="card"><h2>Applications you have authorized</h2>
     ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<ul class="apps">

@@ -99,6 +99,11 @@ export interface PageOptions {
   /** Signed-in user's e-mail, shown in the header with a logout button. */
   signedInAs?: string;
   csrf?: string;
+  /**
+   * A script of this host the page loads (the passkey ceremonies): the CSP then allows scripts and
+   * fetches of this host ('self') and nothing inline. Pages without one allow no script at all.
+   */
+  script?: string;
 }
 
 /** A complete HTML page with the security headers of DESIGN.md. */
@@ -111,7 +116,7 @@ export function page(options: PageOptions): HttpResult {
     : html`<a href="/login">Sign in</a><a href="/signup">Create an account</a>`;
   const document = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${options.title} · ${SERVICE_NAME}</title><link rel="icon" href="${FAVICON}"><style>${new Html(STYLESHEET)}</style></head>
+<title>${options.title} · ${SERVICE_NAME}</title><link rel="icon" href="${FAVICON}"><style>${new Html(STYLESHEET)}</style>${options.script ? html`<script src="${options.script}" defer></script>` : ''}</head>
 <body><header class="site"><div><a class="brand" href="/">${new Html(LOGO_SVG)}<span>${SERVICE_NAME}</span></a>
 <nav aria-label="Account">${nav}</nav></div></header>
 <main>${options.body}</main></body></html>`;
@@ -120,7 +125,7 @@ export function page(options: PageOptions): HttpResult {
     headers: {
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-store',
-      'content-security-policy': `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`,
+      'content-security-policy': `default-src 'none'; ${options.script ? "script-src 'self'; connect-src 'self'; " : ''}style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`,
       'x-frame-options': 'DENY',
       'referrer-policy': 'no-referrer',
       'x-content-type-options': 'nosniff',

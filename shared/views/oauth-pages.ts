@@ -3,27 +3,46 @@ import { SCOPES, isScope } from '#shared/domain/scopes';
 import type { Device } from '#shared/domain/device';
 import { deviceVisible, type DeviceChoice } from '#shared/domain/grant';
 import { html, page, type Html } from '#shared/views/html';
+import { PASSKEY_SCRIPT_PATH } from '#shared/views/passkey-ui';
 import type { HttpResult } from '#shared/http/responses';
 import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/domain/authorization-request';
 
-/** The login form. */
+/**
+ * The passkey sign-in: a form the page's script sends with the browser's answer, and its button.
+ * Hidden until the script finds WebAuthn (shared/views/passkey-ui.ts); `autofill`: the browser's
+ * autofill offers the passkeys on the page's e-mail field too.
+ */
+export function passkeySignIn(options: { csrf: string; returnTo: string; label: string; autofill: boolean }): Html {
+  return html`<div id="passkey-area" hidden>
+    <form id="passkey-sign-in" method="post" action="/login/passkey" data-options="/login/passkey/options" data-autofill="${options.autofill ? 'yes' : 'no'}">
+      <input type="hidden" name="csrf" value="${options.csrf}">
+      <input type="hidden" name="return_to" value="${options.returnTo}">
+      <input type="hidden" name="response" value="">
+      <div class="actions"><button type="button" id="passkey-button" class="secondary">${options.label}</button></div>
+    </form>
+    <p class="error" id="passkey-error" role="alert" hidden></p></div>`;
+}
+
+/** The login form, and the passkey sign-in. */
 export function loginPage(options: { returnTo: string; csrf: string; cookies: string[]; error?: string; email?: string; status?: number; formTargets?: string[] }): HttpResult {
   return page({
     title: 'Sign in',
     status: options.status,
     cookies: options.cookies,
     formTargets: options.formTargets,
+    script: PASSKEY_SCRIPT_PATH,
     body: html`<div class="card"><h1>Sign in</h1>
       ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
       <form method="post" action="/login">
         <input type="hidden" name="csrf" value="${options.csrf}">
         <input type="hidden" name="return_to" value="${options.returnTo}">
         <label for="email">E-mail address</label>
-        <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}">
+        <input id="email" name="email" type="email" autocomplete="username webauthn" required value="${options.email ?? ''}">
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="current-password" required>
         <div class="actions"><button type="submit">Sign in</button></div>
       </form>
+      ${passkeySignIn({ csrf: options.csrf, returnTo: options.returnTo, label: 'Use a passkey', autofill: true })}
       <p class="muted"><a href="/password-reset">Forgot your password?</a> · <a href="/signup">Create an account</a></p></div>`,
   });
 }

@@ -196,6 +196,21 @@ describe('account export and deletion', () => {
     expect(await mailTo(service, made.user.email)).toEqual([]);
   });
 
+  it('refuses a deletion from a session signed in more than 10 minutes ago (a sensitive change asks for a fresh sign-in): 403, nothing changed', async () => {
+    const made = await populated();
+    const old = new Browser(service.authUrl);
+    const session = await repos.sessions.createSession(made.user.id, new Date(Date.now() - 11 * 60_000));
+    old.jar.absorb([`session=${session}; Path=/`]);
+    const fields = await deleteForm(old);
+    const before = await itemsNaming(made);
+
+    const refused = await old.postForm('/account/delete', { ...fields, password: made.password });
+
+    expect(refused.status).toBe(403);
+    expect(textOf(refused.text)).toContain('sign in again first');
+    expect(await itemsNaming(made)).toEqual(before);
+  });
+
   it('deletes the account: grant.revoked account_deleted delivered, refresh refused, no item of the user but bounded TTL records, the farewell e-mail, the address free', async () => {
     const hook = await startReceiver();
     stops.push(hook.stop);

@@ -10,7 +10,15 @@ import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { DEMO_CLIENT } from '#local/seed';
 import { catchCloudFormationResponses } from '../support/cloudformation-response';
-import { Browser, formFields, obtainCode } from '../support/oauth-client';
+import { Browser, createAccount, formFields, obtainCode, signIn } from '../support/oauth-client';
+import { SoftwarePasskey } from '../support/software-passkey';
+import { base32 } from '@otplib/plugin-base32-scure';
+import { crypto } from '@otplib/plugin-crypto-node';
+import { generateSync } from '@otplib/totp';
+import { enrolAuthenticator } from '#shared/accounts/second-factor';
+import { newTotpSecret } from '#shared/accounts/totp';
+import { createFactorRepo } from '#shared/data/factor-repo';
+import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { useTestService } from '../support/service';
 
 // The service as it runs in AWS: tokens signed by "KMS" and mail sent through "SES", each through
@@ -90,6 +98,42 @@ describe('the service on KMS and SES (stand-ins)', () => {
     expect(service.aws!.sentEmails().filter((m) => m.to === email)).toEqual(Array(4).fill({
       source: 'no-reply@localhost', to: email, configurationSet: LOCAL_CONFIGURATION_SET,
     }));
+  });
+
+  it('sends a new browser’s sign-in alert with ses:SendEmail, whichever way it signed in (password, second step, passkey)', async () => {
+    const { doc } = await import('#shared/runtime');
+    const table = { doc, table: service.tableName };
+    const account = await createAccount(service);
+    expect((await signIn(new Browser(service.authUrl), account)).status).toBe(303); // the first sign-in: no alert
+    expect((await signIn(new Browser(service.authUrl), account)).status).toBe(303); // a new browser: the alert from POST /login
+
+    const t = Date.now();
+    vi.setSystemTime(t);
+    try {
+      const factors = createFactorRepo(table);
+      const secret = newTotpSecret();
+      const code = (at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
+      await factors.startTotpEnrolment(account.user.id, secret, new Date(t));
+      expect((await enrolAuthenticator(factors, account.user.id, secret, code(t), t)).outcome).toBe('enrolled');
+      vi.setSystemTime(t + 30_000);
+      const b = new Browser(service.authUrl);
+      const password = await signIn(b, account);
+      const codePage = await b.get(password.location!);
+      expect((await b.postForm('/login/second-factor', { ...formFields(codePage.text, '/login/second-factor'), code: code(t + 30_000) })).status).toBe(303);
+
+      const passkey = new SoftwarePasskey(account.user.id);
+      expect(await createPasskeyRepo(table).addPasskey(account.user.id, passkey.stored())).toBe('added');
+      const p = new Browser(service.authUrl);
+      const fields = formFields((await p.get('/login')).text, '/login/passkey');
+      const options = JSON.parse((await p.postForm('/login/passkey/options', { csrf: fields.csrf! })).text) as { challenge: string; rpId: string };
+      expect((await p.postForm('/login/passkey', { ...fields, response: passkey.answer(options.challenge, service.authUrl, options.rpId) })).status).toBe(303);
+    } finally {
+      vi.useRealTimers();
+    }
+
+    const alerts = service.aws!.sentEmails().filter((m) => m.to === account.user.email);
+    expect(alerts).toHaveLength(3);
+    expect((await readOutbox(service.outboxDir)).filter((m) => m.to === account.user.email).map((m) => m.subject)).toEqual(Array(3).fill('New sign-in to your account'));
   });
 
   it('refuses, as SES does, a SendEmail naming a configuration set it does not have', async () => {

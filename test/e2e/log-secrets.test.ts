@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { base32 } from '@otplib/plugin-base32-scure';
+import { crypto } from '@otplib/plugin-crypto-node';
+import { generateSync } from '@otplib/totp';
 import { describe, expect, it, vi } from 'vitest';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { logger } from '#shared/log';
@@ -16,6 +19,8 @@ describe('logs of a full account and OAuth flow', () => {
   const captured = captureOutput(['stdout', 'stderr']);
   /** Every secret the flow handled, by name. */
   const secrets: Record<string, string> = {};
+  /** The short ones (authenticator codes of 6 digits, recovery codes of 19 characters), checked apart. */
+  const shortSecrets: Record<string, string> = {};
 
   // After the capture's hooks: it starts once the output is kept, and stops before it is printed again.
   const service = useTestService();
@@ -114,6 +119,48 @@ describe('logs of a full account and OAuth flow', () => {
     secrets.rotatedSecret = /id="client-secret">([^<]+)</.exec((await auth.get(rotated.location!)).text)![1]!;
     expect((await post(appPath, `${appPath}/secret/retire`)).status).toBe(303);
 
+    // Two-step sign-in: the authenticator app's key and codes, the recovery codes, the pending sign-in.
+    const t = Date.now();
+    vi.setSystemTime(t);
+    try {
+      const codeAt = (at: number) => generateSync({ secret: secrets.totpSecret!, crypto, base32, epoch: Math.floor(at / 1000) });
+      const setup = await auth.get('/account/security/totp');
+      secrets.totpSecret = /id="totp-secret">([^<]+)</.exec(setup.text)![1]!.replace(/\s/g, '');
+      shortSecrets.enrolmentCode = codeAt(t);
+      const enrolled = await auth.postForm('/account/security/totp', { ...formFields(setup.text, '/account/security/totp'), code: shortSecrets.enrolmentCode });
+      expect(enrolled.status).toBe(303);
+      secrets.recoveryKey = auth.jar.get('recovery_key')!;
+      const codes = [...(await auth.get(enrolled.location!)).text.matchAll(/<li><code>([a-z0-9-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+      expect(codes).toHaveLength(10);
+      shortSecrets.recoveryCode = codes[0]!;
+      expect((await post('/account', '/logout')).status).toBe(303);
+      vi.setSystemTime(t + 30_000);
+      const password = await signIn(auth, { user: { id: '', email }, password: secrets.newPassword });
+      expect(password.status).toBe(303);
+      secrets.pendingSignIn = auth.jar.get('pending_sign_in')!;
+      shortSecrets.wrongCode = String((Number(codeAt(t + 30_000)) + 1) % 1_000_000).padStart(6, '0');
+      expect((await post(password.location!, '/login/second-factor', { code: shortSecrets.wrongCode })).status).toBe(401);
+      shortSecrets.signInCode = codeAt(t + 30_000);
+      expect((await post(password.location!, '/login/second-factor', { code: shortSecrets.signInCode })).status).toBe(303);
+      secrets.thirdSession = auth.jar.get('session')!;
+      expect((await post('/account', '/logout')).status).toBe(303);
+      const again = await signIn(auth, { user: { id: '', email }, password: secrets.newPassword });
+      expect((await post(again.location!, '/login/second-factor', { code: shortSecrets.recoveryCode })).status).toBe(303);
+
+      // Passkeys: the challenges of a sign-in's and a registration's options, and a refused answer carrying one.
+      const csrf = { csrf: auth.jar.get('csrf')! };
+      const signInOptions = await auth.postForm('/login/passkey/options', csrf);
+      expect(signInOptions.status).toBe(200);
+      secrets.signInChallenge = (JSON.parse(signInOptions.text) as { challenge: string }).challenge;
+      const registration = await auth.postForm('/account/security/passkeys/options', csrf);
+      expect(registration.status).toBe(200);
+      secrets.registrationChallenge = (JSON.parse(registration.text) as { challenge: string }).challenge;
+      const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: secrets.signInChallenge, origin: service.authUrl })).toString('base64url');
+      const answer = JSON.stringify({ id: 'Y3JlZA', rawId: 'Y3JlZA', type: 'public-key', response: { clientDataJSON, authenticatorData: 'ZGF0YQ', signature: 'c2ln', userHandle: 'dXNlcg' } });
+      expect((await auth.postForm('/login/passkey', { ...csrf, return_to: '/account', response: answer })).status).toBe(401);
+    } finally {
+      vi.useRealTimers();
+    }
     // The account's data: its export, then its deletion, a wrong password first.
     expect((await post('/account', '/account/export')).status).toBe(200);
     secrets.wrongDeletePassword = 'not the passphrase, typed to delete the account';
@@ -137,7 +184,9 @@ describe('logs of a full account and OAuth flow', () => {
       'POST /signup', 'POST /confirm-email', 'POST /login', 'POST /developer/apps', 'GET /oauth/authorize', 'POST /oauth/authorize',
       'POST /oauth/token', 'GET /user', 'POST /password-reset', 'POST /password-reset/confirm', 'POST /account/apps/{client_id}/revoke',
       'POST /logout', 'GET /developer/apps/{client_id}/secret', 'POST /developer/apps/{client_id}/secret',
-      'POST /developer/apps/{client_id}/secret/retire', 'POST /account/export', 'POST /account/delete',
+      'POST /developer/apps/{client_id}/secret/retire', 'GET /account/security/totp', 'POST /account/security/totp',
+      'GET /account/security/recovery-codes', 'POST /login/second-factor', 'POST /login/passkey/options', 'POST /account/security/passkeys/options',
+      'POST /login/passkey', 'POST /account/export', 'POST /account/delete',
     ]) {
       expect(requests.some((entry) => entry.route === route), `a request line for ${route}`).toBe(true);
     }
@@ -146,9 +195,16 @@ describe('logs of a full account and OAuth flow', () => {
 
     expect(Object.keys(secrets).sort()).toEqual([
       'accessToken', 'clientId', 'clientSecret', 'code', 'confirmToken', 'csrf', 'newPassword', 'password', 'refreshToken',
-      'refreshedAccessToken', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
-      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'wrongDeletePassword', 'wrongPassword',
-    ]);
+      'pendingSignIn', 'recoveryKey', 'refreshedAccessToken', 'registrationChallenge', 'signInChallenge', 'refreshedRefreshToken', 'resetToken', 'revealKey', 'rotatedSecret', 'rotationRevealKey',
+      'secondAccessToken', 'secondRefreshToken', 'secondSession', 'session', 'thirdSession', 'totpSecret', 'wrongDeletePassword', 'wrongPassword',
+    ].sort());
+    expect(Object.keys(shortSecrets).sort()).toEqual(['enrolmentCode', 'recoveryCode', 'signInCode', 'wrongCode']);
+    for (const [name, value] of Object.entries(shortSecrets)) {
+      // A 6-digit code may occur by chance inside a longer number (a latency, a timestamp): not as a value of its own.
+      for (const form of [`"${value}"`, `=${value}`, `:${value}`, value.replace(/-/g, '')]) {
+        if (form.length >= 8) expect(output.includes(form), `${name} appears in the logs`).toBe(false);
+      }
+    }
     const { clientId: _notSecret, ...mustNotAppear } = secrets;
     for (const [name, value] of Object.entries(mustNotAppear)) {
       expect(value.length, name).toBeGreaterThanOrEqual(20);

@@ -70,8 +70,11 @@ describe('the endpoint table compiled into the bundles', () => {
     const env = { POWERTOOLS_LOG_LEVEL: 'SILENT' };
     const resource = await runBundle(fallback, makeEvent({ routeKey: 'DELETE /devices/{device_id}', path: '/devices/x', method: 'DELETE' }), env);
     expect([resource.statusCode, resource.headers.allow]).toEqual([405, 'GET, PUT']);
-    const page = await runBundle(fallback, makeEvent({ routeKey: 'ANY /login', path: '/login', method: 'DELETE', host: 'auth.example.com' }), env);
+    // The auth API's fallback is its `$default` route: the path is matched against the table's, variables included.
+    const page = await runBundle(fallback, makeEvent({ routeKey: '$default', path: '/login', method: 'DELETE', host: 'auth.example.com' }), env);
     expect([page.statusCode, page.headers.allow]).toEqual([405, 'GET, POST']);
+    const app = await runBundle(fallback, makeEvent({ routeKey: '$default', path: '/developer/apps/some-id', method: 'DELETE', host: 'auth.example.com' }), env);
+    expect([app.statusCode, app.headers.allow]).toEqual([405, 'GET, POST']);
     const unknown = await runBundle(fallback, makeEvent({ routeKey: '$default', path: '/nowhere' }), env);
     expect(unknown.statusCode).toBe(404);
   }, 60_000);

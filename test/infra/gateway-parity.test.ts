@@ -179,8 +179,13 @@ function awsAnswer(api: TemplateApi, request: Request): Answer {
     }
   }
   if (route.fn !== FALLBACK) return { fn: route.fn };
-  // The fallback reads the path of its route key: one that other routes serve is a 405 naming their methods.
-  const served = api.routes.filter((r) => r.path === route.path && r.fn !== FALLBACK).map((r) => r.method);
+  // The fallback reads the path of its route key: one that other routes serve is a 405 naming their
+  // methods. Reached by `$default` (the auth API's only fallback), it finds that path itself, as the
+  // routes of the other methods would have been selected: the most specific served path matching the request.
+  const path = route.key === '$default'
+    ? selectRoute({ ...api, routes: api.routes.filter((r) => r.fn !== FALLBACK).map((r) => ({ ...r, method: 'ANY' })) }, request.method, request.path)?.path
+    : route.path;
+  const served = api.routes.filter((r) => r.path === path && r.fn !== FALLBACK).map((r) => r.method);
   if (served.length > 0) return { fn: FALLBACK, status: 405, allow: served };
   return { fn: FALLBACK, status: 404 };
 }

@@ -202,8 +202,8 @@ describe('e-mail: the SES configuration set', () => {
     const [id] = s.ofType('AWS::SES::ConfigurationSet')[0]!;
     const senders = s.ofType('AWS::IAM::Policy').flatMap(([, p]) => p.Properties.PolicyDocument.Statement as any[])
       .filter((st) => [st.Action].flat().includes('ses:SendEmail'));
-    // The four account-mail functions (sign-up, resend, reset, account deletion), and the webhook delivery (the notice of a disabled webhook).
-    expect(senders).toHaveLength(5);
+    // The four account-mail functions (sign-up, resend, reset, account deletion), the three sign-ins (a new browser's alert), and the webhook delivery (the notice of a disabled webhook).
+    expect(senders).toHaveLength(8);
     for (const statement of senders) {
       expect(statement.Resource).toContainEqual({ 'Fn::Join': ['', expect.arrayContaining([':configuration-set/', { Ref: id }])] });
     }

@@ -18,6 +18,8 @@ type Resources = Record<string, { Type: string; Properties: Record<string, any>;
 
 /** The sender every test stack is given (a reserved, never-deliverable domain). */
 const MAIL_FROM = 'no-reply@mail.stack-test.invalid';
+/** The routes that sign a browser in: throttled as logins, and allowed to mail a new browser's alert. */
+const SIGN_IN_ROUTES = ['POST /login', 'POST /login/second-factor', 'POST /login/passkey'];
 
 afterAll(removeTestApps);
 
@@ -46,7 +48,8 @@ describe('DeviceUserServiceStack', () => {
   it('keeps each API\'s fallback integration under its deployed logical id, whatever order the declarations are found in', () => {
     // CDK would name it after the first fallback route, which follows the order of the declaration files.
     const fallbackIntegrations = ofType('AWS::ApiGatewayV2::Integration').filter(([id]) => /HttpFallback/.test(id) && !/DefaultRoute/.test(id)).map(([id]) => id);
-    expect(fallbackIntegrations.sort()).toEqual(['ApisAuthApiANYwellknownopenidconfigurationAuthHttpFallbackE8FA81C0', 'ApisResourceApiPOSTuserResourceHttpFallbackB200FF98']);
+    // The auth API has none beside its `$default` route's own: that route alone takes what no route serves.
+    expect(fallbackIntegrations.sort()).toEqual(['ApisResourceApiPOSTuserResourceHttpFallbackB200FF98']);
   });
 
   it('has a route for every line of the route table, each with its scopes', () => {
@@ -242,16 +245,16 @@ describe('DeviceUserServiceStack', () => {
     expect(keys.some((k) => k.includes('/outbox'))).toBe(false);
   });
 
-  it('lets only the four functions that send account e-mail, and the webhook delivery (a disabled webhook’s notice), call ses:SendEmail', () => {
+  it('lets only the four functions that send account e-mail, the three sign-ins (a new browser’s alert) and the webhook delivery (a disabled webhook’s notice) call ses:SendEmail', () => {
     const senders = allStatements().filter((s) => [s.Action].flat().includes('ses:SendEmail'));
-    expect(senders).toHaveLength(5);
-    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', 'POST /account/delete']) {
+    expect(senders).toHaveLength(8);
+    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', 'POST /account/delete', ...SIGN_IN_ROUTES]) {
       expect(statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes('ses:SendEmail')), routeKey).toBe(true);
     }
   });
 
   it('sends account e-mail as the mailFrom it was given: MAIL_FROM and the ses:SendEmail resource', () => {
-    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', 'POST /account/delete']) {
+    for (const routeKey of ['POST /signup', 'POST /confirm-email/resend', 'POST /password-reset', 'POST /account/delete', ...SIGN_IN_ROUTES]) {
       const fn = functionOfRoute(routeKey);
       expect(fn.Properties.Environment.Variables[MAIL_ENV.sender], routeKey).toBe(MAIL_FROM);
       const statements = statementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]).filter((s) => [s.Action].flat().includes('ses:SendEmail'));
@@ -318,7 +321,7 @@ describe('DeviceUserServiceStack', () => {
     expect(keysOf('resource-read')).toEqual(expect.arrayContaining(['GET /api/devices', 'GET /api/devices/{device_id}', 'GET /api/user',
       'GET /devices', 'GET /devices/{device_id}', 'GET /user']));
     expect(keysOf('device-write')).toEqual(expect.arrayContaining(['PUT /api/devices/{device_id}', 'PUT /devices/{device_id}']));
-    expect(keysOf('login')).toEqual(['POST /login']);
+    expect(keysOf('login')).toEqual([...SIGN_IN_ROUTES].sort());
     // The token class is exactly the routes whose function may sign (kms:Sign), and half the KMS RSA quota (500/s) at most.
     const may = (routeKey: string, action: string) => statementsOfRoute(routeKey).some((s) => [s.Action].flat().includes(action));
     const deployedKeys = ROUTES.map((r) => `${r.method} ${r.path}`);
@@ -326,8 +329,11 @@ describe('DeviceUserServiceStack', () => {
     expect(keysOf('token')).toEqual(['POST /oauth/token']);
     expect(throttleOf('POST /oauth/token')!.ThrottlingRateLimit).toBeLessThanOrEqual(250);
     expect(throttleOf('POST /oauth/token')!.ThrottlingBurstLimit).toBeLessThanOrEqual(250);
-    // The mail class is exactly the routes whose function may send e-mail, and together they stay under SES's 14/s.
-    const mailKeys = deployedKeys.filter((key) => may(key, 'ses:SendEmail')).sort();
+    // The mail class is exactly the routes whose function may send e-mail at a person's request, and together they stay
+    // under SES's 14/s; the sign-ins (login class) also may, for the alert of a browser new to the account, best effort
+    // (a refused send leaves the sign-in as it is), and only after a right password, code or passkey.
+    const mailKeys = deployedKeys.filter((key) => may(key, 'ses:SendEmail') && !SIGN_IN_ROUTES.includes(key)).sort();
+    for (const key of SIGN_IN_ROUTES) expect(may(key, 'ses:SendEmail'), key).toBe(true);
     expect(keysOf('mail')).toEqual(mailKeys);
     expect(mailKeys.reduce((sum, key) => sum + throttleOf(key)!.ThrottlingRateLimit, 0)).toBeLessThan(14);
     // Login, mail and token are each far below the resource reads the apps poll with.
@@ -352,8 +358,8 @@ describe('DeviceUserServiceStack', () => {
     // The part of the source ARN after the API id: stage, method and path, each possibly a wildcard.
     const routePart = (p: Record<string, any>) => /(\/[^"]*)"\]\]\}$/.exec(JSON.stringify(p.SourceArn))?.[1];
     const fallbacks = permissions.filter((p) => JSON.stringify(p.FunctionName).includes('HttpFallback'));
-    // One API-wide permission per API for the 405/404 routes, and one for the auth API's `$default` route.
-    expect(fallbacks.map(routePart).sort()).toEqual(['/*/*', '/*/*/*', '/*/*/*']);
+    // One API-wide permission for the resource API's 405/404 routes, and one for the auth API's `$default` route (its only fallback).
+    expect(fallbacks.map(routePart).sort()).toEqual(['/*/*', '/*/*/*']);
     // Every other function may be invoked only through its own routes.
     const others = permissions.filter((p) => !fallbacks.includes(p));
     expect(others.length).toBeGreaterThan(40);

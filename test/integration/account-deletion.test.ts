@@ -5,6 +5,8 @@ import { ApplicationsInUseError, deleteAccount, DELETION_STEPS, type DeletionDep
 import { hashPassword } from '#shared/accounts/password';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createErasureRepo } from '#shared/data/erasure-repo';
+import { createFactorRepo } from '#shared/data/factor-repo';
+import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
@@ -39,6 +41,14 @@ describe('account deletion', () => {
     const user = makeUser();
     await createUserRepo(repos).createUser(user, await HASH_PROMISE);
     for (let i = 0; i < 3; i++) await createDeviceRepo(repos).createDevice(user.id, makeDevice({ id: randomUUID(), name: `Device ${i}` }));
+    // Both second factors: an authenticator app with its recovery codes, and a passkey (its claim item is outside the user's partition).
+    await createFactorRepo(repos).startTotpEnrolment(user.id, 'JBSWY3DPEHPK3PXP', current);
+    expect(await createFactorRepo(repos).enrolTotp({
+      userId: user.id, secret: 'JBSWY3DPEHPK3PXP', step: 1, recoveryCodeHashes: ['h1', 'h2'], sealedCodes: 'sealed', now: current,
+    })).toBe(true);
+    expect(await createPasskeyRepo(repos).addPasskey(user.id, {
+      credentialId: `cred-${user.id}`, publicKey: 'pk', counter: 0, transports: ['internal'], name: 'Laptop', createdAt: formatTimestamp(current), backedUp: false,
+    })).toBe('added');
     const sessions = createSessionRepo(repos);
     await sessions.createSession(user.id, current);
     await sessions.createSession(user.id, current);
@@ -73,6 +83,7 @@ describe('account deletion', () => {
     const repos = { doc, table };
     return {
       erasure: createErasureRepo(repos), grants, clients, webhooks: createWebhookRepo(repos), sessions: createSessionRepo(repos),
+      factors: createFactorRepo(repos), passkeys: createPasskeyRepo(repos),
       mailer: { send: async (message) => { mail.push(message); } }, issuer: 'https://auth.example.test', afterStep, now: () => current,
     };
   }

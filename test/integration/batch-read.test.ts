@@ -194,7 +194,7 @@ describe('batch reader', () => {
       ] as const);
 
       // Assess
-      expect(signedIn).toEqual({ user, sessionId });
+      expect(signedIn).toEqual({ user, sessionId, signedInAt: expect.any(Number) });
       expect(apps).toEqual([app, undefined, undefined, app]);
       expect(remembered).toEqual(consent);
       expect(failures).toEqual([
@@ -249,7 +249,7 @@ describe('batch reader', () => {
 
       // Assess
       expect(sessionId).toMatch(new RegExp(`^${user.id}\\.[A-Za-z0-9_-]{43}$`));
-      expect(signedIn).toEqual({ user, sessionId });
+      expect(signedIn).toEqual({ user, sessionId, signedInAt: expect.any(Number) });
     });
 
     it('signs nobody in when a stored session names another user than the cookie', async () => {
@@ -285,7 +285,7 @@ describe('batch reader', () => {
 
       // Assess
       expect(late).toBeUndefined();
-      expect(inTime).toEqual({ user, sessionId });
+      expect(inTime).toEqual({ user, sessionId, signedInAt: expect.any(Number) });
     });
 
     it('signs nobody in when the user no longer exists', async () => {

@@ -100,7 +100,7 @@ describe('user repository', () => {
       const found = await repo.findUserByEmail(user.email);
 
       // Assess
-      expect(found).toEqual({ user, passwordHash: PASSWORD_HASH, resetGeneration: 0, deleting: false });
+      expect(found).toEqual({ user, passwordHash: PASSWORD_HASH, resetGeneration: 0, deleting: false, totpEnabled: false, passkeyCount: 0 });
       expect(requests.operations).toEqual(['GetItemCommand', 'GetItemCommand']);
     });
 
@@ -168,7 +168,7 @@ describe('user repository', () => {
       await expect(attempt).rejects.toBeInstanceOf(ConflictError);
       await expect(attempt).rejects.toMatchObject({ status: 409, code: 'conflict' });
       expect(await rawItem(userKey(second.id))).toBeUndefined();
-      expect(await repo.findUserByEmail(first.email)).toEqual({ user: first, passwordHash: PASSWORD_HASH, resetGeneration: 0, deleting: false });
+      expect(await repo.findUserByEmail(first.email)).toEqual({ user: first, passwordHash: PASSWORD_HASH, resetGeneration: 0, deleting: false, totpEnabled: false, passkeyCount: 0 });
     });
 
     it('refuses to overwrite an existing user id, leaving the new address unclaimed', async () => {

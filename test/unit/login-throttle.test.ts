@@ -28,7 +28,7 @@ describe('login throttle rules', () => {
   it('lets 3 failures of an account from one address, 10 of an account and 10 of an address go free, then waits 1 s, doubling up to 15 minutes', () => {
     const schedule = Array.from({ length: 16 }, (_, failures) => delayAfterFailures(failures) / SECOND);
 
-    expect(FREE_ATTEMPTS).toEqual({ 'account-address': 3, account: 10, address: 10 });
+    expect(FREE_ATTEMPTS).toEqual({ 'account-address': 3, account: 10, address: 10, 'second-factor': 5 });
     expect(MAX_DELAY_MS).toBe(15 * 60 * SECOND);
     expect(schedule).toEqual([0, 0, 0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 900, 900, 900]);
     expect([9, 10, 11, 12].map((failures) => delayAfterFailures(failures, 10) / SECOND)).toEqual([0, 1, 2, 4]);

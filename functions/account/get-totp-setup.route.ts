@@ -1,0 +1,14 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { factors, pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('GET', '/account/security/totp', 'page')],
+  needs: { table: [...pageReads, factors.factorsRead, factors.totpEnrolmentRead, factors.startTotpEnrolment] },
+  sample: {
+    status: 200,
+    make: async (kit) => {
+      await kit.totpEnrolment();
+      return kit.page('GET /account/security/totp, signed in, an enrolment waiting: its QR code and key', { cookies: [await kit.session()] });
+    },
+  },
+});

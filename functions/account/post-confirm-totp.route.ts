@@ -1,0 +1,17 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { factors, pageReads } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/account/security/totp', 'page')],
+  needs: { table: [...pageReads, factors.totpEnrolmentRead, factors.enrolTotp] },
+  sample: {
+    // A right code would turn two-step sign-in on for the demo user: a wrong one gets the page's refusal.
+    status: 400,
+    make: async (kit) => {
+      await kit.totpEnrolment();
+      return kit.page('POST /account/security/totp with a wrong first code: the QR code again with the reason (400)', {
+        form: { code: 'not-a-code' }, cookies: [await kit.session()],
+      });
+    },
+  },
+});

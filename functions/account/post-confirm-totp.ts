@@ -1,0 +1,32 @@
+import { enrolAuthenticator } from '#shared/accounts/second-factor';
+import { qrCodeDataUrl, totpUri } from '#shared/accounts/totp';
+import { totpSetupPage } from '#shared/views/security-pages';
+import { batch, factors } from '#shared/runtime';
+import { secure } from '#shared/pages/session';
+import { pageHandler } from '#shared/pages/page-handler';
+import { RECOVERY_CODES_PATH, RECOVERY_KEY_COOKIE, TOTP_ISSUER_NAME } from '#shared/pages/security';
+import { RECOVERY_REVEAL_SECONDS } from '#shared/data/factor-repo';
+import { setCookie } from '#shared/http/cookies';
+import { redirect } from '#shared/http/responses';
+
+/**
+ * POST /account/security/totp — the enrolment's first code. Right: two-step sign-in is on
+ * (enrolAuthenticator: one TransactWriteItems), and 303 to the recovery codes, shown once, with the
+ * cookie of their key. Wrong: the same QR code again with the reason (400), nothing written. No
+ * enrolment waiting (it expired): 303 to a new one.
+ */
+export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account/security/totp' }, async ({ form, signedIn, viewer }) => {
+  const { user } = signedIn;
+  const now = Date.now();
+  const [secret] = await batch.read([factors.totpEnrolmentRead(user.id, new Date(now))] as const);
+  if (secret === undefined) return redirect('/account/security/totp', 303);
+  const result = await enrolAuthenticator(factors, user.id, secret, form.code ?? '', now);
+  if (result.outcome === 'already') return redirect('/account/security', 303);
+  if (result.outcome === 'wrong') {
+    return totpSetupPage(viewer, {
+      secret, qrCode: qrCodeDataUrl(totpUri(secret, user.email, TOTP_ISSUER_NAME)), status: 400,
+      error: 'That code is not right. Enter the 6-digit code the app shows now for this account.',
+    });
+  }
+  return redirect(RECOVERY_CODES_PATH, 303, [setCookie(RECOVERY_KEY_COOKIE, result.revealKey, { secure, path: RECOVERY_CODES_PATH, maxAgeSeconds: RECOVERY_REVEAL_SECONDS })]);
+});

@@ -1,0 +1,13 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { pageReads, passkeys } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/account/security/passkeys/options', 'page')],
+  needs: { table: [...pageReads, passkeys.passkeysOf, passkeys.createChallenge] },
+  sample: {
+    status: 200,
+    make: async (kit) => kit.page('POST /account/security/passkeys/options, signed in: a new passkey’s options (a challenge that expires unused)', {
+      form: {}, cookies: [await kit.session()],
+    }),
+  },
+});

@@ -1,0 +1,12 @@
+import { registrationOptions } from '#shared/accounts/passkeys';
+import { passkeys, relyingParty } from '#shared/runtime';
+import { pageHandler } from '#shared/pages/page-handler';
+import { jsonOf } from '#shared/pages/security';
+
+/**
+ * POST /account/security/passkeys/options — the options of a new passkey's registration, as JSON for
+ * the security page's script (registrationOptions: Query of the user's passkeys, to exclude them,
+ * and PutItem of the challenge, this user's, 5 minutes, single use).
+ */
+export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account/security' }, async ({ signedIn }) =>
+  jsonOf(await registrationOptions(passkeys, relyingParty(), signedIn.user, new Date())));

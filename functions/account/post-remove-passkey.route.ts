@@ -1,0 +1,13 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { factors, pageReads, passkeys, sessions } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/account/security/passkeys/{passkey_id}/remove', 'page')],
+  needs: { table: [...pageReads, passkeys.removePasskey, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
+  sample: {
+    status: 404,
+    make: async (kit) => kit.page('POST /account/security/passkeys/{passkey_id}/remove of a passkey the demo user does not have: 404', {
+      pathParameters: { passkey_id: 'A'.repeat(43) }, form: {}, cookies: [await kit.session()],
+    }),
+  },
+});

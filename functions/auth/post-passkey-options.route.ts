@@ -1,0 +1,8 @@
+import { auth, defineEndpoint } from '#shared/endpoint';
+import { passkeys } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/login/passkey/options', 'page')],
+  needs: { table: [passkeys.createChallenge] },
+  sample: { status: 200, make: (kit) => kit.page('POST /login/passkey/options: a passkey sign-in’s options (a challenge that expires unused)', { form: {} }) },
+});

@@ -1,0 +1,44 @@
+import { SERVICE_NAME } from '#shared/views/theme';
+import { batch, factors, passkeys, sessions } from '#shared/runtime';
+import { hashSecret } from '#shared/secrets';
+import type { HttpResult } from '#shared/http/responses';
+import type { PasskeyListing, SessionRow } from '#shared/views/security-pages';
+
+/** The cookie holding the key of the recovery codes waiting to be shown once, sent only to their page. */
+export const RECOVERY_KEY_COOKIE = 'recovery_key';
+export const RECOVERY_CODES_PATH = '/account/security/recovery-codes';
+/** The name authenticator apps show the account under. */
+export const TOTP_ISSUER_NAME = SERVICE_NAME;
+
+/** What the security page shows of an account: its authenticator app, recovery codes left and passkeys. */
+export interface SecurityState {
+  totp?: { enrolledAt: string };
+  recoveryCodesLeft: number;
+  passkeys: PasskeyListing[];
+  /** The live sessions, this browser's marked. */
+  sessions: SessionRow[];
+}
+
+/**
+ * The security page's state of a user signed in with `sessionId`: BatchGetItem (authenticator app,
+ * recovery codes), Query (passkeys) and Query on GSI1 (sessions), the three at once.
+ */
+export async function securityState(userId: string, sessionId: string): Promise<SecurityState> {
+  const [[stored], keys, live] = await Promise.all([
+    batch.read([factors.factorsRead(userId)] as const), passkeys.passkeysOf(userId), sessions.sessionsOf(userId),
+  ]);
+  const current = hashSecret(sessionId);
+  return {
+    totp: stored.totp, recoveryCodesLeft: stored.recoveryCodeHashes.length,
+    passkeys: keys.map((p) => ({ id: hashSecret(p.credentialId), name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
+    sessions: live.map((s) => ({ ...s, current: s.id === current })),
+  };
+}
+
+/** How recent a sign-in must be for a change that removes a way to sign in (a passkey). */
+export const RECENT_SIGN_IN_SECONDS = 10 * 60;
+
+/** A JSON answer of a page's script call (the passkey ceremonies' options): never cached. */
+export function jsonOf(value: unknown): HttpResult {
+  return { statusCode: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }, body: JSON.stringify(value) };
+}

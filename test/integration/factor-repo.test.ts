@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { base32 } from '@otplib/plugin-base32-scure';
+import { crypto } from '@otplib/plugin-crypto-node';
+import { generateSync } from '@otplib/totp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkFactorCode, completeSignIn, enrolAuthenticator, openRecoveryCodes, removeAuthenticator } from '#shared/accounts/second-factor';
+import { newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';
+import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
+import { createFactorRepo, PENDING_SIGN_IN_SECONDS, pendingSignInUserId, TOTP_ENROLMENT_SECONDS, type FactorRepo } from '#shared/data/factor-repo';
+import { pendingSignInKey, recoveryRevealKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
+import { createSessionRepo, type SessionRepo } from '#shared/data/session-repo';
+import { createThrottleRepo, type ThrottleRepo } from '#shared/data/throttle-repo';
+import { createUserRepo } from '#shared/data/user-repo';
+import type { User } from '#shared/domain/user';
+import { hashSecret } from '#shared/secrets';
+import { freshTable } from '../support/service';
+
+const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
+const codeAt = (secret: string, at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
+
+function makeUser(): User {
+  const id = randomUUID();
+  return {
+    id, firstname: 'Tess', lastname: 'Totp', avatar_url: `/avatars/${id}.png`, gender: 0, email: `tess-${id}@example.com`, email_confirmed: true,
+    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
+  };
+}
+
+describe('second factors on DynamoDB Local', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let factors: FactorRepo;
+  let batch: BatchReader;
+  let sessions: SessionRepo;
+  let throttle: ThrottleRepo;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    factors = createFactorRepo({ doc, table });
+    batch = createBatchReader({ doc, table });
+    sessions = createSessionRepo({ doc, table });
+    throttle = createThrottleRepo({ doc, table });
+  });
+  afterAll(() => doc?.destroy());
+
+  const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  const read = async (userId: string) => (await batch.read([factors.factorsRead(userId)] as const))[0];
+
+  /** A user with an authenticator app enrolled at NOW; its secret and recovery codes. */
+  async function enrolled(): Promise<{ user: User; secret: string; codes: string[] }> {
+    const user = makeUser();
+    await createUserRepo({ doc, table }).createUser(user, 'scrypt$hash');
+    const secret = newTotpSecret();
+    await factors.startTotpEnrolment(user.id, secret, new Date(NOW));
+    const result = await enrolAuthenticator(factors, user.id, secret, codeAt(secret, NOW), NOW);
+    expect(result.outcome).toBe('enrolled');
+    const sealed = await factors.takeRecoveryReveal(user.id, new Date(NOW));
+    const codes = openRecoveryCodes((result as { revealKey: string }).revealKey, sealed!)!;
+    return { user, secret, codes };
+  }
+
+  describe('enrolment', () => {
+    it('waits 15 minutes for the first code, then reads as absent', async () => {
+      const userId = randomUUID();
+      await factors.startTotpEnrolment(userId, 'SECRET', new Date(NOW));
+      const enrolment = async (at: number) => (await batch.read([factors.totpEnrolmentRead(userId, new Date(at))] as const))[0];
+      expect(await enrolment(NOW + TOTP_ENROLMENT_SECONDS * 1000 - 1000)).toBe('SECRET');
+      expect(await enrolment(NOW + TOTP_ENROLMENT_SECONDS * 1000)).toBeUndefined();
+    });
+
+    it('writes the factor, 10 hashed codes, the codes to show and the flag in one transaction; the first code’s step is spent', async () => {
+      const { user, secret, codes } = await enrolled();
+      const stored = await read(user.id);
+      expect(stored.totp).toMatchObject({ secret, lastStep: totpStep(NOW) });
+      expect(stored.recoveryCodeHashes.sort()).toEqual(codes.map((c) => recoveryCodeHash(user.id, c)).sort());
+      expect((await createUserRepo({ doc, table }).getUserRecord(user.id))?.totpEnabled).toBe(true);
+      // Shown once: taken already by enrolled()
+      expect(await factors.takeRecoveryReveal(user.id, new Date(NOW))).toBeUndefined();
+      expect(await item(recoveryRevealKey(user.id))).toBeUndefined();
+    });
+
+    it('refuses a second enrolment, one whose secret changed, and a wrong or malformed code, writing nothing', async () => {
+      const { user } = await enrolled();
+      const secret = newTotpSecret();
+      await factors.startTotpEnrolment(user.id, secret, new Date(NOW));
+      expect(await enrolAuthenticator(factors, user.id, secret, codeAt(secret, NOW), NOW)).toEqual({ outcome: 'already' });
+      expect((await read(user.id)).totp?.secret).not.toBe(secret);
+
+      const other = makeUser();
+      await createUserRepo({ doc, table }).createUser(other, 'scrypt$hash');
+      await factors.startTotpEnrolment(other.id, secret, new Date(NOW));
+      const anotherSecret = newTotpSecret();
+      expect(await enrolAuthenticator(factors, other.id, anotherSecret, codeAt(anotherSecret, NOW), NOW)).toEqual({ outcome: 'already' });
+      expect(await enrolAuthenticator(factors, other.id, secret, 'abcdef', NOW)).toEqual({ outcome: 'wrong' });
+      expect(await enrolAuthenticator(factors, other.id, secret, codeAt(secret, NOW - 120_000), NOW)).toEqual({ outcome: 'wrong' });
+      expect((await read(other.id)).totp).toBeUndefined();
+      expect(await item(userKey(other.id))).not.toHaveProperty('totpEnabled');
+    });
+
+    it('does not open the codes with another key', async () => {
+      expect(openRecoveryCodes('another key', 'a.b.c')).toBeUndefined();
+    });
+  });
+
+  describe('checking a code', () => {
+    it('takes the next step’s code, calls a spent one used, and a recovery code of the set', async () => {
+      const { user, secret, codes } = await enrolled();
+      const stored = await read(user.id);
+      expect(checkFactorCode(user.id, stored, codeAt(secret, NOW + 30_000), NOW + 30_000)).toEqual({ ok: true, spend: { step: totpStep(NOW) + 1 } });
+      expect(checkFactorCode(user.id, stored, codeAt(secret, NOW), NOW)).toEqual({ ok: false, failure: 'used' });
+      expect(checkFactorCode(user.id, stored, codes[2]!, NOW)).toEqual({ ok: true, spend: { recoveryCodeHash: recoveryCodeHash(user.id, codes[2]!) } });
+      expect(checkFactorCode(user.id, stored, 'abcd-efgh-jkmn-pqrs', NOW)).toEqual({ ok: false, failure: 'wrong' });
+      expect(checkFactorCode(user.id, stored, 'nope', NOW)).toEqual({ ok: false, failure: 'malformed' });
+      expect(checkFactorCode(user.id, { recoveryCodeHashes: [] }, '123456', NOW)).toEqual({ ok: false, failure: 'wrong' });
+      const wrong = String((Number(codeAt(secret, NOW + 30_000)) + 1) % 1_000_000).padStart(6, '0');
+      expect(checkFactorCode(user.id, stored, wrong, NOW + 30_000)).toEqual({ ok: false, failure: 'wrong' });
+    });
+  });
+
+  describe('completing a sign-in', () => {
+    async function pending(userId: string, at = NOW) {
+      return factors.startPendingSignIn(userId, new Date(at));
+    }
+    const attempt = (pendingSignIn: string | undefined, typed: string, now: number, browserToken?: string) =>
+      completeSignIn({ batch, factors, sessions, throttle, users: createUserRepo({ doc, table }) }, { pendingSignIn, typed, browserToken, now });
+
+    it('starts the session with the code spent, the pending sign-in ended and the reservation given back', async () => {
+      const { user, secret } = await enrolled();
+      const token = await pending(user.id);
+      const at = NOW + 30_000;
+      const result = await attempt(token, codeAt(secret, at), at);
+      expect(result.outcome).toBe('signed-in');
+      expect((result as { sessionId: string }).sessionId.startsWith(`${user.id}.`)).toBe(true);
+      expect((await read(user.id)).totp?.lastStep).toBe(totpStep(at));
+      expect(await item(pendingSignInKey(hashSecret(token)))).toBeUndefined();
+      expect((await item(throttleKey('second-factor', user.id)))?.failures).toBe(0);
+      // The same pending sign-in cannot complete twice.
+      expect(await attempt(token, codeAt(secret, at + 30_000), at + 30_000)).toEqual({ outcome: 'expired' });
+    });
+
+    it('refuses a pending sign-in past its 5 minutes, a malformed or unknown cookie, and one of another user', async () => {
+      const { user, secret } = await enrolled();
+      const token = await pending(user.id);
+      const late = NOW + PENDING_SIGN_IN_SECONDS * 1000;
+      expect(await attempt(token, codeAt(secret, late), late)).toEqual({ outcome: 'expired' });
+      expect(await attempt(undefined, '123456', NOW)).toEqual({ outcome: 'expired' });
+      expect(await attempt('not-a-cookie', '123456', NOW)).toEqual({ outcome: 'expired' });
+      expect(await attempt(`${user.id}.${'A'.repeat(43)}`, '123456', NOW)).toEqual({ outcome: 'expired' });
+      const other = await enrolled();
+      const forged = `${other.user.id}${token.slice(user.id.length)}`;
+      expect(pendingSignInUserId(forged)).toBe(other.user.id);
+      expect(await attempt(forged, codeAt(other.secret, NOW + 30_000), NOW + 30_000)).toEqual({ outcome: 'expired' });
+    });
+
+    it('takes a recovery code once; a wrong code leaves its reservation as the failure', async () => {
+      const { user, codes } = await enrolled();
+      expect((await attempt(await pending(user.id), codes[0]!, NOW)).outcome).toBe('signed-in');
+      expect(await attempt(await pending(user.id), codes[0]!, NOW)).toEqual({ outcome: 'failed', failure: 'wrong' });
+      expect((await read(user.id)).recoveryCodeHashes).toHaveLength(9);
+      expect((await item(throttleKey('second-factor', user.id)))?.failures).toBe(1);
+    });
+
+    it('tells a code spent by a concurrent sign-in (its transaction’s condition) from a pending sign-in gone', async () => {
+      const { user, secret } = await enrolled();
+      const at = NOW + 30_000;
+      const [a, b] = [await pending(user.id), await pending(user.id)];
+      const results = await Promise.all([attempt(a, codeAt(secret, at), at), attempt(b, codeAt(secret, at), at)]);
+      expect(results.map((r) => r.outcome).sort()).toEqual(['failed', 'signed-in']);
+      expect(results.find((r) => r.outcome === 'failed')).toEqual({ outcome: 'failed', failure: 'used' });
+    });
+
+    it('holds attempts after 5 failures, with the wait in whole seconds', async () => {
+      const { user, secret } = await enrolled();
+      const token = await pending(user.id);
+      for (let i = 0; i < 5; i++) expect((await attempt(token, 'x', NOW)).outcome).toBe('failed');
+      expect(await attempt(token, codeAt(secret, NOW + 500), NOW + 500)).toEqual({ outcome: 'throttled', retryAfterSeconds: 1 });
+      // Later failures wait longer: 9 failures, 16 s; once over, the next attempt is checked again.
+      await doc.send(new PutCommand({ TableName: table, Item: { ...throttleKey('second-factor', user.id), failures: 9, nextAttemptAt: NOW + 16_000, expiresAt: NOW / 1000 + 86_400 } }));
+      expect(await attempt(token, 'x', NOW + 1000)).toEqual({ outcome: 'throttled', retryAfterSeconds: 15 });
+      expect(await attempt(token, 'x', NOW + 16_000)).toEqual({ outcome: 'failed', failure: 'malformed' });
+      expect((await item(throttleKey('second-factor', user.id)))?.failures).toBe(10);
+      expect(Number((await item(throttleKey('second-factor', user.id)))?.nextAttemptAt)).toBe(NOW + 16_000 + 32_000);
+    });
+  });
+
+  describe('turning it off', () => {
+    it('asks for a fresh code: refused codes change nothing, the right one removes the factor, its codes and the flag', async () => {
+      const { user, secret, codes } = await enrolled();
+      const remove = (typed: string, now: number) => removeAuthenticator({ batch, factors, throttle }, user.id, typed, now);
+      expect(await remove(codeAt(secret, NOW), NOW)).toMatchObject({ outcome: 'failed', failure: 'used' });
+      expect(await remove('not a code', NOW)).toMatchObject({ outcome: 'failed', failure: 'malformed' });
+      expect((await read(user.id)).totp).toBeDefined();
+      expect(await remove(codes[1]!, NOW)).toEqual({ outcome: 'removed' });
+      expect(await read(user.id)).toEqual({ totp: undefined, recoveryCodeHashes: [] });
+      expect((await createUserRepo({ doc, table }).getUserRecord(user.id))?.totpEnabled).toBe(false);
+      expect(await remove(codes[2]!, NOW)).toEqual({ outcome: 'not-enrolled' });
+    });
+
+    it('is spent by the removal’s own condition: a code used meanwhile is refused', async () => {
+      const { user, secret } = await enrolled();
+      const at = NOW + 30_000;
+      expect(await factors.removeTotp(user.id, { step: totpStep(NOW) })).toEqual({ done: false, refusal: 'code-used' });
+      expect(await factors.removeTotp(user.id, { recoveryCodeHash: 'not one of them' })).toEqual({ done: false, refusal: 'code-used' });
+      expect(await item(totpKey(user.id))).toBeDefined();
+      expect(await factors.removeTotp(user.id, { step: totpStep(at) })).toEqual({ done: true });
+      expect(codeAt(secret, at)).toMatch(/^\d{6}$/);
+    });
+
+    it('removes every factor at an operator’s reset, and says whether the account exists', async () => {
+      const { user } = await enrolled();
+      expect(await factors.removeAllFactors(user.id)).toBe(true);
+      expect(await read(user.id)).toEqual({ totp: undefined, recoveryCodeHashes: [] });
+      expect(await factors.removeAllFactors(randomUUID())).toBe(false);
+    });
+  });
+});

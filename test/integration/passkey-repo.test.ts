@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { passkeyName, readPasskeyResponse } from '#shared/accounts/passkeys';
+import { relyingPartyOf } from '#shared/accounts/relying-party';
+import { CHALLENGE_SECONDS, createPasskeyRepo, MAX_PASSKEYS, type PasskeyRepo, type StoredPasskey } from '#shared/data/passkey-repo';
+import { passkeyClaimKey, userKey } from '#shared/data/keys';
+import { createUserRepo } from '#shared/data/user-repo';
+import type { User } from '#shared/domain/user';
+import { hashSecret, randomToken } from '#shared/secrets';
+import { freshTable } from '../support/service';
+
+const NOW = new Date('2026-11-27T10:00:00.000Z');
+
+function makeUser(): User {
+  const id = randomUUID();
+  return {
+    id, firstname: 'Pat', lastname: 'Passkey', avatar_url: `/avatars/${id}.png`, gender: 0, email: `pat-${id}@example.com`, email_confirmed: true,
+    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
+  };
+}
+const passkey = (overrides: Partial<StoredPasskey> = {}): StoredPasskey => ({
+  credentialId: randomToken(), publicKey: randomToken(), counter: 0, transports: ['internal'], name: 'Laptop', createdAt: '2026-11-27T10:00:00.000', backedUp: false,
+  ...overrides,
+});
+
+describe('passkeys on DynamoDB Local', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let passkeys: PasskeyRepo;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    passkeys = createPasskeyRepo({ doc, table });
+  });
+  afterAll(() => doc?.destroy());
+
+  const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  async function user(): Promise<User> {
+    const u = makeUser();
+    await createUserRepo({ doc, table }).createUser(u, 'scrypt$hash');
+    return u;
+  }
+
+  it('adds passkeys with their claim and count, lists them oldest first, and removes one with its claim', async () => {
+    const u = await user();
+    const first = passkey({ name: 'Phone', createdAt: '2026-11-27T09:00:00.000' });
+    const second = passkey({ name: 'Laptop', createdAt: '2026-11-27T10:00:00.000' });
+    expect(await passkeys.addPasskey(u.id, second)).toBe('added');
+    expect(await passkeys.addPasskey(u.id, first)).toBe('added');
+    expect((await passkeys.passkeysOf(u.id)).map((p) => p.name)).toEqual(['Phone', 'Laptop']);
+    expect((await item(userKey(u.id)))?.passkeyCount).toBe(2);
+    expect((await item(passkeyClaimKey(hashSecret(first.credentialId))))?.userId).toBe(u.id);
+
+    expect(await passkeys.removePasskey(u.id, hashSecret(first.credentialId))).toBe(true);
+    expect(await passkeys.removePasskey(u.id, hashSecret(first.credentialId))).toBe(false);
+    expect((await passkeys.passkeysOf(u.id)).map((p) => p.name)).toEqual(['Laptop']);
+    expect(await item(passkeyClaimKey(hashSecret(first.credentialId)))).toBeUndefined();
+    expect((await item(userKey(u.id)))?.passkeyCount).toBe(1);
+  });
+
+  it('refuses a credential registered to another account, and another account’s removal of it, writing nothing', async () => {
+    const [owner, other] = [await user(), await user()];
+    const key = passkey();
+    expect(await passkeys.addPasskey(owner.id, key)).toBe('added');
+    expect(await passkeys.addPasskey(other.id, key)).toBe('taken');
+    expect(await passkeys.addPasskey(owner.id, key)).toBe('taken');
+    expect(await passkeys.passkeysOf(other.id)).toEqual([]);
+    expect((await item(userKey(other.id)))?.passkeyCount).toBeUndefined();
+    expect(await passkeys.removePasskey(other.id, hashSecret(key.credentialId))).toBe(false);
+    expect(await passkeys.passkeysOf(owner.id)).toHaveLength(1);
+  });
+
+  it('holds an account to 10 passkeys', async () => {
+    const u = await user();
+    for (let i = 0; i < MAX_PASSKEYS; i++) expect(await passkeys.addPasskey(u.id, passkey())).toBe('added');
+    expect(await passkeys.addPasskey(u.id, passkey())).toBe('full');
+    expect(await passkeys.passkeysOf(u.id)).toHaveLength(MAX_PASSKEYS);
+    expect(await passkeys.removeAllPasskeys(u.id)).toBe(MAX_PASSKEYS);
+    expect(await passkeys.passkeysOf(u.id)).toEqual([]);
+    expect((await item(userKey(u.id)))?.passkeyCount).toBe(0);
+  });
+
+  it('takes a challenge once, for its purpose and user, within 5 minutes', async () => {
+    const u = await user();
+    const [a, b, c, d] = [randomToken(), randomToken(), randomToken(), randomToken()];
+    await passkeys.createChallenge(a, 'authenticate', undefined, NOW);
+    await passkeys.createChallenge(b, 'register', u.id, NOW);
+    await passkeys.createChallenge(c, 'authenticate', undefined, NOW);
+    await passkeys.createChallenge(d, 'register', u.id, NOW);
+    expect(await passkeys.takeChallenge(a, 'register', u.id, NOW)).toBe(false);
+    expect(await passkeys.takeChallenge(a, 'authenticate', undefined, NOW)).toBe(true);
+    expect(await passkeys.takeChallenge(a, 'authenticate', undefined, NOW)).toBe(false);
+    expect(await passkeys.takeChallenge(b, 'register', randomUUID(), NOW)).toBe(false);
+    expect(await passkeys.takeChallenge(b, 'register', u.id, NOW)).toBe(true);
+    expect(await passkeys.takeChallenge(c, 'authenticate', undefined, new Date(NOW.getTime() + CHALLENGE_SECONDS * 1000))).toBe(false);
+    expect(await passkeys.takeChallenge(randomToken(), 'authenticate', undefined, NOW)).toBe(false);
+    const raced = await Promise.all([passkeys.takeChallenge(d, 'register', u.id, NOW), passkeys.takeChallenge(d, 'register', u.id, NOW)]);
+    expect(raced.sort()).toEqual([false, true]);
+  });
+});
+
+describe('passkey answers and names, read without trusting them', () => {
+  const clientData = (fields: Record<string, unknown>) => Buffer.from(JSON.stringify(fields)).toString('base64url');
+  const b64 = (text: string) => Buffer.from(text).toString('base64url');
+  const getAnswer = (overrides: Record<string, unknown> = {}, inner: Record<string, unknown> = {}) => JSON.stringify({
+    id: 'Y3JlZA', rawId: 'Y3JlZA', type: 'public-key',
+    response: {
+      clientDataJSON: clientData({ type: 'webauthn.get', challenge: 'Y2hhbGxlbmdl', origin: 'https://auth.example.com' }),
+      authenticatorData: b64('data'), signature: b64('sig'), userHandle: b64('user-1'), ...inner,
+    },
+    ...overrides,
+  });
+
+  it('reads a well-formed sign-in answer: credential, challenge, origin and the user handle’s user id', () => {
+    expect(readPasskeyResponse(getAnswer(), 'get')).toMatchObject({ credentialId: 'Y3JlZA', challenge: 'Y2hhbGxlbmdl', origin: 'https://auth.example.com', userId: 'user-1' });
+  });
+
+  it('refuses what is not JSON, not an object, or lacks or garbles any field', () => {
+    for (const json of ['', 'null', '"x"', '[]', getAnswer({ type: 'other' }), getAnswer({ rawId: 'b3RoZXI' }), getAnswer({ id: 'not base64!' }),
+      getAnswer({}, { signature: undefined }), getAnswer({}, { userHandle: b64('bad id!') }), getAnswer({}, { userHandle: undefined }),
+      getAnswer({}, { clientDataJSON: b64('not json') }),
+      getAnswer({}, { clientDataJSON: clientData({ type: 'webauthn.create', challenge: 'Y2hhbGxlbmdl', origin: 'x' }) }),
+      getAnswer({}, { clientDataJSON: clientData({ type: 'webauthn.get', challenge: 'not base64!', origin: 'x' }) }),
+      getAnswer({}, { clientDataJSON: clientData({ type: 'webauthn.get', challenge: 'Y2hhbGxlbmdl', origin: 7 }) }),
+      getAnswer({ id: 'a'.repeat(1401), rawId: 'a'.repeat(1401) })]) {
+      expect(readPasskeyResponse(json, 'get'), json).toBeUndefined();
+    }
+    // A sign-in's answer is no registration's, and the reverse.
+    expect(readPasskeyResponse(getAnswer(), 'create')).toBeUndefined();
+  });
+
+  it('takes names of 1 to 50 characters, normalized', () => {
+    expect(passkeyName('  Work   laptop ')).toBe('Work laptop');
+    expect(passkeyName('é'.repeat(50))).toBe('é'.repeat(50));
+    expect(passkeyName('x'.repeat(51))).toBeUndefined();
+    expect(passkeyName(' \u200b ')).toBeUndefined();
+  });
+
+  it('makes the relying party of the issuer: its host name and origin', () => {
+    expect(relyingPartyOf('https://auth.example.com', 'Svc')).toEqual({ id: 'auth.example.com', origin: 'https://auth.example.com', name: 'Svc' });
+    expect(relyingPartyOf('http://localhost:3001', 'Svc')).toEqual({ id: 'localhost', origin: 'http://localhost:3001', name: 'Svc' });
+  });
+});
