@@ -791,13 +791,14 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         step.batchGet('session', 'user'), step.batchGet('throttle', 'throttle', 'throttle'), step.transact('throttle', 'throttle', 'throttle'),
         step.get('user'), step.scrypt(), step.transact('throttle', 'throttle', 'throttle'),
         step.get('user'), step.query('client', 0, 'gsi1'), step.update('user'), step.query('consent', 0), step.query('client', 0, 'gsi1'),
-        step.query('device', 0), step.delete('email'), step.mail(), step.update('user'), step.query('session', 1, 'gsi1'), step.delete('session'),
+        step.query('device', 0), step.query('device', 0), step.delete('email'), step.mail(), step.update('user'), step.query('session', 1, 'gsi1'), step.delete('session'),
         step.delete('user'),
       ],
       minReason: 'an account with nothing but its session, each call its own: BatchGetItem(session, user) + the password asked again in the login '
         + 'throttle (BatchGetItem of the 3 records, TransactWriteItems reserving a failure, GetItem of the hash, scrypt, TransactWriteItems giving it back) '
         + '+ GetItem(profile) + Query(gsi1: applications, none used by others) + UpdateItem(the deletion marker) + Query(consents) + '
-        + 'Query(gsi1: applications, again after the marker) + Query(devices) + DeleteItem(address) + the farewell e-mail + UpdateItem(mailed) + '
+        + 'Query(gsi1: applications, again after the marker) + Query(devices) + Query(second factors, none here: a Query of 0 items like the devices\') '
+        + '+ DeleteItem(address) + the farewell e-mail + UpdateItem(mailed) + '
         + 'Query(gsi1: sessions) + DeleteItem(session) + DeleteItem(profile)',
       events: async (n) => pool(n, 16, async () => {
         const [user] = await freshAccounts(1, true);

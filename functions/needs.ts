@@ -64,7 +64,7 @@ export const confirmIdentity = [throttle.recordsRead, throttle.reserve, users.ge
 export const deleteAccount = [
   erasure.getSubject, ...applicationsInUse, grants.listConsentsByUser, erasure.markDeleting, erasure.markConsentEnding, grants.deleteConsent,
   erasure.grantsOfUser, erasure.deleteItems, erasure.deliveryKeysOf, ...deleteApplication, erasure.deviceKeysOf, erasure.releaseAddress,
-  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, factors.removeAllFactors, passkeys.removeAllPasskeys,
+  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, erasure.factorKeysOf,
 ];
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [

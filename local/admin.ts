@@ -152,7 +152,7 @@ switch (command) {
     const repos = { doc, table };
     const deps: DeletionDeps = {
       erasure: createErasureRepo(repos), grants: createGrantRepo(repos), clients: createClientRepo(repos), webhooks: createWebhookRepo(repos),
-      sessions: createSessionRepo(repos), factors: createFactorRepo(repos), passkeys: createPasskeyRepo(repos), mailer: createMailer(mail), issuer,
+      sessions: createSessionRepo(repos), mailer: createMailer(mail), issuer,
     };
     if (values.pending) {
       const pending = await deps.erasure.pendingDeletions();

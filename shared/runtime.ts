@@ -230,7 +230,7 @@ export const exportAccount = (user: User, currentSessionId: string) => exportAcc
  * test stops the deletion after one of its steps, in the local service's process.
  */
 export const deleteAccount = (userId: string) => deleteAccountWith({
-  erasure, grants, clients, sessions, factors, passkeys, mailer: mailer(), issuer: issuer(), afterStep: (step) => deletionStepHook?.(step),
+  erasure, grants, clients, sessions, mailer: mailer(), issuer: issuer(), afterStep: (step) => deletionStepHook?.(step),
   // The webhook repository's one item it needs, without the repository (and its deliveries) in the bundle.
   webhooks: { deleteSubscriptionItem: (clientId) => subscriptionDeletionItem(table(), clientId) },
 }, userId);

@@ -7,8 +7,6 @@ import type { WebhookRepo } from '#shared/data/webhook-repo';
 import type { Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import { greeting } from '#shared/email/mail-text';
-import type { FactorRepo } from '#shared/data/factor-repo';
-import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { Mailer } from '#shared/email/mailer';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { deleteApplication } from '#shared/oauth/app-access';
@@ -36,9 +34,6 @@ export interface DeletionDeps {
   clients: Pick<ClientRepo, 'listClientsByDeveloper' | 'deleteClientItem'>;
   webhooks: Pick<WebhookRepo, 'deleteSubscriptionItem'>;
   sessions: Pick<SessionRepo, 'sessionKeysOf'>;
-  /** The second factors: the authenticator app and recovery codes, the passkeys and their claims. */
-  factors: Pick<FactorRepo, 'removeAllFactors'>;
-  passkeys: Pick<PasskeyRepo, 'removeAllPasskeys'>;
   mailer: Mailer;
   /** The authorization server's URL, for the farewell e-mail. */
   issuer: string;
@@ -122,9 +117,8 @@ export async function deleteAccount(deps: DeletionDeps, userId: string): Promise
   await done('applications');
 
   await erasure.deleteItems(await erasure.deviceKeysOf(userId));
-  // The second factors with the devices: the passkeys' claims are outside the user's partition.
-  await deps.factors.removeAllFactors(userId);
-  await deps.passkeys.removeAllPasskeys(userId);
+  // The second factors with the devices, and the passkeys' claims, which are outside the user's partition.
+  await erasure.deleteItems(await erasure.factorKeysOf(userId));
   await done('devices');
 
   await erasure.releaseAddress(user.email, userId);

@@ -3,8 +3,8 @@ import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk
 import type { ItemKey } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import {
-  consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, fromItem, grantsOfClientIndexKey, isFamilyKey,
-  PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, userKey,
+  consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, factorsOfUserKey, fromItem, grantsOfClientIndexKey, isFamilyKey,
+  passkeyClaimKey, passkeyHashOfKey, PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, userKey,
 } from '#shared/data/keys';
 import type { RevocationReason, TokenFamily } from '#shared/domain/grant';
 import { toUser, type User } from '#shared/domain/user';
@@ -160,6 +160,22 @@ export function createErasureRepo({ doc, table }: RepoDeps) {
       return items.map(keyOf);
     },
 
+    /**
+     * The keys of the user's second factors (authenticator app, recovery codes, passkeys), and of
+     * each passkey's claim, which lives outside the user's partition: one Query (per 1 MB page), keys only.
+     */
+    async factorKeysOf(userId: string): Promise<ItemKey[]> {
+      const { pk, skPrefix } = factorsOfUserKey(userId);
+      const items = (await queryAll({
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ProjectionExpression: 'pk, sk',
+      })).map(keyOf);
+      return [...items, ...items.flatMap((key) => {
+        const hash = passkeyHashOfKey(key);
+        return hash === undefined ? [] : [passkeyClaimKey(hash)];
+      })];
+    },
+
     /** The keys of an application's webhook deliveries: one Query of its partition (per 1 MB page), keys only. */
     async deliveryKeysOf(clientId: string): Promise<ItemKey[]> {
       const items = await queryAll({
@@ -205,6 +221,7 @@ export const ERASURE_REPO_NEEDS = {
   markConsentEnding: { actions: ['UpdateItem'] },
   grantsOfUser: { actions: [], index: true },
   deviceKeysOf: { actions: ['Query'] },
+  factorKeysOf: { actions: ['Query'] },
   deliveryKeysOf: { actions: ['Query'] },
   deleteItems: { actions: ['DeleteItem'] },
   releaseAddress: { actions: ['DeleteItem'] },

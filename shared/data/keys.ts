@@ -134,6 +134,11 @@ export const recoveryRevealKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${
  */
 export const passkeyKey = (userId: string, credentialIdHash: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, sk: `${FACTOR_SK_PREFIX}PASSKEY#${credentialIdHash}` });
 export const passkeysOfUserKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, skPrefix: `${FACTOR_SK_PREFIX}PASSKEY#` });
+/** Every second factor of a user (authenticator app, recovery codes, passkeys): the prefix they share. */
+export const factorsOfUserKey = (userId: string) => ({ pk: `${USER_PK_PREFIX}${userId}`, skPrefix: FACTOR_SK_PREFIX });
+/** The hash of the credential id a passkey's key names; undefined for another factor's. */
+export const passkeyHashOfKey = (key: { sk: string }): string | undefined =>
+  (key.sk.startsWith(`${FACTOR_SK_PREFIX}PASSKEY#`) ? key.sk.slice(`${FACTOR_SK_PREFIX}PASSKEY#`.length) : undefined);
 /** The claim of a credential id by one account (a credential is registered to one account only). */
 export const passkeyClaimKey = (credentialIdHash: string) => ({ pk: `PASSKEYID#${credentialIdHash}`, sk: 'PASSKEYID' });
 /** A WebAuthn challenge waiting for its answer, single use, by its hash. */

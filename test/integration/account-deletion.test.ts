@@ -83,7 +83,6 @@ describe('account deletion', () => {
     const repos = { doc, table };
     return {
       erasure: createErasureRepo(repos), grants, clients, webhooks: createWebhookRepo(repos), sessions: createSessionRepo(repos),
-      factors: createFactorRepo(repos), passkeys: createPasskeyRepo(repos),
       mailer: { send: async (message) => { mail.push(message); } }, issuer: 'https://auth.example.test', afterStep, now: () => current,
     };
   }
