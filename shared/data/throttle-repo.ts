@@ -67,6 +67,19 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
   const batch = createBatchReader({ doc, table });
   const seconds = (ms: number) => Math.floor(ms / 1000);
 
+  /**
+   * The transaction item that gives one reservation back to a record: one failure off, and its wait
+   * ends (it was over when the attempt reserved); a record that has gone keeps its memory of a day.
+   */
+  const creditItem = (scope: ThrottleScope, subject: string, now: number): TransactItem => ({
+    Update: {
+      TableName: table,
+      Key: throttleKey(scope, subject),
+      UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
+      ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
+    },
+  });
+
   function toRecord(scope: ThrottleScope, subject: string, item: Item | undefined, now: number): ThrottleRecord {
     if (!item) return { scope, subject, failures: 0, nextAttemptAt: 0, stored: 'none' };
     if (!(Number(item.expiresAt) > seconds(now))) return { scope, subject, failures: 0, nextAttemptAt: 0, stored: 'expired' };
@@ -154,14 +167,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
      * address's take one failure off, and their wait ends (it was over when the login reserved).
      */
     creditItems(account: string, address: string, now: number): TransactItem[] {
-      const credit = (scope: ThrottleScope): TransactItem => ({
-        Update: {
-          TableName: table,
-          Key: throttleKey(scope, subjectOf(scope, account, address)),
-          UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
-          ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
-        },
-      });
+      const credit = (scope: ThrottleScope) => creditItem(scope, subjectOf(scope, account, address), now);
       return [
         // Stryker disable next-line StringLiteral: subjectOf gives the pair's subject for any scope but the two others
         { Delete: { TableName: table, Key: throttleKey('account-address', subjectOf('account-address', account, address)) } },
@@ -185,14 +191,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
 
     /** The transaction item that gives a successful passkey sign-in's reservation back to its address's record. */
     addressCreditItem(address: string, now: number): TransactItem {
-      return {
-        Update: {
-          TableName: table,
-          Key: throttleKey('address', address),
-          UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
-          ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
-        },
-      };
+      return creditItem('address', address, now);
     },
 
     /** The second-factor record of an account (its user id), as part of a combined read. `now` in epoch milliseconds. */
@@ -205,14 +204,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
      * the account's second-factor record, and its wait ends (it was over when the attempt reserved).
      */
     secondFactorCreditItem(userId: string, now: number): TransactItem {
-      return {
-        Update: {
-          TableName: table,
-          Key: throttleKey('second-factor', userId),
-          UpdateExpression: 'ADD failures :minusOne SET nextAttemptAt = :now, expiresAt = if_not_exists(expiresAt, :expires)',
-          ExpressionAttributeValues: { ':minusOne': -1, ':now': now, ':expires': seconds(now) + THROTTLE_MEMORY_SECONDS },
-        },
-      };
+      return creditItem('second-factor', userId, now);
     },
 
     /** The live known browser of a cookie value, as part of a combined read; a value not of our shape reads nothing. */

@@ -11,7 +11,7 @@ import { SCOPES } from '#shared/domain/scopes';
 import { startExampleApp, type ExampleApp } from '#local/example-app';
 import { DEMO_USERS } from '#local/seed';
 import type { LocalService } from '#local/service';
-import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
+import { accessibilityViolations, checkLayout, launchBrowser, PHONE, type TestBrowser } from '../support/browser';
 import { CODE_SHAPE } from '../support/oauth-client';
 import { tokenFor, useTable, useTestService } from '../support/service';
 
@@ -230,26 +230,12 @@ describe('OAuth in a real browser', () => {
   });
 
   describe('layout on a phone and a desktop', () => {
-    const PHONE = { width: 390, height: 844 };
-    const DESKTOP = { width: 1280, height: 800 };
     /** What a 390 px phone shows of a page below its browser's bars. */
     const PHONE_FOLD = 664;
 
     afterAll(async () => {
       await page?.setViewportSize({ width: 1000, height: 700 });
     });
-
-    /** At 390 px and 1280 px: no horizontal scroll, and no WCAG 2 A/AA violation found by axe. */
-    async function checkLayout(label: string) {
-      for (const viewport of [PHONE, DESKTOP]) {
-        await page.setViewportSize(viewport);
-        const { scrollWidth, innerWidth } = (await page.evaluate(
-          '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
-        // Soft: one run reports every page that fails, not only the first.
-        expect.soft(scrollWidth, `${label} at ${viewport.width} px scrolls sideways`).toBeLessThanOrEqual(innerWidth);
-        expect.soft(await accessibilityViolations(page), `${label} at ${viewport.width} px`).toEqual([]);
-      }
-    }
 
     /** Whether the element's bottom edge is within the first `height` pixels of a 390 px wide page. */
     async function aboveFoldOnPhone(button: ReturnType<Page['getByRole']>, height: number) {
@@ -260,54 +246,54 @@ describe('OAuth in a real browser', () => {
 
     it('fits every page of the service at 390 px and 1280 px, axe clean, with the sign-in button above the fold', async () => {
       await page.goto(`${service.authUrl}/login`);
-      await checkLayout('login');
+      await checkLayout(page, 'login');
       expect.soft(await aboveFoldOnPhone(page.getByRole('button', { name: 'Sign in' }), PHONE_FOLD)).toBe(true);
       expect.soft((await page.getByRole('banner').boundingBox())?.height, 'header height at 390 px').toBeLessThanOrEqual(110);
 
       await page.goto(`${service.authUrl}/signup`);
-      await checkLayout('sign-up');
+      await checkLayout(page, 'sign-up');
       expect.soft(await aboveFoldOnPhone(page.getByRole('button', { name: 'Create account' }), PHONE.height)).toBe(true);
 
       const missing = await page.goto(`${service.authUrl}/no-such-page`);
       expect(missing?.status()).toBe(404);
       await page.getByRole('heading', { name: 'Page not found' }).waitFor();
-      await checkLayout('404 page');
+      await checkLayout(page, '404 page');
 
       const refused = await page.goto(authorizeUrl(service, { ...appClient, clientId: 'no-such-client' }, { state: 's', scope: 'read_user' }));
       expect(refused?.status()).toBe(400);
       expect(await page.getByRole('alert').innerText()).toBe('This application is not registered, so it cannot ask for access.');
       expect(await page.getByRole('link', { name: 'Go to the home page' }).getAttribute('href')).toBe('/');
-      await checkLayout('error page');
+      await checkLayout(page, 'error page');
 
       const client = await registerClient('Layout Test Client');
       await page.goto(authorizeUrl(service, client, { state: 'layout', scope: ALL }));
       await signIn(page, bob);
       await page.getByRole('heading', { name: `Allow ${client.name} to access your account?` }).waitFor();
-      await checkLayout('consent');
+      await checkLayout(page, 'consent');
       expect.soft(await aboveFoldOnPhone(page.getByRole('button', { name: 'Allow' }), PHONE.height)).toBe(true);
       expect.soft((await page.getByRole('banner').boundingBox())?.height, 'signed-in header height at 390 px').toBeLessThanOrEqual(110);
 
       await page.goto(`${service.authUrl}/account`);
       await page.getByRole('heading', { name: 'Your account' }).waitFor();
-      await checkLayout('account');
+      await checkLayout(page, 'account');
       await page.goto(`${service.authUrl}/developer`);
       await page.getByRole('heading', { name: 'Developer console' }).waitFor();
-      await checkLayout('developer console');
+      await checkLayout(page, 'developer console');
       await page.goto(`${service.authUrl}/developer/apps/${encodeURIComponent(client.clientId)}`);
       await page.getByRole('heading', { name: client.name }).waitFor();
-      await checkLayout('app page');
+      await checkLayout(page, 'app page');
     });
 
     it('fits the example application at 390 px and 1280 px, axe clean, with the user\'s avatar', async () => {
       await createGrantRepo({ doc, table: service.tableName }).deleteConsent(alice.user.id, appClient.clientId);
       await page.goto(app.url);
-      await checkLayout('example app start');
+      await checkLayout(page, 'example app start');
       await connectExampleApp(page, app, alice);
       await page.getByRole('heading', { name: `Hello ${alice.user.firstname} ${alice.user.lastname}` }).waitFor();
       // The avatar_url, resolved against the resource API, is a 120 px image the browser could load.
       const loaded = "(() => { const img = document.querySelector('img.avatar'); return img.complete && img.naturalWidth })()";
       await expect.poll(() => page.evaluate(loaded)).toBe(120);
-      await checkLayout('example app devices');
+      await checkLayout(page, 'example app devices');
     });
   });
 

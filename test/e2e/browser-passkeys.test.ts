@@ -2,12 +2,9 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { throttleKey } from '#shared/data/keys';
-import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
+import { checkLayout, launchBrowser, type TestBrowser } from '../support/browser';
 import { Browser, createAccount, formFields, textOf, type Account, type Reply } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';
-
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
 
 /**
  * Passkeys in Chromium with a virtual authenticator (DevTools protocol: WebAuthn.enable,
@@ -45,16 +42,6 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
   afterAll(async () => {
     await browser?.close();
   });
-
-  async function checkLayout(label: string) {
-    for (const viewport of [PHONE, DESKTOP]) {
-      await page.setViewportSize(viewport);
-      const { scrollWidth, innerWidth } = (await page.evaluate(
-        '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
-      expect.soft(scrollWidth, `${label} at ${viewport.width} px scrolls sideways`).toBeLessThanOrEqual(innerWidth);
-      expect.soft(await accessibilityViolations(page), `${label} at ${viewport.width} px`).toEqual([]);
-    }
-  }
 
   async function signInWithPassword() {
     await page.goto(`${service.authUrl}/login`);
@@ -106,12 +93,12 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     await signInWithPassword();
     await page.getByRole('heading', { name: 'Your account' }).waitFor();
     await page.goto(`${service.authUrl}/account/security`);
-    await checkLayout('security page without a passkey');
+    await checkLayout(page, 'security page without a passkey');
 
     await addPasskey('Test laptop');
 
     await expect.poll(() => page.locator('#passkeys h3').allInnerTexts()).toEqual(['Test laptop']);
-    await checkLayout('security page with a passkey');
+    await checkLayout(page, 'security page with a passkey');
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     expect(credentials).toHaveLength(1);
     expect(credentials[0]!.isResidentCredential).toBe(true);
@@ -134,7 +121,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     await page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);');
     await page.goto(`${service.authUrl}/login?return_to=%2Faccount%2Fsecurity`);
     await page.getByRole('button', { name: 'Use a passkey' }).waitFor();
-    await checkLayout('sign-in page with the passkey button');
+    await checkLayout(page, 'sign-in page with the passkey button');
     const csrfBefore = (await browser.context.cookies(service.authUrl)).find((c) => c.name === 'csrf')?.value;
 
     await page.getByRole('button', { name: 'Use a passkey' }).click();
@@ -150,7 +137,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     await signInWithPassword();
     await page.getByRole('heading', { name: 'Two-step sign-in' }).waitFor();
     await page.getByRole('button', { name: 'Use a passkey instead' }).waitFor();
-    await checkLayout('second-factor page with the passkey button');
+    await checkLayout(page, 'second-factor page with the passkey button');
 
     await page.getByRole('button', { name: 'Use a passkey instead' }).click();
 
@@ -267,7 +254,7 @@ describe('passkeys in a real browser', { timeout: 90_000 }, () => {
     vi.setSystemTime(Date.now() + 11 * 60_000);
     await page.getByRole('button', { name: 'Remove passkey Test laptop' }).click();
     await page.getByText('To remove a passkey, sign in again first').waitFor();
-    await checkLayout('security page asking to sign in again');
+    await checkLayout(page, 'security page asking to sign in again');
     vi.useRealTimers();
     await page.getByRole('link', { name: 'Sign in again' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();

@@ -3,12 +3,9 @@ import { crypto } from '@otplib/plugin-crypto-node';
 import { generateSync } from '@otplib/totp';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { accessibilityViolations, launchBrowser, type TestBrowser } from '../support/browser';
+import { checkLayout, launchBrowser, type TestBrowser } from '../support/browser';
 import { createAccount } from '../support/oauth-client';
 import { useTestService } from '../support/service';
-
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
 const codeAt = (secret: string, at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
 
 /**
@@ -32,17 +29,6 @@ describe('two-step sign-in in a real browser', { timeout: 90_000 }, () => {
     await browser?.close();
   });
 
-  /** At 390 px and 1280 px: no sideways scroll, and no axe violation. */
-  async function checkLayout(label: string) {
-    for (const viewport of [PHONE, DESKTOP]) {
-      await page.setViewportSize(viewport);
-      const { scrollWidth, innerWidth } = (await page.evaluate(
-        '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
-      expect.soft(scrollWidth, `${label} at ${viewport.width} px scrolls sideways`).toBeLessThanOrEqual(innerWidth);
-      expect.soft(await accessibilityViolations(page), `${label} at ${viewport.width} px`).toEqual([]);
-    }
-  }
-
   async function signInWithPassword(account: { user: { email: string }; password: string }) {
     await page.goto(`${service.authUrl}/login`);
     await page.getByLabel('E-mail address').fill(account.user.email);
@@ -60,7 +46,7 @@ describe('two-step sign-in in a real browser', { timeout: 90_000 }, () => {
     // The security page, off
     await page.getByRole('link', { name: 'Sign-in and security' }).click();
     await page.getByRole('heading', { name: 'Sign-in and security' }).waitFor();
-    await checkLayout('security page, two-step sign-in off');
+    await checkLayout(page, 'security page, two-step sign-in off');
 
     // Set up: the QR code's image is shown, and its key typed into the "app" (this test)
     await page.getByRole('link', { name: 'Set up an authenticator app' }).click();
@@ -68,12 +54,12 @@ describe('two-step sign-in in a real browser', { timeout: 90_000 }, () => {
     const qr = page.getByRole('img', { name: 'QR code to add this account to an authenticator app' });
     // The image loaded (the CSP allows it: a data: URL) and has the size of a QR code's SVG.
     expect(await qr.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(true);
-    await checkLayout('authenticator setup');
+    await checkLayout(page, 'authenticator setup');
     const secret = (await page.locator('#totp-secret').innerText()).replace(/\s/g, '');
     await page.getByLabel('Code from the app').fill('000000' === codeAt(secret, t) ? '111111' : '000000');
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
     await page.getByText('That code is not right.').waitFor();
-    await checkLayout('authenticator setup with a wrong code');
+    await checkLayout(page, 'authenticator setup with a wrong code');
     await page.getByLabel('Code from the app').fill(codeAt(secret, t));
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
 
@@ -81,24 +67,24 @@ describe('two-step sign-in in a real browser', { timeout: 90_000 }, () => {
     await page.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
     const codes = (await page.locator('#recovery-codes li').allInnerTexts()).map((text) => text.trim());
     expect(codes).toHaveLength(10);
-    await checkLayout('recovery codes');
+    await checkLayout(page, 'recovery codes');
     await page.reload();
     await page.getByText('Your recovery codes were shown once already').waitFor();
-    await checkLayout('recovery codes already shown');
+    await checkLayout(page, 'recovery codes already shown');
     await page.getByRole('link', { name: 'Sign-in and security' }).click();
     await page.getByText('10 recovery codes left.').waitFor();
-    await checkLayout('security page, two-step sign-in on');
+    await checkLayout(page, 'security page, two-step sign-in on');
 
     // Sign out, and in again: the password, then the app's next code
     await page.getByRole('button', { name: 'Sign out' }).click();
     vi.setSystemTime(t + 30_000);
     await signInWithPassword(account);
     await page.getByRole('heading', { name: 'Two-step sign-in' }).waitFor();
-    await checkLayout('second-factor page');
+    await checkLayout(page, 'second-factor page');
     await page.getByLabel('Code').fill('12345');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByText('Enter the 6-digit code your authenticator app shows').first().waitFor();
-    await checkLayout('second-factor page with an error');
+    await checkLayout(page, 'second-factor page with an error');
     await page.getByLabel('Code').fill(codeAt(secret, t + 30_000));
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { name: 'Your account' }).waitFor();

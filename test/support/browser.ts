@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import axe from 'axe-core';
+import { expect } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '#local/chromium';
 
@@ -56,6 +57,24 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
   const options = { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'], rules: { 'label-content-name-mismatch': { enabled: true } } };
   const result = (await page.evaluate(`axe.run(document, ${JSON.stringify(options)})`)) as axe.AxeResults;
   return result.violations.flatMap((v) => v.nodes.map((node) => `${v.id}: ${node.target.join(' ')}`));
+}
+
+/** The two widths every page is checked at: a phone's, and a desktop's. */
+export const PHONE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 800 };
+
+/**
+ * At 390 px and 1280 px: no horizontal scroll, and no WCAG 2 A/AA violation found by axe. Soft: one
+ * run reports every page that fails, not only the first. Leaves the page at the desktop's size.
+ */
+export async function checkLayout(page: Page, label: string): Promise<void> {
+  for (const viewport of [PHONE, DESKTOP]) {
+    await page.setViewportSize(viewport);
+    const { scrollWidth, innerWidth } = (await page.evaluate(
+      '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })')) as { scrollWidth: number; innerWidth: number };
+    expect.soft(scrollWidth, `${label} at ${viewport.width} px scrolls sideways`).toBeLessThanOrEqual(innerWidth);
+    expect.soft(await accessibilityViolations(page), `${label} at ${viewport.width} px`).toEqual([]);
+  }
 }
 
 /**
