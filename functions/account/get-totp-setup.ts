@@ -1,4 +1,5 @@
-import { newTotpSecret, qrCodeDataUrl, totpUri } from '#shared/accounts/totp';
+import { newTotpSecret, totpUri } from '#shared/accounts/totp';
+import { qrCodeDataUrl } from '#shared/views/qr-code';
 import { totpSetupPage } from '#shared/views/security-pages';
 import { batch, factors } from '#shared/runtime';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';

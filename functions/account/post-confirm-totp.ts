@@ -1,5 +1,6 @@
 import { enrolAuthenticator } from '#shared/accounts/second-factor';
-import { qrCodeDataUrl, totpUri } from '#shared/accounts/totp';
+import { totpUri } from '#shared/accounts/totp';
+import { qrCodeDataUrl } from '#shared/views/qr-code';
 import { totpSetupPage } from '#shared/views/security-pages';
 import { batch, factors } from '#shared/runtime';
 import { secure } from '#shared/pages/session';

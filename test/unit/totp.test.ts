@@ -3,9 +3,10 @@ import { crypto } from '@otplib/plugin-crypto-node';
 import { generateSync } from '@otplib/totp';
 import { describe, expect, it } from 'vitest';
 import {
-  newRecoveryCodes, newTotpSecret, normalizeRecoveryCode, qrCodeDataUrl, readFactorCode, RECOVERY_CODE_COUNT, recoveryCodeHash, TOTP_PERIOD,
+  newRecoveryCodes, newTotpSecret, normalizeRecoveryCode, readFactorCode, RECOVERY_CODE_COUNT, recoveryCodeHash, TOTP_PERIOD,
   totpStep, totpStepOf, totpUri,
 } from '#shared/accounts/totp';
+import { qrCodeDataUrl } from '#shared/views/qr-code';
 
 // RFC 6238 Appendix B's SHA-1 seed, "12345678901234567890", in base32.
 const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
