@@ -1,7 +1,8 @@
 import { newTotpSecret, totpUri } from '#shared/accounts/totp';
 import { qrCodeDataUrl } from '#shared/views/qr-code';
 import { totpSetupPage } from '#shared/views/security-pages';
-import { batch, factors } from '#shared/runtime';
+import { factors } from '#shared/runtime';
+import { allOf } from '#shared/data/batch-read';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { TOTP_ISSUER_NAME } from '#shared/pages/security';
 import { redirect } from '#shared/http/responses';
@@ -9,13 +10,14 @@ import { redirect } from '#shared/http/responses';
 /**
  * GET /account/security/totp — an authenticator app's enrolment: its QR code and key, and the form
  * for its first code. The enrolment's secret waits 15 minutes in the table (a reload shows the same
- * one); one BatchGetItem (session, user), one BatchGetItem (factors, enrolment), and a PutItem when a
+ * one); one BatchGetItem (session, user, and the user's factors and enrolment), and a PutItem when a
  * new enrolment starts. An account that has an app already goes back to the security page.
  */
-export const handler = pageHandler({ session: 'required', loginReturn: thisPage }, async ({ signedIn, viewer }) => {
+export const handler = pageHandler({
+  session: 'required', reads: { ofUser: (userId) => allOf([factors.factorsRead(userId), factors.totpEnrolmentRead(userId, new Date())]) }, loginReturn: thisPage,
+}, async ({ signedIn, viewer, ofUser: [stored, enrolment] }) => {
   const { user } = signedIn;
   const now = new Date();
-  const [stored, enrolment] = await batch.read([factors.factorsRead(user.id), factors.totpEnrolmentRead(user.id, now)] as const);
   if (stored.totp) return redirect('/account/security');
   let secret = enrolment;
   if (secret === undefined) {

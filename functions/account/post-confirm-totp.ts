@@ -2,7 +2,7 @@ import { enrolAuthenticator } from '#shared/accounts/second-factor';
 import { totpUri } from '#shared/accounts/totp';
 import { qrCodeDataUrl } from '#shared/views/qr-code';
 import { totpSetupPage } from '#shared/views/security-pages';
-import { batch, factors } from '#shared/runtime';
+import { factors } from '#shared/runtime';
 import { secure } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { RECOVERY_CODES_PATH, RECOVERY_KEY_COOKIE, TOTP_ISSUER_NAME } from '#shared/pages/security';
@@ -14,12 +14,13 @@ import { redirect } from '#shared/http/responses';
  * POST /account/security/totp — the enrolment's first code. Right: two-step sign-in is on
  * (enrolAuthenticator: one TransactWriteItems), and 303 to the recovery codes, shown once, with the
  * cookie of their key. Wrong: the same QR code again with the reason (400), nothing written. No
- * enrolment waiting (it expired): 303 to a new one.
+ * enrolment waiting (it expired): 303 to a new one. The enrolment is read with the session (one BatchGetItem).
  */
-export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account/security/totp' }, async ({ form, signedIn, viewer }) => {
+export const handler = pageHandler({
+  form: true, csrf: true, session: 'required', reads: { ofUser: (userId) => factors.totpEnrolmentRead(userId, new Date()) }, loginReturn: '/account/security/totp',
+}, async ({ form, signedIn, viewer, ofUser: secret }) => {
   const { user } = signedIn;
   const now = Date.now();
-  const [secret] = await batch.read([factors.totpEnrolmentRead(user.id, new Date(now))] as const);
   if (secret === undefined) return redirect('/account/security/totp', 303);
   const result = await enrolAuthenticator(factors, user.id, secret, form.code ?? '', now);
   if (result.outcome === 'already') return redirect('/account/security', 303);

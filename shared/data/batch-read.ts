@@ -50,7 +50,17 @@ export function createBatchReader({ doc, table }: RepoDeps) {
 
     /** Answers several repositories' reads with one BatchGetItem (none when they need no key). */
     async read<const R extends readonly BatchRead<unknown>[]>(reads: R): Promise<Answers<R>> {
-      const items = await getItems(reads.flatMap((r) => r.keys));
+      const all = allOf(reads);
+      return all.parse(await getItems(all.keys));
+    },
+  };
+}
+
+/** Several reads as one, whose answer is theirs in order: for a caller that takes a single read (a page's `ofUser`). */
+export function allOf<const R extends readonly BatchRead<unknown>[]>(reads: R): BatchRead<Answers<R>> {
+  return {
+    keys: reads.flatMap((r) => r.keys),
+    parse: (items) => {
       let offset = 0;
       return reads.map((r) => {
         const own = items.slice(offset, offset + r.keys.length);

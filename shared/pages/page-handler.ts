@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { loginRedirect, pageContext, type PageReads } from '#shared/pages/session';
 import type { SignedIn } from '#shared/data/session-repo';
+import type { BatchRead } from '#shared/data/batch-read';
 import type { Client } from '#shared/domain/client';
 import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/views/html-handler';
 import type { HttpResult } from '#shared/http/responses';
@@ -21,6 +22,11 @@ export interface PageReadsNeed {
   consent?: boolean;
   /** That application's webhook subscription. */
   webhook?: boolean;
+  /**
+   * Items of the signed-in user's own, read with the session by the user id its cookie names (the
+   * page's `ofUser`: for the signed-in user only). `allOf` (batch-read.ts) makes one of several reads.
+   */
+  ofUser?: (userId: string) => BatchRead<unknown>;
 }
 
 /** Where the login page sends a signed-out user back to: a path, or one made from the request and the application read. */
@@ -48,11 +54,17 @@ export interface SessionPage extends PageReads {
   viewer: Viewer;
 }
 
+/** The answer of a page's `ofUser` read: there whenever someone is signed in. */
+type OfUser<N extends PageNeeds> = N extends { reads: { ofUser: (userId: string) => BatchRead<infer T> } }
+  ? N extends { session: 'required' } ? { ofUser: T } : { ofUser?: T }
+  : unknown;
+
 /** What a page's handler is given: the request, and what its needs provided, typed by them. */
 export type Page<N extends PageNeeds> =
   & { event: APIGatewayProxyEventV2 }
   & (N extends { form: true } ? { form: Form } : unknown)
-  & (N extends { session: 'required' } ? SessionPage & { signedIn: SignedIn } : N extends { session: 'optional' } ? SessionPage : unknown);
+  & (N extends { session: 'required' } ? SessionPage & { signedIn: SignedIn } : N extends { session: 'optional' } ? SessionPage : unknown)
+  & OfUser<N>;
 
 /** What the middlewares put on `context.page` as they run. */
 type PageState = Partial<SessionPage> & { form?: Form };
@@ -78,7 +90,10 @@ export const thisPage: LoginReturn = ({ event }) => event.rawPath;
 function sessionRead(reads: PageReadsNeed | undefined): PageMiddleware<PageState> {
   return {
     before: async ({ event, context: { page } }) => {
-      Object.assign(page, await pageContext(event, reads?.client?.(event, page.form ?? {}), reads?.consent, reads?.webhook, reads?.finishesDeletion));
+      Object.assign(page, await pageContext(event, {
+        clientId: reads?.client?.(event, page.form ?? {}), consent: reads?.consent, webhook: reads?.webhook, finishesDeletion: reads?.finishesDeletion,
+        ofUser: reads?.ofUser,
+      }));
     },
   };
 }

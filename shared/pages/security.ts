@@ -1,5 +1,6 @@
 import { SERVICE_NAME } from '#shared/views/theme';
 import { batch, factors, passkeys, sessions } from '#shared/runtime';
+import type { Factors } from '#shared/data/factor-repo';
 import { hashSecret } from '#shared/secrets';
 import type { HttpResult } from '#shared/http/responses';
 import type { PasskeyListing, SessionRow } from '#shared/views/security-pages';
@@ -20,16 +21,17 @@ export interface SecurityState {
 }
 
 /**
- * The security page's state of a user signed in with `sessionId`: BatchGetItem (authenticator app,
- * recovery codes), Query (passkeys) and Query on GSI1 (sessions), the three at once.
+ * The security page's state of a user signed in with `sessionId`: Query (passkeys) and Query on GSI1
+ * (sessions) at once, and a BatchGetItem of the authenticator app and recovery codes alongside
+ * unless the page read them already with its session (`stored`: its `ofUser` read).
  */
-export async function securityState(userId: string, sessionId: string): Promise<SecurityState> {
-  const [[stored], keys, live] = await Promise.all([
-    batch.read([factors.factorsRead(userId)] as const), passkeys.passkeysOf(userId), sessions.sessionsOf(userId),
+export async function securityState(userId: string, sessionId: string, stored?: Factors): Promise<SecurityState> {
+  const [factorsOf, keys, live] = await Promise.all([
+    stored ?? batch.read([factors.factorsRead(userId)] as const).then(([read]) => read), passkeys.passkeysOf(userId), sessions.sessionsOf(userId),
   ]);
   const current = hashSecret(sessionId);
   return {
-    totp: stored.totp, recoveryCodesLeft: stored.recoveryCodeHashes.length,
+    totp: factorsOf.totp, recoveryCodesLeft: factorsOf.recoveryCodeHashes.length,
     passkeys: keys.map((p) => ({ id: hashSecret(p.credentialId), name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
     sessions: live.map((s) => ({ ...s, current: s.id === current })),
   };

@@ -25,27 +25,48 @@ export interface PageReads {
   consent?: Consent;
   /** That application's webhook subscription, when asked for and there is one. */
   webhook?: WebhookSubscription;
+  /** The answer of the page's `ofUser` read, for the signed-in user only. */
+  ofUser?: unknown;
+}
+
+/** What a page reads besides the session (its PageReadsNeed, resolved for the request). */
+export interface PageReadRequest {
+  /** The application the page is about. */
+  clientId?: string;
+  /** The signed-in user's consent to that application. */
+  consent?: boolean;
+  /** That application's webhook subscription. */
+  webhook?: boolean;
+  /** A session of an account being deleted opens the page (the deletion's own pages). */
+  finishesDeletion?: boolean;
+  /** Items of the signed-in user's own (their second factors, say), read by the user id the session cookie names. */
+  ofUser?: (userId: string) => BatchRead<unknown>;
 }
 
 /**
  * What a browser page reads before it acts, in at most one BatchGetItem: the session and its user,
- * and, when `clientId` is given, that application (and, `withConsent`, the user's consent to it;
- * `withWebhook`, its webhook subscription). A session of an account being deleted counts as none,
- * unless `finishesDeletion` (the deletion's own pages).
+ * and, when `clientId` is given, that application (and, `consent`, the user's consent to it;
+ * `webhook`, its webhook subscription); and `ofUser`'s items of the user. The user's own items are
+ * read by the id the session cookie names (`<user id>.<token>`) before the session is checked, and
+ * answered only when the session is live and that user's. A session of an account being deleted
+ * counts as none, unless `finishesDeletion` (the deletion's own pages).
  */
-export async function readPage(
-  event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false, finishesDeletion = false,
-): Promise<PageReads> {
+export async function readPage(event: APIGatewayProxyEventV2, request: PageReadRequest = {}): Promise<PageReads> {
+  const { clientId, consent: withConsent, webhook: withWebhook, finishesDeletion, ofUser } = request;
   const sessionId = readCookie(event, SESSION_COOKIE);
-  const userId = sessionId === undefined || !withConsent ? undefined : sessionUserId(sessionId);
-  const [session, [client], consent, webhook] = await batch.read([
+  const userId = sessionId === undefined || !(withConsent || ofUser) ? undefined : sessionUserId(sessionId);
+  const [session, [client], consent, webhook, own] = await batch.read([
     sessions.signedInRead(sessionId),
     clients.clientsRead([clientId]),
-    consentRead(userId, clientId),
+    withConsent ? consentRead(userId, clientId) : NOTHING,
     withWebhook && isPlausibleClientId(clientId) ? subscriptionRead(clientId) : NOTHING,
+    ofUser && userId ? ofUser(userId) : NOTHING,
   ] as const);
   const signedIn = session?.deleting && !finishesDeletion ? undefined : session;
-  return { signedIn, client, consent: signedIn && client ? consent : undefined, webhook: signedIn && client ? webhook : undefined };
+  return {
+    signedIn, client, consent: signedIn && client ? consent : undefined, webhook: signedIn && client ? webhook : undefined,
+    ...(ofUser && signedIn && signedIn.user.id === userId ? { ofUser: own } : {}),
+  };
 }
 
 /** A read of no item. */
@@ -70,10 +91,8 @@ export function redirectOriginOf(returnTo: string): string[] {
  * The page's reads (see readPage) and what every page needs: the CSRF token and the cookie that
  * carries it, and the viewer shown in the header.
  */
-export async function pageContext(
-  event: APIGatewayProxyEventV2, clientId?: string, withConsent = false, withWebhook = false, finishesDeletion = false,
-): Promise<PageReads & { viewer: Viewer }> {
-  const reads = await readPage(event, clientId, withConsent, withWebhook, finishesDeletion);
+export async function pageContext(event: APIGatewayProxyEventV2, request: PageReadRequest = {}): Promise<PageReads & { viewer: Viewer }> {
+  const reads = await readPage(event, request);
   const { token, cookies } = csrfToken(event, secure);
   return { ...reads, viewer: { email: reads.signedIn?.user.email, csrf: token, cookies } };
 }

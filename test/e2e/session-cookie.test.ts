@@ -272,6 +272,35 @@ describe('session cookie', () => {
       expect(Item).toBeUndefined();
     });
   });
+  describe('a page\'s reads of the user\'s own items (ofUser), made with the session by the user id its cookie names', () => {
+    /** readPage of a request with this session cookie, whose ofUser read answers the user item's e-mail address. */
+    async function readOwnAddress(cookie: string) {
+      const { readPage } = await import('#shared/pages/session');
+      const event = { cookies: [`session=${cookie}`], headers: {} } as unknown as Parameters<typeof readPage>[0];
+      requests.reset();
+      const read = await readPage(event, { ofUser: (userId) => ({ keys: [userKey(userId)], parse: ([item]) => item?.email }) });
+      return { read, operations: [...requests.operations] };
+    }
+
+    it('answer a live session of that user, in the session\'s BatchGetItem', async () => {
+      const { account, cookie } = await signedIn();
+      const { read, operations } = await readOwnAddress(cookie);
+      expect(read.signedIn?.user.id).toBe(account.user.id);
+      expect(read.ofUser).toBe(account.user.email);
+      expect(operations).toEqual(['BatchGetItemCommand']);
+    });
+
+    it('answer nothing for a cookie that names a user but no session of hers, or a session that ended', async () => {
+      const { account, cookie } = await signedIn();
+      const forged = `${account.user.id}.${randomToken()}`;
+      await sessions.deleteSession(cookie);
+      for (const value of [forged, cookie]) {
+        const { read } = await readOwnAddress(value);
+        expect(read.signedIn).toBeUndefined();
+        expect(read).not.toHaveProperty('ofUser');
+      }
+    });
+  });
   describe('the account pages anyone may open', () => {
     // Sign-up and e-mail confirmation need no session, but a signed-in visitor's page reads it (one
     // BatchGetItem) to show who is signed in, on the form and on the answer to its post.
