@@ -15,7 +15,9 @@ import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 /** The kinds of items the service stores. `throttle` has no stand-in to read: a first login finds none (it writes them). */
 export type ItemKind =
   | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'link' | 'reveal' | 'throttle'
-  | 'knownBrowser' | 'mailLimit' | 'webhook' | 'delivery' | 'keySchedule';
+  | 'knownBrowser' | 'mailLimit' | 'webhook' | 'delivery' | 'keySchedule'
+  // Strong sign-in (shared/data/factor-repo.ts, passkey-repo.ts).
+  | 'totp' | 'totpEnrolment' | 'recoveryCodes' | 'recoveryReveal' | 'pendingSignIn' | 'passkey' | 'passkeyClaim' | 'challenge';
 
 export type FloorStep =
   | { op: 'GetItem'; of: ItemKind }
@@ -155,6 +157,10 @@ const STAMP = '2026-01-02T03:04:05.678';
 /** A refresh token (`<user id>.<family id>.<43 characters>`, 117 characters) sealed with the one before it (see sealWith). */
 const SEALED_TOKEN = `c2VhbGVkLWl2LTEy.dGFnLW9mLXNpeHRlZW4tYnl0ZXM.${'x'.repeat(156)}`;
 const SCOPES = ['read_user', 'read_device', 'write_device', 'offline_access'];
+/** An authenticator app's shared secret: 160 bits in base32. */
+const TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+/** A credential id as platform authenticators make them (32 bytes, base64url). */
+const CREDENTIAL_ID = 'q2Zr0Hk8vW1xYc3dE5fG7hJ9kL0mN2pQ4rS6tU8vW0x';
 
 /** The attributes of each kind of item (keys apart), with the service's names and typical sizes. */
 const ITEMS: Record<ItemKind, Record<string, unknown>> = {
@@ -207,6 +213,20 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
       { kid: 'c7d08a1e2f3b4c5d', ref: 'arn:aws:kms:eu-west-1:123456789012:key/7c9e6679-7425-40de-944b-e07fc1f90ae7', createdAt: 1_775_091_845, activateAt: 1_775_099_045 },
     ],
   },
+  totp: { secret: TOTP_SECRET, lastStep: 59_000_000, enrolledAt: STAMP },
+  totpEnrolment: { secret: TOTP_SECRET, expiresAt: 1_800_000_000 },
+  // The hashes of the 10 recovery codes an enrolment makes (a string set).
+  recoveryCodes: { codes: new Set(Array.from({ length: 10 }, (_, i) => `${HASH.slice(0, -2)}${String(i).padStart(2, '0')}`)), createdAt: STAMP },
+  // The 10 codes (19 characters each) sealed for their one showing.
+  recoveryReveal: { sealed: `c2VhbGVkLWl2LTEy.dGFnLW9mLXNpeHRlZW4tYnl0ZXM.${'x'.repeat(267)}`, expiresAt: 1_800_000_000 },
+  pendingSignIn: { userId: USER_ID, expiresAt: 1_800_000_000 },
+  // A passkey: its COSE ES256 public key (77 bytes) in base64url, and what the security page shows.
+  passkey: {
+    credentialId: CREDENTIAL_ID, publicKey: 'x'.repeat(103), counter: 0, transports: ['hybrid', 'internal'], name: 'Work laptop',
+    createdAt: STAMP, lastUsedAt: STAMP, backedUp: true,
+  },
+  passkeyClaim: { userId: USER_ID },
+  challenge: { purpose: 'authenticate', expiresAt: 1_800_000_000 },
   delivery: {
     clientId: CLIENT_ID, webhookId: 'msg_mjwq8ry8c_5a4b3c2d1e0f9a8b7c6d', eventType: 'device.updated', status: 'delivered', attempts: 1,
     payload: JSON.stringify({ type: 'device.updated', timestamp: '2026-01-02T03:04:05.678Z', data: { user_id: USER_ID, device_id: USER_ID, sequence: 7, changes: { active: true } } }),

@@ -14,6 +14,8 @@ import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { createFactorRepo } from '#shared/data/factor-repo';
+import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
@@ -41,6 +43,11 @@ import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent 
 import { BENCH_WEBHOOK_ADDRESS, step, type FloorStep } from './floors.ts';
 import type { WebhookEnds } from './webhook-ends.ts';
 import { initSigningKeys } from '#shared/keys/rotation';
+import { newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';
+import { sealWith } from '#shared/oauth/sealing';
+import { PENDING_SIGN_IN_COOKIE } from '#shared/pages/second-factor';
+import { RECOVERY_KEY_COOKIE } from '#shared/pages/security';
+import { SoftwarePasskey } from '../test/support/software-passkey.ts';
 
 // One realistic, successful call per function (two for the token endpoint), with the bare DynamoDB
 // requests of the same kinds it is compared with, and its floor: the fewest DynamoDB requests (and
@@ -359,6 +366,69 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     return pool(count, 16, (i) => links.createLink('reset-password', accounts[i]!.id));
   };
 
+  // Strong sign-in. Challenges, pending sign-ins and recovery codes waiting to be shown live minutes
+  // (5 to 10), but the cold starts run long after their events are prepared (all functions' events
+  // first, then every cold start: most of an hour in a full run). So those items are prepared as if
+  // made at `later()`, three hours on: the same items, live when the calls come. Sessions made for a
+  // change that asks for a recent sign-in (a passkey's removal) are dated the same way.
+  const factors = createFactorRepo(deps);
+  const passkeyStore = createPasskeyRepo(deps);
+  const later = () => new Date(Date.now() + 3 * 3600_000);
+  const rp = { id: new URL(env.authUrl).hostname, origin: new URL(env.authUrl).origin };
+  /**
+   * `count` accounts with an authenticator app, enrolled through the repository as a right first
+   * code enrols it: each with a session, its 10 recovery codes and the key of their one showing.
+   */
+  const enrolledAccounts = async (count: number) => {
+    const accounts = await freshAccounts(count, true);
+    return pool(count, 16, async (i) => {
+      const user = accounts[i]!;
+      const at = later();
+      const secret = newTotpSecret();
+      const codes = newRecoveryCodes();
+      const revealKey = randomToken();
+      await factors.startTotpEnrolment(user.id, secret, at);
+      const enrolled = await factors.enrolTotp({
+        userId: user.id, secret, step: totpStep(at.getTime()), recoveryCodeHashes: codes.map((c) => recoveryCodeHash(user.id, c)),
+        sealedCodes: sealWith(revealKey, codes.join('\n')), now: at,
+      });
+      if (!enrolled) throw new Error('bench: an enrolment was refused');
+      return { user, codes, revealKey, session: await sessions.createSession(user.id) };
+    });
+  };
+  /** `count` accounts, each with one passkey (made in this process: test/support/software-passkey.ts). */
+  const passkeyAccounts = async (count: number) => {
+    const accounts = await freshAccounts(count, true);
+    return pool(count, 16, async (i) => {
+      const user = accounts[i]!;
+      const passkey = new SoftwarePasskey(user.id);
+      if (await passkeyStore.addPasskey(user.id, passkey.stored('Work laptop')) !== 'added') throw new Error('bench: a passkey was refused');
+      return { user, passkey };
+    });
+  };
+  /**
+   * Gil, whose security page the benchmark reads: an authenticator app, two passkeys and two
+   * browsers signed in. Nothing the other scenarios do touches his account.
+   */
+  const gil = benchUser('Gil', 'Laurent', true);
+  /** Hugo, whose other browsers the benchmark signs out (each call makes one for it). */
+  const hugo = benchUser('Hugo', 'Girard', true);
+  const hugoSession = sessionOf(hugo);
+  const gilSession = once(async () => {
+    const user = await gil();
+    const at = later();
+    const secret = newTotpSecret();
+    const codes = newRecoveryCodes();
+    await factors.startTotpEnrolment(user.id, secret, at);
+    await factors.enrolTotp({
+      userId: user.id, secret, step: totpStep(at.getTime()), recoveryCodeHashes: codes.map((c) => recoveryCodeHash(user.id, c)),
+      sealedCodes: sealWith(randomToken(), codes.join('\n')), now: at,
+    });
+    for (const name of ['Work laptop', 'Phone']) await passkeyStore.addPasskey(user.id, new SoftwarePasskey(user.id).stored(name));
+    await sessions.createSession(user.id);
+    return sessions.createSession(user.id);
+  });
+
   // The bare request kinds, written as the repositories send them.
   const bareGetItem = (Key: Record<string, string>, doc: DynamoDBDocumentClient) => () => doc.send(new GetCommand({ TableName: table, Key }));
   const batchGetWithClient = (doc: DynamoDBDocumentClient, key: Record<string, string>) => doc.send(new BatchGetCommand({
@@ -609,6 +679,64 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       })),
     },
     {
+      name: 'get-second-factor', fn: 'get-second-factor', expectStatus: 200, floor: [],
+      minReason: 'a password was right, no session cookie: the code form only (the pending sign-in is read when the code comes)',
+      events: async (n) => repeat(n, () => authEvent('GET', '/login/second-factor', {
+        query: { return_to: '/account' }, cookies: [`${PENDING_SIGN_IN_COOKIE}=${alice.id}.${randomToken()}`],
+      })),
+    },
+    {
+      name: 'post-second-factor (recovery code)', fn: 'post-second-factor', expectStatus: 303,
+      floor: [
+        step.batchGet('pendingSignIn', 'totp', 'recoveryCodes', 'throttle', 'user'), step.transact('throttle'),
+        step.transact('session', 'pendingSignIn', 'recoveryCodes', 'throttle', 'knownBrowser', 'user'),
+      ],
+      minReason: 'each call an account of its own, with a recovery code (an app\'s code depends on the moment of the call), on a browser '
+        + 'without a known-browser cookie: BatchGetItem(pending sign-in, the factors, the second-factor throttle record, user: the cookie '
+        + 'names the user) + TransactWriteItems(one failure reserved, before the check) + TransactWriteItems(session, the pending sign-in '
+        + 'ended, the code spent, the reservation given back, known browser, the user\'s last sign-in). No alert: a first sign-in',
+      events: async (n) => {
+        const accounts = await enrolledAccounts(n);
+        return pool(n, 16, async (i) => {
+          const { user, codes } = accounts[i]!;
+          const pending = await factors.startPendingSignIn(user.id, later());
+          return authEvent('POST', '/login/second-factor', {
+            cookies: [`${PENDING_SIGN_IN_COOKIE}=${pending}`, `csrf=${csrf}`], form: { csrf, code: codes[0]!, return_to: '/account' },
+          });
+        });
+      },
+    },
+    {
+      name: 'get-passkey-script', fn: 'get-passkey-script', expectStatus: 200, floor: [], minReason: 'static file',
+      events: async (n) => repeat(n, () => authEvent('GET', '/assets/passkeys.js')),
+    },
+    {
+      name: 'post-passkey-options', fn: 'post-passkey-options', expectStatus: 200, floor: [step.put('challenge')],
+      minReason: 'PutItem(the challenge: 5 minutes, single use)',
+      events: async (n) => repeat(n, () => authEvent('POST', '/login/passkey/options', { cookies: [`csrf=${csrf}`], form: { csrf } })),
+    },
+    {
+      name: 'post-passkey-login', fn: 'post-passkey-login', expectStatus: 303,
+      floor: [
+        step.batchGet('throttle', 'passkey', 'user'), step.transact('throttle'), step.delete('challenge'),
+        step.transact('session', 'passkey', 'throttle', 'knownBrowser', 'user'),
+      ],
+      minReason: 'each call an account of its own, on a browser without a known-browser cookie: BatchGetItem(the address\'s throttle '
+        + 'record, the passkey and the user: the answer names both) + TransactWriteItems(one failure reserved, before the check) + '
+        + 'DeleteItem(the challenge, single use) + the signature verified (the WebAuthn library, loaded on first use) + '
+        + 'TransactWriteItems(session, the passkey\'s counter, the reservation given back, known browser, the user\'s last sign-in). No alert: a first sign-in',
+      events: async (n) => {
+        const accounts = await passkeyAccounts(n);
+        return pool(n, 16, async (i) => {
+          const challenge = randomToken();
+          await passkeyStore.createChallenge(challenge, 'authenticate', undefined, later());
+          return authEvent('POST', '/login/passkey', {
+            cookies: [`csrf=${csrf}`], form: { csrf, response: accounts[i]!.passkey.answer(challenge, rp.origin, rp.id), return_to: '/account' },
+          });
+        });
+      },
+    },
+    {
       name: 'post-logout', fn: 'post-logout', expectStatus: 303, floor: [step.delete('session')],
       minReason: 'DeleteItem of the session',
       events: async (n) => (await pool(n, 16, () => sessions.createSession(alice.id))).map((session) =>
@@ -717,8 +845,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       minReason: 'BatchGetItem(session, user) + DeleteItem(the consent: its grant generation ends first) + '
         + 'Query(gsi1: the user\'s token families of the app, one here) + TransactWriteItems(revoke the families: status and TTL)',
       events: async (n) => {
-        const user = await dana();
-        const cookies = await signedIn(danaSession);
+        const user = await hugo();
+        const cookies = await signedIn(hugoSession);
         const apps = await pool(n, 16, async () => {
           const clientId = await createApp(user);
           await activeFamily(clientId, user.id);
@@ -809,6 +937,115 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       }),
     },
     {
+      name: 'get-security', fn: 'get-security', expectStatus: 200,
+      floor: [step.batchGet('session', 'user', 'totp', 'recoveryCodes'), step.query('passkey', 2), step.query('session', 2, 'gsi1')],
+      minReason: 'an authenticator app, two passkeys, two browsers: BatchGetItem(session, user, and the factors: the session cookie names '
+        + 'the user) + Query(the passkeys) and Query(gsi1: the sessions), the two at once',
+      events: async (n) => {
+        const cookies = await signedIn(gilSession);
+        return repeat(n, () => authEvent('GET', '/account/security', { cookies }));
+      },
+    },
+    {
+      name: 'get-totp-setup (new enrolment)', fn: 'get-totp-setup', expectStatus: 200,
+      floor: [step.batchGet('session', 'user', 'totp', 'recoveryCodes', 'totpEnrolment'), step.put('totpEnrolment')],
+      minReason: 'a first visit, each call an account of its own: BatchGetItem(session, user, and the factors and any enrolment waiting) + '
+        + 'PutItem(the new enrolment: its secret waits 15 minutes for the first code); then the QR code drawn',
+      events: async (n) => {
+        const accounts = await freshAccounts(n, true);
+        return pool(n, 16, async (i) => authEvent('GET', '/account/security/totp', {
+          cookies: [`session=${await sessions.createSession(accounts[i]!.id)}`, `csrf=${csrf}`],
+        }));
+      },
+    },
+    {
+      // A right first code depends on the moment of the call, which a cold start's prepared event cannot know: the page's
+      // answer to a mistyped code is measured (the right code's transaction is counted in test/e2e/request-counts.test.ts).
+      name: 'post-confirm-totp (wrong code)', fn: 'post-confirm-totp', expectStatus: 400,
+      floor: [step.batchGet('session', 'user', 'totpEnrolment')],
+      minReason: 'an enrolment waiting, a code that is not its: BatchGetItem(session, user, and the enrolment) and the QR code drawn again; nothing written',
+      events: async (n) => {
+        const [user] = await freshAccounts(1, true);
+        await factors.startTotpEnrolment(user!.id, newTotpSecret(), later());
+        const cookies = [`session=${await sessions.createSession(user!.id)}`, `csrf=${csrf}`];
+        return repeat(n, () => authEvent('POST', '/account/security/totp', { cookies, form: { csrf, code: '000000' } }));
+      },
+    },
+    {
+      name: 'get-recovery-codes', fn: 'get-recovery-codes', expectStatus: 200,
+      floor: [step.batchGet('session', 'user'), step.delete('recoveryReveal')],
+      minReason: 'right after an enrolment, each call an account of its own: BatchGetItem(session, user) + DeleteItem(the sealed codes, '
+        + 'returned: shown once) and the codes unsealed with the browser\'s key',
+      events: async (n) => (await enrolledAccounts(n)).map(({ session, revealKey }) => authEvent('GET', '/account/security/recovery-codes', {
+        cookies: [`session=${session}`, `csrf=${csrf}`, `${RECOVERY_KEY_COOKIE}=${revealKey}`],
+      })),
+    },
+    {
+      name: 'post-remove-totp (recovery code)', fn: 'post-remove-totp', expectStatus: 303,
+      floor: [step.batchGet('session', 'user', 'totp', 'recoveryCodes', 'throttle'), step.transact('throttle'), step.transact('totp', 'recoveryCodes', 'user')],
+      minReason: 'each call an account of its own, with a recovery code (an app\'s code depends on the moment of the call): '
+        + 'BatchGetItem(session, user, the factors and the second-factor throttle record) + TransactWriteItems(one failure reserved '
+        + 'on the record, before the check) + TransactWriteItems(the app and the codes deleted, the code spent by the condition, the user\'s flag off)',
+      events: async (n) => (await enrolledAccounts(n)).map(({ session, codes }) => authEvent('POST', '/account/security/totp/remove', {
+        cookies: [`session=${session}`, `csrf=${csrf}`], form: { csrf, code: codes[0]! },
+      })),
+    },
+    {
+      name: 'post-passkey-registration-options', fn: 'post-passkey-registration-options', expectStatus: 200,
+      floor: [step.batchGet('session', 'user'), step.query('passkey', 2), step.put('challenge')],
+      minReason: 'two passkeys already: BatchGetItem(session, user) + Query(the passkeys, which the options exclude) and PutItem(the challenge)',
+      events: async (n) => {
+        const cookies = await signedIn(gilSession);
+        return repeat(n, () => authEvent('POST', '/account/security/passkeys/options', { cookies, form: { csrf } }));
+      },
+    },
+    {
+      name: 'post-add-passkey', fn: 'post-add-passkey', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.delete('challenge'), step.transact('passkey', 'passkeyClaim', 'user')],
+      minReason: 'each call an account of its own, with its registration\'s challenge: BatchGetItem(session, user) + DeleteItem(the challenge, '
+        + 'single use) + the answer verified (the WebAuthn library, loaded on first use) + TransactWriteItems(passkey, claim of its credential id, the user\'s count)',
+      events: async (n) => {
+        const accounts = await freshAccounts(n, true);
+        return pool(n, 16, async (i) => {
+          const user = accounts[i]!;
+          const challenge = randomToken();
+          await passkeyStore.createChallenge(challenge, 'register', user.id, later());
+          return authEvent('POST', '/account/security/passkeys', {
+            cookies: [`session=${await sessions.createSession(user.id)}`, `csrf=${csrf}`],
+            form: { csrf, name: 'Work laptop', response: new SoftwarePasskey(user.id).registration(challenge, rp.origin, rp.id) },
+          });
+        });
+      },
+    },
+    {
+      name: 'post-remove-passkey', fn: 'post-remove-passkey', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.transact('passkey', 'passkeyClaim', 'user')],
+      minReason: 'a recent sign-in, each call an account of its own: BatchGetItem(session, user) + TransactWriteItems(passkey, claim, the user\'s count)',
+      events: async (n) => {
+        const accounts = await passkeyAccounts(n);
+        return pool(n, 16, async (i) => {
+          const { user, passkey } = accounts[i]!;
+          // Signed in "later": a removal asks for a sign-in within 10 minutes, and the cold starts come long after this.
+          const session = await sessions.createSession(user.id, later());
+          return authEvent('POST', '/account/security/passkeys/{passkey_id}/remove', {
+            cookies: [`session=${session}`, `csrf=${csrf}`], form: { csrf }, pathParameters: { passkey_id: hashSecret(passkey.credentialId) },
+          });
+        });
+      },
+    },
+    {
+      name: 'post-end-session', fn: 'post-end-session', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.delete('session')],
+      minReason: 'BatchGetItem(session, user) + DeleteItem(the other browser\'s session, on condition it is the user\'s)',
+      events: async (n) => {
+        const user = await hugo();
+        const cookies = await signedIn(hugoSession);
+        return pool(n, 16, async () => authEvent('POST', '/account/security/sessions/{session_id}/end', {
+          cookies, form: { csrf }, pathParameters: { session_id: hashSecret(await sessions.createSession(user.id)) },
+        }));
+      },
+    },
+    {
       name: 'get-developer', fn: 'get-developer', expectStatus: 200, floor: [step.batchGet('session', 'user'), step.query('client', 2, 'gsi1')],
       minReason: 'BatchGetItem(session, user) + Query(gsi1: the developer\'s applications, two here)',
       events: async (n) => {
@@ -892,8 +1129,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families and consents, one family here) + '
         + 'TransactWriteItems(delete the client, revoke the families with their TTL, delete the consents): one transaction up to 100 items (its webhook subscription included)',
       events: async (n) => {
-        const user = await dana();
-        const cookies = await signedIn(danaSession);
+        const user = await hugo();
+        const cookies = await signedIn(hugoSession);
         const apps = await pool(n, 16, async () => {
           const clientId = await createApp(user);
           await activeFamily(clientId, user.id);

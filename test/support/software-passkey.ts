@@ -22,11 +22,38 @@ export class SoftwarePasskey {
 
   /** The passkey as the service stores it after a registration. */
   stored(name = 'Software key'): StoredPasskey {
+    return { credentialId: this.credentialId, publicKey: this.coseKey().toString('base64url'), counter: 0, transports: ['internal'], name, createdAt: '2026-11-27T10:00:00.000', backedUp: false };
+  }
+
+  /** The public key as a COSE EC2 key, CBOR-encoded: {1: 2 (EC2), 3: -7 (ES256), -1: 1 (P-256), -2: x, -3: y}. */
+  private coseKey(): Buffer {
     const x = Buffer.from(this.publicJwk.x, 'base64url');
     const y = Buffer.from(this.publicJwk.y, 'base64url');
-    // CBOR map of the COSE EC2 key: {1: 2 (EC2), 3: -7 (ES256), -1: 1 (P-256), -2: x, -3: y}
-    const cose = Buffer.concat([Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]), x, Buffer.from([0x22, 0x58, 0x20]), y]);
-    return { credentialId: this.credentialId, publicKey: cose.toString('base64url'), counter: 0, transports: ['internal'], name, createdAt: '2026-11-27T10:00:00.000', backedUp: false };
+    return Buffer.concat([Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]), x, Buffer.from([0x22, 0x58, 0x20]), y]);
+  }
+
+  /**
+   * The JSON a browser sends for registration options with `challenge`, from `origin`, for RP id
+   * `rpId`: a `none` attestation whose authenticator data (UP, UV and AT flags) carries the credential.
+   */
+  registration(challenge: string, origin: string, rpId: string): string {
+    const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge, origin, crossOrigin: false }));
+    const credentialId = Buffer.from(this.credentialId, 'base64url');
+    const idLength = Buffer.alloc(2);
+    idLength.writeUInt16BE(credentialId.length);
+    const authData = Buffer.concat([
+      createHash('sha256').update(rpId).digest(), Buffer.from([0x45]), Buffer.alloc(4), Buffer.alloc(16), idLength, credentialId, this.coseKey(),
+    ]);
+    if (authData.length > 0xff) throw new Error('authenticator data too long for a one-byte CBOR length');
+    // CBOR map {fmt: "none", attStmt: {}, authData: bytes}
+    const attestationObject = Buffer.concat([
+      Buffer.from([0xa3, 0x63]), Buffer.from('fmt'), Buffer.from([0x64]), Buffer.from('none'), Buffer.from([0x67]), Buffer.from('attStmt'),
+      Buffer.from([0xa0, 0x68]), Buffer.from('authData'), Buffer.from([0x58, authData.length]), authData,
+    ]);
+    return JSON.stringify({
+      id: this.credentialId, rawId: this.credentialId, type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'platform',
+      response: { clientDataJSON: clientDataJSON.toString('base64url'), attestationObject: attestationObject.toString('base64url'), transports: ['internal'] },
+    });
   }
 
   /** The JSON a browser sends for sign-in options with `challenge`, from `origin`, for RP id `rpId`. */
