@@ -70,6 +70,7 @@ export function securityPage(viewer: Viewer, state: {
   };
   return render(viewer, 'Sign-in and security', html`<div class="card"><h1>Sign-in and security</h1>
     ${state.done ? html`<p class="notice" role="status">${notices[state.done]}</p>` : ''}
+    ${state.error ? html`<p class="error" role="alert">Two-step sign-in is still on: <a href="#code">${state.error}</a></p>` : ''}
     <p><a href="/account">Back to your account</a></p></div>
     <div class="card" id="passkeys"><h2>Passkeys</h2>
     <p>A passkey signs you in with your device’s screen lock, fingerprint or face, without a password, and counts as your second step too.</p>

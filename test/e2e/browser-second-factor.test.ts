@@ -92,6 +92,10 @@ describe('two-step sign-in in a real browser', { timeout: 90_000 }, () => {
     // Turn it off with the next code
     vi.setSystemTime(t + 60_000);
     await page.goto(`${service.authUrl}/account/security`);
+    await page.getByLabel('A code from your authenticator app, or a recovery code').fill('12345');
+    await page.getByRole('button', { name: 'Turn off' }).click();
+    await page.getByRole('alert').getByRole('link', { name: /^Enter the 6-digit code/ }).waitFor();
+    await checkLayout(page, 'security page with a wrong code');
     await page.getByLabel('A code from your authenticator app, or a recovery code').fill(codeAt(secret, t + 60_000));
     await page.getByRole('button', { name: 'Turn off' }).click();
     await page.getByText('Two-step sign-in is off').waitFor();
