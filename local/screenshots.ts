@@ -1,7 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { base32 } from '@otplib/plugin-base32-scure';
+import { crypto } from '@otplib/plugin-crypto-node';
+import { generateSync } from '@otplib/totp';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '#local/chromium';
 import type { ExampleApp } from '#local/example-app';
 import type { LocalService } from '#local/service';
@@ -13,8 +16,10 @@ import type { LocalService } from '#local/service';
 const USAGE = `Usage: npm run screenshots [-- --out <folder>]
 
 Starts the local service and the example app on free ports, drives Chromium through the login,
-consent, account, developer console, error and example-app pages as the demo user, and writes
-<page>-390.png and <page>-1280.png (the viewport only) into docs/screenshots/ or <folder>.`;
+consent, account, developer console, error and example-app pages as the demo user Alice, and through
+the sign-in and security pages as Bob (who adds two passkeys and an authenticator app on the way),
+and writes <page>-390.png and <page>-1280.png (the viewport only; the whole of the security page)
+into docs/screenshots/ or <folder>.`;
 
 const VIEWPORTS = [{ width: 390, height: 844 }, { width: 1280, height: 800 }];
 
@@ -25,7 +30,10 @@ const { createDocumentClient } = await import('#shared/data/dynamodb');
 const { startExampleApp } = await import('#local/example-app');
 const { DEMO_CLIENT, DEMO_TV_CLIENT, DEMO_USERS } = await import('#local/seed');
 const { startLocalService } = await import('#local/service');
-const [alice] = DEMO_USERS;
+const [alice, bob] = DEMO_USERS;
+const CONTEXT_OPTIONS = { locale: 'en-GB', deviceScaleFactor: 1 } as const;
+// The other browser in Bob's list of signed-in browsers: a phone's Safari, as a person would have.
+const PHONE_USER_AGENT = 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1';
 
 function parseArgs(argv: string[]): { out: string } {
   let out = 'docs/screenshots';
@@ -44,15 +52,91 @@ function parseArgs(argv: string[]): { out: string } {
   return { out: resolve(out) };
 }
 
-async function shoot(page: Page, out: string, name: string, width: number): Promise<void> {
+async function shoot(page: Page, out: string, name: string, width: number, fullPage = false): Promise<void> {
   const path = join(out, `${name}-${width}.png`);
-  await page.screenshot({ path, fullPage: false, animations: 'disabled' });
+  await page.screenshot({ path, fullPage, animations: 'disabled' });
   console.log(`  ${path}`);
+}
+
+/** The page as it is now, at each viewport in turn (the same page resized: it holds a state a new context would lose). */
+async function shootEachWidth(page: Page, out: string, name: string, fullPage = false): Promise<void> {
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize(viewport);
+    await shoot(page, out, name, viewport.width, fullPage);
+  }
+}
+
+async function signIn(page: Page, service: LocalService, account: { user: { email: string }; password: string }): Promise<void> {
+  await page.goto(`${service.authUrl}/login`);
+  await page.getByLabel('E-mail address').fill(account.user.email);
+  await page.getByLabel('Password').fill(account.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * Bob's strong sign-in, prepared through the pages as he would: signed in on his phone and here, two
+ * passkeys added (each made by its own virtual authenticator of Chromium's DevTools protocol, as the
+ * browser tests do: an authenticator refuses a second passkey of the same account), the authenticator
+ * app set up (its code computed from the key the page shows); then his security page, and the second
+ * step of his next sign-in. Run once, after the walks: Alice's sign-ins stay password-only.
+ */
+async function walkSecurity(browser: Browser, service: LocalService, out: string): Promise<void> {
+  const contexts: BrowserContext[] = [];
+  const open = async (options: { userAgent?: string } = {}) => {
+    const context = await browser.newContext({ ...CONTEXT_OPTIONS, viewport: VIEWPORTS[0], ...options });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    return page;
+  };
+  try {
+    const phone = await open({ userAgent: PHONE_USER_AGENT });
+    await signIn(phone, service, bob);
+    await phone.getByRole('heading', { name: 'Your account' }).waitFor();
+
+    const page = await open();
+    await signIn(page, service, bob);
+    await page.getByRole('heading', { name: 'Your account' }).waitFor();
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    for (const name of ['Work laptop', 'Phone']) {
+      const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      });
+      await page.goto(`${service.authUrl}/account/security`);
+      await page.getByLabel('Name of the new passkey').fill(name);
+      await page.getByRole('button', { name: 'Add a passkey' }).click();
+      await page.getByText('Your passkey is added: use it to sign in.').waitFor();
+      await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
+    }
+
+    await page.getByRole('link', { name: 'Set up an authenticator app' }).click();
+    const qr = page.getByRole('img', { name: 'QR code to add this account to an authenticator app' });
+    await qr.evaluate((img) => (img as unknown as { decode(): Promise<void> }).decode());
+    await shootEachWidth(page, out, 'authenticator-setup');
+    const secret = (await page.locator('#totp-secret').innerText()).replace(/\s/g, '');
+    await page.getByLabel('Code from the app').fill(generateSync({ secret, crypto, base32, epoch: Math.floor(Date.now() / 1000) }));
+    await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
+    await page.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
+
+    await page.getByRole('link', { name: 'I have saved them' }).click();
+    await page.getByText('10 recovery codes left.').waitFor();
+    // The whole page: its passkeys, the app and the browsers do not fit in one viewport.
+    await shootEachWidth(page, out, 'security', true);
+
+    // His next sign-in, in a browser of no passkey: the password, then the second step.
+    const next = await open();
+    await signIn(next, service, bob);
+    await next.getByRole('heading', { name: 'Two-step sign-in' }).waitFor();
+    await shootEachWidth(next, out, 'second-factor');
+  } finally {
+    for (const context of contexts) await context.close();
+  }
 }
 
 /** One pass through the pages at one viewport, in a fresh browser context (signed out). */
 async function walk(browser: Browser, service: LocalService, app: ExampleApp, out: string, viewport: { width: number; height: number }) {
-  const context = await browser.newContext({ viewport, locale: 'en-GB', deviceScaleFactor: 1 });
+  const context = await browser.newContext({ ...CONTEXT_OPTIONS, viewport });
   try {
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
@@ -134,6 +218,7 @@ try {
   stops.push(() => browser.close());
   console.log(`Writing screenshots to ${out}:`);
   for (const viewport of VIEWPORTS) await walk(browser, service, app, out, viewport);
+  await walkSecurity(browser, service, out);
 } catch (error) {
   failed = true;
   console.error(error);

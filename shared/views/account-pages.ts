@@ -20,6 +20,8 @@ interface FieldOptions {
   value?: string;
   error?: string;
   autocomplete?: string;
+  /** The keyboard a phone shows: `numeric` for a field of digits only. */
+  inputmode?: 'numeric';
   required?: boolean;
   hint?: string;
 }
@@ -29,7 +31,7 @@ export function field(o: FieldOptions): Html {
   const describedBy = [o.error ? `${o.name}-error` : '', o.hint ? `${o.name}-hint` : ''].filter(Boolean).join(' ');
   const input = o.type === 'textarea'
     ? html`<textarea id="${o.name}" name="${o.name}" ${o.required ? html`required` : ''} ${describedBy ? html`aria-describedby="${describedBy}"` : ''} ${o.error ? html`aria-invalid="true"` : ''}>${o.value ?? ''}</textarea>`
-    : html`<input id="${o.name}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}" ${o.autocomplete ? html`autocomplete="${o.autocomplete}"` : ''} ${o.required ? html`required` : ''} ${describedBy ? html`aria-describedby="${describedBy}"` : ''} ${o.error ? html`aria-invalid="true"` : ''}>`;
+    : html`<input id="${o.name}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}" ${o.autocomplete ? html`autocomplete="${o.autocomplete}"` : ''} ${o.inputmode ? html`inputmode="${o.inputmode}"` : ''} ${o.required ? html`required` : ''} ${describedBy ? html`aria-describedby="${describedBy}"` : ''} ${o.error ? html`aria-invalid="true"` : ''}>`;
   return html`<label for="${o.name}">${o.label}</label>${input}
     ${o.hint ? html`<p class="muted" id="${o.name}-hint">${o.hint}</p>` : ''}
     ${o.error ? html`<p class="error" id="${o.name}-error">${o.error}</p>` : ''}`;

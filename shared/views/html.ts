@@ -71,6 +71,7 @@ ul.apps p{margin:.25rem 0 0}
 ul.scopes{padding-left:1.25rem}
 code,.secret{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
 .secret{display:block;background:var(--brand-soft);border:1px solid var(--line);padding:.5rem;border-radius:.5rem}
+.secret.grouped{word-break:normal}
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:.4rem;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
 form.inline{display:inline}

@@ -70,6 +70,7 @@ export function securityPage(viewer: Viewer, state: {
   };
   return render(viewer, 'Sign-in and security', html`<div class="card"><h1>Sign-in and security</h1>
     ${state.done ? html`<p class="notice" role="status">${notices[state.done]}</p>` : ''}
+    ${state.error ? html`<p class="error" role="alert">Two-step sign-in is still on: <a href="#code">${state.error}</a></p>` : ''}
     <p><a href="/account">Back to your account</a></p></div>
     <div class="card" id="passkeys"><h2>Passkeys</h2>
     <p>A passkey signs you in with your device’s screen lock, fingerprint or face, without a password, and counts as your second step too.</p>
@@ -110,11 +111,11 @@ export function totpSetupPage(viewer: Viewer, setup: { secret: string; qrCode: s
     <ol>
       <li>Open your authenticator app and scan this code.
         <img src="${setup.qrCode}" width="200" height="200" alt="QR code to add this account to an authenticator app"></li>
-      <li>Cannot scan? Type this key into the app instead: <code id="totp-secret">${grouped}</code></li>
+      <li>Cannot scan? Type this key into the app instead: <code class="secret grouped" id="totp-secret">${grouped}</code></li>
       <li>Enter the 6-digit code the app then shows.</li>
     </ol>
     <form method="post" action="/account/security/totp" novalidate>${csrfField(viewer)}
-      ${field({ name: 'code', label: 'Code from the app', error: setup.error, autocomplete: 'one-time-code', required: true })}
+      ${field({ name: 'code', label: 'Code from the app', error: setup.error, autocomplete: 'one-time-code', inputmode: 'numeric', required: true })}
       <div class="actions"><button type="submit">Turn on two-step sign-in</button></div></form>
     <p class="muted"><a href="/account/security">Cancel</a></p></div>`, setup.status);
 }
@@ -128,7 +129,7 @@ export function recoveryCodesPage(viewer: Viewer, codes: string[] | undefined): 
   }
   return render(viewer, 'Your recovery codes', html`<div class="card"><h1>Your recovery codes</h1>
     <p class="notice" role="status">Two-step sign-in is on.</p>
-    <p>If you lose your phone, each of these codes signs you in once in place of the app's code. Keep them somewhere safe:
+    <p>If you lose your phone, each of these codes signs you in once in place of the app’s code. Keep them somewhere safe:
       <strong>they are shown only now</strong>.</p>
     <ul class="scopes" id="recovery-codes">${codes.map((code) => html`<li><code>${code}</code></li>`)}</ul>
     <p><a class="button" href="/account/security">I have saved them</a></p></div>`);

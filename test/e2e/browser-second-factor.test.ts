@@ -56,6 +56,7 @@ describe('two-step sign-in in a real browser', { timeout: 90_000 }, () => {
     expect(await qr.evaluate((img) => (img as unknown as { complete: boolean; naturalWidth: number }).complete && (img as unknown as { naturalWidth: number }).naturalWidth > 0)).toBe(true);
     await checkLayout(page, 'authenticator setup');
     const secret = (await page.locator('#totp-secret').innerText()).replace(/\s/g, '');
+    expect(await page.getByLabel('Code from the app').getAttribute('inputmode')).toBe('numeric'); // a phone's digit keyboard
     await page.getByLabel('Code from the app').fill('000000' === codeAt(secret, t) ? '111111' : '000000');
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
     await page.getByText('That code is not right.').waitFor();
@@ -92,6 +93,10 @@ describe('two-step sign-in in a real browser', { timeout: 90_000 }, () => {
     // Turn it off with the next code
     vi.setSystemTime(t + 60_000);
     await page.goto(`${service.authUrl}/account/security`);
+    await page.getByLabel('A code from your authenticator app, or a recovery code').fill('12345');
+    await page.getByRole('button', { name: 'Turn off' }).click();
+    await page.getByRole('alert').getByRole('link', { name: /^Enter the 6-digit code/ }).waitFor();
+    await checkLayout(page, 'security page with a wrong code');
     await page.getByLabel('A code from your authenticator app, or a recovery code').fill(codeAt(secret, t + 60_000));
     await page.getByRole('button', { name: 'Turn off' }).click();
     await page.getByText('Two-step sign-in is off').waitFor();

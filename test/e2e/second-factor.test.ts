@@ -368,6 +368,8 @@ describe('two-step sign-in', () => {
       // Assess
       expect(wrong.status).toBe(401);
       expect(errorOf(wrong)).toContain('That code is not right.');
+      // Said at the top too, where the page opens (the form is below the fold on a phone), linked to the field.
+      expect(wrong.text).toMatch(/<h1>Sign-in and security<\/h1>\s*<p class="error" role="alert">Two-step sign-in is still on: <a href="#code">That code is not right\./);
       expect(removed).toMatchObject({ status: 303, location: '/account/security?done=totp-removed' });
       expect(textOf((await b.get(removed.location!)).text)).toContain('Two-step sign-in is off');
       expect(await stored(totpKey(account.user.id))).toBeUndefined();
