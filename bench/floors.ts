@@ -243,6 +243,8 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   code: { status: 'active', activeTokenHash: HASH, createdAt: STAMP },
   client: { secretHash: HASH },
   mailLimit: { sent: 2, expiresAt: 1_800_000_000 },
+  // One failure reserved on a single record (a second factor's, an address's): the three-record login reserves in a transaction.
+  throttle: { failures: 1, nextAttemptAt: 1_800_000_000_000, expiresAt: 1_800_000_000 },
   webhook: { url: 'https://dashboard.example.com/webhooks', updatedAt: STAMP },
   // An attempt recorded: delivered (the function also adds one to `attempts`).
   delivery: { status: 'delivered', lastAttemptAt: '2026-01-02T03:04:05.900Z', lastStatusCode: 204, lastLatencyMs: 3, attempts: 1 },

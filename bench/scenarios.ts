@@ -688,12 +688,12 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     {
       name: 'post-second-factor (recovery code)', fn: 'post-second-factor', expectStatus: 303,
       floor: [
-        step.batchGet('pendingSignIn', 'totp', 'recoveryCodes', 'throttle', 'user'), step.transact('throttle'),
+        step.batchGet('pendingSignIn', 'totp', 'recoveryCodes', 'throttle', 'user'), step.update('throttle'),
         step.transact('session', 'pendingSignIn', 'recoveryCodes', 'throttle', 'knownBrowser', 'user'),
       ],
       minReason: 'each call an account of its own, with a recovery code (an app\'s code depends on the moment of the call), on a browser '
         + 'without a known-browser cookie: BatchGetItem(pending sign-in, the factors, the second-factor throttle record, user: the cookie '
-        + 'names the user) + TransactWriteItems(one failure reserved, before the check) + TransactWriteItems(session, the pending sign-in '
+        + 'names the user) + UpdateItem(one failure reserved, before the check) + TransactWriteItems(session, the pending sign-in '
         + 'ended, the code spent, the reservation given back, known browser, the user\'s last sign-in). No alert: a first sign-in',
       events: async (n) => {
         const accounts = await enrolledAccounts(n);
@@ -718,11 +718,11 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     {
       name: 'post-passkey-login', fn: 'post-passkey-login', expectStatus: 303,
       floor: [
-        step.batchGet('throttle', 'passkey', 'user'), step.transact('throttle'), step.delete('challenge'),
+        step.batchGet('throttle', 'passkey', 'user'), step.update('throttle'), step.delete('challenge'),
         step.transact('session', 'passkey', 'throttle', 'knownBrowser', 'user'),
       ],
       minReason: 'each call an account of its own, on a browser without a known-browser cookie: BatchGetItem(the address\'s throttle '
-        + 'record, the passkey and the user: the answer names both) + TransactWriteItems(one failure reserved, before the check) + '
+        + 'record, the passkey and the user: the answer names both) + UpdateItem(one failure reserved, before the check) + '
         + 'DeleteItem(the challenge, single use) + the signature verified (the WebAuthn library, loaded on first use) + '
         + 'TransactWriteItems(session, the passkey\'s counter, the reservation given back, known browser, the user\'s last sign-in). No alert: a first sign-in',
       events: async (n) => {
@@ -982,9 +982,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-remove-totp (recovery code)', fn: 'post-remove-totp', expectStatus: 303,
-      floor: [step.batchGet('session', 'user', 'totp', 'recoveryCodes', 'throttle'), step.transact('throttle'), step.transact('totp', 'recoveryCodes', 'user')],
+      floor: [step.batchGet('session', 'user', 'totp', 'recoveryCodes', 'throttle'), step.update('throttle'), step.transact('totp', 'recoveryCodes', 'user')],
       minReason: 'each call an account of its own, with a recovery code (an app\'s code depends on the moment of the call): '
-        + 'BatchGetItem(session, user, the factors and the second-factor throttle record) + TransactWriteItems(one failure reserved '
+        + 'BatchGetItem(session, user, the factors and the second-factor throttle record) + UpdateItem(one failure reserved '
         + 'on the record, before the check) + TransactWriteItems(the app and the codes deleted, the code spent by the condition, the user\'s flag off)',
       events: async (n) => (await enrolledAccounts(n)).map(({ session, codes }) => authEvent('POST', '/account/security/totp/remove', {
         cookies: [`session=${session}`, `csrf=${csrf}`], form: { csrf, code: codes[0]! },

@@ -8,6 +8,7 @@ import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 import {
   createThrottleRepo, THROTTLE_MEMORY_SECONDS, type Reservation, type ThrottleRecord, type ThrottleRepo, type ThrottleScope,
 } from '#shared/data/throttle-repo';
+import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
 
 // Login throttle records and known browsers through the repository on DynamoDB Local: what a guesser
@@ -120,6 +121,55 @@ describe('throttle repository', () => {
       ],
     });
     expect(failuresOf(await throttle.getRecords(account, address, T + 5 * SECOND))).toEqual([4, 4, 4]);
+  });
+
+  describe('a single record (a second factor\'s, a passkey sign-in\'s address)', () => {
+    const secondFactorRecord = async (userId: string, now: number) => (await batch.read([throttle.secondFactorRecordRead(userId, now)] as const))[0];
+    const reserveSecondFactor = async (record: ThrottleRecord, now: number) => throttle.reserve(reservationsOf([record], now), now);
+
+    it('is reserved by one UpdateItem, not a transaction; past its free attempts only with the count read and the wait over', async () => {
+      const userId = randomUUID();
+      const requests = countRequests(doc);
+      try {
+        const stale = await secondFactorRecord(userId, T);
+        requests.reset();
+        const outcomes = [];
+        for (let i = 0; i < FREE_ATTEMPTS['second-factor'] + 2; i++) outcomes.push(await reserveSecondFactor(stale, T));
+
+        expect(requests.operations).toEqual(Array.from({ length: FREE_ATTEMPTS['second-factor'] + 2 }, () => 'UpdateItemCommand'));
+        expect(outcomes.map((outcome) => outcome.reserved)).toEqual([...Array.from({ length: FREE_ATTEMPTS['second-factor'] }, () => true), false, false]);
+      } finally {
+        requests.detach();
+      }
+      const read = await secondFactorRecord(userId, T);
+      expect(read).toMatchObject({ failures: FREE_ATTEMPTS['second-factor'], stored: 'live' });
+      expect(await reserveSecondFactor(read, read.nextAttemptAt)).toEqual({ reserved: true });
+    });
+
+    it('refused, says how the record stands now, and writes nothing', async () => {
+      const userId = randomUUID();
+      const stale = await secondFactorRecord(userId, T);
+      for (let i = 0; i < FREE_ATTEMPTS['second-factor']; i++) await reserveSecondFactor(await secondFactorRecord(userId, T), T);
+      const before = await rawItem('second-factor', userId);
+
+      const outcome = await reserveSecondFactor(stale, T);
+
+      const stored = await secondFactorRecord(userId, T);
+      expect(stored).toMatchObject({ failures: FREE_ATTEMPTS['second-factor'], stored: 'live' });
+      expect(stored.nextAttemptAt).toBeGreaterThan(T);
+      expect(outcome).toEqual({ reserved: false, current: [stored] });
+      expect(await rawItem('second-factor', userId)).toEqual(before);
+    });
+
+    it('lets 20 parallel attempts that read the same count take the free attempts, and no more', async () => {
+      const userId = randomUUID();
+      const stale = await secondFactorRecord(userId, T);
+
+      const outcomes = await Promise.all(Array.from({ length: 20 }, () => reserveSecondFactor(stale, T)));
+
+      expect(outcomes.filter((outcome) => outcome.reserved)).toHaveLength(FREE_ATTEMPTS['second-factor']);
+      expect((await secondFactorRecord(userId, T)).failures).toBe(FREE_ATTEMPTS['second-factor']);
+    });
   });
 
   it('refuses all three reservations when one record refuses: an address over its limit counts nothing against a fresh account', async () => {
