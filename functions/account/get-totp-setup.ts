@@ -24,5 +24,6 @@ export const handler = pageHandler({
     secret = newTotpSecret();
     await factors.startTotpEnrolment(user.id, secret, now);
   }
-  return totpSetupPage(viewer, { secret, qrCode: qrCodeDataUrl(totpUri(secret, user.email, TOTP_ISSUER_NAME)) });
+  const uri = totpUri(secret, user.email, TOTP_ISSUER_NAME);
+  return totpSetupPage(viewer, { secret, uri, qrCode: qrCodeDataUrl(uri) });
 });

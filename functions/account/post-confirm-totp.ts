@@ -25,8 +25,9 @@ export const handler = pageHandler({
   const result = await enrolAuthenticator(factors, user.id, secret, form.code ?? '', now);
   if (result.outcome === 'already') return redirect('/account/security', 303);
   if (result.outcome === 'wrong') {
+    const uri = totpUri(secret, user.email, TOTP_ISSUER_NAME);
     return totpSetupPage(viewer, {
-      secret, qrCode: qrCodeDataUrl(totpUri(secret, user.email, TOTP_ISSUER_NAME)), status: 400,
+      secret, uri, qrCode: qrCodeDataUrl(uri), status: 400,
       error: 'That code is not right. Enter the 6-digit code the app shows now for this account.',
     });
   }

@@ -17,7 +17,7 @@ export const handler = pageHandler({ form: true, csrf: true, session: 'required'
   if (Date.now() / 1000 - signedIn.signedInAt > RECENT_SIGN_IN_SECONDS) {
     return securityPage(viewer, {
       ...(await securityState(signedIn.user.id, signedIn.sessionId)), status: 403, signInAgain: true,
-      passkeyError: 'To remove a passkey, sign in again first: your last sign-in was more than 10 minutes ago.',
+      passkeyListError: 'To remove a passkey, sign in again first: your last sign-in was more than 10 minutes ago.',
     });
   }
   if (!/^[A-Za-z0-9_-]{43}$/.test(passkeyId) || !(await passkeys.removePasskey(signedIn.user.id, passkeyId))) {

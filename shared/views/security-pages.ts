@@ -58,6 +58,8 @@ export function secondFactorPage(options: {
 export function securityPage(viewer: Viewer, state: {
   totp?: { enrolledAt: string }; recoveryCodesLeft: number; passkeys: PasskeyListing[]; sessions: SessionRow[]; done?: SecurityOutcome; error?: string;
   passkeyError?: string; passkeyName?: string; status?: number;
+  /** A passkey's removal refused: said above the list of passkeys (the name field is the new passkey's). */
+  passkeyListError?: string;
   /** The change asked for a recent sign-in: the way to sign in again, back to this page. */
   signInAgain?: boolean;
 }): HttpResult {
@@ -74,6 +76,8 @@ export function securityPage(viewer: Viewer, state: {
     <p><a href="/account">Back to your account</a></p></div>
     <div class="card" id="passkeys"><h2>Passkeys</h2>
     <p>A passkey signs you in with your device’s screen lock, fingerprint or face, without a password, and counts as your second step too.</p>
+    ${state.passkeyListError ? html`<p class="error" role="alert">${state.passkeyListError}</p>` : ''}
+    ${state.signInAgain ? html`<p><a class="button" href="/login?again=yes&amp;return_to=%2Faccount%2Fsecurity">Sign in again</a></p>` : ''}
     ${state.passkeys.length === 0 ? html`<p class="muted">You have no passkey yet.</p>` : html`<ul class="apps">
       ${state.passkeys.map((p) => html`<li><h3>${p.name}</h3>
         <p class="muted">Added ${p.createdAt.slice(0, 10)}${p.lastUsedAt ? html`, last used ${p.lastUsedAt.slice(0, 10)}` : ''}</p>
@@ -83,8 +87,7 @@ export function securityPage(viewer: Viewer, state: {
       <input type="hidden" name="response" value="">
       ${field({ name: 'name', label: 'Name of the new passkey', value: state.passkeyName, error: state.passkeyError, required: true, hint: 'For example the device it is on: “Laptop”, “Phone”.' })}
       <div class="actions"><button type="submit">Add a passkey</button></div></form>
-    <p class="error" id="add-passkey-error" role="alert" hidden></p>
-    ${state.signInAgain ? html`<p><a class="button" href="/login?again=yes&amp;return_to=%2Faccount%2Fsecurity">Sign in again</a></p>` : ''}</div>
+    <p class="error" id="add-passkey-error" role="alert" hidden></p></div>
     <div class="card"><h2>Two-step sign-in</h2>
     ${totp
       ? html`<p>On since ${totp.enrolledAt.slice(0, 10)}: after your password, we ask for the code of your authenticator app.</p>
@@ -105,13 +108,14 @@ export function securityPage(viewer: Viewer, state: {
 }
 
 /** Enrolment of an authenticator app: its QR code and secret, and the first code to prove it works. */
-export function totpSetupPage(viewer: Viewer, setup: { secret: string; qrCode: string; error?: string; status?: number }): HttpResult {
+export function totpSetupPage(viewer: Viewer, setup: { secret: string; uri: string; qrCode: string; error?: string; status?: number }): HttpResult {
   const grouped = setup.secret.match(/.{1,4}/g)!.join(' ');
   return render(viewer, 'Set up an authenticator app', html`<div class="card"><h1>Set up an authenticator app</h1>
     <ol>
       <li>Open your authenticator app and scan this code.
         <img src="${setup.qrCode}" width="200" height="200" alt="QR code to add this account to an authenticator app"></li>
-      <li>Cannot scan? Type this key into the app instead: <code class="secret grouped" id="totp-secret">${grouped}</code></li>
+      <li>Cannot scan? Type this key into the app instead: <code class="secret grouped" id="totp-secret">${grouped}</code>
+        On the phone that has the app, <a href="${setup.uri}" id="totp-link">open the key in the app</a>.</li>
       <li>Enter the 6-digit code the app then shows.</li>
     </ol>
     <form method="post" action="/account/security/totp" novalidate>${csrfField(viewer)}

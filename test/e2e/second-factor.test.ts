@@ -49,6 +49,10 @@ describe('two-step sign-in', () => {
     expect(setup.status).toBe(200);
     expect(setup.text).toContain('src="data:image/svg+xml;base64,');
     const secret = /id="totp-secret">([^<]+)</.exec(setup.text)![1]!.replace(/\s/g, '');
+    // On the phone itself the key opens in the app through its otpauth:// link, the one the QR code holds.
+    const link = new URL(/href="([^"]+)" id="totp-link"/.exec(setup.text)![1]!.replace(/&amp;/g, '&'));
+    expect(link.protocol).toBe('otpauth:');
+    expect(link.searchParams.get('secret')).toBe(secret);
     const confirmed = await b.postForm('/account/security/totp', { ...formFields(setup.text, '/account/security/totp'), code: codeAt(secret, at) });
     expect(confirmed).toMatchObject({ status: 303, location: '/account/security/recovery-codes' });
     const shown = await b.get(confirmed.location!);
