@@ -248,6 +248,77 @@ describe('throttle repository', () => {
     await expect(elsewhere.reserveKnownBrowser(randomToken(), 'user', 5, T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
   });
 
+  describe('one record (a second factor’s, a passkey sign-in’s address)', () => {
+    const secondFactor = async (userId: string, now: number) => (await batch.read([throttle.secondFactorRecordRead(userId, now)]))[0];
+    /** The operations `act` sends, and its result. */
+    async function sent<R>(act: () => Promise<R>): Promise<{ result: R; operations: string[] }> {
+      const name = `sent-${randomUUID()}`;
+      const operations: string[] = [];
+      doc.middlewareStack.add((next, context) => async (args) => {
+        operations.push(String(context.commandName));
+        return next(args);
+      }, { step: 'initialize', name });
+      try {
+        return { result: await act(), operations };
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+    }
+
+    it('reserves with one conditional UpdateItem (half the write units of a one-item transaction), the free failures and no more', async () => {
+      const userId = randomUUID();
+      const reserveNow = async () => throttle.reserve(reservationsOf([await secondFactor(userId, T)], T), T);
+      const read = await secondFactor(userId, T);
+
+      const first = await sent(() => throttle.reserve(reservationsOf([read], T), T));
+      const outcomes = [first.result];
+      for (let i = 1; i < FREE_ATTEMPTS['second-factor'] + 1; i++) outcomes.push(await reserveNow());
+
+      expect(first.operations).toEqual(['UpdateItemCommand']);
+      expect(outcomes.map((outcome) => outcome.reserved)).toEqual([...Array.from({ length: FREE_ATTEMPTS['second-factor'] }, () => true), false]);
+      expect(await secondFactor(userId, T)).toMatchObject({ failures: FREE_ATTEMPTS['second-factor'], nextAttemptAt: T + SECOND, stored: 'live' });
+    });
+
+    it('refuses a reservation that read a count since raised, with the record as it now is, writing nothing', async () => {
+      const userId = randomUUID();
+      for (let i = 0; i < FREE_ATTEMPTS['second-factor']; i++) await throttle.reserve(reservationsOf([await secondFactor(userId, T)], T), T);
+      const read = await secondFactor(userId, T + SECOND);
+      expect(await throttle.reserve(reservationsOf([read], T + SECOND), T + SECOND)).toEqual({ reserved: true });
+
+      const outcome = await throttle.reserve(reservationsOf([read], T + 5 * SECOND), T + 5 * SECOND);
+
+      expect(outcome).toEqual({
+        reserved: false,
+        current: [{ scope: 'second-factor', subject: userId, failures: FREE_ATTEMPTS['second-factor'] + 1, nextAttemptAt: T + 3 * SECOND, stored: 'live' }],
+      });
+      expect((await secondFactor(userId, T + 5 * SECOND)).failures).toBe(FREE_ATTEMPTS['second-factor'] + 1);
+    });
+
+    it('sends a reservation that collided with a concurrent transaction on its record again, once', async () => {
+      const userId = randomUUID();
+      const read = await secondFactor(userId, T);
+      const conflicted = async (times: number) => {
+        const name = `conflict-${randomUUID()}`;
+        let count = 0;
+        doc.middlewareStack.add((next, context) => async (args) => {
+          if (context.commandName !== 'UpdateItemCommand') return next(args);
+          count++;
+          if (count <= times) throw Object.assign(new Error('Transaction is ongoing for the item'), { name: 'TransactionConflictException' });
+          return next(args);
+        }, { step: 'initialize', name });
+        try {
+          return { result: await throttle.reserve(reservationsOf([read], T), T), count };
+        } finally {
+          doc.middlewareStack.remove(name);
+        }
+      };
+
+      expect(await conflicted(1)).toEqual({ result: { reserved: true }, count: 2 });
+      expect(await conflicted(2)).toEqual({ result: { reserved: false, current: [read] }, count: 2 });
+      expect((await secondFactor(userId, T)).failures).toBe(1);
+    });
+  });
+
   describe('known browsers', () => {
     const knownBrowser = async (token: string | undefined, now: number) => (await batch.read([throttle.knownBrowserRead(token, now)]))[0];
     async function signedInBrowser(userId: string, ttlSeconds = 30 * 86_400, now = T): Promise<string> {
