@@ -901,11 +901,12 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     {
       name: 'post-export-account', fn: 'post-export-account', expectStatus: 200,
       floor: [
-        step.batchGet('session', 'user'), step.query('device', 0), step.query('consent', 0), step.query('session', 1, 'gsi1'),
+        step.batchGet('session', 'user'), step.query('device', 0), step.query('consent', 0), step.query('device', 0), step.query('session', 1, 'gsi1'),
         step.query('client', 0, 'gsi1'), step.get('mailLimit'),
       ],
       minReason: 'signed in, an account with nothing but its session: BatchGetItem(session, user) + Query(devices) + Query(consents) + '
-        + 'Query(gsi1: sessions) + Query(gsi1: applications developed) + GetItem(this hour\'s mail count); with authorizations or '
+        + 'Query(second factors, none here: a Query of 0 items like the devices\') + '
+        + 'Query(gsi1: sessions) + Query(gsi1: applications developed) + GetItem(this hour\'s mail count), all but the first at once; with authorizations or '
         + 'applications, one Query per authorization (its token families) and one BatchGetItem of their names and webhooks',
       events: async (n) => {
         const [user] = await freshAccounts(1, true);

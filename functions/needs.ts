@@ -68,7 +68,7 @@ export const deleteAccount = [
 ];
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [
-  devices.listDevicesByOwner, grants.listConsentsByUser, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
+  devices.listDevicesByOwner, grants.listConsentsByUser, erasure.factorsOf, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
   erasure.grantsOfUser, clients.clientsRead, webhooks.subscriptionRead,
 ];
 /** accounts/login.ts attemptLogin: the password's throttle, the user, and a session or (second factor) a pending sign-in. */

@@ -38,6 +38,12 @@ export interface AccountExport {
     grants: { status: 'pending' | 'active' | 'revoked'; scopes: string[]; created_at: string | null; last_refreshed_at: string | null; expires_at: string | null }[];
   }[];
   sessions: { created_at: string; expires_at: string; current: boolean }[];
+  /** What signs the user in besides the password: never a secret, public key, code (or its hash) or credential id. */
+  second_factors: {
+    authenticator_app: { enrolled_at: string } | null;
+    recovery_codes_left: number;
+    passkeys: { name: string; created_at: string; last_used_at: string | null; backed_up: boolean }[];
+  };
   applications: {
     client_id: string;
     name: string;
@@ -66,23 +72,24 @@ export interface ExportDeps {
   devices: Pick<DeviceRepo, 'listDevicesByOwner'>;
   grants: Pick<GrantRepo, 'listConsentsByUser'>;
   clients: Pick<ClientRepo, 'clientsRead' | 'listClientsByDeveloper'>;
-  erasure: Pick<ErasureRepo, 'grantsOfUser'>;
+  erasure: Pick<ErasureRepo, 'grantsOfUser' | 'factorsOf'>;
   sessions: Pick<SessionRepo, 'listSessions'>;
   mailLimits: Pick<MailLimitRepo, 'sentThisWindow'>;
 }
 
 /**
  * The export of `user`, the signed-in user (`currentSessionId`: the asking session, marked
- * `current`). Requests: Query (devices), Query (consents), Query on GSI1 per authorized application
- * (its token families), Query on GSI1 (sessions), Query on GSI1 (applications developed), one
- * BatchGetItem (the authorized applications' names and the developed applications' webhooks),
- * GetItem (this hour's mail count).
+ * `current`). Requests: Query (devices), Query (consents), Query (second factors), Query on GSI1
+ * (sessions), Query on GSI1 (applications developed) and GetItem (this hour's mail count) at once,
+ * then Query on GSI1 per authorized application (its token families), then one BatchGetItem (the
+ * authorized applications' names and the developed applications' webhooks) when there is any.
  */
 export async function exportAccount(deps: ExportDeps, user: User, currentSessionId: string | undefined, now = new Date()): Promise<AccountExport> {
   const { batch, devices, grants, clients, erasure, sessions: sessionRepo, mailLimits } = deps;
-  const [owned, consents, sessions, developed, sent] = await Promise.all([
+  const [owned, consents, factors, sessions, developed, sent] = await Promise.all([
     devices.listDevicesByOwner(user.id),
     grants.listConsentsByUser(user.id),
+    erasure.factorsOf(user.id),
     sessionRepo.listSessions(user.id, currentSessionId, now),
     clients.listClientsByDeveloper(user.id),
     mailLimits.sentThisWindow(user.email, now),
@@ -119,6 +126,13 @@ export async function exportAccount(deps: ExportDeps, user: User, currentSession
     sessions: sessions.map((session) => ({
       created_at: iso(session.expiresAt - SESSION_TTL_SECONDS), expires_at: iso(session.expiresAt), current: session.current,
     })),
+    second_factors: {
+      authenticator_app: factors.authenticatorApp ? { enrolled_at: factors.authenticatorApp.enrolledAt } : null,
+      recovery_codes_left: factors.recoveryCodesLeft,
+      passkeys: factors.passkeys.map((passkey) => ({
+        name: passkey.name, created_at: passkey.createdAt, last_used_at: passkey.lastUsedAt ?? null, backed_up: passkey.backedUp,
+      })),
+    },
     applications: developed.map((client, i) => {
       const webhook = webhooks[i] as { url: string; createdAt: string; updatedAt: string; failingSince?: string; disabledAt?: string } | undefined;
       return {

@@ -55,6 +55,20 @@ const numbersOf = (item: Record<string, unknown>): Item => Object.fromEntries(Ob
   // Stryker disable next-line LogicalOperator,ConditionalExpression: such an item is DynamoDB JSON (every value an object), and toRecord reads only its numbers
   [name, typeof value === 'object' && value !== null && 'N' in value ? Number((value as { N: string }).N) : value]));
 
+type CancellationReason = { Code?: string; Item?: Record<string, unknown> };
+
+/**
+ * Why a reservation's write was refused, as a transaction's cancellation reasons (one per item);
+ * a single UpdateItem's refusal (its condition, or a concurrent transaction on its item) reads as a
+ * transaction of one item would. Undefined for any other error.
+ */
+function cancellationReasonsOf(error: unknown): CancellationReason[] | undefined {
+  if (isCancelled(error)) return (error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
+  if (isConditionalCheckFailed(error)) return [{ Code: 'ConditionalCheckFailed', Item: (error as { Item?: Record<string, unknown> }).Item }];
+  if (error instanceof Error && error.name === 'TransactionConflictException') return [{ Code: 'TransactionConflict' }];
+  return undefined;
+}
+
 const subjectOf = (scope: ThrottleScope, account: string, address: string) =>
   scope === 'account' ? account : scope === 'address' ? address : `${account} ${address}`;
 
@@ -120,19 +134,6 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
     };
   }
 
-  /** One reservation as one UpdateItem; refused, the record as it stands (ReturnValuesOnConditionCheckFailure). */
-  async function reserveOne(reservation: Reservation, now: number): Promise<ReserveOutcome> {
-    const { record } = reservation;
-    try {
-      await doc.send(new UpdateCommand(reservationItem(reservation, now).Update as ConstructorParameters<typeof UpdateCommand>[0]));
-      return { reserved: true };
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-      const found = (error as { Item?: Record<string, unknown> }).Item;
-      return { reserved: false, current: [found ? toRecord(record.scope, record.subject, numbersOf(found), now) : record] };
-    }
-  }
-
   return {
     /** The three records of a login attempt, as part of a combined read (absent ones with no failures). `now` in epoch milliseconds. */
     recordsRead(account: string, address: string, now: number): BatchRead<ThrottleRecord[]> {
@@ -149,23 +150,25 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
     },
 
     /**
-     * Reserves one failure on each record, all or none, in one TransactWriteItems: a refused
-     * reservation writes nothing. A transaction that only collided with another one on the same
-     * items (DynamoDB cancels both) is sent once more before it counts as refused. A single record
-     * (a second factor's, a passkey sign-in's address) is reserved by the same conditional update
-     * sent as one UpdateItem: half a transaction's write units, and no collision to retry.
+     * Reserves one failure on each record, all or none: a refused reservation writes nothing. The
+     * password's three records in one TransactWriteItems; a single record (a second factor's, a
+     * passkey sign-in's address) in one conditional UpdateItem, which costs half the write units of
+     * a transaction of one item. A write that only collided with a concurrent transaction on the
+     * same items (DynamoDB cancels both) is sent once more before it counts as refused.
      */
     async reserve(reservations: readonly Reservation[], now: number): Promise<ReserveOutcome> {
-      if (reservations.length === 1) return reserveOne(reservations[0]!, now);
       const TransactItems = reservations.map((reservation) => reservationItem(reservation, now));
+      const send = TransactItems.length === 1
+        ? () => doc.send(new UpdateCommand(TransactItems[0]!.Update!))
+        : () => doc.send(new TransactWriteCommand({ TransactItems }));
       // Stryker disable next-line UpdateOperator: only `attempt === 0` is asked, which counting down answers the same
       for (let attempt = 0; ; attempt++) {
         try {
-          await doc.send(new TransactWriteCommand({ TransactItems }));
+          await send();
           return { reserved: true };
         } catch (error) {
-          if (!isCancelled(error)) throw error;
-          const reasons = (error as { CancellationReasons?: { Code?: string; Item?: Record<string, unknown> }[] }).CancellationReasons ?? [];
+          const reasons = cancellationReasonsOf(error);
+          if (!reasons) throw error;
           const refused = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
           if (!refused && attempt === 0 && reasons.some((reason) => reason.Code === 'TransactionConflict')) continue;
           const current = reservations.map(({ record }, i) => {

@@ -10,6 +10,7 @@ import { DEMO_CLIENT } from '#local/seed';
 import { serviceFacts } from '#local/service';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
+import { passkeyKey, recoveryCodesKey } from '#shared/data/keys';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { makeDevice } from '../support/factories';
@@ -17,6 +18,7 @@ import { Browser, createAccount, formFields, obtainCode, signIn, textOf, type Ac
 import { mailTo } from '../support/outbox';
 import { runTool } from '../support/run-tool';
 import { useTable, useTestService } from '../support/service';
+import { addPasskey, enrolAuthenticatorApp, secondStep, signInWithPasskey } from '../support/two-step';
 import { startReceiver } from '../support/webhook-receiver';
 
 // "Download my data" and "Delete the account" (issue 24, items 3 to 5) over HTTP on the local
@@ -87,6 +89,33 @@ describe('account export and deletion', () => {
     return { ...account, browser, secrets, ownClientId, refreshToken: tokens.refresh_token };
   }
 
+  /**
+   * Adds issue 25's factors to a populated user, each through its page: an authenticator app (one
+   * recovery code spent by a sign-in), a passkey that signed in once and a synced one never used;
+   * the sign-ins' browsers sign out again. Their keys, codes and hashes join the secrets.
+   */
+  async function withSecondFactors(made: Made): Promise<void> {
+    const { secret, recoveryCodes } = await enrolAuthenticatorApp(made.browser);
+    const laptop = await addPasskey(made.browser, made.user.id, 'Laptop');
+    const phone = await addPasskey(made.browser, made.user.id, 'Phone', { backedUp: true });
+    const signOut = async (b: Browser) => expect((await b.postForm('/logout', formFields((await b.get('/account')).text, '/logout'))).status).toBe(303);
+    const withPasskey = new Browser(service.authUrl);
+    expect((await signInWithPasskey(withPasskey, laptop)).status).toBe(303);
+    await signOut(withPasskey);
+    const withCode = new Browser(service.authUrl);
+    const password = await signIn(withCode, made);
+    const pendingSignIn = withCode.jar.get('pending_sign_in')!;
+    expect((await secondStep(withCode, password.location!, recoveryCodes[0]!)).status).toBe(303);
+    await signOut(withCode);
+    const item = async (Key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: service.tableName, Key }))).Item!;
+    const codeHashes = [...((await item(recoveryCodesKey(made.user.id))).codes as Set<string>)];
+    const publicKeys = await Promise.all([laptop, phone].map(async (p) => String((await item(passkeyKey(made.user.id, hashSecret(p.credentialId)))).publicKey)));
+    made.secrets.push(
+      secret, ...recoveryCodes, ...recoveryCodes.map((code) => code.replace(/-/g, '')), ...codeHashes, pendingSignIn, hashSecret(pendingSignIn),
+      ...[laptop, phone].flatMap((p) => [p.credentialId, hashSecret(p.credentialId)]), ...publicKeys,
+    );
+  }
+
   const itemsNaming = async (account: Account) => {
     const { Items = [] } = await doc.send(new ScanCommand({ TableName: service.tableName, ConsistentRead: true }));
     return Items.filter((item) => JSON.stringify(item).includes(account.user.id) || JSON.stringify(item).includes(account.user.email));
@@ -119,6 +148,7 @@ describe('account export and deletion', () => {
 
   it('exports one JSON document valid against docs/export.schema.json, with the user’s data and none of the secrets the test made', async () => {
     const made = await populated();
+    await withSecondFactors(made);
     const reply = await made.browser.postForm('/account/export', await exportForm(made.browser));
 
     expect(reply.status).toBe(200);
@@ -138,8 +168,29 @@ describe('account export and deletion', () => {
       client_id: made.ownClientId, webhook: expect.objectContaining({ url: 'https://own.example/hook' }),
     })]);
     expect(document.email).toMatchObject({ address: made.user.email, copies_kept: false });
+    expect(document.second_factors).toEqual({
+      authenticator_app: { enrolled_at: expect.stringMatching(/^\d{4}-/) },
+      recovery_codes_left: 9,
+      passkeys: [
+        { name: 'Laptop', created_at: expect.stringMatching(/^\d{4}-/), last_used_at: expect.stringMatching(/^\d{4}-/), backed_up: false },
+        { name: 'Phone', created_at: expect.stringMatching(/^\d{4}-/), last_used_at: null, backed_up: true },
+      ],
+    });
     for (const secret of made.secrets) expect(reply.text, 'a secret in the export').not.toContain(secret);
     expect(reply.text).not.toMatch(/scrypt\$|whsec_|Hash"/);
+  });
+
+  it('exports an account without a second factor as such: no authenticator app, no recovery code, no passkey', async () => {
+    const account = await createAccount(service);
+    const browser = new Browser(service.authUrl);
+    expect((await signIn(browser, account)).status).toBe(303);
+
+    const reply = await browser.postForm('/account/export', await exportForm(browser));
+
+    expect(reply.status).toBe(200);
+    const document = JSON.parse(reply.text) as Record<string, any>;
+    expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
+    expect(document.second_factors).toEqual({ authenticator_app: null, recovery_codes_left: 0, passkeys: [] });
   });
 
   it('refuses an export asked with a forged CSRF field, or by a form of another account or another session: no data of the user', async () => {

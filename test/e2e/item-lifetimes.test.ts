@@ -20,6 +20,9 @@ import { linkToken, mailTo } from '../support/outbox';
 import { useTable, useTestService } from '../support/service';
 import { putThrottleRecord } from '../support/throttle';
 import { rotateSigningKeys } from '#shared/keys/rotation';
+import {
+  addPasskey, enrolAuthenticatorApp, nextTotpCode, passkeyRegistrationOptions, passkeySignInOptions, secondStep, signInWithPasskey,
+} from '../support/two-step';
 
 type Item = Record<string, unknown>;
 
@@ -114,6 +117,52 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
     lifetime: () => ({ state: 'known browser', ttl: 30 * DAY }),
   },
   {
+    kind: 'second-factor throttle record', pk: /^THROTTLE#second-factor#[0-9a-f-]{36}$/, sk: /^THROTTLE$/,
+    lifetime: () => ({ state: 'second-factor throttle record', ttl: DAY }),
+  },
+  {
+    // Deleted with the factor, or by the account's deletion.
+    kind: 'authenticator app', pk: /^USER#[0-9a-f-]{36}$/, sk: /^FACTOR#TOTP$/,
+    lifetime: (item, find) => ofAccount(item, find, { state: 'authenticator app', ttl: 'none' }),
+  },
+  {
+    // The key shown on the setup page, waiting for its first code.
+    kind: 'authenticator enrolment', pk: /^USER#[0-9a-f-]{36}$/, sk: /^FACTOR#TOTP#ENROLMENT$/,
+    lifetime: () => ({ state: 'authenticator enrolment', ttl: 15 * MINUTE }),
+  },
+  {
+    // The unused codes' hashes, one set; deleted with the authenticator app.
+    kind: 'recovery codes', pk: /^USER#[0-9a-f-]{36}$/, sk: /^FACTOR#RECOVERY$/,
+    lifetime: (item, find) => ofAccount(item, find, { state: 'recovery codes', ttl: 'none' }),
+  },
+  {
+    // Shown once on the page the enrolment redirects to, and deleted by that GET.
+    kind: 'recovery codes to show once', pk: /^USER#[0-9a-f-]{36}$/, sk: /^FACTOR#RECOVERY#REVEAL$/,
+    lifetime: () => ({ state: 'recovery codes to show', ttl: 10 * MINUTE }),
+  },
+  {
+    // By the hash of its credential id; removed by its owner, an operator's reset or the account's deletion.
+    kind: 'passkey', pk: /^USER#[0-9a-f-]{36}$/, sk: /^FACTOR#PASSKEY#[A-Za-z0-9_-]{43}$/,
+    lifetime: (item, find) => ofAccount(item, find, { state: 'passkey', ttl: 'none' }),
+  },
+  {
+    // A credential id registered to one account: it lives exactly as long as that account's passkey.
+    kind: 'passkey claim', pk: /^PASSKEYID#[A-Za-z0-9_-]{43}$/, sk: /^PASSKEYID$/,
+    lifetime: (item, find) => (find(`USER#${String(item.userId)}`, `FACTOR#PASSKEY#${String(item.pk).slice('PASSKEYID#'.length)}`)
+      ? { state: 'passkey claim', ttl: 'none' }
+      : { state: 'passkey claim', dead: 'the claim of a passkey that no longer exists' }),
+  },
+  {
+    // Single use: its answer deletes it; one never answered waits out the ceremony's 5 minutes.
+    kind: 'WebAuthn challenge', pk: /^CHALLENGE#[A-Za-z0-9_-]{43}$/, sk: /^CHALLENGE$/,
+    lifetime: (item) => ({ state: `passkey ${item.purpose === 'register' ? 'registration' : 'sign-in'} challenge`, ttl: 5 * MINUTE }),
+  },
+  {
+    // A right password waiting for its second factor; the second step deletes it.
+    kind: 'pending sign-in', pk: /^SIGNIN#[A-Za-z0-9_-]{43}$/, sk: /^SIGNIN$/,
+    lifetime: () => ({ state: 'pending sign-in', ttl: 5 * MINUTE }),
+  },
+  {
     // A code is its family's first state (pending): its exchange makes it the family.
     kind: 'token family', pk: /^FAMILY#[0-9a-f-]{36}$/, sk: /^FAMILY$/,
     lifetime: (item, find) => {
@@ -129,6 +178,11 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
     },
   },
 ];
+
+/** An item of a user's partition beside the profile: it lives as long as the account (the deletion removes it). */
+function ofAccount(item: Item, find: Lookup, lifetime: Lifetime): Lifetime {
+  return find(String(item.pk), 'PROFILE') ? lifetime : { state: lifetime.state, dead: 'an item of an account that no longer exists' };
+}
 
 const SIGNUP_PASSWORD = 'a quiet lighthouse keeps the harbour';
 
@@ -303,6 +357,32 @@ describe('item lifetimes', () => {
     expect((await submit(leaving, '/account', '/logout')).status).toBe(303);
     expect((await signIn(new Browser(service.authUrl), { ...walker, password: newPassword })).status).toBe(303);
 
+    // Two-step sign-in (issue 25): an account with an authenticator app (its recovery codes shown)
+    // and a passkey, both added through the security page, and an unanswered registration's challenge.
+    const guarded = await createAccount(service);
+    const guardedBrowser = new Browser(service.authUrl);
+    expect((await signIn(guardedBrowser, guarded)).status).toBe(303);
+    const { secret, recoveryCodes } = await enrolAuthenticatorApp(guardedBrowser);
+    const passkey = await addPasskey(guardedBrowser, guarded.user.id, 'Laptop');
+    await passkeyRegistrationOptions(guardedBrowser);
+    // Signed in with the password and a wrong code then the app's code, with the password and a
+    // recovery code, with the passkey; a password step left waiting for its code; unanswered sign-in options.
+    const withCode = new Browser(service.authUrl);
+    const passwordStep = await signIn(withCode, guarded);
+    expect(passwordStep).toMatchObject({ status: 303, location: '/login/second-factor?return_to=%2Faccount' });
+    expect((await secondStep(withCode, passwordStep.location!, String((Number(nextTotpCode(secret)) + 1) % 1_000_000).padStart(6, '0'))).status).toBe(401);
+    expect((await secondStep(withCode, passwordStep.location!, nextTotpCode(secret))).status).toBe(303);
+    const withRecoveryCode = new Browser(service.authUrl);
+    expect((await secondStep(withRecoveryCode, (await signIn(withRecoveryCode, guarded)).location!, recoveryCodes[0]!)).status).toBe(303);
+    expect((await signInWithPasskey(new Browser(service.authUrl), passkey)).status).toBe(303);
+    const waiting = await signIn(new Browser(service.authUrl), guarded);
+    expect(waiting.location).toBe('/login/second-factor?return_to=%2Faccount');
+    await passkeySignInOptions(new Browser(service.authUrl));
+    // An authenticator app whose recovery codes were never shown (the browser did not follow the
+    // redirect), and an enrolment never confirmed.
+    await enrolAuthenticatorApp(developer, { showCodes: false });
+    expect((await otherBrowser.get('/account/security/totp')).status).toBe(200);
+
     // A signing-key rotation step writes the key schedule.
     const rotationDoc = createDocumentClient({ endpoint: service.dynamodbEndpoint });
     await rotateSigningKeys({ repo: createSigningKeyRepo({ doc: rotationDoc, table: service.tableName }), store: createLocalKeyStore(service.signingKeyFile) }, { mode: 'now' });
@@ -344,9 +424,10 @@ describe('item lifetimes', () => {
     // The walk produced every state, so each rule above was exercised.
     expect([...states].sort()).toEqual([
       'account throttle record', 'account-address throttle record', 'active family', 'active family, rotated', 'address throttle record', 'application',
+      'authenticator app', 'authenticator enrolment',
       'code revoked unused', 'confirmation link', 'consent', 'device', 'e-mail address', 'known browser',
-      'mail count', 'password reset link',
-      'revoked family', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'user',
+      'mail count', 'passkey', 'passkey claim', 'passkey registration challenge', 'passkey sign-in challenge', 'password reset link', 'pending sign-in',
+      'recovery codes', 'recovery codes to show', 'revoked family', 'second-factor throttle record', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'user',
       'webhook delivery', 'webhook subscription',
     ]);
     // The deleted application's webhook went with it.
@@ -359,6 +440,13 @@ describe('item lifetimes', () => {
     expect(consents.filter((c) => c.userId === walker.user.id).map((c) => c.clientId)).toEqual([kept.clientId]);
     expect(find(`LINK#${hashSecret(confirmation)}`, 'LINK')).toBeUndefined();
     expect(find(`LINK#${hashSecret(reset)}`, 'LINK')).toBeUndefined();
+    // And what the two-step sign-ins used up: the answered challenges, the completed sign-ins, the
+    // confirmed enrolment, the codes shown, the recovery code spent.
+    expect(items.filter((item) => String(item.pk).startsWith('CHALLENGE#')).map((item) => item.purpose).sort()).toEqual(['authenticate', 'register']);
+    expect(items.filter((item) => String(item.pk).startsWith('SIGNIN#')).map((item) => item.userId)).toEqual([guarded.user.id]);
+    expect(find(`USER#${guarded.user.id}`, 'FACTOR#TOTP#ENROLMENT')).toBeUndefined();
+    expect(find(`USER#${guarded.user.id}`, 'FACTOR#RECOVERY#REVEAL')).toBeUndefined();
+    expect((find(`USER#${guarded.user.id}`, 'FACTOR#RECOVERY')!.codes as Set<string>).size).toBe(9);
   });
 
   describe('an item past its TTL that DynamoDB has not deleted yet counts as absent', () => {

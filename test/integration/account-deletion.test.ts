@@ -152,4 +152,35 @@ describe('account deletion', () => {
     expect(await grants.getConsent(other.id, own!.clientId)).toBeUndefined();
     expect(await clients.getClient(own!.clientId)).toBeUndefined();
   });
+
+  describe('the export’s second factors (factorsOf)', () => {
+    it('summarises the authenticator app, the recovery codes left and the passkeys, oldest first, leaving out an enrolment and codes to show', async () => {
+      const { user } = await populatedUser();
+      const repos = { doc, table };
+      const later = new Date(current.getTime() + 60_000);
+      expect(await createPasskeyRepo(repos).addPasskey(user.id, {
+        credentialId: `synced-${user.id}`, publicKey: 'pk2', counter: 3, transports: [], name: 'Phone', createdAt: formatTimestamp(later),
+        lastUsedAt: formatTimestamp(later), backedUp: true,
+      })).toBe('added');
+      await createFactorRepo(repos).startTotpEnrolment(user.id, 'ENROLMENTWAITINGXX', later);
+
+      const summary = await createErasureRepo(repos).factorsOf(user.id);
+
+      expect(summary).toEqual({
+        authenticatorApp: { enrolledAt: formatTimestamp(current) },
+        recoveryCodesLeft: 2,
+        passkeys: [
+          { name: 'Laptop', createdAt: formatTimestamp(current), backedUp: false },
+          { name: 'Phone', createdAt: formatTimestamp(later), lastUsedAt: formatTimestamp(later), backedUp: true },
+        ],
+      });
+    });
+
+    it('reads an account without second factors as none', async () => {
+      const user = makeUser();
+      await createUserRepo({ doc, table }).createUser(user, await HASH_PROMISE);
+
+      expect(await createErasureRepo({ doc, table }).factorsOf(user.id)).toEqual({ recoveryCodesLeft: 0, passkeys: [] });
+    });
+  });
 });

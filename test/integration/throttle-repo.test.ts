@@ -8,7 +8,6 @@ import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 import {
   createThrottleRepo, THROTTLE_MEMORY_SECONDS, type Reservation, type ThrottleRecord, type ThrottleRepo, type ThrottleScope,
 } from '#shared/data/throttle-repo';
-import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
 
 // Login throttle records and known browsers through the repository on DynamoDB Local: what a guesser
@@ -126,40 +125,6 @@ describe('throttle repository', () => {
   describe('a single record (a second factor\'s, a passkey sign-in\'s address)', () => {
     const secondFactorRecord = async (userId: string, now: number) => (await batch.read([throttle.secondFactorRecordRead(userId, now)] as const))[0];
     const reserveSecondFactor = async (record: ThrottleRecord, now: number) => throttle.reserve(reservationsOf([record], now), now);
-
-    it('is reserved by one UpdateItem, not a transaction; past its free attempts only with the count read and the wait over', async () => {
-      const userId = randomUUID();
-      const requests = countRequests(doc);
-      try {
-        const stale = await secondFactorRecord(userId, T);
-        requests.reset();
-        const outcomes = [];
-        for (let i = 0; i < FREE_ATTEMPTS['second-factor'] + 2; i++) outcomes.push(await reserveSecondFactor(stale, T));
-
-        expect(requests.operations).toEqual(Array.from({ length: FREE_ATTEMPTS['second-factor'] + 2 }, () => 'UpdateItemCommand'));
-        expect(outcomes.map((outcome) => outcome.reserved)).toEqual([...Array.from({ length: FREE_ATTEMPTS['second-factor'] }, () => true), false, false]);
-      } finally {
-        requests.detach();
-      }
-      const read = await secondFactorRecord(userId, T);
-      expect(read).toMatchObject({ failures: FREE_ATTEMPTS['second-factor'], stored: 'live' });
-      expect(await reserveSecondFactor(read, read.nextAttemptAt)).toEqual({ reserved: true });
-    });
-
-    it('refused, says how the record stands now, and writes nothing', async () => {
-      const userId = randomUUID();
-      const stale = await secondFactorRecord(userId, T);
-      for (let i = 0; i < FREE_ATTEMPTS['second-factor']; i++) await reserveSecondFactor(await secondFactorRecord(userId, T), T);
-      const before = await rawItem('second-factor', userId);
-
-      const outcome = await reserveSecondFactor(stale, T);
-
-      const stored = await secondFactorRecord(userId, T);
-      expect(stored).toMatchObject({ failures: FREE_ATTEMPTS['second-factor'], stored: 'live' });
-      expect(stored.nextAttemptAt).toBeGreaterThan(T);
-      expect(outcome).toEqual({ reserved: false, current: [stored] });
-      expect(await rawItem('second-factor', userId)).toEqual(before);
-    });
 
     it('lets 20 parallel attempts that read the same count take the free attempts, and no more', async () => {
       const userId = randomUUID();
@@ -296,6 +261,77 @@ describe('throttle repository', () => {
 
     await expect(elsewhere.reserve(reservationsOf(records, T), T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
     await expect(elsewhere.reserveKnownBrowser(randomToken(), 'user', 5, T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+  });
+
+  describe('one record (a second factor’s, a passkey sign-in’s address)', () => {
+    const secondFactor = async (userId: string, now: number) => (await batch.read([throttle.secondFactorRecordRead(userId, now)]))[0];
+    /** The operations `act` sends, and its result. */
+    async function sent<R>(act: () => Promise<R>): Promise<{ result: R; operations: string[] }> {
+      const name = `sent-${randomUUID()}`;
+      const operations: string[] = [];
+      doc.middlewareStack.add((next, context) => async (args) => {
+        operations.push(String(context.commandName));
+        return next(args);
+      }, { step: 'initialize', name });
+      try {
+        return { result: await act(), operations };
+      } finally {
+        doc.middlewareStack.remove(name);
+      }
+    }
+
+    it('reserves with one conditional UpdateItem (half the write units of a one-item transaction), the free failures and no more', async () => {
+      const userId = randomUUID();
+      const reserveNow = async () => throttle.reserve(reservationsOf([await secondFactor(userId, T)], T), T);
+      const read = await secondFactor(userId, T);
+
+      const first = await sent(() => throttle.reserve(reservationsOf([read], T), T));
+      const outcomes = [first.result];
+      for (let i = 1; i < FREE_ATTEMPTS['second-factor'] + 1; i++) outcomes.push(await reserveNow());
+
+      expect(first.operations).toEqual(['UpdateItemCommand']);
+      expect(outcomes.map((outcome) => outcome.reserved)).toEqual([...Array.from({ length: FREE_ATTEMPTS['second-factor'] }, () => true), false]);
+      expect(await secondFactor(userId, T)).toMatchObject({ failures: FREE_ATTEMPTS['second-factor'], nextAttemptAt: T + SECOND, stored: 'live' });
+    });
+
+    it('refuses a reservation that read a count since raised, with the record as it now is, writing nothing', async () => {
+      const userId = randomUUID();
+      for (let i = 0; i < FREE_ATTEMPTS['second-factor']; i++) await throttle.reserve(reservationsOf([await secondFactor(userId, T)], T), T);
+      const read = await secondFactor(userId, T + SECOND);
+      expect(await throttle.reserve(reservationsOf([read], T + SECOND), T + SECOND)).toEqual({ reserved: true });
+
+      const outcome = await throttle.reserve(reservationsOf([read], T + 5 * SECOND), T + 5 * SECOND);
+
+      expect(outcome).toEqual({
+        reserved: false,
+        current: [{ scope: 'second-factor', subject: userId, failures: FREE_ATTEMPTS['second-factor'] + 1, nextAttemptAt: T + 3 * SECOND, stored: 'live' }],
+      });
+      expect((await secondFactor(userId, T + 5 * SECOND)).failures).toBe(FREE_ATTEMPTS['second-factor'] + 1);
+    });
+
+    it('sends a reservation that collided with a concurrent transaction on its record again, once', async () => {
+      const userId = randomUUID();
+      const read = await secondFactor(userId, T);
+      const conflicted = async (times: number) => {
+        const name = `conflict-${randomUUID()}`;
+        let count = 0;
+        doc.middlewareStack.add((next, context) => async (args) => {
+          if (context.commandName !== 'UpdateItemCommand') return next(args);
+          count++;
+          if (count <= times) throw Object.assign(new Error('Transaction is ongoing for the item'), { name: 'TransactionConflictException' });
+          return next(args);
+        }, { step: 'initialize', name });
+        try {
+          return { result: await throttle.reserve(reservationsOf([read], T), T), count };
+        } finally {
+          doc.middlewareStack.remove(name);
+        }
+      };
+
+      expect(await conflicted(1)).toEqual({ result: { reserved: true }, count: 2 });
+      expect(await conflicted(2)).toEqual({ result: { reserved: false, current: [read] }, count: 2 });
+      expect((await secondFactor(userId, T)).failures).toBe(1);
+    });
   });
 
   describe('known browsers', () => {
