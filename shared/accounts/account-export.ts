@@ -37,7 +37,7 @@ export interface AccountExport {
     granted_at: string;
     grants: { status: 'pending' | 'active' | 'revoked'; scopes: string[]; created_at: string | null; last_refreshed_at: string | null; expires_at: string | null }[];
   }[];
-  sessions: { created_at: string; expires_at: string; current: boolean }[];
+  sessions: { created_at: string; expires_at: string; current: boolean; browser: string; address: string | null }[];
   /** What signs the user in besides the password: never a secret, public key, code (or its hash) or credential id. */
   second_factors: {
     authenticator_app: { enrolled_at: string } | null;
@@ -122,9 +122,10 @@ export async function exportAccount(deps: ExportDeps, user: User, currentSession
         expires_at: stamp(family.expiresAt),
       })),
     })),
-    // The session's start is not stored: it is its end less the fixed session lifetime. Sessions record no "last seen".
+    // The session's start is its end less the fixed session lifetime. Sessions record no "last seen".
     sessions: sessions.map((session) => ({
       created_at: iso(session.expiresAt - SESSION_TTL_SECONDS), expires_at: iso(session.expiresAt), current: session.current,
+      browser: session.browser, address: session.address ?? null,
     })),
     second_factors: {
       authenticator_app: factors.authenticatorApp ? { enrolled_at: factors.authenticatorApp.enrolledAt } : null,

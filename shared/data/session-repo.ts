@@ -51,6 +51,10 @@ export interface SessionSummary {
   /** Epoch seconds. */
   expiresAt: number;
   current: boolean;
+  /** The browser as its sign-in named it ('An unknown browser' for a session older than that record). */
+  browser: string;
+  /** The address it signed in from, if recorded. */
+  address?: string;
 }
 
 export type SessionRepo = ReturnType<typeof createSessionRepo>;
@@ -153,7 +157,9 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
      */
     async listSessions(userId: string, currentSessionId?: string, now = new Date()): Promise<SessionSummary[]> {
       const current = currentSessionId === undefined ? undefined : hashSecret(currentSessionId);
-      return (await this.sessionsOf(userId, now)).map((session) => ({ expiresAt: session.expiresAt, current: session.id === current }));
+      return (await this.sessionsOf(userId, now)).map((session) => ({
+        expiresAt: session.expiresAt, current: session.id === current, browser: session.browser, ...(session.address ? { address: session.address } : {}),
+      }));
     },
 
     /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */

@@ -163,7 +163,8 @@ describe('account export and deletion', () => {
       client_id: DEMO_CLIENT.clientId, application_name: DEMO_CLIENT.name, scopes: ['read_user', 'read_device'],
       grants: [expect.objectContaining({ status: 'active', scopes: ['read_user', 'read_device'] })],
     })]);
-    expect(document.sessions).toEqual([expect.objectContaining({ current: true })]);
+    // The browser and address the security page lists are data kept about her too.
+    expect(document.sessions).toEqual([expect.objectContaining({ current: true, browser: expect.any(String), address: expect.stringMatching(/^[0-9a-f.:]+$/) })]);
     expect(document.applications).toEqual([expect.objectContaining({
       client_id: made.ownClientId, webhook: expect.objectContaining({ url: 'https://own.example/hook' }),
     })]);
