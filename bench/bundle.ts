@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
 import { BUNDLING, ESBUILD_SETTINGS, lazyModuleFile } from '#infra/bundling';
 import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
+import { PASSKEY_VERIFY_ENTRY } from '#shared/accounts/passkeys';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const OUT_DIR = join(ROOT, 'bench', '.out');
@@ -11,8 +12,8 @@ export const BASELINE_ENTRY = 'bench/baseline/handler.ts';
 /** The floor bundle: the baseline's client, making the requests its event lists (see floors.ts). */
 export const FLOOR_NAME = 'floor';
 export const FLOOR_ENTRY = 'bench/baseline/floor.ts';
-/** The floor's `zxcvbn` step runs the same estimator file the functions load on first use. */
-export const FLOOR_LAZY_MODULES = [PASSWORD_STRENGTH_ENTRY];
+/** The floor's `zxcvbn` and `passkeyCheck` steps run the same estimator and WebAuthn files the functions load on first use. */
+export const FLOOR_LAZY_MODULES = [PASSWORD_STRENGTH_ENTRY, PASSKEY_VERIFY_ENTRY];
 /** The floor with the SQS client library in its bundle: for floors with the `queueClient` step. */
 export const FLOOR_QUEUE_NAME = 'floor-queue';
 export const FLOOR_QUEUE_ENTRY = 'bench/baseline/floor-queue.ts';

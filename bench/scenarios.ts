@@ -718,7 +718,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     {
       name: 'post-passkey-login', fn: 'post-passkey-login', expectStatus: 303,
       floor: [
-        step.batchGet('throttle', 'passkey', 'user'), step.update('throttle'), step.delete('challenge'),
+        step.batchGet('throttle', 'passkey', 'user'), step.update('throttle'), step.delete('challenge'), step.passkeyCheck('get'),
         step.transact('session', 'passkey', 'throttle', 'knownBrowser', 'user'),
       ],
       minReason: 'each call an account of its own, on a browser without a known-browser cookie: BatchGetItem(the address\'s throttle '
@@ -1003,7 +1003,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'post-add-passkey', fn: 'post-add-passkey', expectStatus: 303,
-      floor: [step.batchGet('session', 'user'), step.delete('challenge'), step.transact('passkey', 'passkeyClaim', 'user')],
+      floor: [step.batchGet('session', 'user'), step.delete('challenge'), step.passkeyCheck('create'), step.transact('passkey', 'passkeyClaim', 'user')],
       minReason: 'each call an account of its own, with its registration\'s challenge: BatchGetItem(session, user) + DeleteItem(the challenge, '
         + 'single use) + the answer verified (the WebAuthn library, loaded on first use) + TransactWriteItems(passkey, claim of its credential id, the user\'s count)',
       events: async (n) => {

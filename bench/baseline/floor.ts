@@ -20,6 +20,12 @@ type Key = { pk: string; sk: string };
 type Item = Key & Record<string, unknown>;
 
 /** One step of a floor event: a DynamoDB request on the table, or a step the design mandates. */
+/** The two checks of the WebAuthn library's file (shared/accounts/passkey-verify.ts), as the floor calls them. */
+interface PasskeyChecks {
+  verifyAuthenticationResponse(options: object): Promise<{ verified: boolean }>;
+  verifyRegistrationResponse(options: object): Promise<{ verified: boolean }>;
+}
+
 export type FloorRequest =
   | { op: 'GetItem'; key: Key }
   | { op: 'BatchGetItem'; keys: Key[] }
@@ -64,7 +70,13 @@ export type FloorRequest =
    * and English dictionaries, bundled from shared/domain/password-strength.ts) loaded on first use,
    * as the functions load it, and one password checked with the account's words.
    */
-  | { op: 'zxcvbn'; password: string; userInputs: string[] };
+  | { op: 'zxcvbn'; password: string; userInputs: string[] }
+  /**
+   * One passkey answer verified: the WebAuthn library's checks, the file beside this bundle that the
+   * passkey functions load on first use (shared/accounts/passkey-verify.ts), on a sign-in's signature
+   * or a registration's `none` attestation, made for `challenge`, `origin` and `rpId`.
+   */
+  | { op: 'passkeyCheck'; ceremony: 'get' | 'create'; response: string; challenge: string; origin: string; rpId: string; credential: { id: string; publicKey: string } };
 
 export interface FloorEvent {
   steps: FloorRequest[];
@@ -137,6 +149,15 @@ async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown
     case 'zxcvbn': {
       const estimator = (await import(new URL('./password-strength.mjs', import.meta.url).href)) as { estimateStrength: (password: string, userInputs: string[]) => unknown };
       return estimator.estimateStrength(step.password, step.userInputs);
+    }
+    case 'passkeyCheck': {
+      const checks = (await import(new URL('./passkey-verify.mjs', import.meta.url).href)) as PasskeyChecks;
+      const expected = { response: JSON.parse(step.response), expectedChallenge: step.challenge, expectedOrigin: step.origin, expectedRPID: step.rpId, requireUserVerification: true };
+      const result = step.ceremony === 'get'
+        ? await checks.verifyAuthenticationResponse({ ...expected, credential: { id: step.credential.id, publicKey: Buffer.from(step.credential.publicKey, 'base64url'), counter: 0 } })
+        : await checks.verifyRegistrationResponse(expected);
+      if (!result.verified) throw new Error('the floor\'s passkey answer did not verify');
+      return result.verified;
     }
     case 'scrypt': {
       const { password, salt, keylen, ...params } = step;
