@@ -3,6 +3,7 @@ import { DEVICE_GRANT_REPO_NEEDS as deviceGrants } from '#shared/data/device-gra
 import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
 import { ERASURE_REPO_NEEDS as erasure } from '#shared/data/erasure-repo';
 import { FACTOR_REPO_NEEDS as factors } from '#shared/data/factor-repo';
+import { FACTOR_SUMMARY_REPO_NEEDS as factorSummaries } from '#shared/data/factor-summary-repo';
 import { PASSKEY_REPO_NEEDS as passkeys } from '#shared/data/passkey-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
@@ -21,7 +22,7 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 // every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
-export { clients, deviceGrants, devices, erasure, factors, grants, links, mailLimits, passkeys, sessions, signingKeys, throttle, users, webhooks };
+export { clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, sessions, signingKeys, throttle, users, webhooks };
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
 /** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */
@@ -68,7 +69,7 @@ export const deleteAccount = [
 ];
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [
-  devices.listDevicesByOwner, grants.listConsentsByUser, erasure.factorsOf, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
+  devices.listDevicesByOwner, grants.listConsentsByUser, factorSummaries.factorsOf, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
   erasure.grantsOfUser, clients.clientsRead, webhooks.subscriptionRead,
 ];
 /** accounts/login.ts attemptLogin: the password's throttle, the user, and a session or (second factor) a pending sign-in. */

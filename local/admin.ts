@@ -5,6 +5,7 @@ import { applicationsInUse, deleteAccount, type DeletionDeps } from '#shared/acc
 import { exportAccount } from '#shared/accounts/account-export';
 import { createBatchReader } from '#shared/data/batch-read';
 import { createErasureRepo } from '#shared/data/erasure-repo';
+import { createFactorSummaryRepo } from '#shared/data/factor-summary-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
@@ -135,7 +136,7 @@ switch (command) {
     const repos = { doc, table };
     const document = await exportAccount({
       batch: createBatchReader(repos), devices, grants: createGrantRepo(repos), clients: createClientRepo(repos), erasure: createErasureRepo(repos),
-      sessions: createSessionRepo(repos), mailLimits: createMailLimitRepo(repos),
+      factorSummaries: createFactorSummaryRepo(repos), sessions: createSessionRepo(repos), mailLimits: createMailLimitRepo(repos),
     }, record.user, undefined);
     const text = `${JSON.stringify(document, null, 2)}\n`;
     if (values.out) {

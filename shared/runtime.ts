@@ -13,6 +13,7 @@ import { SERVICE_NAME } from '#shared/views/theme';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
 import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { createErasureRepo } from '#shared/data/erasure-repo';
+import { createFactorSummaryRepo } from '#shared/data/factor-summary-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
 import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
@@ -143,6 +144,7 @@ export const webhooks = /* @__PURE__ */ onFirstUse(() => createWebhookRepo(table
 const signingKeys = /* @__PURE__ */ onFirstUse(() => createSigningKeyRepo(tableDeps()));
 /** What an account's export and deletion read and delete beyond the other repositories. */
 const erasure = /* @__PURE__ */ onFirstUse(() => createErasureRepo(tableDeps()));
+const factorSummaries = /* @__PURE__ */ onFirstUse(() => createFactorSummaryRepo(tableDeps()));
 
 // ---- Services ----------------------------------------------------------------------------------
 
@@ -224,7 +226,7 @@ export async function notifyDisabled(subscription: WebhookSubscription): Promise
 export const confirmIdentity = (user: User, proof: IdentityProof) => confirmIdentityWith({ batch, throttle, users }, user, proof);
 /** The applications the user develops that other people use: they stop the account's deletion. */
 export const appsInUse = (userId: string) => applicationsInUse({ clients, grants }, userId);
-export const exportAccount = (user: User, currentSessionId: string) => exportAccountWith({ batch, devices, grants, clients, erasure, sessions, mailLimits }, user, currentSessionId);
+export const exportAccount = (user: User, currentSessionId: string) => exportAccountWith({ batch, devices, grants, clients, erasure, factorSummaries, sessions, mailLimits }, user, currentSessionId);
 /**
  * Deletes the account, or finishes its deletion (account-deletion.ts). `afterStep`: the seam where a
  * test stops the deletion after one of its steps, in the local service's process.

@@ -2,6 +2,7 @@ import type { BatchReader } from '#shared/data/batch-read';
 import type { ClientRepo } from '#shared/data/client-repo';
 import type { DeviceRepo } from '#shared/data/device-repo';
 import type { ErasureRepo } from '#shared/data/erasure-repo';
+import type { FactorSummaryRepo } from '#shared/data/factor-summary-repo';
 import type { GrantRepo } from '#shared/data/grant-repo';
 import type { MailLimitRepo } from '#shared/data/mail-limit-repo';
 import { SESSION_TTL_SECONDS, type SessionRepo } from '#shared/data/session-repo';
@@ -72,7 +73,8 @@ export interface ExportDeps {
   devices: Pick<DeviceRepo, 'listDevicesByOwner'>;
   grants: Pick<GrantRepo, 'listConsentsByUser'>;
   clients: Pick<ClientRepo, 'clientsRead' | 'listClientsByDeveloper'>;
-  erasure: Pick<ErasureRepo, 'grantsOfUser' | 'factorsOf'>;
+  erasure: Pick<ErasureRepo, 'grantsOfUser'>;
+  factorSummaries: Pick<FactorSummaryRepo, 'factorsOf'>;
   sessions: Pick<SessionRepo, 'listSessions'>;
   mailLimits: Pick<MailLimitRepo, 'sentThisWindow'>;
 }
@@ -85,11 +87,11 @@ export interface ExportDeps {
  * authorized applications' names and the developed applications' webhooks) when there is any.
  */
 export async function exportAccount(deps: ExportDeps, user: User, currentSessionId: string | undefined, now = new Date()): Promise<AccountExport> {
-  const { batch, devices, grants, clients, erasure, sessions: sessionRepo, mailLimits } = deps;
+  const { batch, devices, grants, clients, erasure, factorSummaries, sessions: sessionRepo, mailLimits } = deps;
   const [owned, consents, factors, sessions, developed, sent] = await Promise.all([
     devices.listDevicesByOwner(user.id),
     grants.listConsentsByUser(user.id),
-    erasure.factorsOf(user.id),
+    factorSummaries.factorsOf(user.id),
     sessionRepo.listSessions(user.id, currentSessionId, now),
     clients.listClientsByDeveloper(user.id),
     mailLimits.sentThisWindow(user.email, now),

@@ -4,7 +4,7 @@ import type { ItemKey } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import {
   consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, factorsOfUserKey, fromItem, grantsOfClientIndexKey, isFamilyKey,
-  passkeyClaimKey, passkeyHashOfKey, PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, recoveryCodesKey, totpKey, userKey,
+  passkeyClaimKey, passkeyHashOfKey, PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, userKey,
 } from '#shared/data/keys';
 import type { RevocationReason, TokenFamily } from '#shared/domain/grant';
 import { toUser, type User } from '#shared/domain/user';
@@ -34,18 +34,6 @@ export type GrantSummary = Pick<TokenFamily, 'familyId' | 'clientId' | 'scopes' 
   status: 'pending' | 'active' | 'revoked';
   createdAt?: string;
 };
-
-/**
- * A user's second factors as the export shows them: whether an authenticator app is on (since
- * when), how many recovery codes are left, and the passkeys by what their owner sees of them. No
- * secret, public key, code hash or credential id.
- */
-export interface FactorSummary {
-  authenticatorApp?: { enrolledAt: string };
-  recoveryCodesLeft: number;
-  /** Oldest first. */
-  passkeys: { name: string; createdAt: string; lastUsedAt?: string; backedUp: boolean }[];
-}
 
 /** How many DeleteItems run at once. */
 const DELETE_CONCURRENCY = 10;
@@ -188,31 +176,6 @@ export function createErasureRepo({ doc, table }: RepoDeps) {
       })];
     },
 
-    /**
-     * The user's second factors, for the export: one Query of the factor prefix (per 1 MB page),
-     * projected to what the summary shows (and the recovery codes' hashes, to count them), so no
-     * secret or public key is read. An enrolment waiting for its first code and recovery codes
-     * waiting to be shown (a page's few minutes, secrets only) are left out.
-     */
-    async factorsOf(userId: string): Promise<FactorSummary> {
-      const { pk, skPrefix } = factorsOfUserKey(userId);
-      const items = await queryAll({
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ProjectionExpression: 'sk, enrolledAt, codes, #name, createdAt, lastUsedAt, backedUp', ExpressionAttributeNames: { '#name': 'name' },
-      });
-      const find = (sk: string) => items.find((item) => item.sk === sk);
-      const app = find(totpKey(userId).sk);
-      const codes = find(recoveryCodesKey(userId).sk)?.codes;
-      return {
-        ...(app ? { authenticatorApp: { enrolledAt: String(app.enrolledAt) } } : {}),
-        recoveryCodesLeft: codes instanceof Set ? codes.size : 0,
-        passkeys: items.filter((item) => passkeyHashOfKey({ sk: String(item.sk) }) !== undefined).map((item) => ({
-          name: String(item.name), createdAt: String(item.createdAt), backedUp: item.backedUp === true,
-          ...(item.lastUsedAt === undefined ? {} : { lastUsedAt: String(item.lastUsedAt) }),
-        })).sort((a, b) => a.createdAt.localeCompare(b.createdAt)),
-      };
-    },
-
     /** The keys of an application's webhook deliveries: one Query of its partition (per 1 MB page), keys only. */
     async deliveryKeysOf(clientId: string): Promise<ItemKey[]> {
       const items = await queryAll({
@@ -259,7 +222,6 @@ export const ERASURE_REPO_NEEDS = {
   grantsOfUser: { actions: [], index: true },
   deviceKeysOf: { actions: ['Query'] },
   factorKeysOf: { actions: ['Query'] },
-  factorsOf: { actions: ['Query'] },
   deliveryKeysOf: { actions: ['Query'] },
   deleteItems: { actions: ['DeleteItem'] },
   releaseAddress: { actions: ['DeleteItem'] },

@@ -5,6 +5,7 @@ import { ApplicationsInUseError, deleteAccount, DELETION_STEPS, type DeletionDep
 import { hashPassword } from '#shared/accounts/password';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createErasureRepo } from '#shared/data/erasure-repo';
+import { createFactorSummaryRepo } from '#shared/data/factor-summary-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
@@ -164,7 +165,7 @@ describe('account deletion', () => {
       })).toBe('added');
       await createFactorRepo(repos).startTotpEnrolment(user.id, 'ENROLMENTWAITINGXX', later);
 
-      const summary = await createErasureRepo(repos).factorsOf(user.id);
+      const summary = await createFactorSummaryRepo(repos).factorsOf(user.id);
 
       expect(summary).toEqual({
         authenticatorApp: { enrolledAt: formatTimestamp(current) },
@@ -180,7 +181,7 @@ describe('account deletion', () => {
       const user = makeUser();
       await createUserRepo({ doc, table }).createUser(user, await HASH_PROMISE);
 
-      expect(await createErasureRepo({ doc, table }).factorsOf(user.id)).toEqual({ recoveryCodesLeft: 0, passkeys: [] });
+      expect(await createFactorSummaryRepo({ doc, table }).factorsOf(user.id)).toEqual({ recoveryCodesLeft: 0, passkeys: [] });
     });
   });
 });
