@@ -1048,6 +1048,20 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
+      name: 'post-end-other-sessions', fn: 'post-end-other-sessions', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.query('session', 3, 'gsi1'), step.delete('session'), step.delete('session')],
+      minReason: 'each call an account of its own, signed in on three browsers: BatchGetItem(session, user) + Query(gsi1: the sessions\' keys) '
+        + '+ DeleteItem of each other browser\'s session (two here)',
+      events: async (n) => {
+        const accounts = await freshAccounts(n, true);
+        return pool(n, 16, async (i) => {
+          const user = accounts[i]!;
+          const [session] = await Promise.all([0, 1, 2].map(() => sessions.createSession(user.id)));
+          return authEvent('POST', '/account/security/sessions/end-others', { cookies: [`session=${session}`, `csrf=${csrf}`], form: { csrf } });
+        });
+      },
+    },
+    {
       name: 'get-developer', fn: 'get-developer', expectStatus: 200, floor: [step.batchGet('session', 'user'), step.query('client', 2, 'gsi1')],
       minReason: 'BatchGetItem(session, user) + Query(gsi1: the developer\'s applications, two here)',
       events: async (n) => {

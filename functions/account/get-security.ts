@@ -3,7 +3,7 @@ import { pageHandler } from '#shared/pages/page-handler';
 import { securityState } from '#shared/pages/security';
 import { factors } from '#shared/runtime';
 
-const OUTCOMES: readonly SecurityOutcome[] = ['totp-removed', 'passkey-added', 'passkey-removed', 'session-ended'];
+const OUTCOMES: readonly SecurityOutcome[] = ['totp-removed', 'passkey-added', 'passkey-removed', 'session-ended', 'others-signed-out'];
 
 /**
  * GET /account/security — the account's sign-in settings: passkeys (listed, removable, and the form

@@ -5,7 +5,7 @@ import { PASSKEY_SCRIPT_PATH } from '#shared/views/passkey-ui';
 import type { HttpResult } from '#shared/http/responses';
 
 /** What a security form did, said on the security page its POST redirects to (`?done=`). */
-export type SecurityOutcome = 'totp-removed' | 'passkey-added' | 'passkey-removed' | 'session-ended';
+export type SecurityOutcome = 'totp-removed' | 'passkey-added' | 'passkey-removed' | 'session-ended' | 'others-signed-out';
 
 /** A signed-in browser as the security page lists it. */
 export interface SessionRow {
@@ -69,6 +69,7 @@ export function securityPage(viewer: Viewer, state: {
     'passkey-added': 'Your passkey is added: use it to sign in.',
     'passkey-removed': 'The passkey is removed.',
     'session-ended': 'That browser is signed out.',
+    'others-signed-out': 'Every other browser is signed out: only this one is still signed in.',
   };
   return render(viewer, 'Sign-in and security', html`<div class="card"><h1>Sign-in and security</h1>
     ${state.done ? html`<p class="notice" role="status">${notices[state.done]}</p>` : ''}
@@ -104,7 +105,9 @@ export function securityPage(viewer: Viewer, state: {
     <ul class="apps">${state.sessions.map((row) => html`<li><h3>${row.browser}${row.current ? html` <span class="muted">(this browser)</span>` : ''}</h3>
       <p class="muted">Signed in ${row.createdAt ? `${row.createdAt.slice(0, 16).replace('T', ' ')} UTC` : 'at an unknown time'}${row.address ? ` from ${row.address}` : ''}</p>
       ${row.current ? '' : html`<form method="post" action="/account/security/sessions/${row.id}/end">${csrfField(viewer)}<button type="submit" class="danger small" aria-label="Sign out ${row.browser}, signed in ${row.createdAt.slice(0, 16).replace('T', ' ')}">Sign out</button></form>`}</li>`)}
-    </ul></div>`, state.status, PASSKEY_SCRIPT_PATH);
+    </ul>
+    ${state.sessions.some((row) => !row.current) ? html`<form method="post" action="/account/security/sessions/end-others">${csrfField(viewer)}
+      <div class="actions"><button type="submit" class="danger">Sign out every other browser</button></div></form>` : ''}</div>`, state.status, PASSKEY_SCRIPT_PATH);
 }
 
 /** Enrolment of an authenticator app: its QR code and secret, and the first code to prove it works. */

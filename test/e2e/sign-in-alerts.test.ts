@@ -88,6 +88,30 @@ describe('sign-in alerts and signed-in browsers', () => {
     expect((await mine.postForm(endPath, formFields(page.text, endPath))).status).toBe(404);
   });
 
+  it('signs every other browser out at once: this one stays, and another account’s sessions too', async () => {
+    // Prepare
+    const account = await createAccount(service);
+    const [mine, laptop, phone] = [firefox(), new Browser(service.authUrl), new Browser(service.authUrl)];
+    for (const b of [mine, laptop, phone]) expect((await signIn(b, account)).status).toBe(303);
+    const neighbour = new Browser(service.authUrl);
+    expect((await signIn(neighbour, await createAccount(service))).status).toBe(303);
+    const page = await mine.get('/account/security');
+    const path = '/account/security/sessions/end-others';
+
+    // Act
+    const ended = await mine.postForm(path, formFields(page.text, path));
+
+    // Assess
+    expect(ended).toMatchObject({ status: 303, location: '/account/security?done=others-signed-out' });
+    for (const b of [laptop, phone]) expect((await b.get('/account')).status).toBe(302);
+    expect((await neighbour.get('/account')).status).toBe(200);
+    const after = await mine.get(ended.location!);
+    expect(textOf(after.text)).toContain('Every other browser is signed out');
+    expect(after.text.match(/<li><h3>/g)).toHaveLength(1);
+    // Alone now: no button to sign others out.
+    expect(after.text).not.toContain(`action="${path}"`);
+  });
+
   it('will not end another account’s session', async () => {
     const [owner, intruder] = [await createAccount(service), await createAccount(service)];
     const ownerBrowser = new Browser(service.authUrl);
