@@ -376,24 +376,28 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   const later = () => new Date(Date.now() + 3 * 3600_000);
   const rp = { id: new URL(env.authUrl).hostname, origin: new URL(env.authUrl).origin };
   /**
-   * `count` accounts with an authenticator app, enrolled through the repository as a right first
-   * code enrols it: each with a session, its 10 recovery codes and the key of their one showing.
+   * An authenticator app enrolled through the repository, as a right first code enrols it: its 10
+   * recovery codes and the key of their one showing. `enrolledAccounts`: `count` accounts so
+   * enrolled, each with a session.
    */
+  const enrol = async (userId: string) => {
+    const at = later();
+    const secret = newTotpSecret();
+    const codes = newRecoveryCodes();
+    const revealKey = randomToken();
+    await factors.startTotpEnrolment(userId, secret, at);
+    const enrolled = await factors.enrolTotp({
+      userId, secret, step: totpStep(at.getTime()), recoveryCodeHashes: codes.map((c) => recoveryCodeHash(userId, c)),
+      sealedCodes: sealWith(revealKey, codes.join('\n')), now: at,
+    });
+    if (!enrolled) throw new Error('bench: an enrolment was refused');
+    return { codes, revealKey };
+  };
   const enrolledAccounts = async (count: number) => {
     const accounts = await freshAccounts(count, true);
     return pool(count, 16, async (i) => {
       const user = accounts[i]!;
-      const at = later();
-      const secret = newTotpSecret();
-      const codes = newRecoveryCodes();
-      const revealKey = randomToken();
-      await factors.startTotpEnrolment(user.id, secret, at);
-      const enrolled = await factors.enrolTotp({
-        userId: user.id, secret, step: totpStep(at.getTime()), recoveryCodeHashes: codes.map((c) => recoveryCodeHash(user.id, c)),
-        sealedCodes: sealWith(revealKey, codes.join('\n')), now: at,
-      });
-      if (!enrolled) throw new Error('bench: an enrolment was refused');
-      return { user, codes, revealKey, session: await sessions.createSession(user.id) };
+      return { user, ...(await enrol(user.id)), session: await sessions.createSession(user.id) };
     });
   };
   /** `count` accounts, each with one passkey (made in this process: test/support/software-passkey.ts). */
@@ -416,14 +420,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   const hugoSession = sessionOf(hugo);
   const gilSession = once(async () => {
     const user = await gil();
-    const at = later();
-    const secret = newTotpSecret();
-    const codes = newRecoveryCodes();
-    await factors.startTotpEnrolment(user.id, secret, at);
-    await factors.enrolTotp({
-      userId: user.id, secret, step: totpStep(at.getTime()), recoveryCodeHashes: codes.map((c) => recoveryCodeHash(user.id, c)),
-      sealedCodes: sealWith(randomToken(), codes.join('\n')), now: at,
-    });
+    await enrol(user.id);
     for (const name of ['Work laptop', 'Phone']) await passkeyStore.addPasskey(user.id, new SoftwarePasskey(user.id).stored(name));
     await sessions.createSession(user.id);
     return sessions.createSession(user.id);
