@@ -172,7 +172,8 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
           const refused = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
           if (!refused && attempt === 0 && reasons.some((reason) => reason.Code === 'TransactionConflict')) continue;
           const current = reservations.map(({ record }, i) => {
-            const found = reasons[i]?.Code === 'ConditionalCheckFailed' ? reasons[i]?.Item : undefined;
+            // DynamoDB returns the item (ReturnValuesOnConditionCheckFailure) only for a failed condition.
+            const found = reasons[i]?.Item;
             return found ? toRecord(record.scope, record.subject, numbersOf(found), now) : record;
           });
           return { reserved: false, current };

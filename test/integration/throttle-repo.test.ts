@@ -189,6 +189,31 @@ describe('throttle repository', () => {
     expect((await rawItem('account', account))?.expiresAt).toBe(Math.floor((T + SECOND) / SECOND) + THROTTLE_MEMORY_SECONDS);
   });
 
+  it('gives a password asked again its reservation back as a login does (credit: one transaction)', async () => {
+    const { account, address } = subjects();
+    await attempt(account, address, T);
+    await attempt(account, address, T + SECOND);
+
+    await throttle.credit(account, address, T + 2 * SECOND);
+
+    expect(failuresOf(await throttle.getRecords(account, address, T + 2 * SECOND))).toEqual([0, 1, 1]);
+    expect((await throttle.getRecords(account, address, T + 2 * SECOND))[1]).toMatchObject({ nextAttemptAt: T + 2 * SECOND, stored: 'live' });
+  });
+
+  it('counts a passkey sign-in on its address\'s record alone, and gives a successful one back', async () => {
+    const { account, address } = subjects();
+    const addressRecord = async (now: number) => (await batch.read([throttle.addressRecordRead(address, now)] as const))[0];
+    expect(await addressRecord(T)).toEqual({ scope: 'address', subject: address, failures: 0, nextAttemptAt: 0, stored: 'none' });
+
+    expect(await throttle.reserve(reservationsOf([await addressRecord(T)], T), T)).toEqual({ reserved: true });
+    expect(await throttle.reserve(reservationsOf([await addressRecord(T)], T), T)).toEqual({ reserved: true });
+    // The address's record is the password's record of that address: the two share their count.
+    expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([0, 0, 2]);
+    await doc.send(new TransactWriteCommand({ TransactItems: [throttle.addressCreditItem(address, T + SECOND)] }));
+
+    expect(await addressRecord(T + SECOND)).toEqual({ scope: 'address', subject: address, failures: 1, nextAttemptAt: T + SECOND, stored: 'live' });
+  });
+
   describe('when DynamoDB cancels the reservation', () => {
     /** Runs `act` with the reservation's transaction cancelled for `reasons` the first `times` times (as DynamoDB answers a collision). */
     async function cancelled<T>(reasons: { Code: string; Item?: Record<string, unknown> }[] | undefined, times: number, act: () => Promise<T>): Promise<{ result: T; sent: number }> {
@@ -234,6 +259,15 @@ describe('throttle repository', () => {
         sent: 1,
       });
       expect(failuresOf(await throttle.getRecords(account, address, T))).toEqual([0, 0, 0]);
+    });
+
+    it('refuses at once a reservation cancelled for a reason that is neither its condition nor a collision', async () => {
+      const { account, address } = subjects();
+      const read = await throttle.getRecords(account, address, T);
+
+      const outcome = await cancelled([{ Code: 'None' }, { Code: 'ThrottlingError' }, { Code: 'None' }], 1, () => throttle.reserve(reservationsOf(read, T), T));
+
+      expect(outcome).toEqual({ result: { reserved: false, current: read }, sent: 1 });
     });
 
     it('refuses a reservation cancelled without reasons, reporting the records as read', async () => {
