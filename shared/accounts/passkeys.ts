@@ -66,7 +66,8 @@ export function passkeyName(typed: string): string | undefined {
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
-const isB64 = (value: unknown, max = 4096): value is string => typeof value === 'string' && value.length > 0 && value.length <= max && BASE64URL.test(value);
+// The pattern asks one character at least.
+const isB64 = (value: unknown, max = 4096): value is string => typeof value === 'string' && value.length <= max && BASE64URL.test(value);
 const USER_ID = /^[0-9A-Za-z-]{1,64}$/;
 
 /** A ceremony's answer as the browser sent it, with what its client data says. */

@@ -130,7 +130,52 @@ describe('passkey answers and names, read without trusting them', () => {
     expect(readPasskeyResponse(getAnswer(), 'create')).toBeUndefined();
   });
 
+  it('takes each field up to its bound, and not one character more', () => {
+    const challenge = 'c'.repeat(128);
+    const data = (length: number) => {
+      const fields = { type: 'webauthn.get', challenge, origin: 'https://auth.example.com', pad: '' };
+      fields.pad = 'x'.repeat(length - JSON.stringify(fields).length);
+      return Buffer.from(JSON.stringify(fields)).toString('base64url');
+    };
+    const accepted = [
+      getAnswer({ id: 'a'.repeat(1400), rawId: 'a'.repeat(1400) }),
+      getAnswer({}, { clientDataJSON: data(3072) }),
+      getAnswer({}, { authenticatorData: 'a'.repeat(8192), signature: 'a'.repeat(8192) }),
+    ];
+    const refused = [
+      getAnswer({}, { clientDataJSON: data(3073) }),
+      getAnswer({}, { authenticatorData: 'a'.repeat(8193) }),
+      getAnswer({}, { signature: 'a'.repeat(8193) }),
+      getAnswer({}, { clientDataJSON: clientData({ type: 'webauthn.get', challenge: 'c'.repeat(129), origin: 'x' }) }),
+    ];
+
+    expect(data(3072)).toHaveLength(4096);
+    for (const json of accepted) expect(readPasskeyResponse(json, 'get'), json.slice(0, 80)).toBeDefined();
+    expect(readPasskeyResponse(getAnswer({}, { clientDataJSON: data(3072) }), 'get')?.challenge).toBe(challenge);
+    for (const json of refused) expect(readPasskeyResponse(json, 'get'), json.slice(0, 80)).toBeUndefined();
+  });
+
+  it('reads a registration answer: its attestation object up to its bound, no user handle', () => {
+    const createAnswer = (attestationObject: unknown) => JSON.stringify({
+      id: 'Y3JlZA', rawId: 'Y3JlZA', type: 'public-key',
+      response: { clientDataJSON: clientData({ type: 'webauthn.create', challenge: 'Y2hhbGxlbmdl', origin: 'https://auth.example.com' }), attestationObject },
+    });
+
+    expect(readPasskeyResponse(createAnswer('a'.repeat(8192)), 'create')).toEqual({
+      response: JSON.parse(createAnswer('a'.repeat(8192))), credentialId: 'Y3JlZA', challenge: 'Y2hhbGxlbmdl', origin: 'https://auth.example.com', userId: undefined,
+    });
+    expect(readPasskeyResponse(createAnswer('a'.repeat(8193)), 'create')).toBeUndefined();
+    expect(readPasskeyResponse(createAnswer(undefined), 'create')).toBeUndefined();
+    expect(readPasskeyResponse(createAnswer(''), 'create')).toBeUndefined();
+  });
+
+  it('refuses an answer whose response or client data is not an object', () => {
+    for (const response of [null, 'text', 7]) expect(readPasskeyResponse(getAnswer({ response }), 'get')).toBeUndefined();
+    for (const text of ['null', '5', '"webauthn.get"']) expect(readPasskeyResponse(getAnswer({}, { clientDataJSON: b64(text) }), 'get'), text).toBeUndefined();
+  });
+
   it('takes names of 1 to 50 characters, normalized', () => {
+    expect(passkeyName('A')).toBe('A');
     expect(passkeyName('  Work   laptop ')).toBe('Work laptop');
     expect(passkeyName('é'.repeat(50))).toBe('é'.repeat(50));
     expect(passkeyName('x'.repeat(51))).toBeUndefined();
