@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passkeyName, readPasskeyResponse } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';
+import { createBatchReader } from '#shared/data/batch-read';
 import { CHALLENGE_SECONDS, createPasskeyRepo, MAX_PASSKEYS, type PasskeyRepo, type StoredPasskey } from '#shared/data/passkey-repo';
-import { passkeyClaimKey, userKey } from '#shared/data/keys';
+import { passkeyClaimKey, passkeyKey, userKey } from '#shared/data/keys';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret, randomToken } from '#shared/secrets';
+import { countRequests } from '../support/count-requests';
+import { withFailure } from '../support/inject-failure';
 import { freshTable } from '../support/service';
+import { throttled } from '../support/token-service';
 
 const NOW = new Date('2026-11-27T10:00:00.000Z');
 
@@ -97,6 +101,119 @@ describe('passkeys on DynamoDB Local', () => {
     expect(await passkeys.takeChallenge(randomToken(), 'authenticate', undefined, NOW)).toBe(false);
     const raced = await Promise.all([passkeys.takeChallenge(d, 'register', u.id, NOW), passkeys.takeChallenge(d, 'register', u.id, NOW)]);
     expect(raced.sort()).toEqual([false, true]);
+  });
+});
+
+describe('passkeys on DynamoDB Local: reads and refusals', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let passkeys: PasskeyRepo;
+
+  beforeAll(async () => {
+    ({ doc, table } = await freshTable());
+    passkeys = createPasskeyRepo({ doc, table });
+  });
+  afterAll(() => doc?.destroy());
+
+  async function user(): Promise<User> {
+    const u = makeUser();
+    await createUserRepo({ doc, table }).createUser(u, 'scrypt$hash');
+    return u;
+  }
+  const storageDown = <T>(command: string, act: () => Promise<T>) => withFailure(doc, command, throttled, act);
+  const failed = { status: 'rejected', reason: { name: 'ProvisionedThroughputExceededException' } };
+
+  it('lists passkeys oldest first whatever order the table keeps them in (their keys are hashes)', async () => {
+    const u = await user();
+    // Five passkeys whose keys sort newest first: only the sort puts them oldest first.
+    const byKey = Array.from({ length: 5 }, () => passkey()).sort((a, b) => hashSecret(b.credentialId).localeCompare(hashSecret(a.credentialId)));
+    const made = byKey.map((p, i) => ({ ...p, name: `Key ${i}`, createdAt: `2026-11-27T10:00:0${i}.000` }));
+    for (const p of [...made].reverse()) expect(await passkeys.addPasskey(u.id, p)).toBe('added');
+
+    expect((await passkeys.passkeysOf(u.id)).map((p) => p.name)).toEqual(['Key 0', 'Key 1', 'Key 2', 'Key 3', 'Key 4']);
+  });
+
+  it('follows the Query’s pages: 5 passkeys read 2 to a page are all found', async () => {
+    const u = await user();
+    for (let i = 0; i < 5; i++) await passkeys.addPasskey(u.id, passkey({ name: `Key ${i}`, createdAt: `2026-11-27T10:00:0${i}.000` }));
+    // DynamoDB Local pages at 1 MB, which 10 passkeys never reach: a Limit of 2 makes pages.
+    const name = 'two-per-page';
+    doc.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'QueryCommand') (args.input as { Limit?: number }).Limit = 2;
+      return next(args);
+    }, { step: 'initialize', name });
+    const requests = countRequests(doc);
+    let found: StoredPasskey[];
+    try {
+      found = await passkeys.passkeysOf(u.id);
+    } finally {
+      doc.middlewareStack.remove(name);
+      requests.detach();
+    }
+
+    expect(found.map((p) => p.name)).toEqual(['Key 0', 'Key 1', 'Key 2', 'Key 3', 'Key 4']);
+    expect(requests.operations.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reads a passkey as stored: its last use once used, defaults for what an item lacks', async () => {
+    const u = await user();
+    const used = passkey({ name: 'Used', transports: ['usb', 'nfc'], backedUp: true, createdAt: '2026-11-27T09:00:00.000' });
+    expect(await passkeys.addPasskey(u.id, used)).toBe('added');
+    await doc.send(new TransactWriteCommand({ TransactItems: [passkeys.usePasskeyItem(u.id, used.credentialId, 7, NOW)] }));
+    const bare = randomToken();
+    await doc.send(new PutCommand({
+      TableName: table, Item: { ...passkeyKey(u.id, hashSecret(bare)), credentialId: bare, publicKey: 'cGs', name: 'Bare', createdAt: '2026-11-27T10:00:00.000' },
+    }));
+
+    expect(await passkeys.passkeysOf(u.id)).toEqual([
+      { ...used, counter: 7, lastUsedAt: '2026-11-27T10:00:00.000' },
+      { credentialId: bare, publicKey: 'cGs', counter: 0, transports: [], name: 'Bare', createdAt: '2026-11-27T10:00:00.000', lastUsedAt: undefined, backedUp: false },
+    ]);
+  });
+
+  it('reads one passkey by user and credential, and nothing without both, sending no request then', async () => {
+    const u = await user();
+    const key = passkey();
+    await passkeys.addPasskey(u.id, key);
+    const readOne = (userId: string | undefined, credentialId: string | undefined) => createBatchReader({ doc, table }).read([passkeys.passkeyRead(userId, credentialId)] as const);
+
+    expect((await readOne(u.id, key.credentialId))[0]).toEqual({ ...key, lastUsedAt: undefined });
+    expect((await readOne(randomUUID(), key.credentialId))[0]).toBeUndefined();
+    const requests = countRequests(doc);
+    try {
+      expect(await readOne(u.id, undefined)).toEqual([undefined]);
+      expect(await readOne(undefined, key.credentialId)).toEqual([undefined]);
+      expect(requests.operations).toEqual([]);
+    } finally {
+      requests.detach();
+    }
+  });
+
+  it('calls a credential taken when its passkey is there without its claim', async () => {
+    const u = await user();
+    const key = passkey();
+    await passkeys.addPasskey(u.id, key);
+    await doc.send(new DeleteCommand({ TableName: table, Key: passkeyClaimKey(hashSecret(key.credentialId)) }));
+
+    expect(await passkeys.addPasskey(u.id, key)).toBe('taken');
+  });
+
+  it('removes no passkey of an account that does not exist, and says so', async () => {
+    expect(await passkeys.removeAllPasskeys(randomUUID())).toBe(0);
+  });
+
+  it('throws a storage failure instead of taking it for a refusal', async () => {
+    const u = await user();
+    const key = passkey();
+    await passkeys.addPasskey(u.id, key);
+    const challenge = randomToken();
+    await passkeys.createChallenge(challenge, 'authenticate', undefined, NOW);
+
+    expect(await storageDown('TransactWriteItemsCommand', () => passkeys.addPasskey(u.id, passkey()))).toMatchObject(failed);
+    expect(await storageDown('TransactWriteItemsCommand', () => passkeys.removePasskey(u.id, hashSecret(key.credentialId)))).toMatchObject(failed);
+    expect(await storageDown('DeleteItemCommand', () => passkeys.takeChallenge(challenge, 'authenticate', undefined, NOW))).toMatchObject(failed);
+    expect(await storageDown('TransactWriteItemsCommand', () => passkeys.removeAllPasskeys(u.id))).toMatchObject(failed);
+    expect(await passkeys.takeChallenge(challenge, 'authenticate', undefined, NOW)).toBe(true);
   });
 });
 
