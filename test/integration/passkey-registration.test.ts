@@ -141,6 +141,16 @@ describe('registering a passkey, on DynamoDB Local', () => {
     expect((await item(userKey(u.id)))?.passkeyCount).toBeUndefined();
   });
 
+  it('takes a packed self-attestation signed by the new credential, and refuses one whose signature does not verify', async () => {
+    const u = await user();
+    const signed = await answered(u, { selfAttestation: 'signed' });
+    const forged = await answered(u, { selfAttestation: 'forged' });
+
+    expect(await register(u, forged.response)).toEqual({ outcome: 'refused', refusal: 'invalid' });
+    expect(await register(u, signed.response)).toEqual({ outcome: 'added', name: 'Laptop' });
+    expect((await passkeys.passkeysOf(u.id)).map((p) => p.credentialId)).toEqual([signed.key.credentialId]);
+  });
+
   it('refuses a credential registered already, to this account or another, and an eleventh passkey', async () => {
     const [u, other] = [await user(), await user()];
     const key = new SoftwarePasskey(u.id);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { passkeyName, readPasskeyResponse } from '#shared/accounts/passkeys';
+import { MAX_PASSKEY_NAME, PASSKEY_REFUSALS, passkeyName, readPasskeyResponse } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';
 import { createBatchReader } from '#shared/data/batch-read';
 import { CHALLENGE_SECONDS, createPasskeyRepo, MAX_PASSKEYS, type PasskeyRepo, type StoredPasskey } from '#shared/data/passkey-repo';
@@ -286,7 +286,21 @@ describe('passkey answers and names, read without trusting them', () => {
     expect(readPasskeyResponse(createAnswer(''), 'create')).toBeUndefined();
   });
 
+  it('refuses a user handle that only ends with a user id', () => {
+    expect(readPasskeyResponse(getAnswer({}, { userHandle: b64('bad id!user-1') }), 'get')).toBeUndefined();
+  });
+
+  it('has a message of its own for each refusal', () => {
+    const messages = Object.values(PASSKEY_REFUSALS);
+    expect(Object.keys(PASSKEY_REFUSALS).sort()).toEqual(['challenge', 'full', 'invalid', 'malformed', 'name', 'origin', 'taken', 'unknown']);
+    expect(new Set(messages).size).toBe(messages.length);
+    for (const message of messages) expect(message.length).toBeGreaterThan(20);
+    expect(PASSKEY_REFUSALS.full).toContain(`at most ${MAX_PASSKEYS} passkeys`);
+    expect(PASSKEY_REFUSALS.name).toContain(`1 to ${MAX_PASSKEY_NAME} characters`);
+  });
+
   it('refuses an answer whose response or client data is not an object', () => {
+    for (const json of ['5', 'true']) expect(readPasskeyResponse(json, 'get'), json).toBeUndefined();
     for (const response of [null, 'text', 7]) expect(readPasskeyResponse(getAnswer({ response }), 'get')).toBeUndefined();
     for (const text of ['null', '5', '"webauthn.get"']) expect(readPasskeyResponse(getAnswer({}, { clientDataJSON: b64(text) }), 'get'), text).toBeUndefined();
   });

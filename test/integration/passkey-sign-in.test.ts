@@ -160,6 +160,17 @@ describe('signing in with a passkey, on DynamoDB Local', () => {
     expect(await item(passkeyKey(user.id, hashSecret(key.credentialId)))).toMatchObject({ counter: 2 });
   });
 
+  it('refuses an answer whose signature does not verify', async () => {
+    const { key } = await withPasskey();
+    const answer = JSON.parse(key.answer(await challengeAt(), RP.origin, RP.id)) as { response: { authenticatorData: string } };
+    // The signature counter raised after signing: what was signed is not what is sent.
+    const data = Buffer.from(answer.response.authenticatorData, 'base64url');
+    data.writeUInt32BE(1000, 33);
+    answer.response.authenticatorData = data.toString('base64url');
+
+    expect(await signIn(JSON.stringify(answer), newAddress())).toEqual({ outcome: 'refused', refusal: 'invalid' });
+  });
+
   it('refuses an answer whose signature counter is behind the stored one (a cloned authenticator)', async () => {
     const { key } = await withPasskey();
     const older = key.answer(await challengeAt(), RP.origin, RP.id);

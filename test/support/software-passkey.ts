@@ -56,7 +56,9 @@ export class SoftwarePasskey {
    * `rpId`: attestation `none`, the credential's id and public key in the authenticator data, its
    * signature counter at `counter`, and `transports` when given.
    */
-  registration(challenge: string, origin: string, rpId: string, options: Gesture & { counter?: number; transports?: string[] } = {}): string {
+  registration(
+    challenge: string, origin: string, rpId: string, options: Gesture & { counter?: number; transports?: string[]; selfAttestation?: 'signed' | 'forged' } = {},
+  ): string {
     this.counter = options.counter ?? 0;
     const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge, origin, crossOrigin: false }));
     const credentialId = Buffer.from(this.credentialId, 'base64url');
@@ -65,11 +67,16 @@ export class SoftwarePasskey {
     const authenticatorData = Buffer.concat([
       this.authenticatorDataHead(rpId, options, FLAG.at), Buffer.alloc(16), length, credentialId, this.publicKey,
     ]);
-    // CBOR map {fmt: 'none', attStmt: {}, authData: <bytes>}
-    const attestationObject = Buffer.concat([
-      Buffer.from([0xa3]), cborText('fmt'), cborText('none'), cborText('attStmt'), Buffer.from([0xa0]),
-      cborText('authData'), cborHead(2, authenticatorData.length), authenticatorData,
-    ]);
+    // CBOR map {fmt: 'none', attStmt: {}, authData: <bytes>}, or a packed self-attestation {fmt:
+    // 'packed', attStmt: {alg: -7, sig: <the signature of authData and the client data's hash>}}
+    // signed by the credential's key (or, forged, by another).
+    let statement: Buffer[] = [cborText('fmt'), cborText('none'), cborText('attStmt'), Buffer.from([0xa0])];
+    if (options.selfAttestation) {
+      const signer = options.selfAttestation === 'signed' ? this.privateKey : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      const sig = sign('sha256', Buffer.concat([authenticatorData, createHash('sha256').update(clientDataJSON).digest()]), signer);
+      statement = [cborText('fmt'), cborText('packed'), cborText('attStmt'), Buffer.from([0xa2]), cborText('alg'), Buffer.from([0x26]), cborText('sig'), cborHead(2, sig.length), sig];
+    }
+    const attestationObject = Buffer.concat([Buffer.from([0xa3]), ...statement, cborText('authData'), cborHead(2, authenticatorData.length), authenticatorData]);
     return JSON.stringify({
       id: this.credentialId, rawId: this.credentialId, type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'platform',
       response: {
