@@ -314,6 +314,7 @@ describe('second factors on DynamoDB Local', () => {
       try {
         expect(await pendingAt(undefined, NOW)).toBeUndefined();
         expect(await pendingAt('not-a-cookie', NOW)).toBeUndefined();
+        expect(await pendingAt(`bad!${token}`, NOW)).toBeUndefined();
         expect(requests.operations).toEqual([]);
       } finally {
         requests.detach();
