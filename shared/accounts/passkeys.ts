@@ -66,8 +66,19 @@ export function passkeyName(typed: string): string | undefined {
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
-const isB64 = (value: unknown, max = 4096): value is string => typeof value === 'string' && value.length > 0 && value.length <= max && BASE64URL.test(value);
+// The pattern asks one character at least.
+const isB64 = (value: unknown, max = 4096): value is string => typeof value === 'string' && value.length <= max && BASE64URL.test(value);
 const USER_ID = /^[0-9A-Za-z-]{1,64}$/;
+
+/** The value of a JSON text, or undefined when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not JSON.
+  }
+  return undefined;
+}
 
 /** A ceremony's answer as the browser sent it, with what its client data says. */
 interface ReadResponse<R> {
@@ -87,26 +98,18 @@ interface ReadResponse<R> {
 export function readPasskeyResponse(json: string, kind: 'create'): ReadResponse<RegistrationResponseJSON> | undefined;
 export function readPasskeyResponse(json: string, kind: 'get'): ReadResponse<AuthenticationResponseJSON> | undefined;
 export function readPasskeyResponse(json: string, kind: 'create' | 'get'): ReadResponse<RegistrationResponseJSON | AuthenticationResponseJSON> | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const credential = value as { id?: unknown; rawId?: unknown; type?: unknown; response?: Record<string, unknown> };
+  // A value that is no object (a string, a number) has none of the fields asked below: only null
+  // and undefined (not JSON) must be told apart before reading them.
+  const value = parseJson(json);
+  if (value === null || value === undefined) return undefined;
+  const credential = value as { id?: unknown; rawId?: unknown; type?: unknown; response?: Record<string, unknown> | null };
   const inner = credential.response;
-  if (!isB64(credential.id, 1400) || credential.rawId !== credential.id || credential.type !== 'public-key' || typeof inner !== 'object' || inner === null) return undefined;
+  if (!isB64(credential.id, 1400) || credential.rawId !== credential.id || credential.type !== 'public-key' || inner === null || inner === undefined) return undefined;
   if (!isB64(inner.clientDataJSON)) return undefined;
   const needed = kind === 'create' ? [inner.attestationObject] : [inner.authenticatorData, inner.signature];
   if (!needed.every((field) => isB64(field, 8192))) return undefined;
-  let clientData: { type?: unknown; challenge?: unknown; origin?: unknown };
-  try {
-    clientData = JSON.parse(Buffer.from(inner.clientDataJSON, 'base64url').toString('utf8')) as typeof clientData;
-  } catch {
-    return undefined;
-  }
-  if (typeof clientData !== 'object' || clientData === null) return undefined;
+  const clientData = parseJson(Buffer.from(inner.clientDataJSON, 'base64url').toString('utf8')) as { type?: unknown; challenge?: unknown; origin?: unknown } | null | undefined;
+  if (clientData === null || clientData === undefined) return undefined;
   if (clientData.type !== `webauthn.${kind}` || !isB64(clientData.challenge, 128) || typeof clientData.origin !== 'string') return undefined;
   let userId: string | undefined;
   if (kind === 'get') {

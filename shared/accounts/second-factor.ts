@@ -4,7 +4,7 @@ import { openWith, sealWith } from '#shared/oauth/sealing';
 import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
 import { randomToken } from '#shared/secrets';
 import type { BatchReader } from '#shared/data/batch-read';
-import { cancellationCodes, isCancelled } from '#shared/data/dynamodb';
+import { cancellationCodes } from '#shared/data/dynamodb';
 import { pendingSignInUserId, type FactorRepo, type Factors } from '#shared/data/factor-repo';
 import type { SessionDetails, SessionRepo } from '#shared/data/session-repo';
 import type { PasskeyRepo } from '#shared/data/passkey-repo';
@@ -108,7 +108,7 @@ export async function completeSignIn(
     const alert = client && signInAlertOf(profile, browser?.userId === userId, client, now);
     return { outcome: 'signed-in', sessionId, knownBrowserToken: known.token, ...(alert ? { alert } : {}) };
   } catch (error) {
-    if (!isCancelled(error)) throw error;
+    // Only a cancelled transaction has cancellation reasons: any other error is thrown below.
     const codes = cancellationCodes(error);
     if (codes[1] === 'ConditionalCheckFailed') return { outcome: 'expired' };
     if (codes[2] === 'ConditionalCheckFailed') {
@@ -167,6 +167,7 @@ export async function enrolAuthenticator(
   factors: Pick<FactorRepo, 'enrolTotp'>, userId: string, secret: string, typed: string, now: number,
 ): Promise<{ outcome: 'enrolled'; revealKey: string } | { outcome: 'wrong' } | { outcome: 'already' }> {
   const code = readFactorCode(typed);
+  // Stryker disable next-line ConditionalExpression: totpStepOf refuses anything but six digits, as a recovery code or nothing is
   const step = code.kind === 'totp' ? totpStepOf(secret, code.code, now, -1) : undefined;
   if (step === undefined) return { outcome: 'wrong' };
   const codes = newRecoveryCodes();
@@ -182,8 +183,9 @@ export function openRecoveryCodes(key: string, sealed: string): string[] | undef
   try {
     return openWith(key, sealed).split('\n');
   } catch {
-    return undefined;
+    // Sealed under another key.
   }
+  return undefined;
 }
 
 /**

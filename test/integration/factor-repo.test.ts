@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { base32 } from '@otplib/plugin-base32-scure';
 import { crypto } from '@otplib/plugin-crypto-node';
 import { generateSync } from '@otplib/totp';
@@ -7,14 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFactorCode, completeSignIn, enrolAuthenticator, openRecoveryCodes, removeAuthenticator } from '#shared/accounts/second-factor';
 import { newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';
 import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
-import { createFactorRepo, PENDING_SIGN_IN_SECONDS, pendingSignInUserId, TOTP_ENROLMENT_SECONDS, type FactorRepo } from '#shared/data/factor-repo';
-import { pendingSignInKey, recoveryRevealKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
+import {
+  createFactorRepo, PENDING_SIGN_IN_SECONDS, pendingSignInUserId, RECOVERY_REVEAL_SECONDS, TOTP_ENROLMENT_SECONDS, type FactorRepo,
+} from '#shared/data/factor-repo';
+import { knownBrowserKey, pendingSignInKey, recoveryCodesKey, recoveryRevealKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
 import { createSessionRepo, type SessionRepo } from '#shared/data/session-repo';
 import { createThrottleRepo, type ThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret } from '#shared/secrets';
+import { countRequests } from '../support/count-requests';
+import { withFailure } from '../support/inject-failure';
 import { freshTable } from '../support/service';
+import { throttled } from '../support/token-service';
 
 const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
 const codeAt = (secret: string, at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
@@ -212,6 +217,111 @@ describe('second factors on DynamoDB Local', () => {
       expect(await factors.removeAllFactors(user.id)).toBe(true);
       expect(await read(user.id)).toEqual({ totp: undefined, recoveryCodeHashes: [] });
       expect(await factors.removeAllFactors(randomUUID())).toBe(false);
+    });
+  });
+  describe('the repository’s edges', () => {
+    const storageDown = <T>(command: string, act: () => Promise<T>) => withFailure(doc, command, throttled, act);
+
+    it('shows new recovery codes for 10 minutes', async () => {
+      const start = async () => {
+        const user = makeUser();
+        await createUserRepo({ doc, table }).createUser(user, 'scrypt$hash');
+        const secret = newTotpSecret();
+        await factors.startTotpEnrolment(user.id, secret, new Date(NOW));
+        expect((await enrolAuthenticator(factors, user.id, secret, codeAt(secret, NOW), NOW)).outcome).toBe('enrolled');
+        return user.id;
+      };
+      const [shown, late] = [await start(), await start()];
+
+      expect(await factors.takeRecoveryReveal(shown, new Date(NOW + RECOVERY_REVEAL_SECONDS * 1000 - 1000))).toEqual(expect.any(String));
+      expect(await factors.takeRecoveryReveal(late, new Date(NOW + RECOVERY_REVEAL_SECONDS * 1000))).toBeUndefined();
+    });
+
+    it('throws a storage failure instead of taking it for a refusal', async () => {
+      const { user } = await enrolled();
+      const other = makeUser();
+      await createUserRepo({ doc, table }).createUser(other, 'scrypt$hash');
+      const secret = newTotpSecret();
+      await factors.startTotpEnrolment(other.id, secret, new Date(NOW));
+      const failed = { status: 'rejected', reason: { name: 'ProvisionedThroughputExceededException' } };
+
+      expect(await storageDown('DeleteItemCommand', () => factors.takeRecoveryReveal(user.id, new Date(NOW)))).toMatchObject(failed);
+      expect(await storageDown('TransactWriteItemsCommand', () => enrolAuthenticator(factors, other.id, secret, codeAt(secret, NOW), NOW))).toMatchObject(failed);
+      expect(await storageDown('TransactWriteItemsCommand', () => factors.removeTotp(user.id, { step: totpStep(NOW) + 1 }))).toMatchObject(failed);
+      expect(await storageDown('TransactWriteItemsCommand', () => factors.removeAllFactors(user.id))).toMatchObject(failed);
+      expect((await read(user.id)).totp).toBeDefined();
+      expect((await read(other.id)).totp).toBeUndefined();
+    });
+
+    it('tells a removal refused because the account is gone from one whose code was used', async () => {
+      const { user, codes } = await enrolled();
+      await doc.send(new DeleteCommand({ TableName: table, Key: userKey(user.id) }));
+
+      expect(await factors.removeTotp(user.id, { step: totpStep(NOW) + 1 })).toEqual({ done: false, refusal: 'gone' });
+      expect(await factors.removeTotp(user.id, { recoveryCodeHash: recoveryCodeHash(user.id, codes[0]!) })).toEqual({ done: false, refusal: 'gone' });
+      expect(await item(totpKey(user.id))).toBeDefined();
+      expect(await item(recoveryCodesKey(user.id))).toBeDefined();
+    });
+
+    it('reads no factors, and sends no request, for no user', async () => {
+      const requests = countRequests(doc);
+      try {
+        expect(await batch.read([factors.factorsRead(undefined)] as const)).toEqual([{ recoveryCodeHashes: [] }]);
+        expect(requests.operations).toEqual([]);
+      } finally {
+        requests.detach();
+      }
+    });
+
+    it('reads an app no code was accepted for yet as before the first step', async () => {
+      const userId = randomUUID();
+      await doc.send(new PutCommand({ TableName: table, Item: { ...totpKey(userId), secret: 'SECRET', enrolledAt: '2026-01-02T03:04:05.678' } }));
+
+      expect((await read(userId)).totp).toEqual({ secret: 'SECRET', lastStep: -1, enrolledAt: '2026-01-02T03:04:05.678' });
+    });
+
+    it('starts a pending sign-in with one PutItem, or with the login’s other writes in one transaction, all or nothing', async () => {
+      const { user } = await enrolled();
+      const known = throttle.newKnownBrowser(user.id, 3600, NOW);
+      const requests = countRequests(doc);
+      let alone: string;
+      let together: string;
+      try {
+        alone = await factors.startPendingSignIn(user.id, new Date(NOW));
+        expect(requests.operations).toEqual(['PutItemCommand']);
+        together = await factors.startPendingSignIn(user.id, new Date(NOW), [known.item]);
+        expect(requests.operations).toEqual(['PutItemCommand', 'TransactWriteItemsCommand']);
+      } finally {
+        requests.detach();
+      }
+      expect(await item(pendingSignInKey(hashSecret(alone)))).toMatchObject({ userId: user.id, expiresAt: NOW / 1000 + PENDING_SIGN_IN_SECONDS });
+      expect(await item(pendingSignInKey(hashSecret(together)))).toMatchObject({ userId: user.id });
+      expect(await item(knownBrowserKey(hashSecret(known.token)))).toMatchObject({ userId: user.id });
+
+      // An item of the login's whose condition fails (here: the sign-in of an account that does not exist) fails the whole.
+      const refused = createUserRepo({ doc, table }).signedInItem(randomUUID(), new Date(NOW));
+      await expect(factors.startPendingSignIn(user.id, new Date(NOW), [refused])).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+    });
+
+    it('reads a pending sign-in until its 5 minutes are over, only for the user it names, and nothing for a cookie not of its shape', async () => {
+      const { user } = await enrolled();
+      const token = await factors.startPendingSignIn(user.id, new Date(NOW));
+      const pendingAt = async (value: string | undefined, at: number) => (await batch.read([factors.pendingSignInRead(value, new Date(at))] as const))[0];
+      const forged = `${randomUUID()}.${token.split('.')[1]}`;
+      await doc.send(new PutCommand({ TableName: table, Item: { ...pendingSignInKey(hashSecret(forged)), userId: user.id, expiresAt: NOW / 1000 + 300 } }));
+      const requests = countRequests(doc);
+
+      try {
+        expect(await pendingAt(undefined, NOW)).toBeUndefined();
+        expect(await pendingAt('not-a-cookie', NOW)).toBeUndefined();
+        expect(await pendingAt(`bad!${token}`, NOW)).toBeUndefined();
+        expect(requests.operations).toEqual([]);
+      } finally {
+        requests.detach();
+      }
+      expect(await pendingAt(token, NOW + PENDING_SIGN_IN_SECONDS * 1000 - 1000)).toBe(user.id);
+      expect(await pendingAt(token, NOW + PENDING_SIGN_IN_SECONDS * 1000)).toBeUndefined();
+      expect(await pendingAt(forged, NOW)).toBeUndefined();
     });
   });
 });
