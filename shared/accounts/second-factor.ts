@@ -3,7 +3,7 @@ import { newRecoveryCodes, readFactorCode, recoveryCodeHash, totpStepOf } from '
 import { openWith, sealWith } from '#shared/oauth/sealing';
 import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
 import { randomToken } from '#shared/secrets';
-import type { BatchReader } from '#shared/data/batch-read';
+import { allOf, type BatchRead, type BatchReader } from '#shared/data/batch-read';
 import { cancellationCodes } from '#shared/data/dynamodb';
 import { pendingSignInUserId, type FactorRepo, type Factors } from '#shared/data/factor-repo';
 import type { SessionDetails, SessionRepo } from '#shared/data/session-repo';
@@ -11,7 +11,7 @@ import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { UserRepo } from '#shared/data/user-repo';
 import { greeting } from '#shared/email/mail-text';
 import type { Mailer } from '#shared/email/mailer';
-import type { ThrottleRepo } from '#shared/data/throttle-repo';
+import type { ThrottleRecord, ThrottleRepo } from '#shared/data/throttle-repo';
 import { countMetric, METRIC } from '#shared/metrics';
 
 /** Why a second factor was refused (each with its own message on the page). */
@@ -127,18 +127,29 @@ export type RemoveOutcome =
   | { outcome: 'failed'; failure: FactorFailure; stored: Factors };
 
 /**
+ * What turning the authenticator app off reads first (the factors and the second-factor throttle
+ * record), as part of a combined read: a page reads it with its session (`reads.ofUser`).
+ */
+export function removalRead(
+  repos: { factors: Pick<FactorRepo, 'factorsRead'>; throttle: Pick<ThrottleRepo, 'secondFactorRecordRead'> }, userId: string, now: number,
+): BatchRead<readonly [Factors, ThrottleRecord]> {
+  return allOf([repos.factors.factorsRead(userId), repos.throttle.secondFactorRecordRead(userId, now)] as const);
+}
+
+/**
  * Turns the authenticator app off (and its recovery codes), which asks a fresh second factor: a code
  * of the app or a recovery code, throttled and spent as at sign-in (a session alone, left open on a
  * shared computer, cannot remove the account's second factor). Requests: BatchGetItem (factors,
- * throttle record), UpdateItem (the reservation), TransactWriteItems (the factor and the codes
- * deleted, the code spent by the delete's condition, the user's flag off).
+ * throttle record: removalRead, none when `read` is its answer already), UpdateItem (the
+ * reservation), TransactWriteItems (the factor and the codes deleted, the code spent by the delete's
+ * condition, the user's flag off).
  */
 export async function removeAuthenticator(
   repos: { batch: BatchReader; factors: FactorRepo; throttle: ThrottleRepo },
-  userId: string, typed: string, now: number,
+  userId: string, typed: string, now: number, read?: readonly [Factors, ThrottleRecord],
 ): Promise<RemoveOutcome> {
   const { batch, factors, throttle } = repos;
-  const [stored, record] = await batch.read([factors.factorsRead(userId), throttle.secondFactorRecordRead(userId, now)] as const);
+  const [stored, record] = read ?? (await batch.read([removalRead(repos, userId, now)] as const))[0];
   if (!stored.totp) return { outcome: 'not-enrolled' };
   const wait = retryAfterSeconds([record], now);
   if (wait > 0) return { outcome: 'throttled', retryAfterSeconds: wait, stored };

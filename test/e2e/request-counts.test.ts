@@ -257,6 +257,20 @@ describe('DynamoDB requests per browser call', () => {
       expect(operations.slice(1)).toEqual(['QueryCommand', 'QueryCommand']);
     });
 
+    it('POST /account/security/totp/remove: one BatchGetItem (session, user, factors, throttle record) + UpdateItem (reservation) + TransactWriteItems (the removal)', async () => {
+      // Prepare
+      const { b } = await signedIn();
+      const { recoveryCodes } = await enrolAuthenticatorApp(b);
+      const page = await b.get('/account/security');
+
+      // Act
+      const { reply, operations } = await measure(() => b.postForm('/account/security/totp/remove', { ...formFields(page.text, '/account/security/totp/remove'), code: recoveryCodes[0]! }));
+
+      // Assess
+      expect(reply).toMatchObject({ status: 303, location: '/account/security?done=totp-removed' });
+      expect(operations).toEqual(['BatchGetItemCommand', 'UpdateItemCommand', 'TransactWriteItemsCommand']);
+    });
+
     it('GET /account/security/totp, a first visit: one BatchGetItem (session, user, factors, enrolment) + PutItem (the enrolment); its reload: the BatchGetItem alone', async () => {
       // Prepare
       const { b } = await signedIn();

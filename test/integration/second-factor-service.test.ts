@@ -8,7 +8,7 @@ import { crypto } from '@otplib/plugin-crypto-node';
 import { generateSync } from '@otplib/totp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
-  checkFactorCode, completeSignIn, enrolAuthenticator, FACTOR_FAILURE_MESSAGES, openRecoveryCodes, removeAuthenticator, resetFactorsByOperator,
+  checkFactorCode, completeSignIn, enrolAuthenticator, FACTOR_FAILURE_MESSAGES, openRecoveryCodes, removalRead, removeAuthenticator, resetFactorsByOperator,
 } from '#shared/accounts/second-factor';
 import { newTotpSecret, totpStep } from '#shared/accounts/totp';
 import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
@@ -266,6 +266,20 @@ describe('the second-factor service on DynamoDB Local', () => {
       expect(result).toMatchObject({ outcome: 'throttled', retryAfterSeconds: 16, stored: { totp: { secret, lastStep: totpStep(NOW) } } });
       expect(requests.operations).toEqual(['BatchGetItemCommand']);
       expect(await item(totpKey(user.id))).toBeDefined();
+    });
+
+    it('takes the factors and the throttle record read with the page\'s session (removalRead), reading nothing more', async () => {
+      const { user, secret } = await enrolled();
+      const [read] = await batch.read([removalRead({ factors, throttle }, user.id, at)] as const);
+      expect(read[0].totp?.secret).toBe(secret);
+      expect(read[1]).toMatchObject({ scope: 'second-factor', subject: user.id, failures: 0 });
+      const requests = countRequests(doc);
+
+      const result = await removeAuthenticator({ batch, factors, throttle }, user.id, codeAt(secret, at), at, read).finally(() => requests.detach());
+
+      expect(result).toEqual({ outcome: 'removed' });
+      expect(requests.operations).toEqual(['UpdateItemCommand', 'TransactWriteItemsCommand']);
+      expect(await item(totpKey(user.id))).toBeUndefined();
     });
 
     it('does not check a code whose reservation a concurrent attempt took first', async () => {
