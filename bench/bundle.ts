@@ -12,8 +12,12 @@ export const BASELINE_ENTRY = 'bench/baseline/handler.ts';
 /** The floor bundle: the baseline's client, making the requests its event lists (see floors.ts). */
 export const FLOOR_NAME = 'floor';
 export const FLOOR_ENTRY = 'bench/baseline/floor.ts';
-/** The floor's `zxcvbn` and `passkeyCheck` steps run the same estimator and WebAuthn files the functions load on first use. */
-export const FLOOR_LAZY_MODULES = [PASSWORD_STRENGTH_ENTRY, PASSKEY_VERIFY_ENTRY];
+/**
+ * The floor's `zxcvbn` and `passkeyCheck` steps run the same estimator and WebAuthn files the
+ * functions load on first use; its `qrCode` step, the QR encoder's module, which the set-up pages
+ * bundle (the floor loads it only for their floors).
+ */
+export const FLOOR_LAZY_MODULES = [PASSWORD_STRENGTH_ENTRY, PASSKEY_VERIFY_ENTRY, 'shared/views/qr-code.ts'];
 /** The floor with the SQS client library in its bundle: for floors with the `queueClient` step. */
 export const FLOOR_QUEUE_NAME = 'floor-queue';
 export const FLOOR_QUEUE_ENTRY = 'bench/baseline/floor-queue.ts';

@@ -37,6 +37,8 @@ export type FloorStep =
   | { op: 'wait'; ms: number }
   /** One password strength estimate (zxcvbn with its dictionaries, loaded on first use as the functions do). */
   | { op: 'zxcvbn' }
+  /** One QR code of an authenticator app's otpauth:// URI drawn as SVG (the encoder the set-up pages carry). */
+  | { op: 'qrCode' }
   /** One passkey answer verified: a sign-in's signature or a registration's attestation (the WebAuthn library, loaded on first use as the functions do). */
   | { op: 'passkeyCheck'; ceremony: 'get' | 'create' }
   /** One e-mail sent (locally a file in the outbox, as the functions' mailer writes it; in AWS an SES request). */
@@ -78,6 +80,7 @@ export const step = {
   wait: (ms: number): FloorStep => ({ op: 'wait', ms }),
   zxcvbn: (): FloorStep => ({ op: 'zxcvbn' }),
   passkeyCheck: (ceremony: 'get' | 'create'): FloorStep => ({ op: 'passkeyCheck', ceremony }),
+  qrCode: (): FloorStep => ({ op: 'qrCode' }),
   mail: (): FloorStep => ({ op: 'mail' }),
   addressCheck: (): FloorStep => ({ op: 'addressCheck' }),
   queueClient: (): FloorStep => ({ op: 'queueClient' }),
@@ -87,7 +90,7 @@ export const step = {
 };
 
 /** Steps that are not DynamoDB requests. */
-const NOT_REQUESTS = new Set<FloorStep['op']>(['scrypt', 'sign', 'wait', 'zxcvbn', 'passkeyCheck', 'mail', 'addressCheck', 'queueClient', 'queueSend', 'signedPost', 'kmsClient']);
+const NOT_REQUESTS = new Set<FloorStep['op']>(['scrypt', 'sign', 'wait', 'zxcvbn', 'passkeyCheck', 'qrCode', 'mail', 'addressCheck', 'queueClient', 'queueSend', 'signedPost', 'kmsClient']);
 
 /**
  * Which floor bundle a floor runs as (bench/bundle.ts): the one with the SQS client library for a
@@ -136,6 +139,8 @@ export function floorLabel(steps: readonly FloorStep[]): string {
         return `wait ${s.ms} ms`;
       case 'zxcvbn':
         return 'zxcvbn';
+      case 'qrCode':
+        return 'QR code';
       case 'passkeyCheck':
         return s.ceremony === 'get' ? 'passkey signature check' : 'passkey registration check';
       case 'mail':
@@ -249,6 +254,8 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   code: { status: 'active', activeTokenHash: HASH, createdAt: STAMP },
   client: { secretHash: HASH },
   mailLimit: { sent: 2, expiresAt: 1_800_000_000 },
+  // A known browser's own reservation (a login from it).
+  knownBrowser: { failures: 1 },
   // One failure reserved on a single record (a second factor's, an address's): the three-record login reserves in a transaction.
   throttle: { failures: 1, nextAttemptAt: 1_800_000_000_000, expiresAt: 1_800_000_000 },
   webhook: { url: 'https://dashboard.example.com/webhooks', updatedAt: STAMP },
@@ -323,6 +330,8 @@ export function createFloors(doc: DynamoDBDocumentClient, table: string, { recei
       }
       case 'kmsClient':
         return { op: 'kmsClient' };
+      case 'qrCode':
+        return { op: 'qrCode', text: `otpauth://totp/Device%20and%20User%20Service:alice%40example.com?secret=${TOTP_SECRET}&period=30&digits=6&algorithm=SHA1&issuer=Device%20and%20User%20Service` };
       case 'passkeyCheck': {
         // A software authenticator's answer for the auth host of the scenarios' default issuer.
         const passkey = new SoftwarePasskey(USER_ID);

@@ -76,6 +76,8 @@ export type FloorRequest =
    * passkey functions load on first use (shared/accounts/passkey-verify.ts), on a sign-in's signature
    * or a registration's `none` attestation, made for `challenge`, `origin` and `rpId`.
    */
+  /** One QR code drawn as the authenticator set-up pages draw theirs: the encoder's file beside this bundle (shared/views/qr-code.ts). */
+  | { op: 'qrCode'; text: string }
   | { op: 'passkeyCheck'; ceremony: 'get' | 'create'; response: string; challenge: string; origin: string; rpId: string; credential: { id: string; publicKey: string } };
 
 export interface FloorEvent {
@@ -149,6 +151,10 @@ async function run(step: Exclude<FloorRequest, { op: 'wait' }>): Promise<unknown
     case 'zxcvbn': {
       const estimator = (await import(new URL('./password-strength.mjs', import.meta.url).href)) as { estimateStrength: (password: string, userInputs: string[]) => unknown };
       return estimator.estimateStrength(step.password, step.userInputs);
+    }
+    case 'qrCode': {
+      const { qrCodeDataUrl } = (await import(new URL('./qr-code.mjs', import.meta.url).href)) as { qrCodeDataUrl: (text: string) => string };
+      return qrCodeDataUrl(step.text).length;
     }
     case 'passkeyCheck': {
       const checks = (await import(new URL('./passkey-verify.mjs', import.meta.url).href)) as PasskeyChecks;
