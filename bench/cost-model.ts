@@ -266,7 +266,7 @@ export function callsPerUserMonth(usage = USAGE): Record<string, number> {
     'post-authorize': usage.authorizationsPerMonth,
     'post-token (code)': usage.authorizationsPerMonth,
     'get-login': usage.webSignInsPerMonth,
-    'post-login (known browser)': usage.webSignInsPerMonth,
+    'post-login': usage.webSignInsPerMonth,
     'get-account': usage.webSignInsPerMonth,
     'get-signup': usage.signUpShare,
     'post-signup': usage.signUpShare,
@@ -377,7 +377,7 @@ export function bindingLimits(measured: readonly Measured[], usage = USAGE): Bin
     { limit: 'Route throttle `device-write`', quota: `${THROTTLES['device-write'].rateLimit}/s per route key`,
       bindsAtMau: THROTTLES['device-write'].rateLimit / of('update-device'), then: 'raise it' },
     { limit: 'Route throttle `login` (`POST /login`)', quota: `${THROTTLES.login.rateLimit}/s`,
-      bindsAtMau: THROTTLES.login.rateLimit / of('post-login (known browser)'), then: 'raise it; the per-account throttle still holds' },
+      bindsAtMau: THROTTLES.login.rateLimit / of('post-login'), then: 'raise it; the per-account throttle still holds' },
     { limit: 'API Gateway account rate (all APIs of the account and region)', quota: `${n(QUOTAS.apiGatewayAccountRps)}/s`,
       bindsAtMau: QUOTAS.apiGatewayAccountRps / total,
       then: of('list-devices') > 0

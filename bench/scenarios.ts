@@ -666,7 +666,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       events: async (n) => repeat(n, () => authEvent('GET', '/login', { query: { return_to: '/account' } })),
     },
     {
-      name: 'post-login (known browser)', fn: 'post-login', expectStatus: 303,
+      name: 'post-login', fn: 'post-login', expectStatus: 303,
       floor: [
         step.batchGet('email', 'throttle', 'throttle', 'throttle', 'knownBrowser'), step.update('knownBrowser'), step.get('user'), step.scrypt(),
         step.transact('session', 'knownBrowser', 'knownBrowser', 'user'),
