@@ -1,11 +1,25 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { awsClientConfig, localEndpointConfig, observeClient, type AwsCallLimits } from '#shared/aws/client-config';
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
   doc: DynamoDBDocumentClient;
   table: string;
+}
+
+/** Every item of a Query on the table, page by page (one request per 1 MB page). */
+export async function queryAll(
+  { doc, table }: RepoDeps, input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(new QueryCommand({ ...input, TableName: table, ExclusiveStartKey: startKey }));
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }
 
 /** TransactWriteItems takes at most 100 items. */

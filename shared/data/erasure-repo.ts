@@ -1,7 +1,7 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { isConditionalCheckFailed, queryAll as queryTable, type RepoDeps } from '#shared/data/dynamodb';
 import {
   consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, factorsOfUserKey, fromItem, grantsOfClientIndexKey, isFamilyKey,
   passkeyClaimKey, passkeyHashOfKey, PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, userKey,
@@ -51,17 +51,7 @@ const toSubject = (item: Record<string, unknown>): ErasureSubject => ({
 });
 
 export function createErasureRepo({ doc, table }: RepoDeps) {
-  /** Every item of a Query, page by page. */
-  async function queryAll(input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName' | 'ExclusiveStartKey'>) {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await doc.send(new QueryCommand({ ...input, TableName: table, ExclusiveStartKey: startKey }));
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
-  }
+  const queryAll = (input: Parameters<typeof queryTable>[1]) => queryTable({ doc, table }, input);
   const keyOf = (item: Record<string, unknown>): ItemKey => ({ pk: String(item.pk), sk: String(item.sk) });
 
   return {

@@ -1,6 +1,5 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { RepoDeps } from '#shared/data/dynamodb';
+import { queryAll, type RepoDeps } from '#shared/data/dynamodb';
 import { factorsOfUserKey, passkeyHashOfKey, recoveryCodesKey, totpKey } from '#shared/data/keys';
 
 // The account export's view of a user's second factors: apart from factor-repo.ts and
@@ -21,7 +20,7 @@ export interface FactorSummary {
 
 export type FactorSummaryRepo = ReturnType<typeof createFactorSummaryRepo>;
 
-export function createFactorSummaryRepo({ doc, table }: RepoDeps) {
+export function createFactorSummaryRepo(deps: RepoDeps) {
   return {
     /**
      * The user's second factors, for the export: one Query of the factor prefix (per 1 MB page),
@@ -31,17 +30,10 @@ export function createFactorSummaryRepo({ doc, table }: RepoDeps) {
      */
     async factorsOf(userId: string): Promise<FactorSummary> {
       const { pk, skPrefix } = factorsOfUserKey(userId);
-      const items: Record<string, unknown>[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-          ProjectionExpression: 'sk, enrolledAt, codes, #name, createdAt, lastUsedAt, backedUp', ExpressionAttributeNames: { '#name': 'name' },
-          ExclusiveStartKey: startKey,
-        }));
-        items.push(...(page.Items ?? []));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      const items = await queryAll(deps, {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ProjectionExpression: 'sk, enrolledAt, codes, #name, createdAt, lastUsedAt, backedUp', ExpressionAttributeNames: { '#name': 'name' },
+      });
       const find = (sk: string) => items.find((item) => item.sk === sk);
       const app = find(totpKey(userId).sk);
       const codes = find(recoveryCodesKey(userId).sk)?.codes;

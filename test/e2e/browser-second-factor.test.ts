@@ -1,12 +1,9 @@
-import { base32 } from '@otplib/plugin-base32-scure';
-import { crypto } from '@otplib/plugin-crypto-node';
-import { generateSync } from '@otplib/totp';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkLayout, launchBrowser, type TestBrowser } from '../support/browser';
 import { createAccount } from '../support/oauth-client';
 import { useTestService } from '../support/service';
-const codeAt = (secret: string, at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
+import { totpCodeAt as codeAt } from '../support/two-step';
 
 /**
  * Two-step sign-in in Chromium, as a person does it: set up the authenticator app from the page,

@@ -1,7 +1,4 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { base32 } from '@otplib/plugin-base32-scure';
-import { crypto } from '@otplib/plugin-crypto-node';
-import { generateSync } from '@otplib/totp';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recoveryCodesKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
 import {
@@ -9,9 +6,9 @@ import {
 } from '../support/oauth-client';
 import { linkToken, mailTo } from '../support/outbox';
 import { loosenAuthStorageLimit, useTable, useTestService } from '../support/service';
+import { totpCodeAt as codeAt } from '../support/two-step';
 
 /** The code an authenticator app shows for `secret` at `at` (epoch ms). */
-const codeAt = (secret: string, at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
 const STEP_MS = 30_000;
 
 /**

@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { base32 } from '@otplib/plugin-base32-scure';
-import { crypto } from '@otplib/plugin-crypto-node';
-import { generateSync } from '@otplib/totp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFactorCode, completeSignIn, enrolAuthenticator, openRecoveryCodes, removeAuthenticator } from '#shared/accounts/second-factor';
 import { newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';
@@ -20,17 +17,12 @@ import { countRequests } from '../support/count-requests';
 import { withFailure } from '../support/inject-failure';
 import { freshTable } from '../support/service';
 import { throttled } from '../support/token-service';
+import { userNamed } from '../support/factories';
+import { totpCodeAt as codeAt } from '../support/two-step';
 
 const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
-const codeAt = (secret: string, at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
 
-function makeUser(): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Tess', lastname: 'Totp', avatar_url: `/avatars/${id}.png`, gender: 0, email: `tess-${id}@example.com`, email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-  };
-}
+const makeUser = () => userNamed('Tess', 'Totp');
 
 describe('second factors on DynamoDB Local', () => {
   let doc: DynamoDBDocumentClient;

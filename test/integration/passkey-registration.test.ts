@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPasskey, registrationOptions } from '#shared/accounts/passkeys';
@@ -10,17 +9,12 @@ import type { User } from '#shared/domain/user';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { freshTable } from '../support/service';
 import { SoftwarePasskey } from '../support/software-passkey';
+import { userNamed } from '../support/factories';
 
 const NOW = new Date('2026-11-27T10:00:00.000Z');
 const RP = relyingPartyOf('https://auth.example.com', 'Device and User Service');
 
-function makeUser(): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Reg', lastname: 'Istrar', avatar_url: `/avatars/${id}.png`, gender: 0, email: `reg-${id}@example.com`, email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-  };
-}
+const makeUser = () => userNamed('Reg', 'Istrar');
 
 describe('registering a passkey, on DynamoDB Local', () => {
   let doc: DynamoDBDocumentClient;

@@ -13,16 +13,11 @@ import { countRequests } from '../support/count-requests';
 import { withFailure } from '../support/inject-failure';
 import { freshTable } from '../support/service';
 import { throttled } from '../support/token-service';
+import { userNamed } from '../support/factories';
 
 const NOW = new Date('2026-11-27T10:00:00.000Z');
 
-function makeUser(): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Pat', lastname: 'Passkey', avatar_url: `/avatars/${id}.png`, gender: 0, email: `pat-${id}@example.com`, email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-  };
-}
+const makeUser = () => userNamed('Pat', 'Passkey');
 const passkey = (overrides: Partial<StoredPasskey> = {}): StoredPasskey => ({
   credentialId: randomToken(), publicKey: randomToken(), counter: 0, transports: ['internal'], name: 'Laptop', createdAt: '2026-11-27T10:00:00.000', backedUp: false,
   ...overrides,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { authenticationOptions, signInWithPasskey } from '#shared/accounts/passkeys';
@@ -15,18 +14,13 @@ import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
 import { SoftwarePasskey } from '../support/software-passkey';
 import { putThrottleRecord } from '../support/throttle';
+import { userNamed } from '../support/factories';
 
 const NOW = Date.parse('2026-11-27T10:00:00.000Z');
 const RP = relyingPartyOf('https://auth.example.com', 'Device and User Service');
 const stamp = (at: number) => new Date(at).toISOString().slice(0, 23);
 
-function makeUser(): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Kim', lastname: 'Key', avatar_url: `/avatars/${id}.png`, gender: 0, email: `kim-${id}@example.com`, email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-  };
-}
+const makeUser = () => userNamed('Kim', 'Key');
 
 let addresses = 0;
 /** An address of its own for each attempt's throttle record (10 free failures each). */

@@ -3,9 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { base32 } from '@otplib/plugin-base32-scure';
-import { crypto } from '@otplib/plugin-crypto-node';
-import { generateSync } from '@otplib/totp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   checkFactorCode, completeSignIn, enrolAuthenticator, FACTOR_FAILURE_MESSAGES, openRecoveryCodes, removalRead, removeAuthenticator, resetFactorsByOperator,
@@ -24,18 +21,13 @@ import { hashSecret } from '#shared/secrets';
 import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
 import { putThrottleRecord } from '../support/throttle';
+import { userNamed } from '../support/factories';
+import { totpCodeAt as codeAt } from '../support/two-step';
 
 const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
-const codeAt = (secret: string, at: number) => generateSync({ secret, crypto, base32, epoch: Math.floor(at / 1000) });
 const FIREFOX = { browser: 'Firefox on Windows', address: '203.0.113.7' };
 
-function makeUser(): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Sam', lastname: 'Second', avatar_url: `/avatars/${id}.png`, gender: 0, email: `sam-${id}@example.com`, email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-  };
-}
+const makeUser = () => userNamed('Sam', 'Second');
 
 describe('the second-factor service on DynamoDB Local', () => {
   let doc: DynamoDBDocumentClient;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Device } from '#shared/domain/device';
+import type { User } from '#shared/domain/user';
 
 /** A valid device with a fresh id; any field can be overridden. */
 export function makeDevice(overrides: Partial<Device> = {}): Device {
@@ -16,5 +17,14 @@ export function makeDevice(overrides: Partial<Device> = {}): Device {
     longitude: 2.3522,
     sound: true,
     ...overrides,
+  };
+}
+
+/** A valid user with a fresh id, named `firstname lastname`, the address made from the first name; any field can be overridden. */
+export function userNamed(firstname: string, lastname: string, overrides: Partial<User> = {}): User {
+  const id = randomUUID();
+  return {
+    id, firstname, lastname, avatar_url: `/avatars/${id}.png`, gender: 0, email: `${firstname.toLowerCase()}-${id}@example.com`, email_confirmed: true,
+    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678', ...overrides,
   };
 }
