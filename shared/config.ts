@@ -138,8 +138,8 @@ export const WEBHOOK_ENV = {
  * Values compiled into the bundles instead of set on the function. In a bundle, esbuild's `define`
  * (infra/bundling.ts BUNDLE_DEFINE) replaces the expression `process.env.<name>` by the value, so
  * the deployed function reads a constant and carries no such variable. In a local process, the
- * registry of the functions (functions/endpoints.ts) sets the variable when it loads, which is
- * before any handler loads (handlers are found through it).
+ * registry of the functions (functions/endpoints.ts) hands the value over when it loads, which is
+ * before any handler loads (handlers are found through it), without touching the environment.
  */
 export const BUNDLE_ENV = {
   /**
@@ -150,17 +150,23 @@ export const BUNDLE_ENV = {
   endpointTable: 'ENDPOINT_TABLE',
 } as const;
 
-/** The endpoint table's JSON (BUNDLE_ENV.endpointTable): compiled into the bundle, or set locally. */
+/** The endpoint table the registry handed over in this process (never an environment variable). */
+let providedEndpointTable: string | undefined;
+
+/** The endpoint table's JSON (BUNDLE_ENV.endpointTable): compiled into the bundle, or handed over locally. */
 export function bundledEndpointTable(): string {
   // Written out as `process.env.ENDPOINT_TABLE`: the expression the bundles' define replaces.
-  const value = process.env.ENDPOINT_TABLE;
+  const value = process.env.ENDPOINT_TABLE || providedEndpointTable;
   if (value === undefined || value === '') {
     throw new Error(`No ${BUNDLE_ENV.endpointTable}: bundle with infra/bundling.ts's settings (its define), or load functions/endpoints.ts before the handler`);
   }
   return value;
 }
 
-/** Sets the endpoint table in this process, as a bundle's define does (functions/endpoints.ts). */
+/**
+ * Hands this process the endpoint table, as a bundle's define does (functions/endpoints.ts): kept in
+ * this module, so child processes and the rest of the environment see nothing of it.
+ */
 export function provideEndpointTable(json: string): void {
-  process.env[BUNDLE_ENV.endpointTable] = json;
+  providedEndpointTable = json;
 }

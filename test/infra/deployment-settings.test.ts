@@ -246,7 +246,7 @@ describe('CDK feature flags', () => {
     const { '@aws-cdk/core:enableDiffNoFail': diffNoFail, ...rest } = flags;
     expect(diffNoFail).toBe(true);
     expect(rest).toEqual({ ...recommended, '@aws-cdk/core:enableAdditionalMetadataCollection': false });
-    expect(readFileSync('README.md', 'utf8')).toContain('`@aws-cdk/core:enableAdditionalMetadataCollection`, off');
+    expect(readFileSync('docs/deploying.md', 'utf8')).toContain('`@aws-cdk/core:enableAdditionalMetadataCollection`, off');
   });
 
   it('are the ones the template tests synthesize with', () => {

@@ -8,7 +8,7 @@ import { removeTestApps, testApp } from '../support/cdk-app';
 
 // CloudFormation refuses a template of more than 500 resources, and each endpoint adds several.
 // The stack is split (infra/constructs/function-areas.ts) so that every template, the parent's and
-// each nested stack's, stays under LIMIT with every optional context value set; the README's table
+// each nested stack's, stays under LIMIT with every optional context value set; the operators' guide's table (docs/deploying.md)
 // of resource counts must be what this test counts.
 
 const LIMIT = 300;
@@ -32,11 +32,11 @@ function countsOf(stack: Stack): Map<string, number> {
   return counts;
 }
 
-/** The README's table: `| <stack> | <resources> |` rows between the two markers. */
-function readmeCounts(): Map<string, number> {
-  const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+/** The operators' guide's table (docs/deploying.md): `| <stack> | <resources> |` rows between the two markers. */
+function documentedCounts(): Map<string, number> {
+  const readme = readFileSync(resolve(import.meta.dirname, '../../docs/deploying.md'), 'utf8');
   const table = /<!-- stack-sizes -->([\s\S]*?)<!-- \/stack-sizes -->/.exec(readme)?.[1];
-  if (!table) throw new Error('README.md has no <!-- stack-sizes --> table');
+  if (!table) throw new Error('docs/deploying.md has no <!-- stack-sizes --> table');
   return new Map([...table.matchAll(/^\| `?([\w ]+?)`? \| (\d+) \|$/gm)].map((m) => [m[1]!, Number(m[2])]));
 }
 
@@ -66,13 +66,13 @@ describe('stack size: every template under 300 resources with every option', () 
   });
 
   // Within a tenth or 15 resources, so that a new endpoint (about six resources in its area's stack,
-  // up to 15 in the parent for a resource path, bare and under /api) needs no README edit, while the
+  // up to 15 in the parent for a resource path, bare and under /api) needs no edit of that table, while the
   // table never drifts far from the truth.
-  it('the README lists each stack with a count within 10 % or 15 resources of the one synthesized here', () => {
+  it('the operators\' guide lists each stack with a count within 10 % or 15 resources of the one synthesized here', () => {
     const table = [...largest].sort(([a], [b]) => a.localeCompare(b)).map(([name, count]) => `| ${name === 'parent stack' ? name : `\`${name}\``} | ${count} |`).join('\n');
-    const readme = readmeCounts();
-    expect([...readme.keys()].sort(), `README.md's stack-sizes table should read:\n${table}`).toEqual([...largest.keys()].sort());
-    const off = [...largest].filter(([name, count]) => Math.abs(readme.get(name)! - count) > Math.max(count / 10, 15));
-    expect(off, `README.md's stack-sizes table should read:\n${table}`).toEqual([]);
+    const documented = documentedCounts();
+    expect([...documented.keys()].sort(), `docs/deploying.md's stack-sizes table should read:\n${table}`).toEqual([...largest.keys()].sort());
+    const off = [...largest].filter(([name, count]) => Math.abs(documented.get(name)! - count) > Math.max(count / 10, 15));
+    expect(off, `docs/deploying.md's stack-sizes table should read:\n${table}`).toEqual([]);
   });
 });
