@@ -39,7 +39,7 @@ import { newWebhookId } from '#shared/domain/webhook';
 import { webhookEvent } from '#shared/webhooks/events';
 import { sampleEvent, type SampleEvent } from '#local/sample-events';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { endpointOf, FUNCTIONS, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FUNCTIONS, ROUTES, type FunctionName } from '#functions/endpoints';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent } from './events.ts';
 import { BENCH_WEBHOOK_ADDRESS, step, type FloorStep } from './floors.ts';
@@ -136,7 +136,7 @@ const BENCH_GENERATION = 'bench-grant-generation';
 export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [runtimeDoc];
 
 export async function loadHandler(fn: FunctionName): Promise<Handler> {
-  const module = (await import(resolve(ROOT, functionDef(fn).entry))) as { handler: Handler };
+  const module = (await import(resolve(ROOT, endpointOf(fn).entry))) as { handler: Handler };
   return module.handler;
 }
 
@@ -1315,7 +1315,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     if (list.some((s) => s.fn === fn)) continue;
     // A function without an HTTP route has no request to make up: its event is its trigger's, and
     // only a scenario of its own can say which one changes nothing and succeeds every time.
-    const def = functionDef(fn);
+    const def = endpointOf(fn);
     if (def.schedule || def.eventSource) throw new Error(`${fn} has no HTTP route and no scenario in bench/scenarios.ts: add one with the event its trigger sends`);
     list.push({
       name: `${fn} (generic)`, fn, expectStatus: endpointOf(fn).sample.status, minReason: 'no scenario in bench/scenarios.ts: the sample event of its declaration',

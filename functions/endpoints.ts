@@ -220,9 +220,6 @@ export function endpointOf(fn: FunctionName): Endpoint {
   return endpoint;
 }
 
-/** How function `fn` is bundled and invoked (its entry, bundling options, schedule or event source); throws for an unknown name. */
-export const functionDef = (fn: FunctionName): FunctionDef => endpointOf(fn);
-
 /** One Lambda function each, by name. */
 export const FUNCTIONS: Readonly<Record<FunctionName, FunctionDef>> = Object.fromEntries(ENDPOINTS.map((endpoint) => [endpoint.name, endpoint]));
 

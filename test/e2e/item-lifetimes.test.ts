@@ -8,6 +8,7 @@ import { createLocalKeyStore, createLocalSigner } from '#shared/keys/local-signe
 import { hashSecret, randomToken } from '#shared/secrets';
 import { grantTokenNames, newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { createTokenService, type TokenService } from '#shared/oauth/token-service';
+import { revokeToken } from '#shared/oauth/revocation';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
@@ -510,7 +511,7 @@ describe('item lifetimes', () => {
     it('a revoked family past its 30 days is unknown: its current token is refused, and nothing is written', async () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
-      await tokens.revoke(credentials(), refreshToken);
+      await revokeToken(repos.grants, credentials(), refreshToken, current);
       const revoked = await repos.grants.getFamily(familyId);
       advance(30 * DAY);
 

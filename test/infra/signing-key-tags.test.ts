@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV } from '#shared/config';
-import { functionDef } from '#functions/endpoints';
+import { endpointOf } from '#functions/endpoints';
 import {
   ACCOUNT, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
 } from '../support/deployed-form';
@@ -36,7 +36,7 @@ let owner: string;
 
 beforeAll(() => {
   form = readDeployedForm(synthesizeTemplate());
-  rotation = form.functionOfRoute.get(`schedule ${functionDef('rotate-signing-key').schedule}`)!;
+  rotation = form.functionOfRoute.get(`schedule ${endpointOf('rotate-signing-key').schedule}`)!;
   token = form.functionOfRoute.get('auth POST /oauth/token')!;
   jwks = form.functionOfRoute.get('auth GET /.well-known/jwks.json')!;
   owner = rotation.environment[ENV.signingKeyTag]!;

@@ -17,7 +17,7 @@ import { newWebhookId } from '#shared/domain/webhook';
 import type { MailMessage } from '#shared/email/mailer';
 import { InvalidGrantError } from '#shared/errors';
 import { makeDevice } from '../support/factories';
-import { clients, current, doc, grants, makeClient, seedCode, seedTokens, table, tokens, useTokenService } from '../support/token-service';
+import { clients, current, doc, grants, makeClient, seedCode, seedTokens, table, tokens, revokeToken, useTokenService } from '../support/token-service';
 
 // An account's deletion (shared/accounts/account-deletion.ts) against DynamoDB Local: stopped after
 // each of its steps and run again, it ends with no item of the user left in the table, every grant
@@ -57,7 +57,7 @@ describe('account deletion', () => {
     const live = [await seedTokens({ code: { userId: user.id } }), await seedTokens({ code: { userId: user.id } })];
     await seedCode({ code: { userId: user.id } });
     const revoked = await seedTokens({ code: { userId: user.id } });
-    await tokens.revoke(revoked.credentials, revoked.issued.refresh_token);
+    await revokeToken(revoked.credentials, revoked.issued.refresh_token);
     // An application the user develops, authorized by the user only, with a webhook and one delivery.
     const own = makeClient({ developerId: user.id, developerName: 'Ada Lovelace' });
     await clients.createClient(own);

@@ -11,7 +11,7 @@ import { familyKey } from '#shared/data/keys';
 import { InvalidClientError, InvalidScopeError } from '#shared/errors';
 import {
   advance, AUDIENCE, clients, current, doc, expectInvalidGrant, expectOAuthError, familyOf, familyStatus, grants, ISSUER,
-  itemsOf, makeClient, operationsOf, requests, SECRET, seedTokens, setClock, signer, throttled, tokens, useTokenService,
+  itemsOf, makeClient, operationsOf, requests, SECRET, seedTokens, setClock, signer, throttled, tokens, revokeToken, useTokenService,
   table, verifyAccessToken, withFailure,
 } from '../support/token-service';
 import type { TokenResponse } from '#shared/oauth/grant-context';
@@ -512,7 +512,7 @@ describe('token service', () => {
 
       await expectInvalidGrant(tokens.refresh(credentials, { refreshToken: unknown }));
       requests.reset();
-      await tokens.revoke(credentials, unknown);
+      await revokeToken(credentials, unknown);
       expect(requests.operations).toEqual(['BatchGetItemCommand']);
     });
 

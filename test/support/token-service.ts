@@ -12,6 +12,7 @@ import { hashSecret, randomToken } from '#shared/secrets';
 import type { TokenSigner } from '#shared/keys/signer';
 import { grantTokenNames, newAuthorizationCode, type CodeGrant } from '#shared/oauth/grant-tokens';
 import { createTokenService, type TokenService } from '#shared/oauth/token-service';
+import { revokeToken as revokeWithGrants } from '#shared/oauth/revocation';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
 import { createDeviceGrantRepo, type DeviceGrantRepo } from '#shared/data/device-grant-repo';
@@ -114,6 +115,9 @@ export function useTokenService(): void {
 export const advance = (seconds: number) => {
   current = new Date(current.getTime() + seconds * 1000);
 };
+
+/** Revokes `token` as the revocation endpoint does (shared/oauth/revocation.ts), on the tests' clock. */
+export const revokeToken = (credentials: ClientCredentials, token: string) => revokeWithGrants(grants, credentials, token, current);
 
 /** Sets the token service's clock to `time`. */
 export const setClock = (time: Date) => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { BENCHED } from '../../bench/functions';
 import { ENV, WEBHOOK_ENV } from '#shared/config';
-import { functionDef } from '#functions/endpoints';
+import { endpointOf } from '#functions/endpoints';
 
 // `npm run bench` must measure every function that is deployed or run: held here against the handler
 // files on disk (every module under functions/ that exports a handler), not against the route table
@@ -28,12 +28,12 @@ describe('the benchmark\'s function list', () => {
   it('holds the function of every handler file under functions/, and no other', () => {
     const files = handlerFiles();
     expect(files.length).toBeGreaterThan(40);
-    expect(BENCHED.map((fn) => functionDef(fn).entry).sort()).toEqual(files);
+    expect(BENCHED.map((fn) => endpointOf(fn).entry).sort()).toEqual(files);
   });
 
   it('holds the three functions without an HTTP route', () => {
     expect(handlerFiles()).toEqual(expect.arrayContaining(WITHOUT_ROUTE));
-    expect(BENCHED.map((fn) => functionDef(fn).entry)).toEqual(expect.arrayContaining(WITHOUT_ROUTE));
+    expect(BENCHED.map((fn) => endpointOf(fn).entry)).toEqual(expect.arrayContaining(WITHOUT_ROUTE));
   });
 
   it('has a scenario for each (its cold start serves the first), of its own with a floor for those without an HTTP route', async () => {
@@ -50,7 +50,7 @@ describe('the benchmark\'s function list', () => {
     try {
       for (const fn of BENCHED) expect(scenarios.some((s) => s.fn === fn), fn).toBe(true);
       for (const entry of WITHOUT_ROUTE) {
-        const first = scenarios.find((s) => functionDef(s.fn).entry === entry);
+        const first = scenarios.find((s) => endpointOf(s.fn).entry === entry);
         expect(first, entry).toBeDefined();
         expect(first!.name, entry).not.toMatch(/generic/);
         expect(first!.floor, entry).not.toHaveLength(0);
