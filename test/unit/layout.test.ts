@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { ENV, MAIL_ENV, WEBHOOK_ENV } from '#shared/config';
 
 /** The TypeScript files under `dir`, with their text. */
 function sources(dir: string): { file: string; text: string }[] {
@@ -262,4 +263,17 @@ describe('layout', () => {
       .map(({ file }) => file);
     expect(readers).toEqual([]);
   });
+
+  it('loads every module of shared/ without the service\'s settings: a setting is read where it is used (shared/runtime.ts)', async () => {
+    for (const name of [...Object.values(ENV), ...Object.values(MAIL_ENV), ...Object.values(WEBHOOK_ENV)]) vi.stubEnv(name, undefined);
+    try {
+      const failed: string[] = [];
+      for (const { file } of sources('shared')) {
+        await import(`../../${file.split('\\').join('/')}`).catch((error: unknown) => failed.push(`${file}: ${(error as Error).message}`));
+      }
+      expect(failed).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  }, 120_000);
 });
