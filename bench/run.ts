@@ -16,7 +16,8 @@ import {
 } from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
 import { bundleOldPath, checkOldPathBundles, oldPathName, oldPathTargets, OLD_PATH_SUBJECTS, renderOldPath, summarizeOldPath, type OldPathSection } from './cold-start-old-path.ts';
-import { createFloors, floorLabel, floorLibrary, floorRequests, type FloorStep } from './floors.ts';
+import type { FloorStep } from '#shared/bench-floor';
+import { createFloors, floorLabel, floorLibrary, floorRequests } from './floors.ts';
 import { apiOf, BENCHED, isResourceFunction, triggerOf } from './functions.ts';
 import { startWebhookEnds } from './webhook-ends.ts';
 import { parseOptions } from './options.ts';
