@@ -6,7 +6,7 @@ import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { InvalidClientError } from '#shared/errors';
 import {
-  advance, clients, current, expectInvalidGrant, expectOAuthError, familyOf, familyStatus, grants, itemsOf, makeClient,
+  advance, clients, current, expectInvalidGrant, expectOAuthError, familyOf, familyStatus, grants, itemsOf, tokenClient,
   REDIRECT_URI, requests, SECRET, seedTokens, START, tokens, revokeToken, useTokenService,
 } from '../support/token-service';
 
@@ -88,7 +88,7 @@ describe('token service', () => {
     it("leaves another client's refresh token alone", async () => {
       // Prepare
       const { credentials, issued } = await seedTokens();
-      const other = makeClient();
+      const other = tokenClient();
       await clients.createClient(other);
 
       // Act
@@ -99,7 +99,7 @@ describe('token service', () => {
     });
   });
 
-  describe('mutants that survived the suite (issue 12, item 13)', () => {
+  describe('mutants that survived the suite', () => {
     it('revokeFamily is one UpdateItem, idempotent (the first TTL stays), and no error for a family that does not exist (nothing written)', async () => {
       // Prepare
       const { client, issued } = await seedTokens();
