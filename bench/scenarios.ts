@@ -89,7 +89,7 @@ export interface Scenario {
   floor?: FloorStep[];
   /** Why the floor is what it is. */
   minReason: string;
-  /** Budget on DynamoDB requests per call, where the issue sets one. */
+  /** Budget on DynamoDB requests per call, where one is set. */
   requestBudget?: number;
   /** `count` events, each good for one call. */
   events(count: number): Promise<BenchEvent[]>;
@@ -660,9 +660,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       ],
       minReason: 'a browser that signed in to the account before (its known-browser cookie, each call its own), the common case: '
         + 'BatchGetItem(e-mail item, throttle per account and address, per account, per address, known browser) + UpdateItem(one failure '
-        + 'reserved on the known browser, before the check: issue 12) + GetItem(user, for the password hash) + scrypt verification (by '
+        + 'reserved on the known browser, before the check: concurrent attempts buy no extra guesses) + GetItem(user, for the password hash) + scrypt verification (by '
         + 'design) + TransactWriteItems(session, the new known browser, the old one forgotten, the user\'s last sign-in). A new browser '
-        + 'reserves on the three records in a transaction instead, and its owner gets an alert (issue 25)',
+        + 'reserves on the three records in a transaction instead, and its owner gets a sign-in alert',
       events: async (n) => pool(n, 16, async () => {
         const known = throttleStore.newKnownBrowser(alice.id, KNOWN_BROWSER_TTL_SECONDS, Date.now());
         await setupDoc.send(new TransactWriteCommand({ TransactItems: [known.item] }));

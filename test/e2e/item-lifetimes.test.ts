@@ -198,8 +198,6 @@ describe('item lifetimes', () => {
 
   const epoch = () => Math.floor(Date.now() / 1000);
 
-
-
   /** GETs `page` and posts its form to `action` with `fields` added and the `unchecked` boxes left out. */
   async function submit(b: Browser, page: string, action: string, fields: Record<string, string> = {}, unchecked: string[] = []) {
     const form = await b.get(page);
@@ -358,7 +356,7 @@ describe('item lifetimes', () => {
     expect((await submit(leaving, '/account', '/logout')).status).toBe(303);
     expect((await signIn(new Browser(service.authUrl), { ...walker, password: newPassword })).status).toBe(303);
 
-    // Two-step sign-in (issue 25): an account with an authenticator app (its recovery codes shown)
+    // Two-step sign-in: an account with an authenticator app (its recovery codes shown)
     // and a passkey, both added through the security page, and an unanswered registration's challenge.
     const guarded = await createAccount(service);
     const guardedBrowser = new Browser(service.authUrl);
@@ -494,7 +492,7 @@ describe('item lifetimes', () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
       const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
-      // The successor used: until then the rotated token would get it again (issue 23).
+      // The successor used: until then the rotated token would get it again (a lost response's retry).
       const { refresh_token: third } = await tokens.refresh(credentials(), { refreshToken: successor });
       advance(365 * DAY);
 
@@ -527,7 +525,7 @@ describe('item lifetimes', () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
       const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
-      // The successor used: until then the rotated token would get it again (issue 23).
+      // The successor used: until then the rotated token would get it again (a lost response's retry).
       await tokens.refresh(credentials(), { refreshToken: successor });
       advance(30 * DAY - 1);
 

@@ -13,7 +13,7 @@ import { carriesHttpShims, importsHttpAsEsm } from '../../bench/cold-start-old-p
 import { makeEvent } from '../../bench/events.ts';
 import { freshTable } from '../support/service';
 
-// The http/https shims of infra/bundling.ts (issue 15): the synthesized package of a function, as
+// The http/https shims of infra/bundling.ts: the synthesized package of a function, as
 // CDK bundles it for Lambda, takes Node's http and https through CommonJS (no ESM import of them),
 // and still answers a real request through the AWS SDK from a fresh process, as Lambda runs it.
 

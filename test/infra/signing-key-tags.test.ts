@@ -7,7 +7,7 @@ import {
 } from '../support/deployed-form';
 import { iamVerdict } from '../support/iam-evaluator';
 
-// Tags are permissions in ABAC, so who may tag what is part of the permissions (issue 21, item 7).
+// Tags are permissions in ABAC, so who may tag what is part of the permissions.
 // KMS authorizes the Tags of CreateKey as kms:TagResource, which "to add tags while creating a KMS
 // key" must be granted "in an IAM policy that isn't restricted to particular KMS keys" (AWS KMS
 // Developer Guide, "Controlling access to tags"): no IAM policy can allow tagging new keys only. So
@@ -72,7 +72,7 @@ const requestTags = (tags: Record<string, string>) => ({
   ...Object.fromEntries(Object.entries(tags).map(([key, value]) => [`aws:RequestTag/${key}`, value])), 'aws:TagKeys': Object.keys(tags),
 });
 
-describe('signing-key tags (item 7)', () => {
+describe('signing-key tags', () => {
   it('name this deployment of the stack, not only its name: `<stack name>/<unique part of the stack id>`', () => {
     expect(owner).toBe(`${STACK_NAME}/${STACK_GUID}`);
     expect(form.signingKeyTags).toEqual({ [SIGNING_KEY_TAG_KEY]: owner });

@@ -22,7 +22,7 @@ function handlerFiles(): string[] {
     .sort();
 }
 
-/** The functions without an HTTP route, by their handler files (the issue names these three). */
+/** The functions without an HTTP route, by their handler files (the scheduled key rotation and the webhook pipeline's two). */
 const WITHOUT_ROUTE = ['functions/ops/rotate-signing-key.ts', 'functions/webhooks/fan-out-events.ts', 'functions/webhooks/deliver-webhooks.ts'];
 
 describe('the benchmark\'s function list', () => {

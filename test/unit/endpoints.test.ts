@@ -6,7 +6,7 @@ import {
 import { auth, bundledTable, defineEndpoint, resource, type SampleSpec } from '#shared/endpoint';
 
 // The registry of the functions (functions/endpoints.ts): one declaration per function beside its
-// handler, and everything else derived from the declarations (issue 22, item 1). A declaration
+// handler, and everything else derived from the declarations. A declaration
 // that lacks what the stack, the IAM grants, the OpenAPI document or `npm run invoke` need is
 // refused: by the compiler (defineEndpoint's type) and, whatever its type, when the registry loads.
 
