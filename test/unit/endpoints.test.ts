@@ -118,6 +118,16 @@ describe('the registry of the functions', () => {
     ]);
   });
 
+  it('takes a bench (the floor of the sample\'s call) from an HTTP function only, and a well-formed one', () => {
+    expect(problems(thing({ ...GOOD, bench: { floor: [{ op: 'GetItem', of: 'user' }], minReason: 'GetItem of the profile' } }))).toEqual([]);
+    expect(problems(thing({ ...GOOD, bench: { floor: 'GetItem(user)' } }))).toEqual([
+      'functions/things/get-thing.route.ts: bench needs a floor (steps of shared/bench-floor.ts) and its minReason',
+    ]);
+    expect(problems(thing({ schedule: 'rate(1 hour)', needs: {}, sample, bench: { floor: [], minReason: 'nothing read' } }))).toEqual([
+      'functions/things/get-thing.route.ts: bench is for an HTTP function (the others\' scenarios are written in bench/scenarios.ts)',
+    ]);
+  });
+
   it('refuses a declaration without a handler, a name taken twice, a route declared twice, and any number of fallbacks but one', () => {
     expect(problems(thing(GOOD, 'functions/things/delete-thing.route.ts'))).toEqual([
       'functions/things/delete-thing.route.ts: no handler functions/things/delete-thing.ts beside it',
