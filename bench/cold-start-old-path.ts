@@ -5,7 +5,7 @@ import type { ColdStartResult, ColdStartTarget } from './cold-start.ts';
 import { fmt, table } from './report.ts';
 import { median, round } from './stats.ts';
 
-// The cold start of the old path, in the same rounds as the new one (issue 15, item 2): every
+// The cold start of the old path, in the same rounds as the new one: every
 // bundle takes `http`/`https` through the CommonJS shims of infra/bundling.ts; here the baseline and
 // one representative function are also bundled without them (the SDK's ESM imports of `node:http`
 // and `node:https` reach Node's ESM facades), and cold-started in the same group as their shimmed

@@ -1,4 +1,4 @@
-import { FALLBACK_FUNCTION, FUNCTIONS, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionName } from '#functions/endpoints';
 
 // Which functions `npm run bench` measures, and how each is reached. Kept apart from bench/run.ts
 // (a script) and bench/scenarios.ts (which loads the handlers' runtime), so that a unit test can
@@ -26,6 +26,6 @@ export function apiOf(fn: FunctionName): 'resource' | 'auth' | 'both' | 'none' {
 
 /** What invokes a function without an HTTP route: its schedule expression or its event source; undefined for the others. */
 export function triggerOf(fn: FunctionName): string | undefined {
-  const def = functionDef(fn);
+  const def = endpointOf(fn);
   return def.schedule ? `schedule ${def.schedule}` : def.eventSource;
 }

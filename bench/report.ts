@@ -1,6 +1,6 @@
 import { round } from './stats.ts';
 
-/** The budgets of the issue, in one place. */
+/** The benchmark's budgets, in one place. */
 export const BUDGETS = {
   resourceRequestsPerCall: 1,
   tokenRequestsPerCall: 2,

@@ -9,14 +9,15 @@ import { userKey } from '#shared/data/keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 import { setClientHook } from '#shared/aws/client-config';
-import { FALLBACK_FUNCTION, FUNCTIONS, functionDef, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FALLBACK_FUNCTION, FUNCTIONS, type FunctionName } from '#functions/endpoints';
 import {
   BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_KMS_ENTRY, FLOOR_KMS_NAME, FLOOR_LAZY_MODULES, FLOOR_NAME, FLOOR_QUEUE_ENTRY,
   FLOOR_QUEUE_NAME, OUT_DIR, ROOT,
 } from './bundle.ts';
 import { measureColdStarts, type ColdStartResult, type ColdStartTarget } from './cold-start.ts';
 import { bundleOldPath, checkOldPathBundles, oldPathName, oldPathTargets, OLD_PATH_SUBJECTS, renderOldPath, summarizeOldPath, type OldPathSection } from './cold-start-old-path.ts';
-import { createFloors, floorLabel, floorLibrary, floorRequests, type FloorStep } from './floors.ts';
+import type { FloorStep } from '#shared/bench-floor';
+import { createFloors, floorLabel, floorLibrary, floorRequests } from './floors.ts';
 import { apiOf, BENCHED, isResourceFunction, triggerOf } from './functions.ts';
 import { startWebhookEnds } from './webhook-ends.ts';
 import { parseOptions } from './options.ts';
@@ -141,7 +142,7 @@ async function main(): Promise<BudgetCheck[]> {
   const lazyModules: Record<string, readonly string[]> = { [FLOOR_NAME]: FLOOR_LAZY_MODULES };
   for (const [fn, def] of Object.entries(FUNCTIONS)) if (def.lazyModules) lazyModules[fn] = def.lazyModules;
   const bundles = await bundleAll(entries, { lazyModules });
-  const oldBundles = await bundleOldPath({ baseline: BASELINE_ENTRY, 'get-user': functionDef('get-user').entry });
+  const oldBundles = await bundleOldPath({ baseline: BASELINE_ENTRY, 'get-user': endpointOf('get-user').entry });
   for (const subject of OLD_PATH_SUBJECTS) checkOldPathBundles(bundles.get(subject)!, oldBundles.get(oldPathName(subject))!);
   const baselineBytes = bundles.get(BASELINE_NAME)!.bytes;
   const floorBundle = bundles.get(FLOOR_NAME)!;
@@ -219,7 +220,7 @@ async function main(): Promise<BudgetCheck[]> {
     env: lambdaEnv('baseline'),
   }];
   for (const fn of MEASURED) {
-    const pipeline = functionDef(fn).eventSource !== undefined;
+    const pipeline = endpointOf(fn).eventSource !== undefined;
     targets.push({
       name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await firstScenario(fn).events(options.coldRuns)), env: lambdaEnv(fn, pipeline),
     });
@@ -313,7 +314,7 @@ async function main(): Promise<BudgetCheck[]> {
       value: coldStart.socketsAtLoad.length === 0, limit: true, pass: coldStart.socketsAtLoad.length === 0,
     };
     // A local-only function (the outbox) never runs in Lambda: its cold start is shown, not budgeted.
-    const deployed = !functionDef(fn).localOnly;
+    const deployed = !endpointOf(fn).localOnly;
     budgets.push(sizeCheck, ...(deployed ? [coldCheck] : []), loadCheck);
     const fnScenarios = scenarios.filter((s) => s.fn === fn).map((scenario) => {
       const w = warm.get(scenario.name)!;
@@ -351,7 +352,7 @@ async function main(): Promise<BudgetCheck[]> {
     });
     return {
       name: fn,
-      entry: functionDef(fn).entry,
+      entry: endpointOf(fn).entry,
       api: apiOf(fn),
       ...(triggerOf(fn) ? { trigger: triggerOf(fn) } : {}),
       bundle: {

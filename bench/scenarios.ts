@@ -27,7 +27,6 @@ import { createWebhookRepo } from '#shared/data/webhook-repo';
 import {
   clientKey, deviceKey, devicesSeenByClientRange, familyKey, consentKey, sessionKey, userKey,
 } from '#shared/data/keys';
-import { rendererScript } from '#shared/docs/api-reference';
 import type { Device } from '#shared/domain/device';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { newUserCode } from '#shared/domain/device-authorization';
@@ -37,12 +36,13 @@ import type { User } from '#shared/domain/user';
 import { doc as runtimeDoc } from '#shared/runtime';
 import { newWebhookId } from '#shared/domain/webhook';
 import { webhookEvent } from '#shared/webhooks/events';
-import { sampleEvent, type SampleEvent } from '#local/sample-events';
+import { sampleEvent } from '#local/sample-events';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { endpointOf, FUNCTIONS, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FUNCTIONS, ROUTES, type FunctionName } from '#functions/endpoints';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent } from './events.ts';
-import { BENCH_WEBHOOK_ADDRESS, step, type FloorStep } from './floors.ts';
+import { step, type FloorStep } from '#shared/bench-floor';
+import { BENCH_WEBHOOK_ADDRESS } from './floors.ts';
 import type { WebhookEnds } from './webhook-ends.ts';
 import { initSigningKeys } from '#shared/keys/rotation';
 import { newRecoveryCodes, newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';
@@ -89,7 +89,7 @@ export interface Scenario {
   floor?: FloorStep[];
   /** Why the floor is what it is. */
   minReason: string;
-  /** Budget on DynamoDB requests per call, where the issue sets one. */
+  /** Budget on DynamoDB requests per call, where one is set. */
   requestBudget?: number;
   /** `count` events, each good for one call. */
   events(count: number): Promise<BenchEvent[]>;
@@ -136,7 +136,7 @@ const BENCH_GENERATION = 'bench-grant-generation';
 export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [runtimeDoc];
 
 export async function loadHandler(fn: FunctionName): Promise<Handler> {
-  const module = (await import(resolve(ROOT, functionDef(fn).entry))) as { handler: Handler };
+  const module = (await import(resolve(ROOT, endpointOf(fn).entry))) as { handler: Handler };
   return module.handler;
 }
 
@@ -597,14 +597,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'get-device-page', fn: 'get-device-page', expectStatus: 200, floor: [step.batchGet('session', 'user')],
-      minReason: 'BatchGetItem(session, user): the code form, pre-filled from the query; nothing is looked up before the user submits',
-      events: async (n) => {
-        const cookies = await signedIn(aliceSession);
-        return repeat(n, () => authEvent('GET', '/device', { cookies, query: { user_code: 'BCDF-GHJK' } }));
-      },
-    },
-    {
       name: 'post-device-page (allow)', fn: 'post-device-page', expectStatus: 200,
       floor: [
         step.batchGet('session', 'user'), step.transact('throttle', 'throttle'), step.get('code'), step.batchGet('client', 'consent'), step.query('device', 0),
@@ -661,11 +653,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'get-login', fn: 'get-login', expectStatus: 200, floor: [],
-      minReason: 'first visit, no session cookie: the form only',
-      events: async (n) => repeat(n, () => authEvent('GET', '/login', { query: { return_to: '/account' } })),
-    },
-    {
       name: 'post-login', fn: 'post-login', expectStatus: 303,
       floor: [
         step.batchGet('email', 'throttle', 'throttle', 'throttle', 'knownBrowser'), step.update('knownBrowser'), step.get('user'), step.scrypt(),
@@ -673,9 +660,9 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       ],
       minReason: 'a browser that signed in to the account before (its known-browser cookie, each call its own), the common case: '
         + 'BatchGetItem(e-mail item, throttle per account and address, per account, per address, known browser) + UpdateItem(one failure '
-        + 'reserved on the known browser, before the check: issue 12) + GetItem(user, for the password hash) + scrypt verification (by '
+        + 'reserved on the known browser, before the check: concurrent attempts buy no extra guesses) + GetItem(user, for the password hash) + scrypt verification (by '
         + 'design) + TransactWriteItems(session, the new known browser, the old one forgotten, the user\'s last sign-in). A new browser '
-        + 'reserves on the three records in a transaction instead, and its owner gets an alert (issue 25)',
+        + 'reserves on the three records in a transaction instead, and its owner gets a sign-in alert',
       events: async (n) => pool(n, 16, async () => {
         const known = throttleStore.newKnownBrowser(alice.id, KNOWN_BROWSER_TTL_SECONDS, Date.now());
         await setupDoc.send(new TransactWriteCommand({ TransactItems: [known.item] }));
@@ -714,15 +701,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'get-passkey-script', fn: 'get-passkey-script', expectStatus: 200, floor: [], minReason: 'static file',
-      events: async (n) => repeat(n, () => authEvent('GET', '/assets/passkeys.js')),
-    },
-    {
-      name: 'post-passkey-options', fn: 'post-passkey-options', expectStatus: 200, floor: [step.put('challenge')],
-      minReason: 'PutItem(the challenge: 5 minutes, single use)',
-      events: async (n) => repeat(n, () => authEvent('POST', '/login/passkey/options', { cookies: [`csrf=${csrf}`], form: { csrf } })),
-    },
-    {
       name: 'post-passkey-login', fn: 'post-passkey-login', expectStatus: 303,
       floor: [
         step.batchGet('throttle', 'passkey', 'user'), step.update('throttle'), step.delete('challenge'), step.passkeyCheck('get'),
@@ -755,20 +733,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      // Before the scenarios that send mail, so that the outbox it lists holds only the cold starts' mail.
-      name: 'get-outbox', fn: 'get-outbox', expectStatus: 200, floor: [],
-      minReason: 'local only: lists the outbox directory; first visit, no session cookie',
-      events: async (n) => repeat(n, () => authEvent('GET', '/outbox')),
-    },
-    {
-      name: 'get-home', fn: 'get-home', expectStatus: 302, floor: [], minReason: 'a redirect to /account',
-      events: async (n) => repeat(n, () => authEvent('GET', '/')),
-    },
-    {
-      name: 'get-signup', fn: 'get-signup', expectStatus: 200, floor: [], minReason: 'first visit, no session cookie: the form only',
-      events: async (n) => repeat(n, () => authEvent('GET', '/signup')),
-    },
-    {
       name: 'post-signup', fn: 'post-signup', expectStatus: 303,
       floor: [step.zxcvbn(), step.scrypt(), step.transact('user', 'email', 'link'), step.update('mailLimit'), step.mail()],
       minReason: 'strength estimate of the new password (zxcvbn and its dictionaries, by design) + scrypt hash of it (by design) + '
@@ -777,14 +741,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         cookies: [`csrf=${csrf}`],
         form: { csrf, firstname: 'Camille', lastname: 'Roux', gender: '0', email: `camille.${randomUUID()}@example.com`, password: 'a long enough password 7' },
       })),
-    },
-    {
-      name: 'get-confirm-email', fn: 'get-confirm-email', expectStatus: 200, floor: [step.get('link')],
-      minReason: 'GetItem of the link (the page only asks for a click)',
-      events: async (n) => {
-        const [token] = await freshLinks('confirm-email', 1);
-        return repeat(n, () => authEvent('GET', '/confirm-email', { query: { token: token! } }));
-      },
     },
     {
       name: 'post-confirm-email', fn: 'post-confirm-email', expectStatus: 303, floor: [step.get('link'), step.transact('link', 'user')],
@@ -804,11 +760,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       }),
     },
     {
-      name: 'get-password-reset', fn: 'get-password-reset', expectStatus: 200, floor: [],
-      minReason: 'first visit, no session cookie: the form only',
-      events: async (n) => repeat(n, () => authEvent('GET', '/password-reset')),
-    },
-    {
       name: 'post-password-reset', fn: 'post-password-reset', expectStatus: 303,
       floor: [step.wait(750), step.update('mailLimit'), step.get('email'), step.get('user'), step.put('link'), step.mail()],
       minReason: 'known address: UpdateItem(the address\'s mail count, taken for any address) + GetItem(e-mail item, which holds only the user id) '
@@ -816,14 +767,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         + '(by design: known and unknown addresses take the same time). Each call for an account of its own, below its mail limit',
       events: async (n) => (await freshAccounts(n, true)).map((user) =>
         authEvent('POST', '/password-reset', { cookies: [`csrf=${csrf}`], form: { csrf, email: user.email } })),
-    },
-    {
-      name: 'get-new-password', fn: 'get-new-password', expectStatus: 200, floor: [step.get('link'), step.get('user')],
-      minReason: 'GetItem of the link (the form is shown only for a live link) + GetItem(user: the link must be of the account\'s current reset generation)',
-      events: async (n) => {
-        const [token] = await freshLinks('reset-password', 1);
-        return repeat(n, () => authEvent('GET', '/password-reset/confirm', { query: { token: token! } }));
-      },
     },
     {
       name: 'post-new-password', fn: 'post-new-password', expectStatus: 303,
@@ -1138,15 +1081,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'get-delete-app', fn: 'get-delete-app', expectStatus: 200, floor: [step.batchGet('session', 'user', 'client')],
-      minReason: 'BatchGetItem(session, user, client)',
-      events: async (n) => {
-        const pathParameters = { client_id: await aliceApp() };
-        const cookies = await signedIn(aliceSession);
-        return repeat(n, () => authEvent('GET', '/developer/apps/{client_id}/delete', { cookies, pathParameters }));
-      },
-    },
-    {
       name: 'post-delete-app', fn: 'post-delete-app', expectStatus: 303,
       floor: [step.batchGet('session', 'user', 'client'), step.query('family', 1, 'gsi1'), step.transact('client', 'family')],
       minReason: 'BatchGetItem(session, user, client) + Query(gsi1: the app\'s token families and consents, one family here) + '
@@ -1163,25 +1097,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
           cookies, pathParameters: { client_id: clientId }, form: { csrf, confirm_name: APP_FORM_VALUES.name },
         }));
       },
-    },
-    {
-      name: 'get-openapi', fn: 'get-openapi', expectStatus: 200, floor: [], minReason: 'static document',
-      events: async (n) => repeat(n, () => makeEvent({ routeKey: 'GET /openapi.json', path: '/openapi.json' })),
-    },
-    {
-      name: 'get-api-reference', fn: 'get-api-reference', expectStatus: 200, floor: [], minReason: 'static page (hashes the renderer file at load)',
-      events: async (n) => repeat(n, () => makeEvent({ routeKey: 'GET /docs', path: '/docs' })),
-    },
-    {
-      // Its package also holds the renderer file (1.1 MB, read at load), which the bundle figure does not count.
-      name: 'get-api-reference-script', fn: 'get-api-reference-script', expectStatus: 200, floor: [], minReason: 'static file',
-      events: async (n) => repeat(n, () => makeEvent({
-        routeKey: 'GET /docs/reference.js', path: '/docs/reference.js', query: { v: rendererScript().version },
-      })),
-    },
-    {
-      name: 'get-discovery', fn: 'get-discovery', expectStatus: 200, floor: [], minReason: 'static document',
-      events: async (n) => repeat(n, () => authEvent('GET', '/.well-known/openid-configuration')),
     },
     {
       name: 'post-webhook', fn: 'post-webhook', expectStatus: 303, floor: [step.batchGet('session', 'user', 'client', 'webhook'), step.addressCheck(), step.update('webhook')],
@@ -1237,16 +1152,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         return clientIds.map((clientId) => authEvent('POST', '/developer/apps/{client_id}/webhook/delete', { cookies, pathParameters: { client_id: clientId }, form: { csrf, confirm: 'yes' } }));
       },
     },
-    {
-      // The floor is a cold start's: the schedule is read then, and once a minute after (warm calls read nothing).
-      name: 'get-jwks', fn: 'get-jwks', expectStatus: 200, floor: [step.get('keySchedule')],
-      minReason: 'GetItem(signing-key schedule) + the public keys (AWS: one KMS GetPublicKey per key and container)',
-      events: async (n) => repeat(n, () => authEvent('GET', '/.well-known/jwks.json')),
-    },
-    {
-      name: 'http-fallback', fn: 'http-fallback', expectStatus: 405, floor: [], minReason: 'answered from the route table',
-      events: async (n) => repeat(n, () => makeEvent({ routeKey: 'DELETE /user', path: '/user', method: 'DELETE' })),
-    },
     // The functions without an HTTP route, each with the event its trigger sends.
     {
       // The operator's mode that changes nothing; the hourly `when-due` run makes the same read and,
@@ -1298,12 +1203,12 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
   ];
 
-  // A function declared without a scenario here is still bundled, cold-started and called, so that
-  // it appears in the table: with the sample event of its declaration (`sample` of its
-  // functions/<area>/<name>.route.ts, as `npm run invoke` sends it), one fresh sample per call, and
-  // the status the declaration expects. Its row is marked "(generic)": no floor is known (its cold
-  // start is compared with the empty floor).
-  const samples: SampleEvent[] = [];
+  // A function without a scenario here gets its declaration's (functions/<area>/<name>.route.ts):
+  // one fresh sample event per call (`sample`, as `npm run invoke` sends it, made on the preparation
+  // client), the status the sample expects, and the floor its `bench` states (shared/bench-floor.ts).
+  // Without `bench`, its row is marked "(generic)": no floor is known (its cold start is compared with
+  // the empty floor). These come first, before any scenario that sends mail (the outbox lists what
+  // the cold starts sent only) or adds applications (the console reads the demo user's).
   const sampleFacts = {
     apiUrl: env.apiUrl ?? 'https://api.example.com', authUrl: env.authUrl, tableName: table, dynamodbEndpoint: env.endpoint,
     demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri: CALLBACK },
@@ -1311,25 +1216,23 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),
     })),
   };
+  const fromDeclarations: Scenario[] = [];
   for (const fn of Object.keys(FUNCTIONS)) {
-    if (list.some((s) => s.fn === fn)) continue;
+    const { bench, sample, schedule, eventSource } = endpointOf(fn);
+    const written = list.some((s) => s.fn === fn);
+    // One place for a function's floor: its declaration's `bench` or its scenario here, never both.
+    if (written && bench) throw new Error(`${fn} has a scenario in bench/scenarios.ts and a bench in its declaration: keep one`);
+    if (written) continue;
     // A function without an HTTP route has no request to make up: its event is its trigger's, and
     // only a scenario of its own can say which one changes nothing and succeeds every time.
-    const def = functionDef(fn);
-    if (def.schedule || def.eventSource) throw new Error(`${fn} has no HTTP route and no scenario in bench/scenarios.ts: add one with the event its trigger sends`);
-    list.push({
-      name: `${fn} (generic)`, fn, expectStatus: endpointOf(fn).sample.status, minReason: 'no scenario in bench/scenarios.ts: the sample event of its declaration',
-      events: (n) => pool(n, 4, async () => {
-        const sample = await sampleEvent(fn, sampleFacts);
-        samples.push(sample);
-        return sample.event;
-      }),
+    if (schedule || eventSource) throw new Error(`${fn} has no HTTP route and no scenario in bench/scenarios.ts: add one with the event its trigger sends`);
+    fromDeclarations.push({
+      name: bench ? fn : `${fn} (generic)`, fn, expectStatus: sample.status,
+      ...(bench ? { floor: [...bench.floor], minReason: bench.minReason } : { minReason: 'no bench in its declaration: the sample event, no floor' }),
+      // What a sample stores stays: the benchmark's DynamoDB Local is discarded with the run.
+      events: (n) => pool(n, 4, async () => (await sampleEvent(fn, sampleFacts, setupDoc)).event as BenchEvent),
     });
   }
-  const close = () => {
-    setupDoc.destroy();
-    // Each sample's cleanup removes what it stored and closes its client; the run ends next, so none is awaited.
-    for (const sample of samples.splice(0)) void sample.cleanup().catch(() => undefined);
-  };
-  return { scenarios: list, close };
+  const close = () => setupDoc.destroy();
+  return { scenarios: [...fromDeclarations, ...list], close };
 }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { provideEndpointTable } from '#shared/config';
+import type { BenchSpec } from '#shared/bench-floor';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import type { BundlingOptions, EndpointDeclaration, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
 import { API_CORS, ROUTE_KEY_METHODS, THROTTLES, type ApiName, type FunctionName, type Route } from '#shared/routes';
@@ -39,6 +40,8 @@ export interface Endpoint extends FunctionDef {
   needs: FunctionNeeds;
   openApi?: OpenApiOperation;
   sample: SampleSpec;
+  /** What the benchmark's default scenario of the function holds against its sample (shared/bench-floor.ts); absent: a floorless "(generic)" row. */
+  bench?: BenchSpec;
 }
 
 /** A declaration file found on disk, with what it exports as default. */
@@ -62,7 +65,7 @@ const SIGNING_KEY_USES = ['sign', 'verify', 'rotate'];
 const QUEUE_USES = ['send', 'retry'];
 const APIS = ['resource', 'auth'];
 const METHODS: readonly string[] = ROUTE_KEY_METHODS.filter((m) => ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'].includes(m));
-const KNOWN_FIELDS = new Set(['routes', 'schedule', 'eventSource', 'fallback', 'localOnly', 'assets', 'lazyModules', 'needs', 'openApi', 'sample']);
+const KNOWN_FIELDS = new Set(['routes', 'schedule', 'eventSource', 'fallback', 'localOnly', 'assets', 'lazyModules', 'needs', 'openApi', 'sample', 'bench']);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
@@ -136,6 +139,9 @@ function declarationProblems(file: string, name: string, value: unknown, exists:
     || typeof d.sample.make !== 'function') {
     problems.push(`${file}: sample is required: the status its handler answers and make(kit), which builds the event (npm run invoke)`);
   }
+  if (d.bench !== undefined && !(isObject(d.bench) && Array.isArray(d.bench.floor) && d.bench.floor.every((s) => isObject(s) && typeof s.op === 'string')
+    && typeof d.bench.minReason === 'string' && d.bench.minReason !== '')) problems.push(`${file}: bench needs a floor (steps of shared/bench-floor.ts) and its minReason`);
+  if (d.bench !== undefined && (d.schedule ?? d.eventSource) !== undefined) problems.push(`${file}: bench is for an HTTP function (the others' scenarios are written in bench/scenarios.ts)`);
   return problems;
 }
 
@@ -185,6 +191,7 @@ export function endpointsOf(found: readonly FoundDeclaration[], exists: (path: s
       needs: d.needs,
       ...(d.openApi ? { openApi: d.openApi } : {}),
       sample: d.sample,
+      ...(d.bench ? { bench: d.bench } : {}),
     };
   });
 }
@@ -219,9 +226,6 @@ export function endpointOf(fn: FunctionName): Endpoint {
   if (!endpoint) throw new Error(`Unknown function '${fn}': no functions/<area>/${fn}${DECLARATION_SUFFIX} declares it`);
   return endpoint;
 }
-
-/** How function `fn` is bundled and invoked (its entry, bundling options, schedule or event source); throws for an unknown name. */
-export const functionDef = (fn: FunctionName): FunctionDef => endpointOf(fn);
 
 /** One Lambda function each, by name. */
 export const FUNCTIONS: Readonly<Record<FunctionName, FunctionDef>> = Object.fromEntries(ENDPOINTS.map((endpoint) => [endpoint.name, endpoint]));

@@ -1,4 +1,4 @@
-import { ENDPOINTS, endpointOf, type FunctionName } from '#functions/endpoints';
+import { endpointOf, type FunctionName } from '#functions/endpoints';
 import { unionOfNeeds } from '#shared/data/table-access';
 import type { FunctionNeeds } from '#shared/endpoint';
 
@@ -12,9 +12,6 @@ import type { FunctionNeeds } from '#shared/endpoint';
 // calls the functions really make.
 
 export type { FunctionNeeds };
-
-/** What each function's handler uses, by function (from its declaration). */
-export const FUNCTION_NEEDS: Readonly<Record<FunctionName, FunctionNeeds>> = Object.fromEntries(ENDPOINTS.map((endpoint) => [endpoint.name, endpoint.needs]));
 
 /** What function `fn`'s handler uses; throws for an unknown name. */
 export const needsOf = (fn: FunctionName): FunctionNeeds => endpointOf(fn).needs;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { FALLBACK_FUNCTION, functionDef, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FALLBACK_FUNCTION, ROUTES, type FunctionName } from '#functions/endpoints';
 import { corsOf, fallbackRouteKeys, type ApiName, type CorsSettings } from '#shared/routes';
 import type { createJwtAuthorizer } from '#local/jwt-authorizer';
 import { runAsFunction } from '#local/invocation-context';
@@ -46,7 +46,7 @@ export function startGateway(options: GatewayOptions): Promise<{ server: Server;
   const load = (fn: FunctionName) => {
     let handler = handlers.get(fn);
     if (!handler) {
-      handler = import(resolve(functionDef(fn).entry)).then((module: { handler: LambdaHandler }) => module.handler);
+      handler = import(resolve(endpointOf(fn).entry)).then((module: { handler: LambdaHandler }) => module.handler);
       handlers.set(fn, handler);
     }
     return handler;

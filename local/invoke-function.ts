@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { functionDef, isFunctionName, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, isFunctionName, ROUTES, type FunctionName } from '#functions/endpoints';
 import { runAsFunction } from '#local/invocation-context';
 import { lambdaContext } from '#local/lambda-context';
 import { sampleEvent, type ScheduledInput } from '#local/sample-events';
@@ -31,7 +31,7 @@ export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, even
   useServiceEnvironment(facts);
   const sample = event ? undefined : await sampleEvent(fn, facts);
   try {
-    const { entry: file, schedule, eventSource } = functionDef(fn);
+    const { entry: file, schedule, eventSource } = endpointOf(fn);
     const entry = fileURLToPath(new URL(`../${file}`, import.meta.url));
     const sent = event ?? sample!.event;
     const context = lambdaContext(fn, randomUUID());

@@ -35,17 +35,18 @@ export type SampleFacts = Pick<ServiceFacts, 'apiUrl' | 'authUrl' | 'tableName' 
  * Builds the sample event of `fn` (`sample.make` of its declaration, functions/<area>/<fn>.route.ts)
  * against a running local service seeded with the demo data. A page that needs a signed-in user
  * gets a session of a demo user, made for this call and ended after it; forms carry a CSRF token in
- * both cookie and field.
+ * both cookie and field. `given`: the client to store through, left open (the benchmark's
+ * preparation client); without it, one of its own, closed by the cleanup.
  */
-export async function sampleEvent(fn: FunctionName, facts: SampleFacts): Promise<SampleEvent> {
+export async function sampleEvent(fn: FunctionName, facts: SampleFacts, given?: DynamoDBDocumentClient): Promise<SampleEvent> {
   const { sample } = endpointOf(fn);
-  const doc = createDocumentClient({ endpoint: facts.dynamodbEndpoint });
+  const doc = given ?? createDocumentClient({ endpoint: facts.dynamodbEndpoint });
   const undo: (() => Promise<unknown>)[] = [];
   const cleanup = async () => {
     try {
       for (const step of undo.reverse()) await step();
     } finally {
-      doc.destroy();
+      if (!given) doc.destroy();
     }
   };
   try {

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { BenchOption } from '#shared/bench-floor';
 import { bundledEndpointTable } from '#shared/config';
 import type { LinkPurpose } from '#shared/data/link-repo';
 import type { TableNeed } from '#shared/data/table-access';
@@ -24,7 +25,8 @@ export interface OpenApiOperation {
 // file's base name and its entry the sibling handler. functions/endpoints.ts discovers the
 // declarations on disk and derives everything else from them: the route table, the IAM grants
 // (infra/function-grants.ts), the stack, the local gateway, the 405/404 fallbacks, the OpenAPI
-// document, the CORS methods, the sample events of `npm run invoke` and the benchmark's list.
+// document, the CORS methods, the sample events of `npm run invoke`, the benchmark's list and, with
+// `bench` (shared/bench-floor.ts), the benchmark's scenario of the function.
 //
 // A declaration is data and closures only: importing it must construct no AWS client and read no
 // environment variable, since the stack, the local tools and the unit tests import every one.
@@ -227,7 +229,7 @@ export interface SampleSpec {
 }
 
 /** A function's declaration (see the top of this file). */
-export type EndpointDeclaration = BundlingOptions & Trigger & {
+export type EndpointDeclaration = BundlingOptions & Trigger & BenchOption & {
   /** What its handler uses of AWS: its IAM grants. `{}` for a function that uses nothing. */
   needs: FunctionNeeds;
   sample: SampleSpec;

@@ -59,7 +59,7 @@ export interface PeerScenario {
   peer: SideFigures;
   /** Ours ÷ peer: throughput above 1 is better for us; latencies, requests and CPU below 1 are. */
   ratios: { throughput: number; p50: number; p99: number; dynamodbRequests: number; serverCpu: number };
-  /** The goal: throughput ≥ 1.5× the peer's, p99 no worse, fewer DynamoDB requests per call. */
+  /** The goal: throughput ≥ 1.5× the peer's, p99 no worse, fewer DynamoDB requests per call. */
   goal: { throughput: boolean; p99: boolean; requests: boolean; met: boolean };
 }
 

@@ -1,3 +1,4 @@
+import { step } from '#shared/bench-floor';
 import { auth, defineEndpoint } from '#shared/endpoint';
 import { links, pageReads } from '#functions/needs';
 
@@ -10,4 +11,5 @@ export default defineEndpoint({
       query: { token: await kit.link('confirm-email', kit.confirmed) },
     }),
   },
+  bench: { floor: [step.get('link')], minReason: 'GetItem of the link (the page only asks for a click)' },
 });

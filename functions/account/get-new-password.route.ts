@@ -1,3 +1,4 @@
+import { step } from '#shared/bench-floor';
 import { auth, defineEndpoint } from '#shared/endpoint';
 import { links, pageReads, users } from '#functions/needs';
 
@@ -9,5 +10,9 @@ export default defineEndpoint({
     make: async (kit) => kit.page('GET /password-reset/confirm with a live link: the new-password form', {
       query: { token: await kit.link('reset-password', kit.confirmed) },
     }),
+  },
+  bench: {
+    floor: [step.get('link'), step.get('user')],
+    minReason: 'GetItem of the link (the form is shown only for a live link) + GetItem(user: the link must be of the account\'s current reset generation)',
   },
 });

@@ -6,4 +6,5 @@ export default defineEndpoint({
   localOnly: true,
   needs: { table: pageReads },
   sample: { status: 200, make: (kit) => kit.page('GET /outbox: the local e-mail') },
+  bench: { floor: [], minReason: 'local only: lists the outbox directory; first visit, no session cookie' },
 });

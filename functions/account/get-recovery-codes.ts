@@ -1,7 +1,7 @@
 import { openRecoveryCodes } from '#shared/accounts/second-factor';
 import { recoveryCodesPage } from '#shared/views/security-pages';
 import { factors } from '#shared/runtime';
-import { secure } from '#shared/pages/session';
+import { secureCookie } from '#shared/pages/session';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { RECOVERY_CODES_PATH, RECOVERY_KEY_COOKIE } from '#shared/pages/security';
 import { readCookie, setCookie } from '#shared/http/cookies';
@@ -13,7 +13,7 @@ import { readCookie, setCookie } from '#shared/http/cookies';
  */
 export const handler = pageHandler({ session: 'required', loginReturn: thisPage }, async ({ event, signedIn, viewer }) => {
   const key = readCookie(event, RECOVERY_KEY_COOKIE);
-  const shown = { ...viewer, cookies: [...viewer.cookies, ...(key === undefined ? [] : [setCookie(RECOVERY_KEY_COOKIE, '', { secure, path: RECOVERY_CODES_PATH, maxAgeSeconds: 0 })])] };
+  const shown = { ...viewer, cookies: [...viewer.cookies, ...(key === undefined ? [] : [setCookie(RECOVERY_KEY_COOKIE, '', { secure: secureCookie(), path: RECOVERY_CODES_PATH, maxAgeSeconds: 0 })])] };
   const sealed = key === undefined ? undefined : await factors.takeRecoveryReveal(signedIn.user.id, new Date());
   return recoveryCodesPage(shown, sealed === undefined ? undefined : openRecoveryCodes(key!, sealed));
 });

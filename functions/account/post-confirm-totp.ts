@@ -3,7 +3,7 @@ import { totpUri } from '#shared/accounts/totp';
 import { qrCodeDataUrl } from '#shared/views/qr-code';
 import { totpSetupPage } from '#shared/views/security-pages';
 import { factors } from '#shared/runtime';
-import { secure } from '#shared/pages/session';
+import { secureCookie } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { RECOVERY_CODES_PATH, RECOVERY_KEY_COOKIE, TOTP_ISSUER_NAME } from '#shared/pages/security';
 import { RECOVERY_REVEAL_SECONDS } from '#shared/data/factor-repo';
@@ -31,5 +31,5 @@ export const handler = pageHandler({
       error: 'That code is not right. Enter the 6-digit code the app shows now for this account.',
     });
   }
-  return redirect(RECOVERY_CODES_PATH, 303, [setCookie(RECOVERY_KEY_COOKIE, result.revealKey, { secure, path: RECOVERY_CODES_PATH, maxAgeSeconds: RECOVERY_REVEAL_SECONDS })]);
+  return redirect(RECOVERY_CODES_PATH, 303, [setCookie(RECOVERY_KEY_COOKIE, result.revealKey, { secure: secureCookie(), path: RECOVERY_CODES_PATH, maxAgeSeconds: RECOVERY_REVEAL_SECONDS })]);
 });

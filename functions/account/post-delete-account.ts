@@ -1,7 +1,7 @@
 import { ApplicationsInUseError } from '#shared/accounts/account-deletion';
 import { confirmIdentity, deleteAccount } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
-import { secure } from '#shared/pages/session';
+import { secureCookie } from '#shared/pages/session';
 import { RECENT_SIGN_IN_SECONDS } from '#shared/pages/security';
 import { SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { redirect, type HttpResult } from '#shared/http/responses';
@@ -49,6 +49,6 @@ export const handler = pageHandler(
       if (error instanceof ApplicationsInUseError) return inUseAnswer(error.applications);
       throw error;
     }
-    return redirect('/account/delete?done=deleted', 303, [setCookie(SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 })]);
+    return redirect('/account/delete?done=deleted', 303, [setCookie(SESSION_COOKIE, '', { secure: secureCookie(), maxAgeSeconds: 0 })]);
   },
 );

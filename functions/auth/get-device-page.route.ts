@@ -1,3 +1,4 @@
+import { step } from '#shared/bench-floor';
 import { auth, defineEndpoint } from '#shared/endpoint';
 import { pageReads } from '#functions/needs';
 
@@ -9,5 +10,9 @@ export default defineEndpoint({
     make: async (kit) => kit.page('GET /device?user_code=BCDF-GHJK, signed in: the code form, pre-filled', {
       query: { user_code: 'BCDF-GHJK' }, cookies: [await kit.session()],
     }),
+  },
+  bench: {
+    floor: [step.batchGet('session', 'user')],
+    minReason: 'BatchGetItem(session, user): the code form, pre-filled from the query; nothing is looked up before the user submits',
   },
 });

@@ -7,4 +7,5 @@ export default defineEndpoint({
   ],
   needs: {},
   sample: { status: 200, make: (kit) => kit.page('GET /.well-known/openid-configuration') },
+  bench: { floor: [], minReason: 'static document' },
 });

@@ -5,4 +5,5 @@ export default defineEndpoint({
   routes: [auth('GET', '/login', 'page')],
   needs: { table: pageReads },
   sample: { status: 200, make: (kit) => kit.page('GET /login?return_to=/account, signed out: the sign-in form', { query: { return_to: '/account' } }) },
+  bench: { floor: [], minReason: 'first visit, no session cookie: the form only' },
 });

@@ -6,4 +6,5 @@ export default defineEndpoint({
   assets: [WEBAUTHN_BROWSER_FILE],
   needs: {},
   sample: { status: 200, make: (kit) => kit.page('GET /assets/passkeys.js: the pages’ passkey script') },
+  bench: { floor: [], minReason: 'static file' },
 });

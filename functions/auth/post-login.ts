@@ -2,7 +2,7 @@ import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECO
 import { attemptLogin } from '#shared/accounts/login';
 import { loginPage } from '#shared/views/oauth-pages';
 import { batch, factors, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
-import { redirectOriginOf, safeReturnTo, secure } from '#shared/pages/session';
+import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { normalizeEmail } from '#shared/domain/user';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
@@ -23,7 +23,7 @@ import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event, form }) => {
   const returnTo = safeReturnTo(form.return_to);
   const email = normalizeEmail(form.email ?? '');
-  const { token, cookies } = csrfToken(event, secure);
+  const { token, cookies } = csrfToken(event, secureCookie());
   const again = (error: string, status: number) =>
     loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
 
@@ -39,14 +39,14 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
   if (login.outcome === 'failed') return again('Incorrect e-mail address or password.', 401);
   if (login.outcome === 'second-factor') {
     return redirect(secondFactorPath(returnTo), 303, [
-      setCookie(PENDING_SIGN_IN_COOKIE, login.pendingSignIn, { secure, maxAgeSeconds: PENDING_SIGN_IN_SECONDS, path: PENDING_SIGN_IN_COOKIE_PATH }),
+      setCookie(PENDING_SIGN_IN_COOKIE, login.pendingSignIn, { secure: secureCookie(), maxAgeSeconds: PENDING_SIGN_IN_SECONDS, path: PENDING_SIGN_IN_COOKIE_PATH }),
     ]);
   }
   if (login.alert) await sendSignInAlert(login.alert);
   // An account whose deletion did not finish signs in only to finish it.
   return redirect(login.deleting ? '/account/delete' : returnTo, 303, [
-    renewedCsrfCookie(secure),
-    setCookie(SESSION_COOKIE, login.sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS }),
-    setCookie(KNOWN_BROWSER_COOKIE, login.knownBrowserToken, { secure, maxAgeSeconds: KNOWN_BROWSER_TTL_SECONDS, path: KNOWN_BROWSER_COOKIE_PATH }),
+    renewedCsrfCookie(secureCookie()),
+    setCookie(SESSION_COOKIE, login.sessionId, { secure: secureCookie(), maxAgeSeconds: SESSION_TTL_SECONDS }),
+    setCookie(KNOWN_BROWSER_COOKIE, login.knownBrowserToken, { secure: secureCookie(), maxAgeSeconds: KNOWN_BROWSER_TTL_SECONDS, path: KNOWN_BROWSER_COOKIE_PATH }),
   ]);
 });

@@ -1,5 +1,5 @@
 import { sessions } from '#shared/runtime';
-import { secure } from '#shared/pages/session';
+import { secureCookie } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { redirect } from '#shared/http/responses';
@@ -8,5 +8,5 @@ import { redirect } from '#shared/http/responses';
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event }) => {
   const sessionId = readCookie(event, SESSION_COOKIE);
   if (sessionId) await sessions.deleteSession(sessionId);
-  return redirect('/login', 303, [setCookie(SESSION_COOKIE, '', { secure, maxAgeSeconds: 0 })]);
+  return redirect('/login', 303, [setCookie(SESSION_COOKIE, '', { secure: secureCookie(), maxAgeSeconds: 0 })]);
 });

@@ -2,7 +2,7 @@ import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECO
 import { PASSKEY_REFUSALS, signInWithPasskey } from '#shared/accounts/passkeys';
 import { loginPage } from '#shared/views/oauth-pages';
 import { batch, passkeys, relyingParty, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
-import { redirectOriginOf, safeReturnTo, secure } from '#shared/pages/session';
+import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';
 import { pageHandler } from '#shared/pages/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
@@ -20,7 +20,7 @@ import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
  */
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event, form }) => {
   const returnTo = safeReturnTo(form.return_to);
-  const { token, cookies } = csrfToken(event, secure);
+  const { token, cookies } = csrfToken(event, secureCookie());
   const again = (error: string, status: number) => loginPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
   // The form sent without the page script's answer (no JavaScript, no WebAuthn) is no attempt: nothing is read or counted.
   if (!form.response) return again('Signing in with a passkey needs a browser that supports passkeys, with JavaScript on.', 400);
@@ -37,9 +37,9 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
   if (result.outcome === 'refused') return again(PASSKEY_REFUSALS[result.refusal], 401);
   if (result.alert) await sendSignInAlert(result.alert);
   return redirect(returnTo, 303, [
-    renewedCsrfCookie(secure),
-    setCookie(PENDING_SIGN_IN_COOKIE, '', { secure, maxAgeSeconds: 0, path: PENDING_SIGN_IN_COOKIE_PATH }),
-    setCookie(SESSION_COOKIE, result.sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS }),
-    setCookie(KNOWN_BROWSER_COOKIE, result.knownBrowserToken, { secure, maxAgeSeconds: KNOWN_BROWSER_TTL_SECONDS, path: KNOWN_BROWSER_COOKIE_PATH }),
+    renewedCsrfCookie(secureCookie()),
+    setCookie(PENDING_SIGN_IN_COOKIE, '', { secure: secureCookie(), maxAgeSeconds: 0, path: PENDING_SIGN_IN_COOKIE_PATH }),
+    setCookie(SESSION_COOKIE, result.sessionId, { secure: secureCookie(), maxAgeSeconds: SESSION_TTL_SECONDS }),
+    setCookie(KNOWN_BROWSER_COOKIE, result.knownBrowserToken, { secure: secureCookie(), maxAgeSeconds: KNOWN_BROWSER_TTL_SECONDS, path: KNOWN_BROWSER_COOKIE_PATH }),
   ]);
 });

@@ -1,3 +1,4 @@
+import { step } from '#shared/bench-floor';
 import { auth, defineEndpoint } from '#shared/endpoint';
 import { passkeys } from '#functions/needs';
 
@@ -5,4 +6,5 @@ export default defineEndpoint({
   routes: [auth('POST', '/login/passkey/options', 'page')],
   needs: { table: [passkeys.createChallenge] },
   sample: { status: 200, make: (kit) => kit.page('POST /login/passkey/options: a passkey sign-in’s options (a challenge that expires unused)', { form: {} }) },
+  bench: { floor: [step.put('challenge')], minReason: 'PutItem(the challenge: 5 minutes, single use)' },
 });

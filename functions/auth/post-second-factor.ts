@@ -3,7 +3,7 @@ import { completeSignIn, FACTOR_FAILURE_MESSAGES } from '#shared/accounts/second
 import { secondFactorPage } from '#shared/views/security-pages';
 import { noticePage } from '#shared/views/account-pages';
 import { batch, factors, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
-import { redirectOriginOf, safeReturnTo, secure } from '#shared/pages/session';
+import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';
 import { pageHandler } from '#shared/pages/page-handler';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
@@ -20,7 +20,7 @@ import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
  */
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event, form }) => {
   const returnTo = safeReturnTo(form.return_to);
-  const { token, cookies } = csrfToken(event, secure);
+  const { token, cookies } = csrfToken(event, secureCookie());
   const again = (error: string, status: number) =>
     secondFactorPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
 
@@ -28,7 +28,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
     pendingSignIn: readCookie(event, PENDING_SIGN_IN_COOKIE), typed: form.code ?? '', browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
     client: { browser: describeBrowser(event.headers['user-agent']), address: event.requestContext.http.sourceIp },
   });
-  const clearPending = setCookie(PENDING_SIGN_IN_COOKIE, '', { secure, maxAgeSeconds: 0, path: PENDING_SIGN_IN_COOKIE_PATH });
+  const clearPending = setCookie(PENDING_SIGN_IN_COOKIE, '', { secure: secureCookie(), maxAgeSeconds: 0, path: PENDING_SIGN_IN_COOKIE_PATH });
   switch (result.outcome) {
     case 'expired':
       return noticePage({ csrf: token, cookies: [...cookies, clearPending] }, 'Sign in again', 'This sign-in has expired or was completed already. Sign in again with your password.', 400, {
@@ -45,10 +45,10 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
     case 'signed-in':
       if (result.alert) await sendSignInAlert(result.alert);
       return redirect(returnTo, 303, [
-        renewedCsrfCookie(secure),
+        renewedCsrfCookie(secureCookie()),
         clearPending,
-        setCookie(SESSION_COOKIE, result.sessionId, { secure, maxAgeSeconds: SESSION_TTL_SECONDS }),
-        setCookie(KNOWN_BROWSER_COOKIE, result.knownBrowserToken, { secure, maxAgeSeconds: KNOWN_BROWSER_TTL_SECONDS, path: KNOWN_BROWSER_COOKIE_PATH }),
+        setCookie(SESSION_COOKIE, result.sessionId, { secure: secureCookie(), maxAgeSeconds: SESSION_TTL_SECONDS }),
+        setCookie(KNOWN_BROWSER_COOKIE, result.knownBrowserToken, { secure: secureCookie(), maxAgeSeconds: KNOWN_BROWSER_TTL_SECONDS, path: KNOWN_BROWSER_COOKIE_PATH }),
       ]);
   }
 });

@@ -1,7 +1,7 @@
 import { openReveal, ownedApp, pathClientId, revealKeyOf } from '#shared/console/developer';
 import { clients } from '#shared/runtime';
 import { hashSecret } from '#shared/secrets';
-import { secure } from '#shared/pages/session';
+import { secureCookie } from '#shared/pages/session';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/console-pages';
 
@@ -13,7 +13,7 @@ import { secretPage, secretShownPage, webhookSecretPage } from '#shared/views/co
  */
 export const handler = pageHandler({ session: 'required', reads: { client: pathClientId }, loginReturn: thisPage }, async ({ event, signedIn, client, viewer }) => {
   const app = ownedApp(client, signedIn.user.id);
-  const { key, clear } = revealKeyOf(event, app.clientId, secure);
+  const { key, clear } = revealKeyOf(event, app.clientId, secureCookie());
   const shown = { ...viewer, cookies: [...viewer.cookies, ...clear] };
   const reveal = key === undefined ? undefined : await clients.takeSecretReveal(hashSecret(key), app.clientId, signedIn.user.id, new Date());
   const secret = reveal && openReveal(key!, reveal.sealedSecret);

@@ -1,3 +1,4 @@
+import { step } from '#shared/bench-floor';
 import { auth, defineEndpoint } from '#shared/endpoint';
 import { pageReads } from '#functions/needs';
 
@@ -10,4 +11,5 @@ export default defineEndpoint({
       pathParameters: { client_id: await kit.scratchApp() }, cookies: [await kit.session()],
     }),
   },
+  bench: { floor: [step.batchGet('session', 'user', 'client')], minReason: 'BatchGetItem(session, user, client)' },
 });

@@ -2,7 +2,7 @@ import { ownedApp, pathClientId, rotateAppSecret } from '#shared/console/develop
 import { clients } from '#shared/runtime';
 import { webhookView } from '#shared/pages/webhook-forms';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
-import { secure } from '#shared/pages/session';
+import { secureCookie } from '#shared/pages/session';
 import { redirect } from '#shared/http/responses';
 import { isPublicClient } from '#shared/domain/client';
 import { BadRequestError } from '#shared/errors';
@@ -26,5 +26,5 @@ export const handler = pageHandler({
   if (form.confirm !== 'yes') {
     return appPage(viewer, app, undefined, { confirm: 'Tick the box to confirm that you want a new secret.' }, 400, await webhookView(app.clientId, webhook));
   }
-  return redirect(secretPath(app.clientId), 303, [await rotateAppSecret(clients, app, secure)]);
+  return redirect(secretPath(app.clientId), 303, [await rotateAppSecret(clients, app, secureCookie())]);
 });

@@ -7,4 +7,5 @@ export default defineEndpoint({
   assets: [RENDERER_FILE],
   needs: {},
   sample: { status: 200, make: (kit) => kit.page('GET /docs: the API reference page') },
+  bench: { floor: [], minReason: 'static page (hashes the renderer file at load)' },
 });

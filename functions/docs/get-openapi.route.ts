@@ -4,4 +4,5 @@ export default defineEndpoint({
   routes: [{ api: 'resource', method: 'GET', path: '/openapi.json', throttle: 'metadata' }],
   needs: {},
   sample: { status: 200, make: (kit) => kit.page('GET /openapi.json') },
+  bench: { floor: [], minReason: 'static document' },
 });

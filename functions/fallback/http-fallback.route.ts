@@ -10,4 +10,5 @@ export default defineEndpoint({
       route: { method: 'DELETE', path: '/user' }, method: 'DELETE',
     }),
   },
+  bench: { floor: [], minReason: 'answered from the route table' },
 });

@@ -1,6 +1,6 @@
 import { NestedStack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { functionDef, type FunctionName } from '#functions/endpoints';
+import { endpointOf, type FunctionName } from '#functions/endpoints';
 import type { ApiName } from '#shared/routes';
 
 /**
@@ -15,7 +15,7 @@ export type FunctionArea = 'ResourceApi' | 'AuthServer' | 'Console' | 'Webhooks'
  * a route, and the authorization server with its sign-in and account pages (its fallback included).
  */
 export function areaOf(fn: FunctionName, api?: ApiName): FunctionArea {
-  const def = functionDef(fn);
+  const def = endpointOf(fn);
   if (def.schedule) return 'Operations';
   if (def.eventSource) return 'Webhooks';
   if (api === 'resource') return 'ResourceApi';

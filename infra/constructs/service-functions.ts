@@ -13,7 +13,7 @@ import type { AccountMail } from '#infra/constructs/account-mail';
 import type { SigningKey } from '#infra/constructs/signing-key';
 import { needsOf, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV, METRICS_ENV, WEBHOOK_ENV } from '#shared/config';
-import { functionDef, type FunctionName } from '#functions/endpoints';
+import { endpointOf, type FunctionName } from '#functions/endpoints';
 import type { ApiName } from '#shared/routes';
 
 export interface ServiceFunctionsProps {
@@ -98,7 +98,7 @@ export class ServiceFunctions extends Construct {
    * alarms on.
    */
   scheduledFunction(fn: FunctionName): { function: ServiceFunction; failures: Queue } {
-    const { schedule } = functionDef(fn);
+    const { schedule } = endpointOf(fn);
     if (!schedule) throw new Error(`${fn} has no schedule in its declaration`);
     const { signingKey } = this.props;
     const id = `${pascal(fn)}Function`;
@@ -136,7 +136,7 @@ export class ServiceFunctions extends Construct {
    * creates the mapping (infra/constructs/webhooks.ts).
    */
   eventSourceFunction(fn: FunctionName, options: { environment: Record<string, string>; queue: IQueue; timeoutSeconds?: number }): ServiceFunction {
-    if (!functionDef(fn).eventSource) throw new Error(`${fn} has no event source in its declaration`);
+    if (!endpointOf(fn).eventSource) throw new Error(`${fn} has no event source in its declaration`);
     const id = `${pascal(fn)}Function`;
     const fnc = this.create(id, fn, { ...this.environment, ...options.environment }, options);
     this.functions.set(id, fnc);
@@ -145,7 +145,7 @@ export class ServiceFunctions extends Construct {
 
   private create(id: string, fn: FunctionName, environment: Record<string, string>, extra: { api?: ApiName; queue?: IQueue; timeoutSeconds?: number } = {}): ServiceFunction {
     const { props } = this;
-    const def = functionDef(fn);
+    const def = endpointOf(fn);
     const needs = needsOf(fn);
     const fnc = new ServiceFunction(props.areas.of(areaOf(fn, extra.api)), id, { entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds });
     if (needs.webhookQueue?.length) {

@@ -4,7 +4,7 @@ import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { deviceVisible, type DeviceChoice } from '#shared/domain/grant';
 import { createBatchReader } from '#shared/data/batch-read';
-import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { cancellationCodes, isCancelled, isConditionalCheckFailed, queryAll, type RepoDeps } from '#shared/data/dynamodb';
 import { consentKey, deviceByIdIndexKey, deviceKey, devicesOfUserKey, devicesSeenByClientRange } from '#shared/data/keys';
 
 export type DeviceRepo = ReturnType<typeof createDeviceRepo>;
@@ -20,19 +20,11 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
     /** All devices of a user, in id order. One Query (more only past 1 MB of devices). */
     async listDevicesByOwner(userId: string): Promise<Device[]> {
       const { pk, skPrefix } = devicesOfUserKey(userId);
-      const devices: Device[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-          ExclusiveStartKey: startKey,
-        }));
-        for (const item of page.Items ?? []) devices.push(toDevice(item));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return devices;
+      const items = await queryAll({ doc, table }, {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      });
+      return items.map(toDevice);
     },
 
     /** The user's device, or undefined when it does not exist or belongs to someone else. One GetItem. */
@@ -67,19 +59,11 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
      */
     async listDevicesSeenBy(userId: string, clientId: string): Promise<Device[]> {
       const range = devicesSeenByClientRange(userId, clientId);
-      const items: Record<string, unknown>[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table,
-          // A Query cannot filter on the key: the other applications' consents in the range are dropped below.
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
-          ExclusiveStartKey: startKey,
-        }));
-        items.push(...(page.Items ?? []));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      const items = await queryAll({ doc, table }, {
+        // A Query cannot filter on the key: the other applications' consents in the range are dropped below.
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
+      });
       const consent = items.find((item) => item.sk === range.from) as DeviceChoice | undefined;
       return items.filter((item) => String(item.sk).startsWith(range.devicePrefix)).map(toDevice).filter((device) => deviceVisible(consent, device.id));
     },

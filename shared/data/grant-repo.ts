@@ -4,7 +4,7 @@ import type { AuthorizationCode, Consent, GrantItem } from '#shared/domain/grant
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { createBatchReader, type BatchRead } from '#shared/data/batch-read';
-import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { cancellationCodes, isCancelled, isConditionalCheckFailed, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import {
   clientKey, consentKey, consentOfClientIndexKey, consentsOfUserKey, familiesOfClientIndexKey, familyKey, fromItem, grantsOfClientIndexKey,
 } from '#shared/data/keys';
@@ -130,22 +130,17 @@ export function createGrantRepo({ doc, table }: RepoDeps) {
      */
     async lastUseOf(clientId: string, userId: string): Promise<Date | undefined> {
       const { gsi1pk, gsi1skPrefix } = grantsOfClientIndexKey(clientId, userId);
+      const items = await queryAll({ doc, table }, {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :user)',
+        ExpressionAttributeValues: { ':pk': gsi1pk, ':user': gsi1skPrefix },
+      });
       let latest: number | undefined;
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table, IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :user)',
-          ExpressionAttributeValues: { ':pk': gsi1pk, ':user': gsi1skPrefix },
-          ExclusiveStartKey: startKey,
-        }));
-        for (const item of page.Items ?? []) {
-          if (item.status !== 'active') continue;
-          const used = typeof item.rotatedAt === 'number' ? item.rotatedAt : Date.parse(`${String(item.createdAt)}Z`);
-          if (Number.isFinite(used) && (latest === undefined || used > latest)) latest = used;
-        }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      for (const item of items) {
+        if (item.status !== 'active') continue;
+        const used = typeof item.rotatedAt === 'number' ? item.rotatedAt : Date.parse(`${String(item.createdAt)}Z`);
+        if (Number.isFinite(used) && (latest === undefined || used > latest)) latest = used;
+      }
       return latest === undefined ? undefined : new Date(latest);
     },
 

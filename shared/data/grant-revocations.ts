@@ -1,5 +1,5 @@
-import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes, isCancelled, isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { cancellationCodes, isCancelled, isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { familyKey, grantsOfClientIndexKey, isConsentKey, isFamilyKey } from '#shared/data/keys';
 import { REVOKED_GRANT_SECONDS, type RevocationReason } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
@@ -115,28 +115,21 @@ export function createGrantRevocations({ doc, table }: RepoDeps) {
      */
     async grantsOf(clientId: string, userId?: string): Promise<ClientGrants> {
       const { gsi1pk, gsi1skPrefix } = grantsOfClientIndexKey(clientId, userId);
+      const items = await queryAll({ doc, table }, {
+        IndexName: 'gsi1',
+        KeyConditionExpression: gsi1skPrefix ? 'gsi1pk = :pk AND begins_with(gsi1sk, :user)' : 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': gsi1pk, ...(gsi1skPrefix ? { ':user': gsi1skPrefix } : {}) },
+      });
       const grants: ClientGrants = { families: [], consentUserIds: [] };
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table,
-          IndexName: 'gsi1',
-          KeyConditionExpression: gsi1skPrefix ? 'gsi1pk = :pk AND begins_with(gsi1sk, :user)' : 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1pk, ...(gsi1skPrefix ? { ':user': gsi1skPrefix } : {}) },
-          ExclusiveStartKey: startKey,
-        }));
-        // Stryker disable next-line ArrayDeclaration: a Query answers Items, empty or not
-        for (const item of page.Items ?? []) {
-          if (isFamilyKey(item)) {
-            // A code not yet exchanged, and a device authorization not yet redeemed, are revoked too: they can then no longer become a grant.
-            if (LIVE_STATUSES.has(String(item.status))) grants.families.push({ familyId: String(item.familyId) });
-          // Stryker disable next-line ConditionalExpression: only families and consents are indexed under an application (keys.ts)
-          } else if (isConsentKey(item)) {
-            grants.consentUserIds.push(String(item.userId));
-          }
+      for (const item of items) {
+        if (isFamilyKey(item)) {
+          // A code not yet exchanged, and a device authorization not yet redeemed, are revoked too: they can then no longer become a grant.
+          if (LIVE_STATUSES.has(String(item.status))) grants.families.push({ familyId: String(item.familyId) });
+        // Stryker disable next-line ConditionalExpression: only families and consents are indexed under an application (keys.ts)
+        } else if (isConsentKey(item)) {
+          grants.consentUserIds.push(String(item.userId));
         }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      }
       return grants;
     },
 

@@ -1,9 +1,9 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { BatchRead, Item } from '#shared/data/batch-read';
-import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { cancellationCodes, isCancelled, isConditionalCheckFailed, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { challengeKey, passkeyClaimKey, passkeyKey, passkeysOfUserKey, userKey } from '#shared/data/keys';
 
 /** How long a WebAuthn challenge waits for its answer (the ceremony's own timeout is 5 minutes). */
@@ -50,19 +50,12 @@ export function createPasskeyRepo({ doc, table }: RepoDeps) {
     /** The user's passkeys, oldest first. One Query of the user's partition (per 1 MB page). */
     async passkeysOf(userId: string): Promise<StoredPasskey[]> {
       const { pk, skPrefix } = passkeysOfUserKey(userId);
-      const found: StoredPasskey[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          // Stryker disable next-line BooleanLiteral: DynamoDB Local reads consistently whatever the flag; it matters on the real service
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix }, ConsistentRead: true, ExclusiveStartKey: startKey,
-        }));
-        // Stryker disable next-line ArrayDeclaration: a Query answers Items, empty or not
-        found.push(...(page.Items ?? []).map(toPasskey));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+      const items = await queryAll({ doc, table }, {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        // Stryker disable next-line BooleanLiteral: DynamoDB Local reads consistently whatever the flag; it matters on the real service
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix }, ConsistentRead: true,
+      });
+      return items.map(toPasskey).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     },
 
     /** One passkey of a user by its credential id, as part of a combined read. */

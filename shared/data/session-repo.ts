@@ -1,10 +1,10 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
+import { isConditionalCheckFailed, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { sessionKey, sessionsOfUserIndexKey, sessionsOfUserPartition, userKey } from '#shared/data/keys';
 
 /** How long a browser login lasts. */
@@ -114,23 +114,16 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
 
     /** The user's live sessions, newest first. One Query on GSI1 (per 1 MB page). */
     async sessionsOf(userId: string, now = new Date()): Promise<SessionListing[]> {
-      const listed: SessionListing[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) }, ExclusiveStartKey: startKey,
-        }));
-        for (const item of page.Items ?? []) {
-          if (item.userId !== userId || !(Number(item.expiresAt) > epochSeconds(now))) continue;
-          listed.push({
-            id: String(item.gsi1sk), createdAt: String(item.createdAt ?? ''), browser: String(item.browser ?? 'An unknown browser'),
-            address: String(item.address ?? ''), expiresAt: Number(item.expiresAt),
-          });
-        }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return listed.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+      const items = await queryAll({ doc, table }, {
+        IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) },
+      });
+      return items
+        .filter((item) => item.userId === userId && Number(item.expiresAt) > epochSeconds(now))
+        .map((item) => ({
+          id: String(item.gsi1sk), createdAt: String(item.createdAt ?? ''), browser: String(item.browser ?? 'An unknown browser'),
+          address: String(item.address ?? ''), expiresAt: Number(item.expiresAt),
+        }))
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     },
 
     /** Ends one of the user's sessions by its id (the hash of its cookie): one conditional DeleteItem; false when it is not the user's. */
@@ -164,21 +157,10 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
 
     /** The keys of every session of a user, to end them all (`redeemLink`'s `alsoDelete`). One Query on GSI1 (per 1 MB page). */
     async sessionKeysOf(userId: string): Promise<ItemKey[]> {
-      const gsi1pk = sessionsOfUserPartition(userId);
-      const keys: ItemKey[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await doc.send(new QueryCommand({
-          TableName: table,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1pk },
-          ExclusiveStartKey: startKey,
-        }));
-        for (const item of page.Items ?? []) keys.push({ pk: String(item.pk), sk: String(item.sk) });
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
-      return keys;
+      const items = await queryAll({ doc, table }, {
+        IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': sessionsOfUserPartition(userId) },
+      });
+      return items.map((item) => ({ pk: String(item.pk), sk: String(item.sk) }));
     },
   };
 }

@@ -18,10 +18,6 @@ export const WEBHOOK_EVENT_TYPES = [
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
-export function isWebhookEventType(value: unknown): value is WebhookEventType {
-  return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
-}
-
 /**
  * A `webhook-id`: `msg_`, the creation time (milliseconds, base 36, 9 characters: sortable, and
  * how the delivery item is found from the id alone), `_`, then 20 characters that identify it.

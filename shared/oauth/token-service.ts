@@ -3,13 +3,12 @@ import { createGrantContext, type TokenServiceDeps } from '#shared/oauth/grant-c
 import { exchangeCode, type CodeExchange } from '#shared/oauth/grants/authorization-code';
 import { refreshTokens, type RefreshRequest } from '#shared/oauth/grants/refresh-token';
 import { authorizeDevice, pollDeviceCode } from '#shared/oauth/grants/device-code';
-import { revokeToken } from '#shared/oauth/revocation';
 
 export type TokenService = ReturnType<typeof createTokenService>;
 
 /**
  * The token endpoint's grants (one file each in shared/oauth/grants/: authorization code, refresh
- * token, device code with its device authorization) and revocation, over one clock, signer and
+ * token, device code with its device authorization), over one clock, signer and
  * client cache (grant-context.ts).
  */
 export function createTokenService(deps: TokenServiceDeps) {
@@ -19,6 +18,5 @@ export function createTokenService(deps: TokenServiceDeps) {
     refresh: (credentials: ClientCredentials, form: RefreshRequest) => refreshTokens(ctx, credentials, form),
     authorizeDevice: (credentials: ClientCredentials, form: { scope?: string }) => authorizeDevice(ctx, credentials, form),
     pollDeviceCode: (credentials: ClientCredentials, form: { deviceCode: string }) => pollDeviceCode(ctx, credentials, form),
-    revoke: (credentials: ClientCredentials, token: string) => revokeToken(deps.grants, credentials, token, ctx.now()),
   };
 }

@@ -13,8 +13,8 @@ import type { Viewer } from '#shared/views/account-pages';
 
 export { safeReturnTo } from '#shared/http/return-to';
 
-/** Whether this deployment's cookies carry Secure (all but plain-http localhost). */
-export const secure = secureCookies(issuer());
+/** Whether this deployment's cookies carry Secure (all but plain-http localhost): read on use, as runtime.ts reads every setting. */
+export const secureCookie = (): boolean => secureCookies(issuer());
 
 export interface PageReads {
   /** The signed-in user, if the session cookie names a live session. */
@@ -93,6 +93,6 @@ export function redirectOriginOf(returnTo: string): string[] {
  */
 export async function pageContext(event: APIGatewayProxyEventV2, request: PageReadRequest = {}): Promise<PageReads & { viewer: Viewer }> {
   const reads = await readPage(event, request);
-  const { token, cookies } = csrfToken(event, secure);
+  const { token, cookies } = csrfToken(event, secureCookie());
   return { ...reads, viewer: { email: reads.signedIn?.user.email, csrf: token, cookies } };
 }

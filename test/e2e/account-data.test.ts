@@ -21,7 +21,7 @@ import { useTable, useTestService } from '../support/service';
 import { addPasskey, enrolAuthenticatorApp, secondStep, signInWithPasskey } from '../support/two-step';
 import { startReceiver } from '../support/webhook-receiver';
 
-// "Download my data" and "Delete the account" (issue 24, items 3 to 5) over HTTP on the local
+// "Download my data" and "Delete the account" over HTTP on the local
 // service, with its webhook pipeline: the export against its JSON Schema and free of every secret the
 // test made; the deletion's refusals (nothing changed), its events, its end (no item of the user
 // but the bounded TTL records docs/design.md names), a deletion stopped half-way and finished by
@@ -90,7 +90,7 @@ describe('account export and deletion', () => {
   }
 
   /**
-   * Adds issue 25's factors to a populated user, each through its page: an authenticator app (one
+   * Adds the second factors to a populated user, each through its page: an authenticator app (one
    * recovery code spent by a sign-in), a passkey that signed in once and a synced one never used;
    * the sign-ins' browsers sign out again. Their keys, codes and hashes join the secrets.
    */

@@ -18,7 +18,7 @@ import { useTable, useTestService } from '../support/service';
 // phone's browser, state, the token endpoint's answers, invalid_grant for a bad refresh token,
 // several unexpired refresh tokens) and Alexa's account-linking requirements (redirect URIs of its
 // three regions, HTTP Basic or body credentials, a refresh that keeps working: a failed one unlinks
-// the user). Issue 23, items 1 and 2.
+// the user).
 
 /** Redirect URIs of the assistants' shapes: Google's (production and sandbox) and Alexa's three regions. */
 const GOOGLE = 'https://oauth-redirect.googleusercontent.com/r/smart-home-link-4711';
@@ -318,7 +318,7 @@ describe('account linking as Google Home and Alexa check it', () => {
     });
   });
 
-  describe('refresh tokens the assistants can rely on (issue 23, item 1)', () => {
+  describe('refresh tokens the assistants can rely on', () => {
     it('keeps the previous refresh token valid until the new one is used: the same new refresh token and a fresh access token, written nowhere', async () => {
       // Prepare: a refresh whose answer the assistant lost
       const account = await createAccount(service);

@@ -27,8 +27,6 @@ describe('accounts and developer console over HTTP', () => {
   /** A browser of the authorization server; failed logins go from an address of their own so they throttle no other test. */
   const browser = (sourceAddress?: string) => new Browser(service.authUrl, sourceAddress ? { sourceAddress } : {});
 
-
-
   /** GETs a page and posts its form to `action` with `fields` added. */
   async function submit(b: Browser, pagePath: string, action: string, fields: Record<string, string>): Promise<Reply> {
     const form = await b.get(pagePath);
@@ -189,7 +187,7 @@ describe('accounts and developer console over HTTP', () => {
       expect(rightPasswordThere.status).toBe(429);
       expect(rightPasswordThere.headers.get('retry-after')).toBe('1');
       expect(rightPasswordThere.setCookies.some((c) => c.startsWith('session='))).toBe(false);
-      // Three wrong passwords no longer lock the owner out (issue 12), nor a neighbour behind the same address.
+      // Three wrong passwords do not lock the owner out, nor a neighbour behind the same address.
       expect(rightPasswordElsewhere.status).toBe(303);
       expect(otherAccountSameAddress.status).toBe(303);
     });

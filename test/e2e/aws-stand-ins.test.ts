@@ -5,7 +5,7 @@ import { runAsFunction } from '#local/invocation-context';
 import { LOCAL_CONFIGURATION_SET } from '#local/service';
 import { KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS, RETIRE_AFTER_SUCCESSOR_SECONDS } from '#shared/keys/schedule';
 import { ENV } from '#shared/config';
-import { functionDef } from '#functions/endpoints';
+import { endpointOf } from '#functions/endpoints';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { DEMO_CLIENT } from '#local/seed';
@@ -152,7 +152,7 @@ describe('the service on KMS and SES (stand-ins)', () => {
 
   // Last: it moves this process's clock (the service runs in it) through two rotations.
   it('keeps the signing keys in KMS through a stack\'s life: recorded at deployment, rotated (a key published once KMS gives its public key), torn down with the stack', async () => {
-    const schedule = functionDef('rotate-signing-key').schedule!;
+    const schedule = endpointOf('rotate-signing-key').schedule!;
     const keyPolicy = { Version: '2012-10-17', Statement: [{ Sid: 'StandIn', Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::000000000000:root' }, Action: 'kms:*', Resource: '*' }] };
     Object.assign(process.env, {
       [ENV.signingKeyTag]: 'stand-in-stack/0f0e0d0c', [ENV.signingKeyAliasPrefix]: 'alias/stand-in-stack-signing', [ENV.signingKeyPolicy]: JSON.stringify(keyPolicy),

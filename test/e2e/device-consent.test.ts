@@ -12,7 +12,7 @@ import { Browser, createAccount, formFields, signIn, textOf, type Account } from
 import { tokenFor, useTable, useTestService } from '../support/service';
 import { startReceiver } from '../support/webhook-receiver';
 
-// Owners in control (issue 24, items 1 and 2): at consent the user chooses which devices an
+// Owners in control: at consent the user chooses which devices an
 // application sees (and whether devices added later are shared); the resource API answers only
 // those, in one request per call, and device webhooks stay silent for the others. On the account
 // page the user sees each application's grant and changes its scopes and devices; the application

@@ -7,7 +7,7 @@ import { ALICE, Browser, createAccount, formFields, signIn, textOf, type Account
 import { countRequests } from '../support/count-requests';
 import { useTable, useTestService } from '../support/service';
 
-// Devices without a browser (issue 23, item 4; RFC 8628): an application that enables the device
+// Devices without a browser (RFC 8628): an application that enables the device
 // flow in the console gets a device code and a short user code; its user types the code at /device
 // on another screen, signs in and decides, while the device polls the token endpoint. Shown with a
 // maintained client library (openid-client's device authorization grant) polling while Chromium

@@ -20,7 +20,7 @@ const ROUNDS = 20;
 
 /**
  * After a user revokes an application (account page) or its developer deletes it, no code or token
- * of that grant works, whatever the interleaving (issue 12, item 3): each code, family and refresh
+ * of that grant works, whatever the interleaving: each code, family and refresh
  * token records its consent's grant generation, and the exchange and each rotation are conditional
  * on it. Over HTTP against the local service, with the requests raced (Promise.all) or held at an
  * exact point by middleware on the handlers' own DynamoDB client.

@@ -8,7 +8,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
-import { endpointOf, FUNCTIONS, functionDef, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FUNCTIONS, type FunctionName } from '#functions/endpoints';
 import { invokeFunction } from '#local/invoke-function';
 import { serviceFacts, type ServiceFacts } from '#local/service';
 import { useTestService } from '../support/service';
@@ -21,8 +21,8 @@ type Result = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers:
  * the senders sent before it.
  */
 const ORDER: readonly FunctionName[] = [
-  ...Object.keys(FUNCTIONS).filter((fn) => !functionDef(fn).localOnly),
-  ...Object.keys(FUNCTIONS).filter((fn) => functionDef(fn).localOnly),
+  ...Object.keys(FUNCTIONS).filter((fn) => !endpointOf(fn).localOnly),
+  ...Object.keys(FUNCTIONS).filter((fn) => endpointOf(fn).localOnly),
 ];
 
 describe('npm run invoke', () => {

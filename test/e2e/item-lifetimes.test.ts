@@ -8,6 +8,7 @@ import { createLocalKeyStore, createLocalSigner } from '#shared/keys/local-signe
 import { hashSecret, randomToken } from '#shared/secrets';
 import { grantTokenNames, newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { createTokenService, type TokenService } from '#shared/oauth/token-service';
+import { revokeToken } from '#shared/oauth/revocation';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { Client } from '#shared/domain/client';
@@ -197,8 +198,6 @@ describe('item lifetimes', () => {
 
   const epoch = () => Math.floor(Date.now() / 1000);
 
-
-
   /** GETs `page` and posts its form to `action` with `fields` added and the `unchecked` boxes left out. */
   async function submit(b: Browser, page: string, action: string, fields: Record<string, string> = {}, unchecked: string[] = []) {
     const form = await b.get(page);
@@ -357,7 +356,7 @@ describe('item lifetimes', () => {
     expect((await submit(leaving, '/account', '/logout')).status).toBe(303);
     expect((await signIn(new Browser(service.authUrl), { ...walker, password: newPassword })).status).toBe(303);
 
-    // Two-step sign-in (issue 25): an account with an authenticator app (its recovery codes shown)
+    // Two-step sign-in: an account with an authenticator app (its recovery codes shown)
     // and a passkey, both added through the security page, and an unanswered registration's challenge.
     const guarded = await createAccount(service);
     const guardedBrowser = new Browser(service.authUrl);
@@ -493,7 +492,7 @@ describe('item lifetimes', () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
       const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
-      // The successor used: until then the rotated token would get it again (issue 23).
+      // The successor used: until then the rotated token would get it again (a lost response's retry).
       const { refresh_token: third } = await tokens.refresh(credentials(), { refreshToken: successor });
       advance(365 * DAY);
 
@@ -510,7 +509,7 @@ describe('item lifetimes', () => {
     it('a revoked family past its 30 days is unknown: its current token is refused, and nothing is written', async () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
-      await tokens.revoke(credentials(), refreshToken);
+      await revokeToken(repos.grants, credentials(), refreshToken, current);
       const revoked = await repos.grants.getFamily(familyId);
       advance(30 * DAY);
 
@@ -526,7 +525,7 @@ describe('item lifetimes', () => {
       // Prepare
       const { refreshToken, familyId } = await exchanged();
       const { refresh_token: successor } = await tokens.refresh(credentials(), { refreshToken });
-      // The successor used: until then the rotated token would get it again (issue 23).
+      // The successor used: until then the rotated token would get it again (a lost response's retry).
       await tokens.refresh(credentials(), { refreshToken: successor });
       advance(30 * DAY - 1);
 

@@ -261,7 +261,7 @@ describe('token endpoint', () => {
       // Act
       const reply = await token(form);
 
-      // Assess: a 401 always names a scheme the client may use (issue 23, item 5)
+      // Assess: a 401 always names a scheme the client may use
       expectTokenError(reply, 401, 'invalid_client');
       expect(reply.headers.get('www-authenticate')).toBe('Basic realm="oauth"');
     });
@@ -321,7 +321,7 @@ describe('token endpoint', () => {
       expect(reply.status).toBe(200);
     });
 
-    // The device_code grant is supported since issue 23 (test/e2e/device-flow.test.ts); JWT bearer, token exchange and CIBA are not.
+    // The device_code grant is supported (test/e2e/device-flow.test.ts); JWT bearer, token exchange and CIBA are not.
     it.each(['password', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'urn:ietf:params:oauth:grant-type:token-exchange', 'urn:openid:params:grant-type:ciba'])(
       'answers 400 invalid_grant for grant_type %s',
       async (grantType) => {
@@ -594,7 +594,7 @@ describe('token endpoint', () => {
         authorization_response_iss_parameter_supported: true,
       });
       expect([...(metadata.scopes_supported as string[])].sort()).toEqual(['read_device', 'read_user', 'write_device']);
-      // `none`: public clients (native and browser applications) name themselves with client_id alone (issue 23).
+      // `none`: public clients (native and browser applications) name themselves with client_id alone.
       expect([...(metadata.token_endpoint_auth_methods_supported as string[])].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
       expect([...(metadata.revocation_endpoint_auth_methods_supported as string[])].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
     });

@@ -8,7 +8,7 @@ import { captureOutput } from '../support/capture-output';
 import { ALICE, authorize, authorizePath, Browser, createAccount, formFields, signIn, textOf } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';
 
-// Public clients (issue 23, item 3; RFC 8252, OAuth 2.1): native and browser applications, which
+// Public clients (RFC 8252, OAuth 2.1): native and browser applications, which
 // cannot keep a secret. Registered in the console without one, they name themselves with client_id
 // alone (token_endpoint_auth_method none), must use PKCE (S256), redirect to a loopback address at
 // any port, a private-use scheme or https, and a browser application's pages call the token and

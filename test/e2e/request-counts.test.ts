@@ -79,8 +79,6 @@ describe('DynamoDB requests per browser call', () => {
     return grantTokenNames(refreshToken)!.familyId;
   }
 
-
-
   const paramsFor = (app: App, scope = 'read_user') => authorizationParams({ client_id: app.clientId, redirect_uri: app.redirectUri, scope });
 
   it('GET /oauth/authorize, signed in, with a consent that covers the scopes: BatchGetItem + PutItem (the code)', async () => {
@@ -130,7 +128,7 @@ describe('DynamoDB requests per browser call', () => {
       return measure(() => b.postForm('/login', { ...formFields(form.text, '/login'), email: account.user.email, password }));
     }
 
-    // The reservation is a write before the password check (issue 12: concurrent attempts must not
+    // The reservation is a write before the password check (concurrent attempts must not
     // buy extra guesses); the session, the known browser and the reservation's credit go in one transaction.
     it('success on a new browser: BatchGetItem (throttle records, e-mail) + TransactWriteItems (reserve) + GetItem (user) + TransactWriteItems (session, known browser, credit)', async () => {
       // Prepare
@@ -177,7 +175,7 @@ describe('DynamoDB requests per browser call', () => {
     });
   });
 
-  describe('two-step sign-in (issue 25)', () => {
+  describe('two-step sign-in', () => {
     /** A new account signed in on a browser of its own, with an authenticator app (and the recovery codes shown) and a passkey. */
     async function guarded() {
       const { b, account } = await signedIn();

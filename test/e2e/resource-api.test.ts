@@ -7,24 +7,13 @@ import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import { USER_FIELDS, type User } from '#shared/domain/user';
 import { countRequests } from '../support/count-requests';
 import { tokenFor, useTable, useTestService } from '../support/service';
-import { makeDevice } from '../support/factories';
+import { makeDevice, userNamed } from '../support/factories';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}$/;
 const ALL = ['read_user', 'read_device', 'write_device'];
 const [ALICE, BOB] = DEMO_USERS;
 const ALICE_DEVICE = ALICE.devices[0].id;
 const BOB_DEVICE = BOB.devices[0].id;
-
-function makeUser(overrides: Partial<User> = {}): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Carol', lastname: 'Petit', avatar_url: `/avatars/${id}.png`, gender: 0,
-    email: `carol-${id}@example.com`, email_confirmed: false,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-03T04:05:06.789',
-    ...overrides,
-  };
-}
-
 
 interface Reply {
   status: number;
@@ -76,7 +65,7 @@ describe('resource API', () => {
 
   /** A new user with their own devices, stored through the data layer like the operators' tool does. */
   async function provisionUser(...devices: Device[]) {
-    const user = makeUser();
+    const user = userNamed('Carol', 'Petit', { email_confirmed: false });
     await createUserRepo({ doc: seedDoc, table: service.tableName }).createUser(user, 'not-a-real-hash');
     const repo = createDeviceRepo({ doc: seedDoc, table: service.tableName });
     for (const device of devices) await repo.createDevice(user.id, device);

@@ -12,7 +12,7 @@ import { totpCodeAt as codeAt } from '../support/two-step';
 const STEP_MS = 30_000;
 
 /**
- * Two-step sign-in over HTTP (issue 25, items 2 to 4): enrolment of an authenticator app from the
+ * Two-step sign-in over HTTP: enrolment of an authenticator app from the
  * page's own key, the second step after the password, recovery codes, replay, throttling, a reset,
  * and the OAuth flow through it. The service runs in this process: tests set its clock
  * (vi.setSystemTime) to step from one 30-second code to the next without waiting.

@@ -16,7 +16,7 @@ const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100
 const SUBJECT = 'New sign-in to your account';
 
 /**
- * Sign-in alerts and the list of signed-in browsers (issue 25, item 5), over HTTP: a browser the
+ * Sign-in alerts and the list of signed-in browsers, over HTTP: a browser the
  * account never signed in from gets its owner an e-mail (when, browser, address, the link to the
  * list), whichever way it signed in (password, password and code, passkey); the owner ends other
  * browsers' sessions from the security page.

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ACCOUNT, readDeployedForm, REGION, synthesizeTemplate, type DeployedForm } from '../support/deployed-form';
 import { iamAllows as allowed } from '../support/iam-evaluator';
 
-// Items 2 and 6 of issue 21, judged by AWS's policy evaluation (@cloud-copilot/iam-simulate) on the
+// Alarm delivery and the failed scheduled run, judged by AWS's policy evaluation (@cloud-copilot/iam-simulate) on the
 // synthesized template: CloudWatch may publish the alarms to the alarm topic (a topic policy replaces
 // SNS's default one, so without an Allow nothing could), and a scheduled run that fails every try
 // (the signing-key rotation) ends in a queue that an alarm watches.

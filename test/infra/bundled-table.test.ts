@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointTable, functionDef } from '#functions/endpoints';
+import { endpointOf, endpointTable } from '#functions/endpoints';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import { BUNDLE_ENV, ENV } from '#shared/config';
 import { openApiDocument } from '#shared/docs/openapi';
@@ -47,8 +47,8 @@ describe('the endpoint table compiled into the bundles', () => {
     const compileCache = process.env.NODE_DISABLE_COMPILE_CACHE;
     process.env.NODE_DISABLE_COMPILE_CACHE = '1';
     try {
-      new ServiceFunction(stack, 'HttpFallback', { entry: functionDef('http-fallback').entry, environment: {} });
-      new ServiceFunction(stack, 'GetOpenapi', { entry: functionDef('get-openapi').entry, environment: {} });
+      new ServiceFunction(stack, 'HttpFallback', { entry: endpointOf('http-fallback').entry, environment: {} });
+      new ServiceFunction(stack, 'GetOpenapi', { entry: endpointOf('get-openapi').entry, environment: {} });
       app.synth();
     } finally {
       if (compileCache === undefined) delete process.env.NODE_DISABLE_COMPILE_CACHE;

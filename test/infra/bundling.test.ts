@@ -6,14 +6,14 @@ import { pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AWS_ENV, ENV } from '#shared/config';
-import { functionDef } from '#functions/endpoints';
+import { endpointOf } from '#functions/endpoints';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import { DEMO_USERS, seedDemoData } from '#local/seed';
 import { carriesHttpShims, importsHttpAsEsm } from '../../bench/cold-start-old-path.ts';
 import { makeEvent } from '../../bench/events.ts';
 import { freshTable } from '../support/service';
 
-// The http/https shims of infra/bundling.ts (issue 15): the synthesized package of a function, as
+// The http/https shims of infra/bundling.ts: the synthesized package of a function, as
 // CDK bundles it for Lambda, takes Node's http and https through CommonJS (no ESM import of them),
 // and still answers a real request through the AWS SDK from a fresh process, as Lambda runs it.
 
@@ -36,8 +36,8 @@ describe('the synthesized bundle of a function', () => {
     const compileCache = process.env.NODE_DISABLE_COMPILE_CACHE;
     process.env.NODE_DISABLE_COMPILE_CACHE = '1';
     try {
-      new ServiceFunction(stack, 'GetUser', { entry: functionDef('get-user').entry, environment: {} });
-      const signup = functionDef('post-signup');
+      new ServiceFunction(stack, 'GetUser', { entry: endpointOf('get-user').entry, environment: {} });
+      const signup = endpointOf('post-signup');
       new ServiceFunction(stack, 'PostSignup', { entry: signup.entry, environment: {}, lazyModules: signup.lazyModules });
       app.synth();
     } finally {

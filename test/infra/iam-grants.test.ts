@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ENV } from '#shared/config';
-import { functionDef } from '#functions/endpoints';
+import { endpointOf } from '#functions/endpoints';
 import { iamAllows } from '../support/iam-evaluator';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
 import { ACCOUNT, MAIL_FROM_IDENTITIES, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
@@ -142,7 +142,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
   });
 
   it('only local-only functions made calls outside the deployed routes', () => {
-    const strays = notDeployed.filter((call) => !functionDef(call.by.fn).localOnly);
+    const strays = notDeployed.filter((call) => !endpointOf(call.by.fn).localOnly);
     expect(strays.map((c) => `${c.by.api} ${c.by.routeKey}: ${c.action}`)).toEqual([]);
   });
 

@@ -10,7 +10,7 @@ import { METRIC } from '#shared/metrics';
 import { removeTestApps, testApp } from '../support/cdk-app';
 import { deployedTemplate } from '../support/deployed-form';
 
-// Item 3 and 5 of issue 13, read from the template: every alarm (its metric, threshold, evaluation
+// The monitoring, read from the template: every alarm (its metric, threshold, evaluation
 // periods and SNS actions), the dashboard, the SES configuration set the mail functions send with,
 // and the two optional context values (an alarm e-mail subscriber, active tracing).
 

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV } from '#shared/config';
-import { functionDef } from '#functions/endpoints';
+import { endpointOf } from '#functions/endpoints';
 import {
   ACCOUNT, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
 } from '../support/deployed-form';
 import { iamVerdict } from '../support/iam-evaluator';
 
-// Tags are permissions in ABAC, so who may tag what is part of the permissions (issue 21, item 7).
+// Tags are permissions in ABAC, so who may tag what is part of the permissions.
 // KMS authorizes the Tags of CreateKey as kms:TagResource, which "to add tags while creating a KMS
 // key" must be granted "in an IAM policy that isn't restricted to particular KMS keys" (AWS KMS
 // Developer Guide, "Controlling access to tags"): no IAM policy can allow tagging new keys only. So
@@ -36,7 +36,7 @@ let owner: string;
 
 beforeAll(() => {
   form = readDeployedForm(synthesizeTemplate());
-  rotation = form.functionOfRoute.get(`schedule ${functionDef('rotate-signing-key').schedule}`)!;
+  rotation = form.functionOfRoute.get(`schedule ${endpointOf('rotate-signing-key').schedule}`)!;
   token = form.functionOfRoute.get('auth POST /oauth/token')!;
   jwks = form.functionOfRoute.get('auth GET /.well-known/jwks.json')!;
   owner = rotation.environment[ENV.signingKeyTag]!;
@@ -72,7 +72,7 @@ const requestTags = (tags: Record<string, string>) => ({
   ...Object.fromEntries(Object.entries(tags).map(([key, value]) => [`aws:RequestTag/${key}`, value])), 'aws:TagKeys': Object.keys(tags),
 });
 
-describe('signing-key tags (item 7)', () => {
+describe('signing-key tags', () => {
   it('name this deployment of the stack, not only its name: `<stack name>/<unique part of the stack id>`', () => {
     expect(owner).toBe(`${STACK_NAME}/${STACK_GUID}`);
     expect(form.signingKeyTags).toEqual({ [SIGNING_KEY_TAG_KEY]: owner });

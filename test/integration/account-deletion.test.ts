@@ -16,8 +16,8 @@ import type { User } from '#shared/domain/user';
 import { newWebhookId } from '#shared/domain/webhook';
 import type { MailMessage } from '#shared/email/mailer';
 import { InvalidGrantError } from '#shared/errors';
-import { makeDevice } from '../support/factories';
-import { clients, current, doc, grants, makeClient, seedCode, seedTokens, table, tokens, useTokenService } from '../support/token-service';
+import { makeDevice, userNamed } from '../support/factories';
+import { clients, current, doc, grants, tokenClient, seedCode, seedTokens, table, tokens, revokeToken, useTokenService } from '../support/token-service';
 
 // An account's deletion (shared/accounts/account-deletion.ts) against DynamoDB Local: stopped after
 // each of its steps and run again, it ends with no item of the user left in the table, every grant
@@ -27,19 +27,10 @@ describe('account deletion', () => {
   useTokenService();
   const HASH_PROMISE = hashPassword('the-password-of-the-account');
 
-  function makeUser(overrides: Partial<User> = {}): User {
-    const id = randomUUID();
-    const stamp = formatTimestamp(current);
-    return {
-      id, firstname: 'Ada', lastname: 'Lovelace', avatar_url: `/avatars/${id}.png`, gender: 0, email: `ada-${id}@example.com`,
-      email_confirmed: true, creation_date: stamp, update_date: stamp, ...overrides,
-    };
-  }
-
   /** A user with everything a user can have: devices, sessions, grants in each state, an application with a webhook and a delivery. */
   async function populatedUser() {
     const repos = { doc, table };
-    const user = makeUser();
+    const user = userNamed('Ada', 'Lovelace');
     await createUserRepo(repos).createUser(user, await HASH_PROMISE);
     for (let i = 0; i < 3; i++) await createDeviceRepo(repos).createDevice(user.id, makeDevice({ id: randomUUID(), name: `Device ${i}` }));
     // Both second factors: an authenticator app with its recovery codes, and a passkey (its claim item is outside the user's partition).
@@ -57,9 +48,9 @@ describe('account deletion', () => {
     const live = [await seedTokens({ code: { userId: user.id } }), await seedTokens({ code: { userId: user.id } })];
     await seedCode({ code: { userId: user.id } });
     const revoked = await seedTokens({ code: { userId: user.id } });
-    await tokens.revoke(revoked.credentials, revoked.issued.refresh_token);
+    await revokeToken(revoked.credentials, revoked.issued.refresh_token);
     // An application the user develops, authorized by the user only, with a webhook and one delivery.
-    const own = makeClient({ developerId: user.id, developerName: 'Ada Lovelace' });
+    const own = tokenClient({ developerId: user.id, developerName: 'Ada Lovelace' });
     await clients.createClient(own);
     await grants.saveConsent({ userId: user.id, clientId: own.clientId, scopes: ['read_user'], grantedAt: formatTimestamp(current) });
     const webhooks = createWebhookRepo(repos);
@@ -116,7 +107,7 @@ describe('account deletion', () => {
       expect(mail.map((m) => [m.to, m.subject])).toEqual([[user.email, 'Your account has been deleted']]);
       expect(mail[0]!.text).toContain('35 days');
       // The address is free for a new account, and the other user lost nothing.
-      await createUserRepo({ doc, table }).createUser(makeUser({ email: user.email }), await HASH_PROMISE);
+      await createUserRepo({ doc, table }).createUser(userNamed('Ada', 'Lovelace', { email: user.email }), await HASH_PROMISE);
       expect((await itemsOfUser(bystander.user)).length).toBe(itemsOfBystander);
       // Run again once done: nothing to do.
       expect(await deleteAccount(deps(mail), user.id)).toBe('absent');
@@ -125,7 +116,7 @@ describe('account deletion', () => {
 
   it('is refused, nothing changed, while another person uses an application the user develops', async () => {
     const { user } = await populatedUser();
-    const other = makeUser();
+    const other = userNamed('Ada', 'Lovelace');
     const [own] = await clients.listClientsByDeveloper(user.id);
     await grants.saveConsent({ userId: other.id, clientId: own!.clientId, scopes: ['read_device'], grantedAt: formatTimestamp(current) });
     const before = await scan();
@@ -141,7 +132,7 @@ describe('account deletion', () => {
   it('once started, finishes even if someone authorized the user’s application since: that application goes, its user’s grant ended', async () => {
     const { user } = await populatedUser();
     const [own] = await clients.listClientsByDeveloper(user.id);
-    const other = makeUser();
+    const other = userNamed('Ada', 'Lovelace');
     const stop = new Error('stop');
     await expect(deleteAccount(deps([], (step) => {
       if (step === 'mark') throw stop;
@@ -178,7 +169,7 @@ describe('account deletion', () => {
     });
 
     it('reads an account without second factors as none', async () => {
-      const user = makeUser();
+      const user = userNamed('Ada', 'Lovelace');
       await createUserRepo({ doc, table }).createUser(user, await HASH_PROMISE);
 
       expect(await createFactorSummaryRepo({ doc, table }).factorsOf(user.id)).toEqual({ recoveryCodesLeft: 0, passkeys: [] });

@@ -1,54 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret } from '#shared/secrets';
-import { createBatchReader, type BatchReader, type ItemKey } from '#shared/data/batch-read';
+import type { ItemKey } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { sessionKey, sessionsOfUserIndexKey } from '#shared/data/keys';
 import { createSessionRepo, SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
-import type { Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
-import type { User } from '#shared/domain/user';
-import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
+import { makeClient, userNamed } from '../support/factories';
 import { putThrottleRecord } from '../support/throttle';
+import { useRepoTable } from '../support/repos';
 
 const PASSWORD_HASH = 'scrypt$32768$8$1$c2FsdA$aGFzaA';
 
-function makeUser(overrides: Partial<User> = {}): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Dora', lastname: 'Batch', avatar_url: `/avatars/${id}.png`, gender: 2,
-    email: `dora-${id}@example.com`, email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-    ...overrides,
-  };
-}
-
-function makeClient(developerId: string, overrides: Partial<Client> = {}): Client {
-  const clientId = randomUUID();
-  return {
-    clientId, secretHash: hashSecret(`secret-${clientId}`), name: `App ${clientId.slice(0, 8)}`, description: 'Batch-read test app.',
-    website: 'https://app.example', redirectUris: ['https://app.example/callback'], developerId, developerName: 'Dora Batch',
-    createdAt: '2026-01-02T03:04:05.678', ...overrides,
-  };
-}
-
 describe('batch reader', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let batch: BatchReader;
-  let requests: ReturnType<typeof countRequests>;
+  const { doc, table, batch, requests } = useRepoTable();
   /** The input of every BatchGetItem sent, as the document client saw it. */
   const batchInputs: { RequestItems: Record<string, { Keys: ItemKey[]; ConsistentRead?: boolean }> }[] = [];
 
   beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    batch = createBatchReader({ doc, table });
-    requests = countRequests(doc);
     doc.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === 'BatchGetItemCommand') batchInputs.push(structuredClone(args.input) as (typeof batchInputs)[number]);
@@ -57,12 +30,7 @@ describe('batch reader', () => {
       { step: 'initialize', name: 'record-batch-inputs' },
     );
   });
-  afterAll(() => {
-    requests?.detach();
-    doc?.destroy();
-  });
   beforeEach(() => {
-    requests.reset();
     batchInputs.length = 0;
   });
 
@@ -171,9 +139,9 @@ describe('batch reader', () => {
       const grants = createGrantRepo(deps);
       const sessions = createSessionRepo(deps);
       const throttle = createThrottleRepo(deps);
-      const user = makeUser();
+      const user = userNamed('Dora', 'Batch');
       await users.createUser(user, PASSWORD_HASH);
-      const app = makeClient(user.id);
+      const app = makeClient({ developerId: user.id });
       await clients.createClient(app);
       const consent = { userId: user.id, clientId: app.clientId, scopes: ['read_user'], grantedAt: '2026-02-03T04:05:06.789' };
       await grants.saveConsent(consent);
@@ -240,7 +208,7 @@ describe('batch reader', () => {
 
     it('signs in with the cookie value createSession returned: `<user id>.<43 characters>`, stored only as its hash', async () => {
       // Prepare
-      const user = makeUser();
+      const user = userNamed('Dora', 'Batch');
       await createUserRepo(deps()).createUser(user, PASSWORD_HASH);
 
       // Act
@@ -254,7 +222,7 @@ describe('batch reader', () => {
 
     it('signs nobody in when a stored session names another user than the cookie', async () => {
       // Prepare: a session item under the hash of a cookie claiming Bob, but naming Alice
-      const [alice, bob] = [makeUser(), makeUser()];
+      const [alice, bob] = [userNamed('Dora', 'Batch'), userNamed('Dora', 'Batch')];
       for (const user of [alice, bob]) await createUserRepo(deps()).createUser(user, PASSWORD_HASH);
       const forged = `${bob.id}.${'A'.repeat(43)}`;
       const hash = hashSecret(forged);
@@ -274,7 +242,7 @@ describe('batch reader', () => {
 
     it('signs nobody in once the session has expired, though its item is still there', async () => {
       // Prepare
-      const user = makeUser();
+      const user = userNamed('Dora', 'Batch');
       await createUserRepo(deps()).createUser(user, PASSWORD_HASH);
       const sessionId = await createSessionRepo(deps()).createSession(user.id);
       const expiry = new Date(Date.now() + SESSION_TTL_SECONDS * 1000 + 1000);

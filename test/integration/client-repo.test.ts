@@ -1,24 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createBatchReader } from '#shared/data/batch-read';
-import { createClientRepo, type ClientRepo, type SecretReveal } from '#shared/data/client-repo';
+import { createClientRepo, type SecretReveal } from '#shared/data/client-repo';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { countRequests } from '../support/count-requests';
+import { makeClient } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 import { freshTable } from '../support/service';
 
 const NOW = new Date('2026-11-23T10:00:00.000Z');
-
-function makeClient(overrides: Partial<Client> = {}): Client {
-  return {
-    clientId: randomUUID(), secretHash: hashSecret(randomToken()), name: 'App', description: 'An application.', website: 'https://app.example.test',
-    redirectUris: ['https://app.example.test/cb'], developerId: randomUUID(), developerName: 'Dev', createdAt: '2026-11-01T00:00:00.000',
-    ...overrides,
-  };
-}
 
 function makeReveal(client: Client, overrides: Partial<SecretReveal> = {}): SecretReveal {
   return {
@@ -28,20 +21,7 @@ function makeReveal(client: Client, overrides: Partial<SecretReveal> = {}): Secr
 }
 
 describe('client repository', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let repo: ClientRepo;
-  let requests: ReturnType<typeof countRequests>;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    repo = createClientRepo({ doc, table });
-    requests = countRequests(doc);
-  });
-  afterAll(() => {
-    requests?.detach();
-    doc?.destroy();
-  });
+  const { doc, table, repos: { clients: repo }, requests } = useRepoTable();
 
   const withoutKey = ({ keyHash: _keyHash, ...rest }: SecretReveal) => rest;
 

@@ -22,7 +22,7 @@ import {
 import { hashSecret, randomToken } from '#shared/secrets';
 import { countRequests } from '../support/count-requests';
 import {
-  advance, AUDIENCE, clients, current, deviceGrants, doc, expectInvalidGrant, expectOAuthError, grants, ISSUER, makeClient, requests, SECRET,
+  advance, AUDIENCE, clients, current, deviceGrants, doc, expectInvalidGrant, expectOAuthError, grants, ISSUER, tokenClient, requests, SECRET,
   setClock, signer, START, table, throttled, tokens, useTokenService, verifyAccessToken, withFailure,
 } from '../support/token-service';
 
@@ -41,7 +41,7 @@ describe('device authorization grant', () => {
 
   /** A registered client that uses the device flow (public unless `confidential`); not counted as the test's requests. */
   async function seedClient(options: { confidential?: boolean; client?: Partial<Client> } = {}) {
-    const client = makeClient({
+    const client = tokenClient({
       deviceFlow: true, redirectUris: [], ...(options.confidential ? {} : { clientType: 'public', secretHash: undefined }), ...options.client,
     });
     await clients.createClient(client);
@@ -183,7 +183,7 @@ describe('device authorization grant', () => {
       ['without the setting', {}],
       ['with the setting off', { deviceFlow: false }],
     ])('refuses an application %s as unauthorized_client, writing nothing', async (_, overrides) => {
-      const client = makeClient({ ...overrides, deviceFlow: undefined, ...overrides });
+      const client = tokenClient({ ...overrides, deviceFlow: undefined, ...overrides });
       await clients.createClient(client);
       const before = await scanAll();
 

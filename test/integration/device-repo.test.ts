@@ -1,31 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDeviceRepo, type DeviceRepo } from '#shared/data/device-repo';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it } from 'vitest';
 import { deviceKey, userKey } from '#shared/data/keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
 import { makeDevice } from '../support/factories';
-
+import { useRepoTable } from '../support/repos';
 
 describe('device repository', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let repo: DeviceRepo;
-  let requests: ReturnType<typeof countRequests>;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    repo = createDeviceRepo({ doc, table });
-    requests = countRequests(doc);
-  });
-  afterAll(() => {
-    requests?.detach();
-    doc?.destroy();
-  });
-  beforeEach(() => requests.reset());
+  const { doc, table, repos: { devices: repo }, requests } = useRepoTable();
   afterEach(() => requests.reset());
 
   /** Provisions devices for a new owner and returns both; not counted as the test's requests. */

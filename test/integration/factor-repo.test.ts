@@ -1,52 +1,33 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { checkFactorCode, completeSignIn, enrolAuthenticator, openRecoveryCodes, removeAuthenticator } from '#shared/accounts/second-factor';
 import { newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';
-import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
 import {
-  createFactorRepo, PENDING_SIGN_IN_SECONDS, pendingSignInUserId, RECOVERY_REVEAL_SECONDS, TOTP_ENROLMENT_SECONDS, type FactorRepo,
+  PENDING_SIGN_IN_SECONDS, pendingSignInUserId, RECOVERY_REVEAL_SECONDS, TOTP_ENROLMENT_SECONDS,
 } from '#shared/data/factor-repo';
 import { knownBrowserKey, pendingSignInKey, recoveryCodesKey, recoveryRevealKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
-import { createSessionRepo, type SessionRepo } from '#shared/data/session-repo';
-import { createThrottleRepo, type ThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret } from '#shared/secrets';
 import { countRequests } from '../support/count-requests';
 import { withFailure } from '../support/inject-failure';
-import { freshTable } from '../support/service';
 import { throttled } from '../support/token-service';
 import { userNamed } from '../support/factories';
 import { totpCodeAt as codeAt } from '../support/two-step';
+import { useRepoTable } from '../support/repos';
 
 const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
 
-const makeUser = () => userNamed('Tess', 'Totp');
-
 describe('second factors on DynamoDB Local', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let factors: FactorRepo;
-  let batch: BatchReader;
-  let sessions: SessionRepo;
-  let throttle: ThrottleRepo;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    factors = createFactorRepo({ doc, table });
-    batch = createBatchReader({ doc, table });
-    sessions = createSessionRepo({ doc, table });
-    throttle = createThrottleRepo({ doc, table });
-  });
-  afterAll(() => doc?.destroy());
+  const { doc, table, repos: { factors, sessions, throttle }, batch } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   const read = async (userId: string) => (await batch.read([factors.factorsRead(userId)] as const))[0];
 
   /** A user with an authenticator app enrolled at NOW; its secret and recovery codes. */
   async function enrolled(): Promise<{ user: User; secret: string; codes: string[] }> {
-    const user = makeUser();
+    const user = userNamed('Tess', 'Totp');
     await createUserRepo({ doc, table }).createUser(user, 'scrypt$hash');
     const secret = newTotpSecret();
     await factors.startTotpEnrolment(user.id, secret, new Date(NOW));
@@ -84,7 +65,7 @@ describe('second factors on DynamoDB Local', () => {
       expect(await enrolAuthenticator(factors, user.id, secret, codeAt(secret, NOW), NOW)).toEqual({ outcome: 'already' });
       expect((await read(user.id)).totp?.secret).not.toBe(secret);
 
-      const other = makeUser();
+      const other = userNamed('Tess', 'Totp');
       await createUserRepo({ doc, table }).createUser(other, 'scrypt$hash');
       await factors.startTotpEnrolment(other.id, secret, new Date(NOW));
       const anotherSecret = newTotpSecret();
@@ -216,7 +197,7 @@ describe('second factors on DynamoDB Local', () => {
 
     it('shows new recovery codes for 10 minutes', async () => {
       const start = async () => {
-        const user = makeUser();
+        const user = userNamed('Tess', 'Totp');
         await createUserRepo({ doc, table }).createUser(user, 'scrypt$hash');
         const secret = newTotpSecret();
         await factors.startTotpEnrolment(user.id, secret, new Date(NOW));
@@ -231,7 +212,7 @@ describe('second factors on DynamoDB Local', () => {
 
     it('throws a storage failure instead of taking it for a refusal', async () => {
       const { user } = await enrolled();
-      const other = makeUser();
+      const other = userNamed('Tess', 'Totp');
       await createUserRepo({ doc, table }).createUser(other, 'scrypt$hash');
       const secret = newTotpSecret();
       await factors.startTotpEnrolment(other.id, secret, new Date(NOW));

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { createGrantRepo, GrantWriteError, type GrantRepo } from '#shared/data/grant-repo';
+import { createGrantRepo, GrantWriteError } from '#shared/data/grant-repo';
 import { clientKey, familyKey } from '#shared/data/keys';
 import type { AuthorizationCode, Consent, TokenFamily } from '#shared/domain/grant';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
-import { countRequests } from '../support/count-requests';
 import { withFailure as injectFailure } from '../support/inject-failure';
-import { freshTable } from '../support/service';
+import { useRepoTable } from '../support/repos';
 
 // Consents, codes and token families through the grant repository on DynamoDB Local: what each write
 // lets through or refuses when a user revokes an application, a code is replayed or a token raced.
@@ -20,21 +19,7 @@ import { freshTable } from '../support/service';
 const NOW = new Date('2046-11-23T10:00:00.000Z');
 
 describe('grant repository', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let grants: GrantRepo;
-  let requests: ReturnType<typeof countRequests>;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    grants = createGrantRepo({ doc, table });
-    requests = countRequests(doc);
-  });
-  afterAll(() => {
-    requests?.detach();
-    doc?.destroy();
-  });
-  beforeEach(() => requests.reset());
+  const { doc, table, repos: { grants }, requests } = useRepoTable();
 
   const consentOf = (userId: string, clientId: string, grantGeneration: string | undefined = randomUUID()): Consent =>
     ({ userId, clientId, scopes: ['read_device'], grantedAt: '2026-11-23T10:00:00.000', ...(grantGeneration ? { grantGeneration } : {}) });

@@ -1,28 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DeleteCommand, GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { createClientRepo } from '#shared/data/client-repo';
-import { createGrantRepo } from '#shared/data/grant-repo';
 import { clientKey, consentKey, familyKey } from '#shared/data/keys';
 import type { Client } from '#shared/domain/client';
 import { REVOKED_GRANT_SECONDS, type TokenFamily } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
-import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
+import { makeClient } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 
 const MISSING = 'No such application.';
-
-function makeClient(developerId: string): Client {
-  const clientId = randomUUID();
-  return {
-    clientId, secretHash: hashSecret(`secret-${clientId}`), name: `App ${clientId.slice(0, 8)}`, description: 'Revocation test app.',
-    website: 'https://app.example', redirectUris: ['https://app.example/callback'], developerId, developerName: 'Rita Revoke',
-    createdAt: '2026-01-02T03:04:05.678',
-  };
-}
 
 /**
  * Revoking the token families of an application (or of one user of it) together with the
@@ -31,33 +20,18 @@ function makeClient(developerId: string): Client {
  * its current refresh token's TTL: two items per family.
  */
 describe('grant revocation in transactions', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let grants: ReturnType<typeof createGrantRepo>;
-  let clients: ReturnType<typeof createClientRepo>;
-  let requests: ReturnType<typeof countRequests>;
+  const { doc, table, repos: { grants, clients }, requests } = useRepoTable();
   /** The items of every TransactWriteItems sent, as the document client saw them. */
   const transactions: NonNullable<TransactWriteCommandInput['TransactItems']>[] = [];
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    grants = createGrantRepo({ doc, table });
-    clients = createClientRepo({ doc, table });
-    requests = countRequests(doc);
-    doc.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'TransactWriteItemsCommand') {
-          transactions.push(structuredClone((args.input as TransactWriteCommandInput).TransactItems ?? []));
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'record-transactions' },
-    );
-  });
-  afterAll(() => {
-    requests?.detach();
-    doc?.destroy();
-  });
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        transactions.push(structuredClone((args.input as TransactWriteCommandInput).TransactItems ?? []));
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'record-transactions' },
+  );
   beforeEach(() => forget());
 
   function forget() {
@@ -67,7 +41,7 @@ describe('grant revocation in transactions', () => {
 
   /** A registered application of a developer of its own. */
   async function registeredClient(): Promise<Client> {
-    const client = makeClient(randomUUID());
+    const client = makeClient();
     await clients.createClient(client);
     return client;
   }
@@ -324,7 +298,7 @@ describe('grant revocation in transactions', () => {
 
     it('an application that no longer exists: NotFoundError and nothing revoked', async () => {
       // Prepare: families left of an application whose item is gone
-      const client = makeClient(randomUUID());
+      const client = makeClient();
       const ids = await families(client.clientId, 3);
       const active = await activeOf(client.clientId);
 

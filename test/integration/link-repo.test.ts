@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
 import type { ItemKey } from '#shared/data/batch-read';
 import { linkKey, userKey } from '#shared/data/keys';
-import { createLinkRepo, LINK_TTL_SECONDS, type LinkRepo } from '#shared/data/link-repo';
+import { createLinkRepo, LINK_TTL_SECONDS } from '#shared/data/link-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
-import { freshTable } from '../support/service';
+import { userNamed } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 
 // E-mailed links through the repository on DynamoDB Local: what a holder of a link (or of an old or
 // someone else's link) can and cannot do with it. Time is a parameter: nothing waits.
@@ -18,30 +19,11 @@ const NEW_HASH = 'scrypt$32768$8$1$bmV3$bmV3';
 const T = new Date('2026-11-23T10:00:00.000Z');
 const at = (seconds: number) => new Date(T.getTime() + seconds * 1000);
 
-function makeUser(): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Lin', lastname: 'Link', avatar_url: `/avatars/${id}.png`, gender: 1,
-    email: `lin-${id}@example.com`, email_confirmed: false,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-  };
-}
-
 describe('link repository', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let links: LinkRepo;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    links = createLinkRepo({ doc, table });
-  });
-  afterAll(() => {
-    doc?.destroy();
-  });
+  const { doc, table, repos: { links } } = useRepoTable();
 
   async function existingUser(): Promise<User> {
-    const user = makeUser();
+    const user = userNamed('Lin', 'Link', { email_confirmed: false });
     await createUserRepo({ doc, table }).createUser(user, PASSWORD_HASH);
     return user;
   }

@@ -1,35 +1,25 @@
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { registerPasskey, registrationOptions } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';
 import { passkeyClaimKey, userKey } from '#shared/data/keys';
-import { CHALLENGE_SECONDS, createPasskeyRepo, MAX_PASSKEYS, type PasskeyRepo } from '#shared/data/passkey-repo';
+import { CHALLENGE_SECONDS, MAX_PASSKEYS } from '#shared/data/passkey-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { freshTable } from '../support/service';
 import { SoftwarePasskey } from '../support/software-passkey';
 import { userNamed } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 
 const NOW = new Date('2026-11-27T10:00:00.000Z');
 const RP = relyingPartyOf('https://auth.example.com', 'Device and User Service');
 
-const makeUser = () => userNamed('Reg', 'Istrar');
-
 describe('registering a passkey, on DynamoDB Local', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let passkeys: PasskeyRepo;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    passkeys = createPasskeyRepo({ doc, table });
-  });
-  afterAll(() => doc?.destroy());
+  const { doc, table, repos: { passkeys } } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   async function user(): Promise<User> {
-    const u = makeUser();
+    const u = userNamed('Reg', 'Istrar');
     await createUserRepo({ doc, table }).createUser(u, 'scrypt$hash');
     return u;
   }

@@ -1,42 +1,33 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { MAX_PASSKEY_NAME, PASSKEY_REFUSALS, passkeyName, readPasskeyResponse } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';
 import { createBatchReader } from '#shared/data/batch-read';
-import { CHALLENGE_SECONDS, createPasskeyRepo, MAX_PASSKEYS, type PasskeyRepo, type StoredPasskey } from '#shared/data/passkey-repo';
+import { CHALLENGE_SECONDS, MAX_PASSKEYS, type StoredPasskey } from '#shared/data/passkey-repo';
 import { passkeyClaimKey, passkeyKey, userKey } from '#shared/data/keys';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { countRequests } from '../support/count-requests';
 import { withFailure } from '../support/inject-failure';
-import { freshTable } from '../support/service';
 import { throttled } from '../support/token-service';
 import { userNamed } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 
 const NOW = new Date('2026-11-27T10:00:00.000Z');
 
-const makeUser = () => userNamed('Pat', 'Passkey');
 const passkey = (overrides: Partial<StoredPasskey> = {}): StoredPasskey => ({
   credentialId: randomToken(), publicKey: randomToken(), counter: 0, transports: ['internal'], name: 'Laptop', createdAt: '2026-11-27T10:00:00.000', backedUp: false,
   ...overrides,
 });
 
 describe('passkeys on DynamoDB Local', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let passkeys: PasskeyRepo;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    passkeys = createPasskeyRepo({ doc, table });
-  });
-  afterAll(() => doc?.destroy());
+  const { doc, table, repos: { passkeys } } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   async function user(): Promise<User> {
-    const u = makeUser();
+    const u = userNamed('Pat', 'Passkey');
     await createUserRepo({ doc, table }).createUser(u, 'scrypt$hash');
     return u;
   }
@@ -100,18 +91,10 @@ describe('passkeys on DynamoDB Local', () => {
 });
 
 describe('passkeys on DynamoDB Local: reads and refusals', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let passkeys: PasskeyRepo;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    passkeys = createPasskeyRepo({ doc, table });
-  });
-  afterAll(() => doc?.destroy());
+  const { doc, table, repos: { passkeys } } = useRepoTable();
 
   async function user(): Promise<User> {
-    const u = makeUser();
+    const u = userNamed('Pat', 'Passkey');
     await createUserRepo({ doc, table }).createUser(u, 'scrypt$hash');
     return u;
   }

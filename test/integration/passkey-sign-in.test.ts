@@ -1,56 +1,35 @@
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import { authenticationOptions, signInWithPasskey } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';
-import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
+import type { BatchReader } from '#shared/data/batch-read';
 import { knownBrowserKey, passkeyKey, sessionKey, throttleKey, userKey } from '#shared/data/keys';
-import { CHALLENGE_SECONDS, createPasskeyRepo, type PasskeyRepo } from '#shared/data/passkey-repo';
-import { createSessionRepo, type SessionRepo } from '#shared/data/session-repo';
-import { createThrottleRepo, type ThrottleRepo } from '#shared/data/throttle-repo';
-import { createUserRepo, type UserRepo } from '#shared/data/user-repo';
+import { CHALLENGE_SECONDS } from '#shared/data/passkey-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
 import { SoftwarePasskey } from '../support/software-passkey';
 import { putThrottleRecord } from '../support/throttle';
 import { userNamed } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 
 const NOW = Date.parse('2026-11-27T10:00:00.000Z');
 const RP = relyingPartyOf('https://auth.example.com', 'Device and User Service');
 const stamp = (at: number) => new Date(at).toISOString().slice(0, 23);
-
-const makeUser = () => userNamed('Kim', 'Key');
 
 let addresses = 0;
 /** An address of its own for each attempt's throttle record (10 free failures each). */
 const newAddress = () => `198.51.100.${++addresses}`;
 
 describe('signing in with a passkey, on DynamoDB Local', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let batch: BatchReader;
-  let passkeys: PasskeyRepo;
-  let sessions: SessionRepo;
-  let throttle: ThrottleRepo;
-  let users: UserRepo;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    batch = createBatchReader({ doc, table });
-    passkeys = createPasskeyRepo({ doc, table });
-    sessions = createSessionRepo({ doc, table });
-    throttle = createThrottleRepo({ doc, table });
-    users = createUserRepo({ doc, table });
-  });
-  afterAll(() => doc?.destroy());
+  const { doc, table, repos: { passkeys, sessions, throttle, users }, batch } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   const failuresOf = async (address: string) => (await item(throttleKey('address', address)))?.failures;
 
   /** A user with a software passkey registered. */
   async function withPasskey(): Promise<{ user: User; key: SoftwarePasskey }> {
-    const user = makeUser();
+    const user = userNamed('Kim', 'Key');
     await users.createUser(user, 'scrypt$hash');
     const key = new SoftwarePasskey(user.id);
     expect(await passkeys.addPasskey(user.id, key.stored())).toBe('added');

@@ -2,60 +2,35 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   checkFactorCode, completeSignIn, enrolAuthenticator, FACTOR_FAILURE_MESSAGES, openRecoveryCodes, removalRead, removeAuthenticator, resetFactorsByOperator,
 } from '#shared/accounts/second-factor';
 import { newTotpSecret, totpStep } from '#shared/accounts/totp';
-import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
-import { createFactorRepo, type FactorRepo } from '#shared/data/factor-repo';
+import type { BatchReader } from '#shared/data/batch-read';
 import { knownBrowserKey, pendingSignInKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
-import { createPasskeyRepo, type PasskeyRepo } from '#shared/data/passkey-repo';
-import { createSessionRepo, type SessionRepo } from '#shared/data/session-repo';
-import { createThrottleRepo, type ThrottleRepo } from '#shared/data/throttle-repo';
-import { createUserRepo, type UserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { createOutboxMailer, readOutbox } from '#shared/email/outbox-mailer';
 import { hashSecret } from '#shared/secrets';
 import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
 import { putThrottleRecord } from '../support/throttle';
 import { userNamed } from '../support/factories';
 import { totpCodeAt as codeAt } from '../support/two-step';
+import { useRepoTable } from '../support/repos';
 
 const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
 const FIREFOX = { browser: 'Firefox on Windows', address: '203.0.113.7' };
 
-const makeUser = () => userNamed('Sam', 'Second');
-
 describe('the second-factor service on DynamoDB Local', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let factors: FactorRepo;
-  let batch: BatchReader;
-  let sessions: SessionRepo;
-  let throttle: ThrottleRepo;
-  let users: UserRepo;
-  let passkeys: PasskeyRepo;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    factors = createFactorRepo({ doc, table });
-    batch = createBatchReader({ doc, table });
-    sessions = createSessionRepo({ doc, table });
-    throttle = createThrottleRepo({ doc, table });
-    users = createUserRepo({ doc, table });
-    passkeys = createPasskeyRepo({ doc, table });
-  });
-  afterAll(() => doc?.destroy());
+  const { doc, table, repos: { factors, sessions, throttle, users, passkeys }, batch } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   const lastStep = async (userId: string) => (await item(totpKey(userId)))?.lastStep;
 
   /** A user with an authenticator app enrolled at `at`; its secret and recovery codes. */
   async function enrolled(at = NOW): Promise<{ user: User; secret: string; codes: string[] }> {
-    const user = makeUser();
+    const user = userNamed('Sam', 'Second');
     await users.createUser(user, 'scrypt$hash');
     const secret = newTotpSecret();
     await factors.startTotpEnrolment(user.id, secret, new Date(at));
@@ -300,7 +275,7 @@ describe('the second-factor service on DynamoDB Local', () => {
 
   describe('enrolling', () => {
     it('takes a first code of the epoch’s first step', async () => {
-      const user = makeUser();
+      const user = userNamed('Sam', 'Second');
       await users.createUser(user, 'scrypt$hash');
       const secret = newTotpSecret();
       await factors.startTotpEnrolment(user.id, secret, new Date(15_000));

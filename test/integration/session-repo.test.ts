@@ -1,37 +1,15 @@
-import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
-import { createSessionRepo, SESSION_TTL_SECONDS, type SessionRepo } from '#shared/data/session-repo';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
-import { freshTable } from '../support/service';
+import { userNamed } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 
 const PASSWORD_HASH = 'scrypt$32768$8$1$c2FsdA$aGFzaA';
 
-function makeUser(): User {
-  const id = randomUUID();
-  return {
-    id, firstname: 'Sam', lastname: 'Session', avatar_url: `/avatars/${id}.png`, gender: 1,
-    email: `sam-${id}@example.com`, email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678', update_date: '2026-01-02T03:04:05.678',
-  };
-}
-
 describe('session repository', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let sessions: SessionRepo;
-  let batch: BatchReader;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    sessions = createSessionRepo({ doc, table });
-    batch = createBatchReader({ doc, table });
-  });
-  afterAll(() => {
-    doc?.destroy();
-  });
+  const { doc, table, repos: { sessions }, batch } = useRepoTable();
 
   async function signedInUser(sessionId: string | undefined, now?: Date): Promise<string | undefined> {
     const [signedIn] = await batch.read([sessions.signedInRead(sessionId, now)]);
@@ -39,7 +17,7 @@ describe('session repository', () => {
   }
 
   async function existingUser(): Promise<User> {
-    const user = makeUser();
+    const user = userNamed('Sam', 'Session');
     await createUserRepo({ doc, table }).createUser(user, PASSWORD_HASH);
     return user;
   }

@@ -13,8 +13,8 @@ import { freshTable } from '../support/service';
 import { createKeyring } from '#shared/keys/keyring';
 import { rotateSigningKeys, type RotationOptions } from '#shared/keys/rotation';
 
-// The signing keys' life in KMS, from the deployment to the stack's deletion (issue 21, items 3, 5
-// and 8): the rotation and its function over the real table (DynamoDB Local) and a KMS stand-in with
+// The signing keys' life in KMS, from the deployment to the stack's deletion (a key's schedule,
+// its retirement and the deletion's window): the rotation and its function over the real table (DynamoDB Local) and a KMS stand-in with
 // real RSA keys (test/support/fake-kms.ts), which can refuse a new key for a while as KMS may. The
 // clock is the test's: every step is given `now`; the stand-in measures its refusals on the real
 // clock, so a test lifts one with refuseFreshKeys(0) where KMS's minutes would have passed.
@@ -58,7 +58,7 @@ const lifecycleEvent = (RequestType: LifecycleEvent['RequestType'], teardown: bo
 const stackKeyId = () => fake.firstKeyArn.split('/').pop()!;
 const keyState = () => fake.keys().map((key) => ({ kid: key.keyId, state: key.state, aliases: key.aliases }));
 
-describe('a fresh deployment keeps its key (item 3)', () => {
+describe('a fresh deployment keeps its key', () => {
   it('the first scheduled run on a table without a schedule introduces no key: the stack key is recorded as active from then, due 90 days later', async () => {
     const deployedAt = now;
 
@@ -127,7 +127,7 @@ describe('a fresh deployment keeps its key (item 3)', () => {
   });
 });
 
-describe('KMS refuses a new key for a while (item 5)', () => {
+describe('KMS refuses a new key for a while', () => {
   it('a rotation whose new key KMS refuses publishes nothing; a later run publishes it, and the JWKS answers every published key without asking KMS', async () => {
     await step('init');
     fake.refuseFreshKeys(300);
@@ -192,7 +192,7 @@ describe('KMS refuses a new key for a while (item 5)', () => {
   });
 });
 
-describe('the stack\'s deletion deletes what rotations created (item 8)', () => {
+describe('the stack\'s deletion deletes what rotations created', () => {
   /** A stack one rotation in (its key active), with a next key created but not published yet. */
   async function rotatedStack() {
     await (await handler())(lifecycleEvent('Create', true));

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { FREE_ATTEMPTS, nextAttemptAfterReserving } from '#shared/accounts/login-throttle';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { createBatchReader, type BatchReader } from '#shared/data/batch-read';
 import { knownBrowserKey, throttleKey } from '#shared/data/keys';
 import {
-  createThrottleRepo, THROTTLE_MEMORY_SECONDS, type Reservation, type ThrottleRecord, type ThrottleRepo, type ThrottleScope,
+  createThrottleRepo, THROTTLE_MEMORY_SECONDS, type Reservation, type ThrottleRecord, type ThrottleScope,
 } from '#shared/data/throttle-repo';
-import { freshTable } from '../support/service';
+import { useRepoTable } from '../support/repos';
 
 // Login throttle records and known browsers through the repository on DynamoDB Local: what a guesser
 // (or the account's owner) gets from each write. Time is a parameter (epoch milliseconds): nothing waits.
@@ -17,19 +16,7 @@ const T = Date.UTC(2026, 10, 23, 10, 0, 0, 0);
 const SECOND = 1000;
 
 describe('throttle repository', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let throttle: ThrottleRepo;
-  let batch: BatchReader;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    throttle = createThrottleRepo({ doc, table });
-    batch = createBatchReader({ doc, table });
-  });
-  afterAll(() => {
-    doc?.destroy();
-  });
+  const { doc, table, repos: { throttle }, batch } = useRepoTable();
 
   const subjects = () => ({ account: `guess-${randomUUID()}@example.com`, address: `198.51.100.${Math.floor(Math.random() * 250)}-${randomUUID()}` });
   const reservationsOf = (records: readonly ThrottleRecord[], now: number): Reservation[] =>

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CODE_TTL_SECONDS } from '#shared/oauth/authorize-request';
 import type { ClientCredentials } from '#shared/oauth/client-auth';
@@ -12,14 +12,11 @@ import { createLocalSigner } from '#shared/keys/local-signer';
 import { hashSecret } from '#shared/secrets';
 import { SigningUnavailableError } from '#shared/keys/signer';
 import { createTokenService, type TokenService } from '#shared/oauth/token-service';
-import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
-import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
 import { clientKey } from '#shared/data/keys';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidClientError } from '#shared/errors';
-import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
+import { useRepoTable } from '../support/repos';
 
 // The token endpoint's cache of client items (shared/oauth/client-cache.ts; docs/design.md, "Client
 // items at the token endpoint"), on DynamoDB Local: what each call reads, and what a cached item
@@ -32,34 +29,24 @@ const SECRET = 'client-secret-that-is-long-enough-0123456789abcdef';
 const NEW_SECRET = 'the-secret-after-a-rotation-0123456789abcdefghijk';
 
 describe('token service with the client cache', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let clients: ClientRepo;
-  let grants: GrantRepo;
+  const { doc, table, repos: { clients, grants }, requests } = useRepoTable({ keepInputs: true });
   let keyDir: string;
   let tokens: TokenService;
   let cacheNow: number;
-  let requests: ReturnType<typeof countRequests>;
   /** The partition keys of each BatchGetItem sent since the last reset, in order. */
   const batchReads = () => requests.operations.flatMap((operation, i) => (operation.startsWith('BatchGet')
     ? [(requests.inputs[i] as { RequestItems: Record<string, { Keys: { pk: string }[] }> }).RequestItems[table]!.Keys.map((key) => key.pk)]
     : []));
 
   beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    clients = createClientRepo({ doc, table });
-    grants = createGrantRepo({ doc, table });
     keyDir = mkdtempSync(join(tmpdir(), 'dus-client-cache-'));
     const signer = createLocalSigner(join(keyDir, 'signing-key.pem'));
     tokens = createTokenService({
       grants, signer: Promise.resolve(signer), issuer: 'https://auth.example.test', audience: 'https://api.example.test',
       now: () => START, clientCache: createClientCache({ now: () => cacheNow }),
     });
-    requests = countRequests(doc, { keepInputs: true });
   });
   afterAll(() => {
-    requests?.detach();
-    doc?.destroy();
     if (keyDir) rmSync(keyDir, { recursive: true, force: true });
   });
   beforeEach(() => {

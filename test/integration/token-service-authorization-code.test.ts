@@ -12,10 +12,10 @@ import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { AppError, InvalidClientError, InvalidGrantError } from '#shared/errors';
 import {
   advance, AUDIENCE, clients, codeItem, current, doc, expectInvalidGrant, expectNothingWritten, expectOAuthError, familyOf,
-  familyStatus, grants, ISSUER, itemsOf, makeClient, operationsOf, pkcePair, REDIRECT_URI, requests, SECRET, seedCode,
+  familyStatus, grants, ISSUER, itemsOf, tokenClient, operationsOf, pkcePair, REDIRECT_URI, requests, SECRET, seedCode,
   seedTokens, setClock, signer, START, table, throttled, tokens, useTokenService, verifyAccessToken, withFailure,
 } from '../support/token-service';
-import { type TokenResponse } from '#shared/oauth/grant-context';
+import type { TokenResponse } from '#shared/oauth/grant-context';
 
 // The authorization code grant at the token service (exchangeCode: RFC 6749 §4.1.3, PKCE of RFC 7636),
 // over DynamoDB Local; the set-up, factories and checks are test/support/token-service.ts.
@@ -131,7 +131,7 @@ describe('token service', () => {
     it('refuses a used code presented by another client of the same user, and revokes nothing of the grant it produced', async () => {
       // Prepare: the user authorized a second application too
       const { credentials, code, stored, issued } = await seedTokens();
-      const other = makeClient();
+      const other = tokenClient();
       await clients.createClient(other);
       await grants.saveConsent({ userId: stored.userId, clientId: other.clientId, scopes: stored.scopes, grantedAt: formatTimestamp(current), grantGeneration: stored.grantGeneration });
       requests.reset();
@@ -199,7 +199,7 @@ describe('token service', () => {
       await expectNothingWritten(client.clientId, code);
     });
 
-    it('sends a Basic challenge with invalid_client whichever way the client sent its credentials (RFC 9110 §15.5.2; issue 23, item 5)', async () => {
+    it('sends a Basic challenge with invalid_client whichever way the client sent its credentials (RFC 9110 §15.5.2)', async () => {
       // Prepare
       const { credentials, code } = await seedCode();
       const wrong = { ...credentials, clientSecret: 'wrong' };
@@ -236,7 +236,7 @@ describe('token service', () => {
     it('refuses a code issued to another client, even one that authenticates correctly', async () => {
       // Prepare
       const { client, code } = await seedCode();
-      const other = makeClient();
+      const other = tokenClient();
       await clients.createClient(other);
 
       // Act
@@ -323,7 +323,7 @@ describe('token service', () => {
     });
   });
 
-  describe('mutants that survived the suite (issue 12, item 13)', () => {
+  describe('mutants that survived the suite', () => {
     it('the loser of a code-replay race revokes the grant the winner got (RFC 6749 §4.1.2)', async () => {
       // Prepare: the loser reads the unused code; the winner exchanges it before the loser writes
       const { client, credentials, code } = await seedCode();
@@ -386,7 +386,7 @@ describe('token service', () => {
 
     it('a code issued by the authorization endpoint lives exactly 600 seconds (10 minutes)', async () => {
       // Prepare: two codes issued now, as GET /oauth/authorize issues them
-      const client = makeClient();
+      const client = tokenClient();
       await clients.createClient(client);
       const consent = { userId: randomUUID(), clientId: client.clientId, scopes: ['read_user'], grantedAt: formatTimestamp(START), grantGeneration: randomUUID() };
       await grants.saveConsent(consent);
@@ -476,7 +476,7 @@ describe('token service', () => {
       expect(await familyOf(issued.refresh_token)).toMatchObject({ status: 'revoked', revokedReason: 'code_replay' });
     });
 
-    it('refuses a code issued before the user revoked the application, and writes nothing (issue 12, item 3)', async () => {
+    it('refuses a code issued before the user revoked the application, and writes nothing', async () => {
       const { client, credentials, code, stored } = await seedCode();
       await grants.deleteConsent(stored.userId, stored.clientId);
       requests.reset();

@@ -5,7 +5,7 @@ import {
   current, expectInvalidGrant, grants, REDIRECT_URI, seedCode, seedTokens, tokens, useTokenService, verifyAccessToken,
 } from '../support/token-service';
 
-// A grant narrowed on the account page (issue 24, item 2): the user took scopes away, so the next
+// A grant narrowed on the account page: the user took scopes away, so the next
 // refresh, and a code exchanged after the change, answer only the scopes the consent still holds;
 // a grant left with none of the token's scopes gives nothing. Over DynamoDB Local.
 describe('token service: a grant narrowed by its user', () => {

@@ -6,7 +6,7 @@ import { createTokenService } from '#shared/oauth/token-service';
 import { BadRequestError, InvalidClientError } from '#shared/errors';
 import {
   AUDIENCE, current, doc, expectInvalidGrant, expectNothingWritten, expectOAuthError, familyStatus, grants, ISSUER, pkcePair,
-  REDIRECT_URI, requests, SECRET, seedCode, signer, table, tokens, useTokenService, verifyAccessToken,
+  REDIRECT_URI, requests, SECRET, seedCode, signer, table, tokens, revokeToken, useTokenService, verifyAccessToken,
 } from '../support/token-service';
 import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
@@ -35,7 +35,7 @@ describe('token service, public clients', () => {
     const issued = await tokens.exchangeCode(none, { code, redirectUri: REDIRECT_URI, codeVerifier: verifier });
     const exchangeRequests = [...requests.operations];
     const refreshed = await tokens.refresh(none, { refreshToken: issued.refresh_token });
-    await tokens.revoke({ ...none, missing: 'invalid_client' }, refreshed.refresh_token);
+    await revokeToken({ ...none, missing: 'invalid_client' }, refreshed.refresh_token);
 
     // Assess
     expect(exchangeRequests).toEqual(['BatchGetItemCommand', 'UpdateItemCommand']);
@@ -91,7 +91,7 @@ describe('token service, public clients', () => {
 
     // Act, Assess (each refusal awaited before the next request: none is left unhandled)
     await expectOAuthError(tokens.exchangeCode(none('invalid_request'), { code, redirectUri: REDIRECT_URI }), BadRequestError, 'invalid_request', 400);
-    await expectOAuthError(tokens.revoke(none('invalid_client'), code), InvalidClientError, 'invalid_client', 401);
+    await expectOAuthError(revokeToken(none('invalid_client'), code), InvalidClientError, 'invalid_client', 401);
     await expectNothingWritten(client.clientId, code);
     // The client itself still gets its tokens.
     expect((await tokens.exchangeCode(credentials, { code, redirectUri: REDIRECT_URI })).token_type).toBe('Bearer');
@@ -115,7 +115,7 @@ describe('token service, public clients', () => {
     const issued = await tokens.exchangeCode(none, { code, redirectUri: REDIRECT_URI, codeVerifier: verifier });
 
     // Act
-    const revoke = tokens.revoke({ clientId: client.clientId, clientSecret: 'anything', basic: false }, issued.refresh_token);
+    const revoke = revokeToken({ clientId: client.clientId, clientSecret: 'anything', basic: false }, issued.refresh_token);
 
     // Assess
     await expectOAuthError(revoke, ClientAuthMethodError, 'invalid_client', 401);

@@ -1,50 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { emailKey, userKey } from '#shared/data/keys';
-import { createUserRepo, type UserRepo } from '#shared/data/user-repo';
 import { USER_FIELDS, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
-import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
-
-function makeUser(overrides: Partial<User> = {}): User {
-  const id = randomUUID();
-  return {
-    id,
-    firstname: 'Alice',
-    lastname: 'Martin',
-    avatar_url: `/avatars/${id}.png`,
-    gender: 2,
-    email: `alice-${id}@example.com`,
-    email_confirmed: true,
-    creation_date: '2026-01-02T03:04:05.678',
-    update_date: '2026-01-02T03:04:05.678',
-    ...overrides,
-  };
-}
+import { userNamed } from '../support/factories';
+import { useRepoTable } from '../support/repos';
 
 const PASSWORD_HASH = 'scrypt$32768$8$1$c2FsdA$aGFzaA';
 
 describe('user repository', () => {
-  let doc: DynamoDBDocumentClient;
-  let table: string;
-  let repo: UserRepo;
-  let requests: ReturnType<typeof countRequests>;
-
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    repo = createUserRepo({ doc, table });
-    requests = countRequests(doc);
-  });
-  afterAll(() => {
-    requests?.detach();
-    doc?.destroy();
-  });
-  beforeEach(() => requests.reset());
+  const { doc, table, repos: { users: repo }, requests } = useRepoTable();
 
   async function existingUser(overrides: Partial<User> = {}) {
-    const user = makeUser(overrides);
+    const user = userNamed('Alice', 'Martin', { ...overrides });
     await repo.createUser(user, PASSWORD_HASH);
     requests.reset();
     return user;
@@ -145,7 +114,7 @@ describe('user repository', () => {
     it('stores the profile with its hash and claims the normalized address, in one transaction', async () => {
       // Prepare
       const id = randomUUID();
-      const user = makeUser({ id, email: `New.User-${id}@Example.com` });
+      const user = userNamed('Alice', 'Martin', { id, email: `New.User-${id}@Example.com` });
 
       // Act
       await repo.createUser(user, PASSWORD_HASH);
@@ -159,7 +128,7 @@ describe('user repository', () => {
     it('refuses a second account with the same address in another case, writing nothing', async () => {
       // Prepare
       const first = await existingUser();
-      const second = makeUser({ email: first.email.toUpperCase(), firstname: 'Mallory' });
+      const second = userNamed('Mallory', 'Martin', { email: first.email.toUpperCase() });
 
       // Act
       const attempt = repo.createUser(second, 'other-hash');
@@ -174,7 +143,7 @@ describe('user repository', () => {
     it('refuses to overwrite an existing user id, leaving the new address unclaimed', async () => {
       // Prepare
       const first = await existingUser();
-      const clash = makeUser({ id: first.id, email: `other-${randomUUID()}@example.com`, firstname: 'Mallory' });
+      const clash = userNamed('Mallory', 'Martin', { id: first.id, email: `other-${randomUUID()}@example.com` });
 
       // Act
       const attempt = repo.createUser(clash, 'other-hash');

@@ -5,7 +5,7 @@ import securityModules from './security-modules.json' with { type: 'json' };
 
 /**
  * The modules that decide who gets a token or a device: each must keep a mutation score of at least
- * {@link MODULE_FLOOR} on its own (issue 12), whatever the rest of the code scores. They are what
+ * {@link MODULE_FLOOR} on its own, whatever the rest of the code scores. They are what
  * `npm run mutate` mutates unless told otherwise (stryker.config.mjs reads the same list).
  */
 export const SECURITY_MODULES: readonly string[] = securityModules;

@@ -9,16 +9,13 @@ import { createLocalSigner } from '#shared/keys/local-signer';
 import { createDocumentClient, type DocumentClientOptions } from '#shared/data/dynamodb';
 import { createTable } from '#local/dynamodb-local';
 import { startLocalService, type LocalService, type LocalServiceOptions } from '#local/service';
-import { createRepos, type Repos } from './repos';
+import { createRepos, newTableClient, type Repos } from './repos';
 
 /** A fresh table on the run's DynamoDB Local, with a document client on it. */
 export async function freshTable() {
-  const endpoint = inject('dynamodbEndpoint');
-  const table = `test-${randomUUID()}`;
-  await createTable(endpoint, table);
-  // Tests drive DynamoDB Local with up to 50 concurrent transactions on a 2-core machine, where one
-  // can take longer than the service's 1 s per attempt; the service's own clients keep that limit.
-  return { endpoint, table, doc: createDocumentClient({ endpoint, limits: { requestTimeoutMs: 10_000 } }) };
+  const made = newTableClient();
+  await createTable(made.endpoint, made.table);
+  return made;
 }
 
 /**

@@ -12,6 +12,7 @@ import { hashSecret, randomToken } from '#shared/secrets';
 import type { TokenSigner } from '#shared/keys/signer';
 import { grantTokenNames, newAuthorizationCode, type CodeGrant } from '#shared/oauth/grant-tokens';
 import { createTokenService, type TokenService } from '#shared/oauth/token-service';
+import { revokeToken as revokeWithGrants } from '#shared/oauth/revocation';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
 import { createDeviceGrantRepo, type DeviceGrantRepo } from '#shared/data/device-grant-repo';
@@ -20,6 +21,7 @@ import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidGrantError, type AppError } from '#shared/errors';
 import { countRequests } from './count-requests';
+import { makeClient } from './factories';
 import { withFailure as injectFailure } from './inject-failure';
 import { freshTable } from './service';
 
@@ -38,19 +40,12 @@ export const START = new Date('2046-03-01T10:00:00.000Z');
 export const REDIRECT_URI = 'https://app.example.test/callback';
 export const SECRET = 'client-secret-that-is-long-enough-0123456789abcdef';
 
-export function makeClient(overrides: Partial<Client> = {}): Client {
-  return {
-    clientId: `client-${randomUUID()}`,
-    secretHash: hashSecret(SECRET),
-    name: 'Test application',
-    description: 'An application of the token service tests.',
-    website: 'https://app.example.test',
-    redirectUris: [REDIRECT_URI],
-    developerId: randomUUID(),
-    developerName: 'Test Developer',
-    createdAt: '2026-01-01T00:00:00.000',
-    ...overrides,
-  };
+/** An application of the token service tests: secret SECRET, redirect URI REDIRECT_URI (test/support/factories.ts makeClient). */
+export function tokenClient(overrides: Partial<Client> = {}): Client {
+  return makeClient({
+    clientId: `client-${randomUUID()}`, secretHash: hashSecret(SECRET), name: 'Test application', description: 'An application of the token service tests.',
+    redirectUris: [REDIRECT_URI], developerName: 'Test Developer', createdAt: '2026-01-01T00:00:00.000', ...overrides,
+  });
 }
 
 /** What a code is issued for (newAuthorizationCode adds its family, hash and status). */
@@ -115,6 +110,9 @@ export const advance = (seconds: number) => {
   current = new Date(current.getTime() + seconds * 1000);
 };
 
+/** Revokes `token` as the revocation endpoint does (shared/oauth/revocation.ts), on the tests' clock. */
+export const revokeToken = (credentials: ClientCredentials, token: string) => revokeWithGrants(grants, credentials, token, current);
+
 /** Sets the token service's clock to `time`. */
 export const setClock = (time: Date) => {
   current = time;
@@ -122,7 +120,7 @@ export const setClock = (time: Date) => {
 
 /** A registered client and a code issued to it now; not counted as the test's requests. */
 export async function seedCode(options: { client?: Partial<Client>; code?: Partial<CodeGrant> } = {}) {
-  const client = makeClient(options.client);
+  const client = tokenClient(options.client);
   await clients.createClient(client);
   const { code, stored } = newAuthorizationCode(makeCode(client.clientId, current, options.code));
   await grants.saveConsent({

@@ -4,7 +4,7 @@ import { generateSync } from '@otplib/totp';
 import { Browser, formFields, type Reply } from './oauth-client';
 import { SoftwarePasskey } from './software-passkey';
 
-// Issue 25's factors driven over HTTP as a user's browser drives them, for tests that need an
+// The second factors (authenticator app, recovery codes, passkeys) driven over HTTP as a user's browser drives them, for tests that need an
 // account with an authenticator app or a passkey made the real way (pages, forms, ceremonies).
 
 /** The code an authenticator app shows for `secret` at `at` (epoch ms). */

@@ -3,19 +3,15 @@ import { authenticateClient, ClientAuthMethodError, readClientCredentials, type 
 import { hashSecret } from '#shared/secrets';
 import { PREVIOUS_SECRET_OVERLAP_SECONDS, type Client } from '#shared/domain/client';
 import { AppError } from '#shared/errors';
+import { makeClient } from '../support/factories';
 
 const SECRET = 'current-secret-0123456789abcdefghijklmnopqrstuv';
 const OLD_SECRET = 'previous-secret-0123456789abcdefghijklmnopqrstu';
 const ROTATED_AT = '2026-11-01T10:00:00.000';
 const ROTATED_MS = Date.parse(`${ROTATED_AT}Z`);
 
-function makeClient(overrides: Partial<Client> = {}): Client {
-  return {
-    clientId: 'app-1', secretHash: hashSecret(SECRET), name: 'App', description: '', website: 'https://app.example',
-    redirectUris: ['https://app.example/cb'], developerId: 'dev', developerName: 'Dev', createdAt: '2026-10-01T00:00:00.000',
-    ...overrides,
-  };
-}
+/** The application the tests authenticate: id `app-1`, secret SECRET. */
+const appClient = (overrides: Partial<Client> = {}) => makeClient({ clientId: 'app-1', secretHash: hashSecret(SECRET), ...overrides });
 
 const basic = (user: string, password: string, scheme = 'Basic') => `${scheme} ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
@@ -33,7 +29,7 @@ function refusal(call: () => unknown): { status: number; code: string; challenge
 }
 
 const INVALID_CLIENT_BASIC = { status: 401, code: 'invalid_client', challenge: 'Basic realm="oauth"' };
-// Issue 23, item 5: a 401 always carries a challenge (RFC 9110 §15.5.2), also after credentials in the body.
+// A 401 always carries a challenge (RFC 9110 §15.5.2), also after credentials in the body.
 const INVALID_CLIENT_BODY = { status: 401, code: 'invalid_client', challenge: 'Basic realm="oauth"' };
 const INVALID_REQUEST = { status: 400, code: 'invalid_request', challenge: undefined };
 
@@ -87,8 +83,8 @@ describe('readClientCredentials', () => {
     for (const form of [{ client_id: 'app-1' }, { client_id: 'app-1', client_secret: '' }] as Record<string, string>[]) {
       expect(readClientCredentials(undefined, form, 'invalid_request')).toEqual({ clientId: 'app-1', basic: false, missing: 'invalid_request' });
       expect(readClientCredentials(undefined, form, 'invalid_client')).toEqual({ clientId: 'app-1', basic: false, missing: 'invalid_client' });
-      expect(refusal(() => authenticateClient(makeClient(), readClientCredentials(undefined, form, 'invalid_request')))).toEqual(INVALID_REQUEST);
-      expect(refusal(() => authenticateClient(makeClient(), readClientCredentials(undefined, form, 'invalid_client')))).toEqual(INVALID_CLIENT_BODY);
+      expect(refusal(() => authenticateClient(appClient(), readClientCredentials(undefined, form, 'invalid_request')))).toEqual(INVALID_REQUEST);
+      expect(refusal(() => authenticateClient(appClient(), readClientCredentials(undefined, form, 'invalid_client')))).toEqual(INVALID_CLIENT_BODY);
     }
     expect(refusal(() => readClientCredentials(undefined, { client_id: 'a'.repeat(129) }, 'invalid_request'))).toEqual(INVALID_CLIENT_BODY);
   });
@@ -105,25 +101,25 @@ describe('readClientCredentials', () => {
 describe('authenticateClient', () => {
   const body = (clientSecret: string): ClientCredentials => ({ clientId: 'app-1', clientSecret, basic: false });
   const viaBasic = (clientSecret: string): ClientCredentials => ({ clientId: 'app-1', clientSecret, basic: true });
-  const rotated = makeClient({ secretCreatedAt: ROTATED_AT, previousSecretHash: hashSecret(OLD_SECRET) });
+  const rotated = appClient({ secretCreatedAt: ROTATED_AT, previousSecretHash: hashSecret(OLD_SECRET) });
   const during = new Date(ROTATED_MS + 1000);
   const after = new Date(ROTATED_MS + PREVIOUS_SECRET_OVERLAP_SECONDS * 1000);
 
   it('accepts the current secret', () => {
-    const client = makeClient();
+    const client = appClient();
     expect(authenticateClient(client, body(SECRET))).toBe(client);
   });
 
   it('refuses a secret differing only in its last character, or one character longer or shorter', () => {
     for (const secret of [`${SECRET.slice(0, -1)}w`, `${SECRET}x`, SECRET.slice(0, -1)]) {
-      expect(refusal(() => authenticateClient(makeClient(), body(secret)))).toEqual(INVALID_CLIENT_BODY);
+      expect(refusal(() => authenticateClient(appClient(), body(secret)))).toEqual(INVALID_CLIENT_BODY);
     }
   });
 
   it('refuses an unknown client, with the challenge of the method used', () => {
     expect(refusal(() => authenticateClient(undefined, body(SECRET)))).toEqual(INVALID_CLIENT_BODY);
     expect(refusal(() => authenticateClient(undefined, viaBasic(SECRET)))).toEqual(INVALID_CLIENT_BASIC);
-    expect(refusal(() => authenticateClient(makeClient(), viaBasic('wrong')))).toEqual(INVALID_CLIENT_BASIC);
+    expect(refusal(() => authenticateClient(appClient(), viaBasic('wrong')))).toEqual(INVALID_CLIENT_BASIC);
   });
 
   it('refuses an unknown client even with the secret of the placeholder that stands in for it', () => {
@@ -131,8 +127,8 @@ describe('authenticateClient', () => {
   });
 
   it('refuses an empty secret, even against a stored hash of the empty string', () => {
-    expect(refusal(() => authenticateClient(makeClient({ secretHash: hashSecret('') }), body('')))).toEqual(INVALID_CLIENT_BODY);
-    expect(refusal(() => authenticateClient(makeClient({ secretHash: hashSecret(''), previousSecretHash: hashSecret(''), secretCreatedAt: ROTATED_AT }), body(''), during)))
+    expect(refusal(() => authenticateClient(appClient({ secretHash: hashSecret('') }), body('')))).toEqual(INVALID_CLIENT_BODY);
+    expect(refusal(() => authenticateClient(appClient({ secretHash: hashSecret(''), previousSecretHash: hashSecret(''), secretCreatedAt: ROTATED_AT }), body(''), during)))
       .toEqual(INVALID_CLIENT_BODY);
   });
 
@@ -148,19 +144,19 @@ describe('authenticateClient', () => {
   });
 
   it('refuses the previous secret of a client whose previous secret was retired', () => {
-    const retired = makeClient({ secretCreatedAt: ROTATED_AT });
+    const retired = appClient({ secretCreatedAt: ROTATED_AT });
     expect(refusal(() => authenticateClient(retired, body(OLD_SECRET), during))).toEqual(INVALID_CLIENT_BODY);
   });
 
   it('accepts no secret of another client', () => {
-    const other = makeClient({ clientId: 'app-2', secretHash: hashSecret('other-secret') });
+    const other = appClient({ clientId: 'app-2', secretHash: hashSecret('other-secret') });
     expect(refusal(() => authenticateClient(rotated, body('other-secret'), during))).toEqual(INVALID_CLIENT_BODY);
     expect(authenticateClient(other, body('other-secret'))).toBe(other);
   });
 });
 
 describe('authenticateClient of a public client (token_endpoint_auth_method none)', () => {
-  const publicClient = makeClient({ clientType: 'public', secretHash: undefined, secretCreatedAt: undefined });
+  const publicClient = appClient({ clientType: 'public', secretHash: undefined, secretCreatedAt: undefined });
   const none = (missing: 'invalid_request' | 'invalid_client' = 'invalid_request'): ClientCredentials => ({ clientId: 'app-1', basic: false, missing });
 
   it('accepts its client_id alone, and tells the hook which client it was', () => {
@@ -169,7 +165,7 @@ describe('authenticateClient of a public client (token_endpoint_auth_method none
     expect(seen).toEqual(['app-1']);
   });
 
-  // Every 401 carries the Basic challenge (issue 23, item 5), after body credentials too.
+  // Every 401 carries the Basic challenge, after body credentials too.
   it('refuses a secret or HTTP Basic, saying which method the client uses, with the challenge', () => {
     for (const [credentials, challenge] of [
       [{ clientId: 'app-1', clientSecret: SECRET, basic: false }, 'Basic realm="oauth"'],
@@ -200,18 +196,18 @@ describe('authenticateClient of a public client (token_endpoint_auth_method none
   it('answers a confidential client without a secret as the endpoint answers missing credentials, telling no hook', () => {
     const seen: string[] = [];
     const hook = { authenticated: (c: Client) => seen.push(c.clientId) };
-    expect(refusal(() => authenticateClient(makeClient(), { ...none('invalid_request'), ...hook }))).toEqual(INVALID_REQUEST);
-    expect(refusal(() => authenticateClient(makeClient(), { ...none('invalid_client'), ...hook }))).toEqual(INVALID_CLIENT_BODY);
+    expect(refusal(() => authenticateClient(appClient(), { ...none('invalid_request'), ...hook }))).toEqual(INVALID_REQUEST);
+    expect(refusal(() => authenticateClient(appClient(), { ...none('invalid_client'), ...hook }))).toEqual(INVALID_CLIENT_BODY);
     // Credentials made by hand, without the endpoint's rule: invalid_client.
-    expect(refusal(() => authenticateClient(makeClient({ clientType: 'confidential' }), { clientId: 'app-1', basic: false }))).toEqual(INVALID_CLIENT_BODY);
+    expect(refusal(() => authenticateClient(appClient({ clientType: 'confidential' }), { clientId: 'app-1', basic: false }))).toEqual(INVALID_CLIENT_BODY);
     expect(seen).toEqual([]);
   });
 
   it('tells the hook of a confidential client that authenticated, and of none that failed', () => {
     const seen: string[] = [];
     const hook = { authenticated: (c: Client) => seen.push(c.clientId) };
-    authenticateClient(makeClient(), { ...body(SECRET), ...hook });
-    expect(() => authenticateClient(makeClient(), { ...body('wrong'), ...hook })).toThrow();
+    authenticateClient(appClient(), { ...body(SECRET), ...hook });
+    expect(() => authenticateClient(appClient(), { ...body('wrong'), ...hook })).toThrow();
     expect(seen).toEqual(['app-1']);
   });
 

@@ -3,7 +3,7 @@ import type { Device } from '#shared/domain/device';
 import { allowedConsent, deviceChoiceOf, deviceVisible, editedConsent, type Consent } from '#shared/domain/grant';
 import { deviceChoiceFromForm } from '#shared/pages/device-choice';
 
-// The device choice of a consent (issue 24, item 1) on its own: what it shares, how a form makes it,
+// The device choice of a consent (which of the user's devices an application sees) on its own: what it shares, how a form makes it,
 // and how consents carry it; over HTTP and in Chromium, test/e2e/device-consent.test.ts.
 
 const owned = ['a', 'b', 'c'];

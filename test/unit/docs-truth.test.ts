@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { anchorsOf, markdownFiles, SKIPPED_FOLDERS, withoutCode } from '../support/markdown-links';
 
-// The code and the documents cite what is in the repository (issue 22, item 8): no citation of
+// The code and the documents cite what is in the repository: no citation of
 // SPEC.md, a contract kept outside the repository (docs/api.md is the repository's); every
 // `docs/api.md#anchor` (or other Markdown file of the repository) cited in the code names an anchor
 // that file has; and the design and the README do not list as planned what the code already does.

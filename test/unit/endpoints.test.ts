@@ -6,7 +6,7 @@ import {
 import { auth, bundledTable, defineEndpoint, resource, type SampleSpec } from '#shared/endpoint';
 
 // The registry of the functions (functions/endpoints.ts): one declaration per function beside its
-// handler, and everything else derived from the declarations (issue 22, item 1). A declaration
+// handler, and everything else derived from the declarations. A declaration
 // that lacks what the stack, the IAM grants, the OpenAPI document or `npm run invoke` need is
 // refused: by the compiler (defineEndpoint's type) and, whatever its type, when the registry loads.
 
@@ -115,6 +115,16 @@ describe('the registry of the functions', () => {
     expect(problems(thing({ ...GOOD, lazyModules: ['shared/no-such-module.ts'], rateLimit: 5 }))).toEqual([
       'functions/things/get-thing.route.ts: unknown field \'rateLimit\'',
       'functions/things/get-thing.route.ts: lazy module shared/no-such-module.ts does not exist',
+    ]);
+  });
+
+  it('takes a bench (the floor of the sample\'s call) from an HTTP function only, and a well-formed one', () => {
+    expect(problems(thing({ ...GOOD, bench: { floor: [{ op: 'GetItem', of: 'user' }], minReason: 'GetItem of the profile' } }))).toEqual([]);
+    expect(problems(thing({ ...GOOD, bench: { floor: 'GetItem(user)' } }))).toEqual([
+      'functions/things/get-thing.route.ts: bench needs a floor (steps of shared/bench-floor.ts) and its minReason',
+    ]);
+    expect(problems(thing({ schedule: 'rate(1 hour)', needs: {}, sample, bench: { floor: [], minReason: 'nothing read' } }))).toEqual([
+      'functions/things/get-thing.route.ts: bench is for an HTTP function (the others\' scenarios are written in bench/scenarios.ts)',
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { ENV, MAIL_ENV, WEBHOOK_ENV } from '#shared/config';
 
 /** The TypeScript files under `dir`, with their text. */
 function sources(dir: string): { file: string; text: string }[] {
@@ -225,7 +226,7 @@ describe('layout', () => {
     expect(upward).toEqual([]);
   });
 
-  it('declares each function once, beside its handler, and gives every declaration a handler (issue 22, item 1)', () => {
+  it('declares each function once, beside its handler, and gives every declaration a handler', () => {
     const files = readdirSync('functions', { recursive: true, encoding: 'utf8' }).map((name) => name.split('\\').join('/'));
     expect(files.filter((file) => DECLARATION.test(file)).length).toBeGreaterThan(40);
     expect(unpairedFunctionFiles(files)).toEqual([]);
@@ -245,7 +246,7 @@ describe('layout', () => {
     expect(forbidden).toEqual([]);
   });
 
-  it('draws floors that name real files, and a request\'s way through files its handler reaches (issue 22, item 9)', () => {
+  it('draws floors that name real files, and a request\'s way through files its handler reaches', () => {
     const exists = (path: string) => existsSync(path.endsWith('/') ? path : path);
     expect(LAYERS.flat().filter((path) => !exists(path))).toEqual([]);
     const steps = [...readmeBlock('request-way').matchAll(/^ +((?:functions|shared)\/\S+\.ts)/gm)].map((m) => m[1]!);
@@ -261,5 +262,29 @@ describe('layout', () => {
       .filter(({ file, text }) => file !== join('shared', 'config.ts') && /\bprocess\.env\b/.test(text))
       .map(({ file }) => file);
     expect(readers).toEqual([]);
+  });
+
+  it('loads every module of shared/ without the service\'s settings: a setting is read where it is used (shared/runtime.ts)', async () => {
+    for (const name of [...Object.values(ENV), ...Object.values(MAIL_ENV), ...Object.values(WEBHOOK_ENV)]) vi.stubEnv(name, undefined);
+    try {
+      const failed: string[] = [];
+      for (const { file } of sources('shared')) {
+        await import(`../../${file.split('\\').join('/')}`).catch((error: unknown) => failed.push(`${file}: ${(error as Error).message}`));
+      }
+      expect(failed).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  }, 120_000);
+
+  it('pages a Query one way, and sets up a test\'s data one way', () => {
+    // Only queryAll (shared/data/dynamodb.ts) carries a Query's start key from page to page.
+    const paging = sources('shared').filter(({ file, text }) => file !== join('shared', 'data', 'dynamodb.ts') && /\bExclusiveStartKey\b/.test(text));
+    expect(paging.map(({ file }) => file)).toEqual([]);
+    // Users and applications come from test/support/factories.ts; a test file's table and its repositories from useRepoTable (test/support/repos.ts).
+    const tests = sources('test').filter(({ file }) => file.endsWith('.test.ts'));
+    expect(tests.filter(({ text }) => /\b(?:function|const) (?:makeUser|makeClient)\b/.test(text)).map(({ file }) => file)).toEqual([]);
+    const wiring = /= await freshTable\(\)\);\s*\n\s*\w+ = create\w+\(\{ doc, table \}\)/;
+    expect(tests.filter(({ text }) => wiring.test(text)).map(({ file }) => file)).toEqual([]);
   });
 });
