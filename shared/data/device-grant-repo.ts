@@ -1,12 +1,13 @@
 import type { RepoNeeds } from '#shared/data/table-access';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeviceAuthorization, DeviceCodeItem, UserCode } from '#shared/domain/device-authorization';
 import type { Consent } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { consentPutItem, consentStandsCheck } from '#shared/data/grant-repo';
-import { familiesOfClientIndexKey, familyKey, fromItem, pendingDeviceIndexKey, userCodeEntriesKey, userCodeKey } from '#shared/data/keys';
+import { consentPutItem, consentStandsCheck } from '#shared/data/consent-repo';
+import { createUserCodeOperations } from '#shared/data/user-code-repo';
+import { familiesOfClientIndexKey, familyKey, fromItem, pendingDeviceIndexKey, userCodeKey } from '#shared/data/keys';
 
 /** What one poll found: the item as the poll left it, or, when the poll was refused, as it was (absent: no such item). */
 export type PollOutcome = { polled: boolean; item: DeviceCodeItem | undefined };
@@ -31,6 +32,9 @@ export type DeviceGrantRepo = ReturnType<typeof createDeviceGrantRepo>;
  */
 export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
   return {
+    // The user codes entered at /device: user-code-repo.ts.
+    ...createUserCodeOperations({ doc, table }),
+
     /**
      * Stores a new device authorization (indexed under its client, without a user) and its user code,
      * in one transaction, each on condition that it is new. False, and nothing written, when the user
@@ -114,48 +118,6 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
       } catch (error) {
         // Redeemed or revoked in between: nothing to slow down.
         if (!isConditionalCheckFailed(error)) throw error;
-      }
-    },
-
-    /** A user code's item (one GetItem, consistent); expired ones are the caller's to refuse. */
-    async getUserCode(userCodeHash: string): Promise<UserCode | undefined> {
-      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: userCodeKey(userCodeHash), ConsistentRead: true }));
-      return Item ? fromItem<UserCode>(Item) : undefined;
-    },
-
-    /**
-     * Counts one user code entry of `userId` from `address` in the current window, if both are below
-     * their limits: one transaction of two conditional updates, so of concurrent entries at most the
-     * limit pass, and a refused entry counts nowhere. Says whether it was counted.
-     */
-    async countUserCodeEntry(userId: string, address: string, limits: { account: number; address: number; windowSeconds: number }, now: Date): Promise<boolean> {
-      const windowStart = epochSeconds(now) - (epochSeconds(now) % limits.windowSeconds);
-      const count = (key: ReturnType<typeof userCodeEntriesKey>, max: number) => ({
-        Update: {
-          TableName: table, Key: key,
-          UpdateExpression: 'ADD entries :one SET expiresAt = :end',
-          ConditionExpression: 'attribute_not_exists(entries) OR entries < :max',
-          ExpressionAttributeValues: { ':one': 1, ':end': windowStart + limits.windowSeconds, ':max': max },
-        },
-      });
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await doc.send(new TransactWriteCommand({
-            TransactItems: [
-              count(userCodeEntriesKey('account', userId, windowStart), limits.account),
-              count(userCodeEntriesKey('address', address, windowStart), limits.address),
-            ],
-          }));
-          return true;
-        } catch (error) {
-          if (!isCancelled(error)) throw error;
-          const codes = cancellationCodes(error);
-          if (codes.includes('ConditionalCheckFailed')) return false;
-          // Only collided with a concurrent entry on the same counters: count again (each retry is counted once).
-          if (attempt >= 4) throw error;
-          // Stryker disable next-line ArithmeticOperator: a jittered pause before counting again; its length changes no outcome
-          await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
-        }
       }
     },
 

@@ -1,9 +1,9 @@
 import type { RepoNeeds } from '#shared/data/table-access';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { hashSecret, randomToken } from '#shared/secrets';
 import { createBatchReader, type BatchRead, type Item } from '#shared/data/batch-read';
 import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { knownBrowserKey, throttleKey } from '#shared/data/keys';
+import { throttleKey } from '#shared/data/keys';
+import { createKnownBrowserOperations } from '#shared/data/known-browser-repo';
 
 /** How long failed logins are remembered: a record lives this long after its last reservation (TTL). */
 export const THROTTLE_MEMORY_SECONDS = 86_400;
@@ -39,15 +39,6 @@ export interface Reservation {
 /** The outcome of `reserve`: done, or refused with the records as they now are (for `Retry-After`). */
 export type ReserveOutcome = { reserved: true } | { reserved: false; current: ThrottleRecord[] };
 
-/** A known browser (OWASP's "device cookie"): the account it signed in to and its failures since. */
-export interface KnownBrowser {
-  userId: string;
-  failures: number;
-}
-
-/** A known-browser cookie is a 256-bit random token, base64url; anything else is not ours and reads nothing. */
-const KNOWN_BROWSER_TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
 export type ThrottleRepo = ReturnType<typeof createThrottleRepo>;
 
 /** The number attributes of an item a cancelled transaction returns (in DynamoDB's own JSON: `{ N: '3' }`). */
@@ -74,7 +65,7 @@ const subjectOf = (scope: ThrottleScope, account: string, address: string) =>
 
 /**
  * Login throttle records, per account and source address, per account and per address, in TTL items
- * that forget a day after the last attempt, and known browsers. DynamoDB deletes late, so an item
+ * that forget a day after the last attempt, and known browsers (known-browser-repo.ts). DynamoDB deletes late, so an item
  * past its TTL counts as absent: a record is started again from one, a browser is unknown.
  */
 export function createThrottleRepo({ doc, table }: RepoDeps) {
@@ -135,6 +126,9 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
   }
 
   return {
+    // Known browsers: known-browser-repo.ts.
+    ...createKnownBrowserOperations({ doc, table }),
+
     /** The three records of a login attempt, as part of a combined read (absent ones with no failures). `now` in epoch milliseconds. */
     recordsRead(account: string, address: string, now: number): BatchRead<ThrottleRecord[]> {
       return {
@@ -227,49 +221,6 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
       return creditItem('second-factor', userId, now);
     },
 
-    /** The live known browser of a cookie value, as part of a combined read; a value not of our shape reads nothing. */
-    knownBrowserRead(token: string | undefined, now: number): BatchRead<KnownBrowser | undefined> {
-      // Stryker disable next-line ConditionalExpression: an absent value fails the pattern too (as the string 'undefined')
-      if (token === undefined || !KNOWN_BROWSER_TOKEN.test(token)) return { keys: [], parse: () => undefined };
-      return {
-        keys: [knownBrowserKey(hashSecret(token))],
-        parse: ([item]) => (item && Number(item.expiresAt) > seconds(now)
-          ? { userId: String(item.userId), failures: Number(item.failures ?? 0) }
-          : undefined),
-      };
-    },
-
-    /**
-     * Reserves one failure on a known browser of `userId` that is live and below `limit` failures:
-     * one UpdateItem. False (nothing written) when it is not, or no longer, such a browser.
-     */
-    async reserveKnownBrowser(token: string, userId: string, limit: number, now: number): Promise<boolean> {
-      try {
-        await doc.send(new UpdateCommand({
-          TableName: table,
-          Key: knownBrowserKey(hashSecret(token)),
-          UpdateExpression: 'ADD failures :one',
-          ConditionExpression: 'userId = :user AND expiresAt > :nowSeconds AND failures < :limit',
-          ExpressionAttributeValues: { ':one': 1, ':user': userId, ':nowSeconds': seconds(now), ':limit': limit },
-        }));
-        return true;
-      } catch (error) {
-        if (isConditionalCheckFailed(error)) return false;
-        throw error;
-      }
-    },
-
-    /** A new known browser of `userId`: the cookie value (never stored) and the transaction item that stores its hash. */
-    newKnownBrowser(userId: string, ttlSeconds: number, now: number): { token: string; item: TransactItem } {
-      const token = randomToken();
-      const Item = { ...knownBrowserKey(hashSecret(token)), userId, failures: 0, expiresAt: seconds(now) + ttlSeconds };
-      return { token, item: { Put: { TableName: table, Item } } };
-    },
-
-    /** The transaction item that forgets the known browser of a cookie value (replaced at a login). */
-    forgetKnownBrowserItem(token: string): TransactItem {
-      return { Delete: { TableName: table, Key: knownBrowserKey(hashSecret(token)) } };
-    },
   };
 }
 

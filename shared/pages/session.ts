@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { batch, clients, issuer, sessions } from '#shared/runtime';
-import { consentRead } from '#shared/data/grant-repo';
+import { consentRead } from '#shared/data/consent-repo';
 import { sessionUserId, type SignedIn } from '#shared/data/session-repo';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
