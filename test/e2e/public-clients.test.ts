@@ -411,13 +411,13 @@ describe('public clients: native and browser applications', () => {
       });
     });
 
-    it('allows the origin of a public client\'s redirect URI on its answers, refusals after authentication included, and no other', async () => {
+    it('allows the origin of a public client\'s redirect URI on its answers, refusals included, and no other', async () => {
       // Act
       const refresh = (origin: string, fields: Record<string, string> = {}) =>
         tokenRequest({ grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', client_id: clientId, ...fields }, { origin });
       const registered = await refresh(ORIGIN);
       const other = await refresh('https://evil.example');
-      const unauthenticated = await refresh(ORIGIN, { client_secret: 'x' });
+      const unknownClient = await refresh(ORIGIN, { client_id: 'no-such-client' });
       const confidential = await tokenRequest(
         { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret },
         { origin: new URL(DEMO_CLIENT.redirectUris[0]!).origin },
@@ -427,16 +427,54 @@ describe('public clients: native and browser applications', () => {
       });
 
       // Assess
-      expect([registered.status, other.status, unauthenticated.status, confidential.status, revoke.status]).toEqual([400, 400, 401, 400, 200]);
+      expect([registered.status, other.status, unknownClient.status, confidential.status, revoke.status]).toEqual([400, 400, 401, 400, 200]);
       for (const reply of [registered, revoke]) {
         expect(reply.headers.get('access-control-allow-origin')).toBe(ORIGIN);
         expect(reply.headers.get('access-control-expose-headers')).toBe('retry-after');
       }
-      for (const reply of [other, unauthenticated, confidential]) expect(reply.headers.get('access-control-allow-origin')).toBeNull();
-      for (const reply of [registered, other, unauthenticated, confidential, revoke]) {
+      for (const reply of [other, unknownClient, confidential]) expect(reply.headers.get('access-control-allow-origin')).toBeNull();
+      for (const reply of [registered, other, unknownClient, confidential, revoke]) {
         expect(reply.headers.get('vary')).toContain('origin');
         expect(reply.headers.get('access-control-allow-credentials')).toBeNull();
       }
+    });
+    it('lets a known browser application read its invalid_client (a secret or HTTP Basic it must not send) from its origin; an unknown client id, another origin or a server application get no CORS', async () => {
+      // Prepare
+      const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+      const refresh = { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' };
+      const revoke = (fields: Record<string, string>, headers: Record<string, string> = {}) => fetch(`${service.authUrl}/oauth/revoke`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN, ...headers }, body: new URLSearchParams({ token: 'x', ...fields }),
+      });
+
+      // Act
+      const known = {
+        tokenWithSecret: await tokenRequest({ ...refresh, client_id: clientId, client_secret: 'a-secret-it-never-had' }, { origin: ORIGIN }),
+        tokenWithBasic: await tokenRequest(refresh, { origin: ORIGIN, authorization: basic(clientId, 'a-secret-it-never-had') }),
+        deviceCodeWithSecret: await tokenRequest({
+          grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'not-a-device-code', client_id: clientId, client_secret: 'x',
+        }, { origin: ORIGIN }),
+        revokeWithSecret: await revoke({ client_id: clientId, client_secret: 'a-secret-it-never-had' }),
+      };
+      const unknown = {
+        tokenUnknownId: await tokenRequest({ ...refresh, client_id: 'no-such-client', client_secret: 'x' }, { origin: ORIGIN }),
+        tokenUnknownBasic: await tokenRequest(refresh, { origin: ORIGIN, authorization: basic('no-such-client', 'x') }),
+        revokeUnknownId: await revoke({ client_id: 'no-such-client' }),
+        otherOrigin: await tokenRequest({ ...refresh, client_id: clientId, client_secret: 'x' }, { origin: 'https://evil.example' }),
+        confidentialWrongSecret: await tokenRequest(
+          { ...refresh, client_id: DEMO_CLIENT.clientId, client_secret: 'wrong' }, { origin: new URL(DEMO_CLIENT.redirectUris[0]!).origin },
+        ),
+      };
+
+      // Assess
+      for (const [name, reply] of Object.entries({ ...known, ...unknown })) {
+        expect([name, reply.status, ((await reply.json()) as { error: string }).error]).toEqual([name, 401, 'invalid_client']);
+        expect(reply.headers.get('vary'), name).toContain('origin');
+        expect(reply.headers.get('access-control-allow-credentials'), name).toBeNull();
+      }
+      for (const [name, reply] of Object.entries(known)) {
+        expect([name, reply.headers.get('access-control-allow-origin'), reply.headers.get('access-control-expose-headers')]).toEqual([name, ORIGIN, 'retry-after']);
+      }
+      for (const [name, reply] of Object.entries(unknown)) expect([name, reply.headers.get('access-control-allow-origin')]).toEqual([name, null]);
     });
   });
 
