@@ -55,24 +55,24 @@ type DeviceMode = 'all' | 'chosen';
 
 /**
  * The device choice of a consent form: the mode, all devices now and later (when `choice` restricts
- * nothing, or there is none yet) or only those checked; then a checkbox per device of the user
- * (name and place), checked when `choice` shares it, and one for the devices added later (checked
- * unless the choice lists only some), in a list of their own that scrolls when long. Read back by
- * shared/pages/device-choice.ts.
+ * nothing, or there is none yet) or only those checked; then, in a disclosure that is open when the
+ * choice is only some (so a long list keeps the page short otherwise), a checkbox per device of the
+ * user (name and place), checked when `choice` shares it, and one for the devices added later
+ * (checked unless the choice lists only some). Read back by shared/pages/device-choice.ts.
  */
 export function deviceChoiceFieldset(devices: readonly Device[], choice: DeviceChoice | undefined, applicationName: string): Html {
   const mode: DeviceMode = restrictsDevices(choice) ? 'chosen' : 'all';
-  const radio = (value: DeviceMode, label: Html | string) =>
+  const radio = (value: DeviceMode, label: string) =>
     html`<label class="choice"><input type="radio" name="${DEVICE_MODE_FIELD}" value="${value}" ${mode === value ? html`checked` : ''}> ${label}</label>`;
   return html`<fieldset><legend>Devices ${applicationName} may see</legend>
     <input type="hidden" name="choose_devices" value="1">
-    ${radio('all', devices.length > 1 ? `All my ${devices.length.toLocaleString('en-US')} devices, and those I add later` : 'All my devices, and those I add later')}
+    ${radio('all', 'All my devices, and those I add later')}
     ${radio('chosen', 'Only the devices checked below')}
-    <fieldset class="devices"><legend>Devices to share when you choose only some</legend>
+    <details class="devices" ${mode === 'chosen' ? html`open` : ''}><summary>Your devices (${devices.length.toLocaleString('en-US')})</summary>
     ${devices.length === 0 ? html`<p class="muted">You have no devices yet.</p>` : html`<div class="device-list">${devices.map((device) => html`<label class="choice">
       <input type="checkbox" name="${DEVICE_FIELD_PREFIX}${device.id}" ${deviceVisible(choice, device.id) ? html`checked` : ''}> ${device.name} <span class="muted">(${device.place})</span></label>`)}</div>`}
     <label class="choice"><input type="checkbox" name="share_later" ${choice?.onlyDevices ? '' : html`checked`}> Devices I add later</label>
-    </fieldset>
+    </details>
   </fieldset>`;
 }
 

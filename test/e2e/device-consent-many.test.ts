@@ -194,13 +194,16 @@ describe('an owner with 1,000 devices', () => {
     // Asked afresh: the consent so far is withdrawn.
     await grants.deleteConsent(many.user.id, DEMO_CLIENT.clientId);
     await page.goto(`${service.authUrl}${authorizePath(authorizationParams({ scope: 'read_device' }))}`);
+    await page.getByRole('group', { name: /Devices .* may see/ }).waitFor();
+    // All devices is the default, the list folded away; the user chooses some and unfolds it.
+    expect(await page.getByRole('checkbox', { name: /^Device \d+ / }).count()).toBe(0);
+    await page.getByRole('radio', { name: 'Only the devices checked below' }).check();
+    await page.getByText(`Your devices (${COUNT.toLocaleString('en-US')})`).click();
     for (const viewport of [PHONE, DESKTOP]) {
       await page.setViewportSize(viewport);
-      await page.getByRole('group', { name: /Devices .* may see/ }).waitFor();
       expect(await page.getByRole('checkbox', { name: /^Device \d+ / }).count()).toBe(COUNT);
       expect(await accessibilityViolations(page), `consent at ${viewport.width} px`).toEqual([]);
     }
-    await page.getByRole('radio', { name: 'Only the devices checked below' }).check();
     await page.getByRole('checkbox', { name: 'Device 998 (Hall)' }).uncheck();
     // The application's redirect URI has no server here: the request for it is the answer.
     const callback = page.waitForRequest((request) => request.url().startsWith(DEMO_CLIENT.redirectUris[0]));

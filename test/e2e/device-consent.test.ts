@@ -254,6 +254,7 @@ describe('per-device consent and managing a grant', () => {
     await page.getByRole('group', { name: /Devices .* may see/ }).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
     await page.getByRole('radio', { name: 'Only the devices checked below' }).check();
+    await page.getByText('Your devices (2)').click();
     await page.getByRole('checkbox', { name: 'Device 1 (Kitchen)' }).uncheck();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.getByRole('heading', { name: 'Device connected' }).waitFor();
