@@ -205,10 +205,12 @@ describe('an owner with 1,000 devices', () => {
       expect(await accessibilityViolations(page), `consent at ${viewport.width} px`).toEqual([]);
     }
     await page.getByRole('checkbox', { name: 'Device 998 (Hall)' }).uncheck();
-    // The application's redirect URI has no server here: the request for it is the answer.
-    const callback = page.waitForRequest((request) => request.url().startsWith(DEMO_CLIENT.redirectUris[0]));
+    // The application's redirect URI has no server here: the browser's request for it is answered in its place.
+    const atApplication = (url: URL) => url.href.startsWith(DEMO_CLIENT.redirectUris[0]);
+    await page.route(atApplication, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'the application' }));
     await page.getByRole('button', { name: 'Allow' }).click();
-    expect(new URL((await callback).url()).searchParams.get('code')).toBeTruthy();
+    await page.waitForURL(atApplication);
+    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
     expect(await consentOf(many.user.id, DEMO_CLIENT.clientId)).toMatchObject({ exceptDevices: [many.devices[998]!.id] });
 
     const path = `/account/apps/${DEMO_CLIENT.clientId}`;
