@@ -156,6 +156,14 @@ describe('an owner with 1,000 devices', () => {
     const strangerPath = `/account/apps/${DEMO_CLIENT.clientId}`;
     const strangerFields = formFields((await strangerBrowser.get(strangerPath)).text, strangerPath);
     const { [`device_${many.devices[0]!.id}`]: _first, ...withoutFirst } = fields;
+    // The consent form at /oauth/authorize as the page makes it, every box checked.
+    const allow = { ...authorizationParams({ scope: 'read_device' }), csrf: fields.csrf!, choose_devices: '1', devices: 'chosen', share_later: 'on',
+      ...Object.fromEntries(many.devices.map((d) => [`device_${d.id}`, 'on'])), decision: 'allow' };
+    // A decision at /device, on a code entered (and counted) before.
+    const started = (await (await fetch(`${service.authUrl}/oauth/device_authorization`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: DEMO_TV_CLIENT.clientId, scope: 'read_device' }),
+    })).json()) as { user_code: string };
+    const deviceForm = formFields((await b.postForm('/device', { ...formFields((await b.get('/device')).text, '/device'), user_code: started.user_code })).text, '/device');
     const before = await scan();
 
     const padTo = (form: Record<string, string>, size: number) => ({ ...form, note: 'x'.repeat(size - bytes(form) - '&note='.length) });
@@ -169,18 +177,27 @@ describe('an owner with 1,000 devices', () => {
       // Two devices justify no 40 KB form, though the page's limit would take it.
       fewDevicesLargeForm: await strangerBrowser.postForm(strangerPath, padTo(strangerFields, 40_000)),
       codeFormLarge: await b.postForm('/device', padTo({ ...formFields((await b.get('/device')).text, '/device'), user_code: 'BCDF-GHJK' }, MAX_FORM_BYTES + 1)),
+      authorizeForged: await b.postForm('/oauth/authorize', { ...allow, [`device_${stranger.devices[0]!.id}`]: 'on' }),
+      authorizeLarge: await b.postForm('/oauth/authorize', padTo(allow, MAX_FORM_BYTES + COUNT * DEVICE_FIELD_BYTES + 1)),
+      deviceDecisionLarge: await b.postForm('/device', padTo({ ...deviceForm, decision: 'allow' }, MAX_FORM_BYTES + COUNT * DEVICE_FIELD_BYTES + 1)),
     };
 
     const outcome = Object.fromEntries(await Promise.all(Object.entries(replies).map(async ([name, reply]) => [name, [reply.status, textOf(reply.text)]] as const)));
     expect(Object.fromEntries(Object.entries(outcome).map(([name, [status]]) => [name, status]))).toEqual({
       forged: 400, othersDevice: 400, uncheckedUnderAll: 400, unknownMode: 400, pastOwnersDevices: 413, pastPagesLimit: 413, fewDevicesLargeForm: 413, codeFormLarge: 413,
+      authorizeForged: 400, authorizeLarge: 413, deviceDecisionLarge: 413,
     });
     expect(outcome.forged![1]).toContain('is not one of your devices');
     expect(outcome.othersDevice![1]).toContain(`The device ${stranger.devices[0]!.id} is not one of your devices.`);
     expect(outcome.uncheckedUnderAll![1]).toContain('Only the devices checked below');
     expect(outcome.unknownMode![1]).toContain('Choose either all your devices or only the devices you check.');
-    for (const name of ['pastOwnersDevices', 'pastPagesLimit', 'fewDevicesLargeForm', 'codeFormLarge']) expect(outcome[name]![1]).toContain('Shorten what you entered');
-    expect(await scan()).toEqual(before);
+    expect(outcome.authorizeForged![1]).toContain('is not one of your devices');
+    for (const name of ['pastOwnersDevices', 'pastPagesLimit', 'fewDevicesLargeForm', 'codeFormLarge', 'authorizeLarge', 'deviceDecisionLarge']) {
+      expect(outcome[name]![1]).toContain('Shorten what you entered');
+    }
+    // Each decision at /device is counted before anything else (guessing is bounded): that alone changed.
+    const uncounted = (items: string[]) => items.filter((item) => !item.includes('"pk":"USERCODEENTRIES#'));
+    expect(uncounted(await scan())).toEqual(uncounted(before));
   }, 180_000);
 
   it('in Chromium: the consent page and the grant page with 1,000 devices, accessible at 390 and 1280 px, and a choice saved', async () => {
