@@ -1,6 +1,6 @@
 import { devices, grants } from '#shared/runtime';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
-import { deviceChoiceFromForm } from '#shared/pages/device-choice';
+import { checkDeviceFormSize, DEVICE_CHOICE_FORM_BYTES, deviceChoiceFromForm } from '#shared/pages/device-choice';
 import { editedConsent } from '#shared/domain/grant';
 import { formatTimestamp } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
@@ -17,13 +17,17 @@ const SCOPE_FIELD = 'scope_';
  * still that revision of that grant generation, so a stale or replayed form changes nothing (409,
  * the page as it now is). The application hears of the change (grant.updated, from the table's
  * stream). One BatchGetItem (session, user, application, consent), one Query of the user's devices
- * (a grant with device scopes: the choice names only the user's own), one PutItem.
+ * (a grant with device scopes: the choice names only the user's own), one PutItem. The body limit
+ * makes room for a checkbox per device: the body must fit the user's own count
+ * (shared/pages/device-choice.ts).
  */
 export const handler = pageHandler({
-  form: true, csrf: true, session: 'required', reads: { client: (event) => event.pathParameters?.client_id, consent: true }, loginReturn: thisPage,
-}, async ({ form, signedIn, client, consent, viewer }) => {
+  form: true, csrf: true, formBytes: DEVICE_CHOICE_FORM_BYTES, session: 'required',
+  reads: { client: (event) => event.pathParameters?.client_id, consent: true }, loginReturn: thisPage,
+}, async ({ event, form, signedIn, client, consent, viewer }) => {
   if (!client || !consent) throw new NotFoundError('You have not authorized this application.');
   const owned = asksForDevices(consent.scopes) ? await devices.listDevicesByOwner(signedIn.user.id) : undefined;
+  checkDeviceFormSize(event, owned);
   const page = (error: string, status: number) => grantPage(viewer, { client, consent, owned, error, status });
   if (form.revision !== String(consent.revision ?? 0)) {
     return page('This access was changed since the page was shown (in another tab, or by the application). Here is what it is now: make your change again.', 409);

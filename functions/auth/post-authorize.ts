@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { checkAuthorizationRequest, issueCode, redirectWith } from '#shared/oauth/authorize-request';
 import { devices, grants, issuer } from '#shared/runtime';
-import { deviceChoiceFromForm } from '#shared/pages/device-choice';
+import { checkDeviceFormSize, DEVICE_CHOICE_FORM_BYTES, deviceChoiceFromForm } from '#shared/pages/device-choice';
 import { asksForDevices } from '#shared/views/oauth-pages';
 import { loginRedirect } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
@@ -15,13 +15,15 @@ import { AUTHORIZE_PARAMS } from '#shared/domain/authorization-request';
  * POST /oauth/authorize — the consent decision: allow issues a code, deny answers access_denied.
  * One BatchGetItem (client, session, user, consent so far), for device scopes one Query of the
  * user's devices (the choice names only the user's own), then one transaction (consent, code)
- * on condition that the consent is still the one read; if a revocation or another decision changed it
+ * on condition that the consent is still the one read. The form's body limit makes room for a
+ * checkbox per device (shared/pages/device-choice.ts): an allow's body must fit the user's own
+ * count; a deny reads nothing more and writes nothing; if a revocation or another decision changed it
  * in between, nothing is written and the browser is sent back to GET /oauth/authorize. The session
  * is optional to the page: the request is checked before a signed-out browser is sent to the login page.
  */
 export const handler = pageHandler({
-  form: true, csrf: true, session: 'optional', reads: { client: (_, form) => form.client_id, consent: true },
-}, async ({ form, signedIn, client, consent }) => {
+  form: true, csrf: true, formBytes: DEVICE_CHOICE_FORM_BYTES, session: 'optional', reads: { client: (_, form) => form.client_id, consent: true },
+}, async ({ event, form, signedIn, client, consent }) => {
   const check = checkAuthorizationRequest(form, client, issuer());
   if (check.outcome === 'error-page') throw new BadRequestError(check.message);
   if (check.outcome === 'redirect') return redirect(check.location, 303);
@@ -35,8 +37,11 @@ export const handler = pageHandler({
       error: 'access_denied', error_description: 'The user denied the request.', state: request.state, iss: issuer(),
     }), 303);
   }
-  // The devices chosen on the page (a request for device scopes), among the user's own (one Query).
-  const chosen = asksForDevices(request.scopes) ? deviceChoiceFromForm(form, await devices.listDevicesByOwner(signedIn.user.id)) : undefined;
+  // The devices chosen on the page (a request for device scopes), among the user's own (one Query);
+  // the form may be as large as those devices make it, no larger.
+  const owned = asksForDevices(request.scopes) ? await devices.listDevicesByOwner(signedIn.user.id) : undefined;
+  checkDeviceFormSize(event, owned);
+  const chosen = owned ? deviceChoiceFromForm(form, owned) : undefined;
   const allowed = allowedConsent(consent, {
     userId: signedIn.user.id, clientId: request.clientId, requested: request.scopes, grantedAt: formatTimestamp(new Date()), freshGeneration: randomUUID(),
     ...(chosen ? { devices: chosen } : {}),

@@ -1,6 +1,8 @@
 import { decideDeviceRequest, findDeviceRequest, isDeviceRequest, UNKNOWN_CODE } from '#shared/oauth/device-approval';
 import { batch, clients, deviceGrants, devices, grants } from '#shared/runtime';
-import { deviceChoiceFromForm } from '#shared/pages/device-choice';
+import { checkDeviceFormSize, DEVICE_CHOICE_FORM_BYTES, deviceChoiceFromForm } from '#shared/pages/device-choice';
+import { MAX_FORM_BYTES, formBytes } from '#shared/http/form';
+import { PayloadTooLargeError } from '#shared/errors';
 import { asksForDevices } from '#shared/views/oauth-pages';
 import { pageHandler } from '#shared/pages/page-handler';
 import { deviceCodePage, deviceConsentPage, deviceDonePage } from '#shared/views/device-pages';
@@ -13,10 +15,14 @@ const deps = { deviceGrants, batch, clients, grants };
  * page), the decision, recorded in one transaction that uses the code up. Each submission is counted
  * against the entry limits before the code is looked up (device-approval.ts), so guessing is bounded.
  * A code that names nothing, or no longer anything, is the code form again with what went wrong.
+ * The body limit makes room for a checkbox per device (shared/pages/device-choice.ts): a decision's
+ * body must fit the user's own count (checked once it is counted and the devices are read).
  */
 export const handler = pageHandler({
-  form: true, csrf: true, session: 'required', loginReturn: '/device',
+  form: true, csrf: true, formBytes: DEVICE_CHOICE_FORM_BYTES, session: 'required', loginReturn: '/device',
 }, async ({ event, form, signedIn, viewer }) => {
+  // Only a decision carries the device choice: the code form alone keeps the page form limit, before it is counted.
+  if (form.decision === undefined && formBytes(event) > MAX_FORM_BYTES) throw new PayloadTooLargeError(MAX_FORM_BYTES);
   const signed = { email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies };
   const userId = signedIn.user.id;
   const found = await findDeviceRequest(deps, form.user_code, userId, event.requestContext.http.sourceIp);
@@ -24,6 +30,7 @@ export const handler = pageHandler({
 
   // A request for device scopes lets the user choose the devices, among their own (one Query).
   const owned = asksForDevices(found.code.scopes) ? await devices.listDevicesByOwner(userId) : undefined;
+  checkDeviceFormSize(event, owned);
   if (form.decision !== 'allow' && form.decision !== 'deny') {
     return deviceConsentPage({
       ...signed, client: found.client, scopes: found.code.scopes, alreadyGranted: found.consent?.scopes ?? [], userCode: found.userCode,

@@ -13,9 +13,9 @@ import { withClientCors } from '#shared/oauth/cors';
  * A public client names itself with client_id alone; a browser application's answer carries its
  * CORS (shared/oauth/cors.ts).
  */
-export const handler = publicHandler((event) => withClientCors(event, async (authenticated) => {
+export const handler = publicHandler((event) => withClientCors(event, async (identified) => {
   const form = parseForm(event, { emptyAsOmitted: true });
   const { token } = requireParams(form, ['token']);
-  await revokeToken(grants, { ...readClientCredentials(event.headers.authorization, form, 'invalid_client'), authenticated }, token);
+  await revokeToken(grants, { ...readClientCredentials(event.headers.authorization, form, 'invalid_client'), identified }, token);
   return ok({});
 }), TOKEN_ENDPOINT_HEADERS);

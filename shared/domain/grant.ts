@@ -35,6 +35,9 @@ export interface DeviceChoice {
   exceptDevices?: string[];
 }
 
+/** Whether `choice` hides any device, now or later (undefined, or neither list: it shares every one). */
+export const restrictsDevices = (choice: DeviceChoice | undefined): boolean => Boolean(choice?.onlyDevices || choice?.exceptDevices);
+
 /** Whether an application under `choice` (undefined: no consent recorded, no restriction) sees the device. */
 export function deviceVisible(choice: DeviceChoice | undefined, deviceId: string): boolean {
   if (choice?.onlyDevices && !choice.onlyDevices.includes(deviceId)) return false;
@@ -46,8 +49,9 @@ export function deviceVisible(choice: DeviceChoice | undefined, deviceId: string
  * added `later` are shared too. Sharing every device and the later ones is no restriction at all.
  */
 export function deviceChoiceOf(owned: readonly string[], chosen: readonly string[], later: boolean): DeviceChoice {
-  if (!later) return { onlyDevices: owned.filter((id) => chosen.includes(id)) };
-  const left = owned.filter((id) => !chosen.includes(id));
+  const picked = new Set(chosen);
+  if (!later) return { onlyDevices: owned.filter((id) => picked.has(id)) };
+  const left = owned.filter((id) => !picked.has(id));
   return left.length > 0 ? { exceptDevices: left } : {};
 }
 

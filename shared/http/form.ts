@@ -1,9 +1,15 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { BadRequestError, PayloadTooLargeError } from '#shared/errors';
 
+/** The body limit of a form, unless its endpoint declares another (FormOptions.maxBytes). */
 export const MAX_FORM_BYTES = 16 * 1024;
 
 export interface FormOptions {
+  /**
+   * The endpoint's own body limit, for a form whose size grows with what the user owns (the device
+   * choice: shared/pages/device-choice.ts); MAX_FORM_BYTES otherwise.
+   */
+  maxBytes?: number;
   /**
    * Leave out parameters sent with an empty value, as OAuth requires ("Parameters sent without a
    * value MUST be treated as if they were omitted from the request", RFC 6749 §3.1). HTML forms keep
@@ -13,12 +19,14 @@ export interface FormOptions {
 }
 
 /**
- * Parses an application/x-www-form-urlencoded body. A parameter sent twice is refused
+ * Parses an application/x-www-form-urlencoded body. A body over the limit (`maxBytes`, else
+ * MAX_FORM_BYTES) is refused (413) before it is read, a parameter sent twice is refused
  * (RFC 6749 §3.1, §3.2), as is any other media type.
  */
 export function parseForm(event: APIGatewayProxyEventV2, options: FormOptions = {}): Record<string, string> {
-  const raw = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : event.body ?? '';
-  if (Buffer.byteLength(raw) > MAX_FORM_BYTES) throw new PayloadTooLargeError(MAX_FORM_BYTES);
+  const raw = formText(event);
+  const limit = options.maxBytes ?? MAX_FORM_BYTES;
+  if (Buffer.byteLength(raw) > limit) throw new PayloadTooLargeError(limit);
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(event.headers['content-type'] ?? '')) {
     throw new BadRequestError('The request body must be form-encoded (Content-Type: application/x-www-form-urlencoded).');
   }
@@ -29,6 +37,12 @@ export function parseForm(event: APIGatewayProxyEventV2, options: FormOptions = 
   }
   return options.emptyAsOmitted ? withoutEmpty(form) : form;
 }
+
+/** The size in bytes of the request's body, as parseForm measures it (decoded from base64 when the gateway encoded it). */
+export const formBytes = (event: APIGatewayProxyEventV2): number => Buffer.byteLength(formText(event));
+
+const formText = (event: APIGatewayProxyEventV2): string =>
+  (event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : event.body ?? '');
 
 /** Throws invalid_request naming the first missing parameter. */
 export function requireParams<K extends string>(form: Record<string, string>, names: readonly K[]): Record<K, string> {

@@ -14,8 +14,13 @@ export interface ClientCredentials {
   basic: boolean;
   /** Without a secret: what a confidential client is answered, the endpoint's rule for missing credentials. */
   missing?: MissingCredentials;
-  /** Told the client once it is authenticated: the endpoint answers with that client's CORS (shared/oauth/cors.ts). */
-  authenticated?: (client: Client) => void;
+  /**
+   * Told the client the request names once it is known (its item read), before it is checked: the
+   * endpoint answers with that client's CORS (shared/oauth/cors.ts), its refusals included: a
+   * browser application sending a secret or HTTP Basic reads why it was refused. An unknown client
+   * is never told.
+   */
+  identified?: (client: Client) => void;
 }
 
 /**
@@ -97,13 +102,15 @@ const NO_SECRET = hashSecret('no-such-client');
  * (PREVIOUS_SECRET_OVERLAP_SECONDS after a rotation, unless retired). Both comparisons always run,
  * so timing tells neither which one matched nor whether there is a previous secret; an unknown client
  * and a wrong secret look alike. A confidential client without a secret gets the endpoint's answer
- * to missing credentials. Tells `credentials.authenticated` which client it was.
+ * to missing credentials. Tells `credentials.identified` the client first when there is one,
+ * whether it then authenticates or not.
  */
 export function authenticateClient(client: Client | undefined, credentials: ClientCredentials, now = new Date()): Client {
+  if (client) credentials.identified?.(client);
   if (credentials.clientSecret === undefined) {
     if (!client) throw new InvalidClientError();
     if (!isPublicClient(client)) throw missingCredentials(credentials.missing);
-    return authenticated(client, credentials);
+    return client;
   }
   const presented = hashSecret(credentials.clientSecret);
   const previousValid = client !== undefined && previousSecretValidUntil(client, now) !== undefined;
@@ -114,11 +121,6 @@ export function authenticateClient(client: Client | undefined, credentials: Clie
   const presentedSome = credentials.clientSecret !== '';
   if (client && isPublicClient(client)) throw new ClientAuthMethodError();
   if (!client || !presentedSome || !(current || previous)) throw new InvalidClientError();
-  return authenticated(client, credentials);
-}
-
-function authenticated(client: Client, credentials: ClientCredentials): Client {
-  credentials.authenticated?.(client);
   return client;
 }
 

@@ -12,7 +12,8 @@ import type { HttpResult } from '#shared/http/responses';
 //   the one header browser applications need beyond the safelisted ones, which any page could send
 //   anyway as a plain form post; the answer stays unreadable unless the POST's own answer allows it;
 // - the POST's answer carries `Access-Control-Allow-Origin: <origin>` only when the request names the
-//   origin of one of the registered redirect URIs of the public client that authenticated, never
+//   origin of one of the registered redirect URIs of the public client it names, once that client is
+//   known (read), refusals of its authentication included; never for an unknown client, never
 //   `Access-Control-Allow-Credentials` (no cookie is read there), and always `Vary: Origin`.
 
 /** What a browser application's fetch may send beyond the CORS-safelisted headers: a form's Content-Type with any parameters. */
@@ -50,7 +51,7 @@ export function allowedOrigin(client: Client | undefined, origin: string | undef
   return isRegisteredOrigin(client, origin) ? origin : undefined;
 }
 
-/** The CORS headers of a POST answer for the client that authenticated (undefined: none did). */
+/** The CORS headers of a POST answer for the client the request named (undefined: none known). */
 export function corsHeaders(client: Client | undefined, origin: string | undefined): Record<string, string> {
   const allowed = allowedOrigin(client, origin);
   if (allowed === undefined) return { vary: 'origin' };
@@ -59,18 +60,19 @@ export function corsHeaders(client: Client | undefined, origin: string | undefin
 
 /**
  * Runs one request of the token or revocation endpoint and puts its client's CORS headers on the
- * answer, errors included (a browser application reads an invalid_grant as well as a token; a
- * request whose client did not authenticate gets none). `run` is given the hook that client
- * authentication calls (ClientCredentials.authenticated).
+ * answer, errors included (a browser application reads an invalid_grant as well as a token, and
+ * the invalid_client of a secret it should not send; a request naming no known client gets none).
+ * `run` is given the hook that client authentication calls with the client it read
+ * (ClientCredentials.identified).
  */
 export async function withClientCors(
-  event: APIGatewayProxyEventV2, run: (authenticated: (client: Client) => void) => Promise<HttpResult>,
+  event: APIGatewayProxyEventV2, run: (identified: (client: Client) => void) => Promise<HttpResult>,
 ): Promise<HttpResult> {
   let client: Client | undefined;
   const origin = event.headers.origin;
   try {
-    const result = await run((authenticatedClient) => {
-      client = authenticatedClient;
+    const result = await run((known) => {
+      client = known;
     });
     return { ...result, headers: { ...result.headers, ...corsHeaders(client, origin) } };
   } catch (error) {

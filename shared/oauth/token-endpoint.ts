@@ -26,7 +26,7 @@ export interface TokenEndpointOptions {
  * client_id alone (client-auth.ts); a browser application's answers carry its CORS (cors.ts).
  */
 export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refresh' | 'pollDeviceCode'>, options: TokenEndpointOptions = {}) {
-  return publicHandler((event) => withClientCors(event, async (authenticated) => {
+  return publicHandler((event) => withClientCors(event, async (identified) => {
     const form = parseForm(event, { emptyAsOmitted: true });
     const { grant_type: grantType } = requireParams(form, ['grant_type']);
     if (grantType !== 'authorization_code' && grantType !== 'refresh_token' && grantType !== DEVICE_CODE_GRANT_TYPE) {
@@ -35,7 +35,7 @@ export function tokenEndpoint(tokens: Pick<TokenService, 'exchangeCode' | 'refre
     }
     options.prefetchSigner?.().catch(() => undefined);
     // A public client names itself with client_id alone; a browser application's answer carries its CORS (cors.ts).
-    const credentials = { ...readClientCredentials(event.headers.authorization, form, 'invalid_request'), authenticated };
+    const credentials = { ...readClientCredentials(event.headers.authorization, form, 'invalid_request'), identified };
     if (grantType === 'authorization_code') {
       const { code, redirect_uri: redirectUri } = requireParams(form, ['code', 'redirect_uri']);
       return ok(await tokens.exchangeCode(credentials, { code, redirectUri, codeVerifier: form.code_verifier }));

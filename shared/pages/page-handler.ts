@@ -34,7 +34,8 @@ export type LoginReturn = string | ((read: { event: APIGatewayProxyEventV2; clie
 
 /**
  * What a page needs before its own work, each provided by one middleware, in this order:
- * - `form`: its urlencoded body, parsed (400 when it is not one; 413 when too large);
+ * - `form`: its urlencoded body, parsed (400 when it is not one; 413 when larger than `formBytes`,
+ *   the page's own limit, or else MAX_FORM_BYTES);
  * - `csrf`: the form's CSRF field matches its cookie (403 otherwise), before anything is read;
  * - `session`: one BatchGetItem of the session and its user, and of what `reads` names; with the
  *   viewer (the header's e-mail, the CSRF token for the page's forms and the cookie that carries it);
@@ -42,7 +43,7 @@ export type LoginReturn = string | ((read: { event: APIGatewayProxyEventV2; clie
  *   POST), to come back to `loginReturn`.
  */
 export type PageNeeds =
-  & ({ form?: false; csrf?: false } | { form: true; csrf: boolean })
+  & ({ form?: false; csrf?: false; formBytes?: undefined } | { form: true; csrf: boolean; formBytes?: number })
   & (
     | { session?: undefined; reads?: undefined; loginReturn?: undefined }
     | { session: 'optional'; reads?: PageReadsNeed; loginReturn?: undefined }
@@ -75,7 +76,7 @@ type PageState = Partial<SessionPage> & { form?: Form };
  */
 export function pageHandler<const N extends PageNeeds>(needs: N, handler: (page: Page<N>) => Promise<HttpResult>): Handler {
   const middlewares: PageMiddleware<PageState>[] = [
-    ...(needs.form ? [formBody()] : []),
+    ...(needs.form ? [formBody(needs.formBytes)] : []),
     ...(needs.csrf ? [csrfChecked()] : []),
     ...(needs.session ? [sessionRead(needs.reads)] : []),
     ...(needs.session === 'required' ? [signInRequired(needs.loginReturn)] : []),

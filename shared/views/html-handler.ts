@@ -51,11 +51,14 @@ export function htmlHandler<TPage extends object>(
     .handler(handler) as unknown as Handler;
 }
 
-/** Parses the page's form (application/x-www-form-urlencoded, see parseForm) onto `page.form`. */
-export function formBody(): PageMiddleware<{ form?: Record<string, string> }> {
+/**
+ * Parses the page's form (application/x-www-form-urlencoded, see parseForm) onto `page.form`, within
+ * `maxBytes` when the page declares a limit of its own (else MAX_FORM_BYTES).
+ */
+export function formBody(maxBytes?: number): PageMiddleware<{ form?: Record<string, string> }> {
   return {
     before: ({ event, context: { page } }) => {
-      page.form = parseForm(event);
+      page.form = parseForm(event, maxBytes === undefined ? {} : { maxBytes });
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Client } from '#shared/domain/client';
 import { SCOPES, isScope } from '#shared/domain/scopes';
 import type { Device } from '#shared/domain/device';
-import { deviceVisible, type DeviceChoice } from '#shared/domain/grant';
+import { deviceVisible, restrictsDevices, type DeviceChoice } from '#shared/domain/grant';
 import { html, page, type Html } from '#shared/views/html';
 import { PASSKEY_SCRIPT_PATH } from '#shared/views/passkey-ui';
 import type { HttpResult } from '#shared/http/responses';
@@ -47,17 +47,32 @@ export function loginPage(options: { returnTo: string; csrf: string; cookies: st
   });
 }
 
+/** The name of a device's checkbox in a consent form is this and the device's id. */
+export const DEVICE_FIELD_PREFIX = 'device_';
+/** The device choice's mode field: `all` (every device, now and later) or `chosen` (those checked). */
+export const DEVICE_MODE_FIELD = 'devices';
+type DeviceMode = 'all' | 'chosen';
+
 /**
- * The device choice of a consent form: a checkbox per device of the user (name and place), checked
- * when `choice` shares it (no choice: all), and one for the devices added later (checked unless the
- * choice lists only some). Read back by shared/pages/device-choice.ts.
+ * The device choice of a consent form: the mode, all devices now and later (when `choice` restricts
+ * nothing, or there is none yet) or only those checked; then, in a disclosure that is open when the
+ * choice is only some (so a long list keeps the page short otherwise), a checkbox per device of the
+ * user (name and place), checked when `choice` shares it, and one for the devices added later
+ * (checked unless the choice lists only some). Read back by shared/pages/device-choice.ts.
  */
 export function deviceChoiceFieldset(devices: readonly Device[], choice: DeviceChoice | undefined, applicationName: string): Html {
+  const mode: DeviceMode = restrictsDevices(choice) ? 'chosen' : 'all';
+  const radio = (value: DeviceMode, label: string) =>
+    html`<label class="choice"><input type="radio" name="${DEVICE_MODE_FIELD}" value="${value}" ${mode === value ? html`checked` : ''}> ${label}</label>`;
   return html`<fieldset><legend>Devices ${applicationName} may see</legend>
     <input type="hidden" name="choose_devices" value="1">
-    ${devices.length === 0 ? html`<p class="muted">You have no devices yet.</p>` : devices.map((device) => html`<label class="choice">
-      <input type="checkbox" name="device_${device.id}" ${deviceVisible(choice, device.id) ? html`checked` : ''}> ${device.name} <span class="muted">(${device.place})</span></label>`)}
+    ${radio('all', 'All my devices, and those I add later')}
+    ${radio('chosen', 'Only the devices checked below')}
+    <details class="devices" ${mode === 'chosen' ? html`open` : ''}><summary>Your devices (${devices.length.toLocaleString('en-US')})</summary>
+    ${devices.length === 0 ? html`<p class="muted">You have no devices yet.</p>` : html`<div class="device-list">${devices.map((device) => html`<label class="choice">
+      <input type="checkbox" name="${DEVICE_FIELD_PREFIX}${device.id}" ${deviceVisible(choice, device.id) ? html`checked` : ''}> ${device.name} <span class="muted">(${device.place})</span></label>`)}</div>`}
     <label class="choice"><input type="checkbox" name="share_later" ${choice?.onlyDevices ? '' : html`checked`}> Devices I add later</label>
+    </details>
   </fieldset>`;
 }
 

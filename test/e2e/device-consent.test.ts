@@ -83,7 +83,7 @@ describe('per-device consent and managing a grant', () => {
         expect(Object.keys(fields).filter((name) => name.startsWith('device_')).sort()).toEqual(alice.devices.map((d) => `device_${d.id}`).sort());
         expect(fields.share_later).toBe('on');
         const { [`device_${hidden!.id}`]: _hidden, share_later: _later, ...rest } = fields;
-        return rest;
+        return { ...rest, devices: 'chosen' };
       });
       expect(textOf(consentPage)).toContain('Device 1 (Kitchen)');
       const recorded = await consentOf(alice.user.id);
@@ -124,7 +124,7 @@ describe('per-device consent and managing a grant', () => {
       const bob = await owner(2);
       const { tokens } = await connectTv(bob, 'read_device', (fields) => {
         const { [`device_${bob.devices[0]!.id}`]: _left, ...rest } = fields;
-        return rest;
+        return { ...rest, devices: 'chosen' };
       });
       expect(await consentOf(bob.user.id)).toMatchObject({ exceptDevices: [bob.devices[0]!.id] });
       const late = { ...bob.devices[1]!, id: randomUUID(), name: 'Added later' };
@@ -161,7 +161,7 @@ describe('per-device consent and managing a grant', () => {
     const [seen, unseen] = dana.devices;
     await connectTv(dana, 'read_device', (fields) => {
       const { [`device_${unseen!.id}`]: _unseen, ...rest } = fields;
-      return rest;
+      return { ...rest, devices: 'chosen' };
     });
     const hook = await startReceiver();
     stops.push(hook.stop);
@@ -195,7 +195,8 @@ describe('per-device consent and managing a grant', () => {
         const page = await b.get(path);
         expect(page.status).toBe(200);
         expect(textOf(page.text)).toContain('Last used on');
-        const { scope_read_user: _dropped, [`device_${erin.devices[1]!.id}`]: _hidden, ...fields } = formFields(page.text, path);
+        const { scope_read_user: _dropped, [`device_${erin.devices[1]!.id}`]: _hidden, ...shown } = formFields(page.text, path);
+        const fields = { ...shown, devices: 'chosen' };
 
         const saved = await b.postForm(path, fields);
 
@@ -252,6 +253,8 @@ describe('per-device consent and managing a grant', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('group', { name: /Devices .* may see/ }).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
+    await page.getByRole('radio', { name: 'Only the devices checked below' }).check();
+    await page.getByText('Your devices (2)').click();
     await page.getByRole('checkbox', { name: 'Device 1 (Kitchen)' }).uncheck();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.getByRole('heading', { name: 'Device connected' }).waitFor();
@@ -277,7 +280,7 @@ describe('per-device consent and managing a grant', () => {
       const user = await owner(count);
       const { tokens } = await connectTv(user, 'read_device', (fields) => {
         const rest = Object.fromEntries(Object.entries(fields).filter(([name]) => !name.startsWith('device_') && name !== 'share_later'));
-        return { ...rest, [`device_${user.devices[0]!.id}`]: 'on' };
+        return { ...rest, devices: 'chosen', [`device_${user.devices[0]!.id}`]: 'on' };
       });
       sizes.push(tokens.access_token.length);
       const seen = (await (await api(tokens.access_token, '/devices')).json()) as Device[];

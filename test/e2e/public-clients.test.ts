@@ -14,7 +14,8 @@ import { useTable, useTestService } from '../support/service';
 // any port, a private-use scheme or https, and a browser application's pages call the token and
 // revocation endpoints cross-origin (CORS for the origins of its redirect URIs). Shown here with a
 // real native-style client (oauth4webapi and a loopback listener), a real browser application (a page
-// of another origin in Chromium), and the refusals of bad input, each with nothing written.
+// of another origin in Chromium), and the refusals of bad input, each with nothing written. The CORS
+// answers over HTTP, refusals included: test/e2e/token-endpoint-cors.test.ts.
 
 // Before any import: the one logger reads its level when its module loads (the logs are checked below).
 vi.hoisted(() => {
@@ -384,59 +385,6 @@ describe('public clients: native and browser applications', () => {
       const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: issued.refresh_token, client_id: clientId });
       expect(refresh.status).toBe(200);
       secrets.push(((await refresh.json()) as { refresh_token: string }).refresh_token);
-    });
-  });
-
-  describe('CORS of the token and revocation endpoints, over HTTP', () => {
-    const ORIGIN = 'https://spa.example';
-    let clientId: string;
-    beforeAll(async () => {
-      clientId = await registerPublicApp([`${ORIGIN}/callback`]);
-    });
-
-    it.each(['/oauth/token', '/oauth/revoke'])('answers the preflight of %s: POST with a Content-Type, any origin, no credentials', async (path) => {
-      // Act
-      const reply = await fetch(`${service.authUrl}${path}`, {
-        method: 'OPTIONS', headers: { origin: 'https://anyone.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
-      });
-
-      // Assess
-      expect(reply.status).toBe(204);
-      expect(Object.fromEntries([...reply.headers].filter(([name]) => name.startsWith('access-control-') || name === 'allow'))).toEqual({
-        allow: 'POST, OPTIONS',
-        'access-control-allow-origin': '*',
-        'access-control-allow-methods': 'POST',
-        'access-control-allow-headers': 'content-type',
-        'access-control-max-age': '3600',
-      });
-    });
-
-    it('allows the origin of a public client\'s redirect URI on its answers, refusals after authentication included, and no other', async () => {
-      // Act
-      const refresh = (origin: string, fields: Record<string, string> = {}) =>
-        tokenRequest({ grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', client_id: clientId, ...fields }, { origin });
-      const registered = await refresh(ORIGIN);
-      const other = await refresh('https://evil.example');
-      const unauthenticated = await refresh(ORIGIN, { client_secret: 'x' });
-      const confidential = await tokenRequest(
-        { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token', client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret },
-        { origin: new URL(DEMO_CLIENT.redirectUris[0]!).origin },
-      );
-      const revoke = await fetch(`${service.authUrl}/oauth/revoke`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: ORIGIN }, body: new URLSearchParams({ token: 'x', client_id: clientId }),
-      });
-
-      // Assess
-      expect([registered.status, other.status, unauthenticated.status, confidential.status, revoke.status]).toEqual([400, 400, 401, 400, 200]);
-      for (const reply of [registered, revoke]) {
-        expect(reply.headers.get('access-control-allow-origin')).toBe(ORIGIN);
-        expect(reply.headers.get('access-control-expose-headers')).toBe('retry-after');
-      }
-      for (const reply of [other, unauthenticated, confidential]) expect(reply.headers.get('access-control-allow-origin')).toBeNull();
-      for (const reply of [registered, other, unauthenticated, confidential, revoke]) {
-        expect(reply.headers.get('vary')).toContain('origin');
-        expect(reply.headers.get('access-control-allow-credentials')).toBeNull();
-      }
     });
   });
 

@@ -44,13 +44,13 @@ describe('token service, public clients', () => {
     expect(await familyStatus(grantTokenNames(refreshed.refresh_token)!.familyId)).toBe('revoked');
   });
 
-  it('tells the credentials\' hook which client authenticated', async () => {
+  it('tells the credentials\' hook which client it named', async () => {
     // Prepare
     const { client, none, code, verifier } = await seedPublicCode();
     const seen: string[] = [];
 
     // Act
-    await tokens.exchangeCode({ ...none, authenticated: (c) => seen.push(c.clientId) }, { code, redirectUri: REDIRECT_URI, codeVerifier: verifier });
+    await tokens.exchangeCode({ ...none, identified: (c) => seen.push(c.clientId) }, { code, redirectUri: REDIRECT_URI, codeVerifier: verifier });
 
     // Assess
     expect(seen).toEqual([client.clientId]);

@@ -156,8 +156,9 @@ export function formFields(html: string, action: string): Record<string, string>
   for (const [, attributes] of (form[2] ?? '').matchAll(/<input\b([^>]*)>/g)) {
     const input = attributesOf(attributes ?? '');
     if (input.type === 'hidden' && input.name !== undefined) fields[input.name] = input.value ?? '';
-    // A checked checkbox is sent as a browser sends it (`on` without a value); an unchecked one is not.
-    if (input.type === 'checkbox' && input.name !== undefined && /\schecked\b/.test(attributes ?? '')) fields[input.name] = input.value ?? 'on';
+    // A checked checkbox or radio button is sent as a browser sends it (`on` without a value); an unchecked one is not.
+    const checkable = input.type === 'checkbox' || input.type === 'radio';
+    if (checkable && input.name !== undefined && /\schecked\b/.test(attributes ?? '')) fields[input.name] = input.value ?? 'on';
   }
   return fields;
 }

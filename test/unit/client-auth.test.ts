@@ -161,24 +161,24 @@ describe('authenticateClient of a public client (token_endpoint_auth_method none
 
   it('accepts its client_id alone, and tells the hook which client it was', () => {
     const seen: string[] = [];
-    expect(authenticateClient(publicClient, { ...none(), authenticated: (c) => seen.push(c.clientId) })).toBe(publicClient);
+    expect(authenticateClient(publicClient, { ...none(), identified: (c) => seen.push(c.clientId) })).toBe(publicClient);
     expect(seen).toEqual(['app-1']);
   });
 
   // Every 401 carries the Basic challenge, after body credentials too.
-  it('refuses a secret or HTTP Basic, saying which method the client uses, with the challenge', () => {
+  it('refuses a secret or HTTP Basic, saying which method the client uses, with the challenge, the hook told of the client (its CORS)', () => {
     for (const [credentials, challenge] of [
       [{ clientId: 'app-1', clientSecret: SECRET, basic: false }, 'Basic realm="oauth"'],
       [{ clientId: 'app-1', clientSecret: SECRET, basic: true }, 'Basic realm="oauth"'],
       [{ clientId: 'app-1', clientSecret: '', basic: true }, 'Basic realm="oauth"'],
     ] as [ClientCredentials, string | undefined][]) {
       const seen: string[] = [];
-      const call = () => authenticateClient(publicClient, { ...credentials, authenticated: (c) => seen.push(c.clientId) });
+      const call = () => authenticateClient(publicClient, { ...credentials, identified: (c) => seen.push(c.clientId) });
       expect(refusal(call)).toEqual({ status: 401, code: 'invalid_client', challenge });
       expect(call).toThrow(ClientAuthMethodError);
       expect(call).toThrow('This application is a native or browser application (public client, token_endpoint_auth_method none): '
         + 'send its client_id in the body, and no client_secret nor HTTP Basic.');
-      expect(seen).toEqual([]);
+      expect(seen).toEqual(['app-1', 'app-1', 'app-1']);
     }
   });
 
@@ -193,22 +193,24 @@ describe('authenticateClient of a public client (token_endpoint_auth_method none
     expect(() => authenticateClient(undefined, none())).not.toThrow(ClientAuthMethodError);
   });
 
-  it('answers a confidential client without a secret as the endpoint answers missing credentials, telling no hook', () => {
+  it('answers a confidential client without a secret as the endpoint answers missing credentials, the hook told of the client', () => {
     const seen: string[] = [];
-    const hook = { authenticated: (c: Client) => seen.push(c.clientId) };
+    const hook = { identified: (c: Client) => seen.push(c.clientId) };
     expect(refusal(() => authenticateClient(appClient(), { ...none('invalid_request'), ...hook }))).toEqual(INVALID_REQUEST);
     expect(refusal(() => authenticateClient(appClient(), { ...none('invalid_client'), ...hook }))).toEqual(INVALID_CLIENT_BODY);
     // Credentials made by hand, without the endpoint's rule: invalid_client.
-    expect(refusal(() => authenticateClient(appClient({ clientType: 'confidential' }), { clientId: 'app-1', basic: false }))).toEqual(INVALID_CLIENT_BODY);
-    expect(seen).toEqual([]);
+    expect(refusal(() => authenticateClient(appClient({ clientType: 'confidential' }), { clientId: 'app-1', basic: false, ...hook }))).toEqual(INVALID_CLIENT_BODY);
+    expect(seen).toEqual(['app-1', 'app-1', 'app-1']);
   });
 
-  it('tells the hook of a confidential client that authenticated, and of none that failed', () => {
+  it('tells the hook of a known client whether it authenticates or not, and never of an unknown one', () => {
     const seen: string[] = [];
-    const hook = { authenticated: (c: Client) => seen.push(c.clientId) };
+    const hook = { identified: (c: Client) => seen.push(c.clientId) };
     authenticateClient(appClient(), { ...body(SECRET), ...hook });
     expect(() => authenticateClient(appClient(), { ...body('wrong'), ...hook })).toThrow();
-    expect(seen).toEqual(['app-1']);
+    expect(() => authenticateClient(undefined, { ...body(SECRET), ...hook })).toThrow();
+    expect(() => authenticateClient(undefined, { ...none(), ...hook })).toThrow();
+    expect(seen).toEqual(['app-1', 'app-1']);
   });
 
   function body(clientSecret: string): ClientCredentials {

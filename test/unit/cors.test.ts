@@ -70,9 +70,9 @@ describe('preflightHeaders', () => {
 describe('withClientCors', () => {
   const spa = event({ origin: 'https://spa.example' });
 
-  it('puts the authenticated client\'s CORS on the answer, keeping its own headers', async () => {
-    const answer = await withClientCors(spa, async (authenticated) => {
-      authenticated(publicClient);
+  it('puts the identified client\'s CORS on the answer, keeping its own headers', async () => {
+    const answer = await withClientCors(spa, async (identified) => {
+      identified(publicClient);
       return ok({ done: true }, { 'cache-control': 'no-store' });
     });
     expect(answer.headers).toEqual({
@@ -81,18 +81,18 @@ describe('withClientCors', () => {
     });
   });
 
-  it('puts none on the answer of a request whose client did not authenticate, nor of another origin', async () => {
+  it('puts none on the answer of a request that names no known client, nor of another origin', async () => {
     expect((await withClientCors(spa, async () => ok({}))).headers['access-control-allow-origin']).toBeUndefined();
-    const other = await withClientCors(event({ origin: 'https://evil.example' }), async (authenticated) => {
-      authenticated(publicClient);
+    const other = await withClientCors(event({ origin: 'https://evil.example' }), async (identified) => {
+      identified(publicClient);
       return ok({});
     });
     expect(other.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', vary: 'origin' });
   });
 
-  it('puts them on an error after authentication, as the AppError the wrapper answers, and not on one before', async () => {
-    const refused = await withClientCors(spa, async (authenticated) => {
-      authenticated(publicClient);
+  it('puts them on an error once the client is identified, as the AppError the wrapper answers, and not on one before', async () => {
+    const refused = await withClientCors(spa, async (identified) => {
+      identified(publicClient);
       throw new InvalidGrantError('no');
     }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(InvalidGrantError);
@@ -106,8 +106,8 @@ describe('withClientCors', () => {
 
   it('turns any other error into the answer the wrapper would give (a 503 keeps its Retry-After, exposed)', async () => {
     const storage = Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException', $metadata: {} });
-    const unavailable = await withClientCors(spa, async (authenticated) => {
-      authenticated(publicClient);
+    const unavailable = await withClientCors(spa, async (identified) => {
+      identified(publicClient);
       throw storage;
     }).catch((error: unknown) => error as AppError);
     expect(unavailable).toBeInstanceOf(ServiceUnavailableError);
