@@ -43,8 +43,12 @@ export interface StreamReaderOptions {
   };
 }
 
-/** Pause before the next retry of a failing batch: doubling from 4 polls, at most a second. */
-const retryPauseMs = (pollMs: number, retries: number) => Math.min(pollMs * 4 * 2 ** retries, 1000);
+/**
+ * Pause before the next retry of a failing batch: doubling from 4 polls, at most 4 s, so that the
+ * local service's 10 retries span some 20 s: a DynamoDB Local slowed down by a busy machine for a
+ * few seconds does not make it give up on a batch (Lambda backs off too; it documents no schedule).
+ */
+const retryPauseMs = (pollMs: number, retries: number) => Math.min(pollMs * 4 * 2 ** retries, 4000);
 
 export async function startStreamReader(options: StreamReaderOptions): Promise<StreamReader> {
   const ddb = localClient(options.endpoint);
