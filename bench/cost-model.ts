@@ -444,7 +444,8 @@ export function deliveriesPerUserMonth(push = PUSH, usage = USAGE): number {
  * What one delivered event costs AWS, from the bench's figures: Lambda milliseconds (the handler's,
  * plus the in-region round trip of each DynamoDB request, plus the receiver's answer shared by the
  * messages of a batch; a retry repeats the delivery's part), invocations, request units (the
- * fan-out's one PutItem is 1 WRU and its other requests, a Query of the owner's consents and a
+ * fan-out's delivery write, a TransactWriteItems of the delivery and a ConditionCheck of the consent or
+ * webhook, is 2 items at 2 WRU each, and its other requests, a Query of the owner's consents and a
  * BatchGetItem of subscriptions, at most 1 RRU each; the delivery's UpdateItem 1 WRU and its other
  * request, a strongly consistent BatchGetItem of delivery, subscription and consent, 3 RRU), SQS
  * requests (one send, batched by up to 10 in one request; per attempt one receive and one delete or
@@ -459,7 +460,9 @@ export function perDelivery(w: WebhookMeasured, push = PUSH) {
   return {
     lambdaMs: fanOutMs + deliverMs, invocations,
     rru: Math.max(w.dynamodbRequestsPerEvent.fanOut - 1, 0) + Math.max(w.dynamodbRequestsPerEvent.deliver - 1, 0) * 3 * attempts,
-    wru: 1 + attempts,
+    wru: 4 + attempts,
+    /** The part written in the application's `DELIVERIES#` partition: the transaction's delivery (2 WRU), each attempt's UpdateItem. */
+    deliveriesPartitionWru: 2 + attempts,
     sqsRequests: 0.1 + 2 * attempts,
     logBytes: invocations * (RUNTIME.logBytesPerCall - 280),
   };
@@ -506,7 +509,7 @@ export function pushBindingLimits(measured: readonly Measured[], w: WebhookMeasu
   const webhooks: Binding[] = [
     { limit: 'DynamoDB partition `DELIVERIES#<clientId>` of the most popular application (every owner\'s events, if all its users granted it)',
       quota: `${n(QUOTAS.dynamoDbPartitionWriteUnits)} WRU/s per partition`,
-      bindsAtMau: QUOTAS.dynamoDbPartitionWriteUnits / (eventsPerUserPerSecond * d.wru),
+      bindsAtMau: QUOTAS.dynamoDbPartitionWriteUnits / (eventsPerUserPerSecond * d.deliveriesPartitionWru),
       then: 'shard the key (`DELIVERIES#<clientId>#<n>`, n from the webhook id; the console queries the shards) before a popular application reaches it' },
     { limit: 'Lambda concurrency with push (API functions, fan-out, deliveries waiting on receivers)', quota: `${n(QUOTAS.lambdaConcurrency)}`,
       bindsAtMau: QUOTAS.lambdaConcurrency / (apiConcurrency + perUserPerSecond * d.lambdaMs / 1000),

@@ -1167,10 +1167,10 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
     },
     {
       name: 'fan-out-events (1 webhook)', fn: 'fan-out-events', expectResult: { queued: 1 },
-      floor: [step.query('consent', 1), step.batchGet('webhook'), step.put('delivery'), step.queueSend()],
+      floor: [step.query('consent', 1), step.batchGet('webhook'), step.transact('delivery', 'consent'), step.queueSend()],
       minReason: 'a stream batch of one device update (away mode switched) of a user who authorized one application with a webhook: '
-        + 'Query(the owner\'s consents) + BatchGetItem(the webhook subscriptions of those holding read_device) + PutItem(the delivery, '
-        + 'kept 30 days for the console) + one SendMessageBatch to the delivery queue (the SQS client library and a client for it)',
+        + 'Query(the owner\'s consents) + BatchGetItem(the webhook subscriptions of those holding read_device) + TransactWriteItems(the delivery, '
+        + 'kept 30 days for the console, and a ConditionCheck that the owner\'s consent still stands: no delivery naming a deleted user) + one SendMessageBatch to the delivery queue (the SQS client library and a client for it)',
       events: async (n) => {
         const { deviceItem } = await subscriber();
         const seq = Number(deviceItem.seq);

@@ -64,8 +64,8 @@ export const confirmIdentity = [throttle.recordsRead, throttle.reserve, users.ge
 /** accounts/account-deletion.ts deleteAccount: the marker, every grant, the applications, devices, address, sessions, profile. */
 export const deleteAccount = [
   erasure.getSubject, ...applicationsInUse, grants.listConsentsByUser, erasure.markDeleting, erasure.markConsentEnding, grants.deleteConsent,
-  erasure.grantsOfUser, erasure.deleteItems, erasure.deliveryKeysOf, ...deleteApplication, erasure.deviceKeysOf, erasure.releaseAddress,
-  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, erasure.factorKeysOf,
+  erasure.grantsOfUser, erasure.deleteItems, erasure.webhookKeyOf, erasure.deliveryKeysOf, ...deleteApplication, erasure.deviceKeysOf, erasure.releaseAddress,
+  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, erasure.factorKeysOf, erasure.throttleKeysOf,
 ];
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [

@@ -118,13 +118,17 @@ export class DeviceUserServiceStack extends Stack {
     functions.bindWebhookQueue(webhooks.queue);
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
-      webhookDeadLetters: webhooks.deadLetters,
+      webhookDeadLetters: webhooks.deadLetters, webhookStreamFailures: webhooks.streamFailures,
       scheduledFailures: scheduled.map(({ fn, failures }) => ({ fn, queue: failures })),
     });
 
     new CfnOutput(this, 'ApiUrl', { value: audience, description: 'Resource API base URL ({base_url})' });
     new CfnOutput(this, 'AuthUrl', { value: issuer, description: 'Authorization server base URL ({auth_url})' });
     new CfnOutput(this, 'TableName', { value: table.tableName, description: 'DynamoDB table (for the operator CLI)' });
+    new CfnOutput(this, 'StreamFailuresQueueUrl', {
+      value: webhooks.streamFailures.queueUrl, description: 'The webhook fan-out\'s failed stream batches (npm run admin -- replay-stream-failures)',
+    });
+    new CfnOutput(this, 'WebhookQueueUrl', { value: webhooks.queue.queueUrl, description: 'The webhook delivery queue (a replay of stream failures sends to it)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.topic.topicArn, description: 'SNS topic every alarm notifies (subscribe to it)' });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard of the service' });
     new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'The first KMS key that signs access tokens (rotations add others)' });

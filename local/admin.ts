@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { ENV, MAIL_ENV, optionalEnv } from '#shared/config';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { ENV, MAIL_ENV, optionalEnv, WEBHOOK_ENV } from '#shared/config';
 import { applicationsInUse, deleteAccount, type DeletionDeps } from '#shared/accounts/account-deletion';
 import { exportAccount } from '#shared/accounts/account-export';
 import { createBatchReader } from '#shared/data/batch-read';
@@ -25,6 +27,10 @@ import { describeRotation, rotateSigningKeys } from '#shared/keys/rotation';
 import { resetFactorsByOperator } from '#shared/accounts/second-factor';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
+import { localEndpointConfig } from '#shared/aws/client-config';
+import { fanOut } from '#shared/webhooks/fan-out';
+import { sqsWebhookQueue } from '#shared/webhooks/queue';
+import { replayStreamFailures } from '#local/stream-replay';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
@@ -47,10 +53,15 @@ const usage = `Usage:
                    (a user who lost every second factor, checked by you outside the service: removes the
                    authenticator app, recovery codes and passkeys, signs the account out everywhere, e-mails the user;
                    in AWS also set MAIL_FROM and AUTH_ISSUER as the stack's functions have them)
+  npm run admin -- replay-stream-failures [--forget-expired]
+                   (the table changes the webhook fan-out gave up on, read again from the stream and fanned out;
+                   in AWS also set STREAM_FAILURES_QUEUE_URL and WEBHOOK_QUEUE_URL: the stack's outputs)
 Works on the running local service (npm start), or on a deployed table when TABLE_NAME and the
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
-const COMMANDS = ['provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors'];
+const COMMANDS = [
+  'provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors', 'replay-stream-failures',
+];
 
 const { positionals, values } = parseCommandLine(tool, {
   allowPositionals: true,
@@ -59,6 +70,7 @@ const { positionals, values } = parseCommandLine(tool, {
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
     email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' }, confirm: { type: 'boolean', default: false },
+    'forget-expired': { type: 'boolean', default: false },
   },
 });
 
@@ -67,21 +79,30 @@ if (command === undefined) fail(usage);
 if (!COMMANDS.includes(command)) usageError(tool, `Unknown command '${command}'`);
 if (positionals.length > 1) usageError(tool, `Unexpected argument '${positionals[1]}'`);
 
-function target(): { table: string; endpoint?: string; signingKeyFile?: string; issuer?: string; mail?: MailSettings } {
+/** A queue's URL, and the local stand-in's endpoint when it is one. */
+type QueueTarget = { queueUrl: string; endpoint?: string };
+
+function target(): {
+  table: string; endpoint?: string; signingKeyFile?: string; issuer?: string; mail?: MailSettings; deliveries?: QueueTarget; streamFailures?: QueueTarget;
+} {
   const table = optionalEnv(ENV.tableName);
   if (table) {
     const sender = optionalEnv(MAIL_ENV.sender);
-    return { table, issuer: optionalEnv(ENV.issuer), ...(sender ? { mail: { sender, configurationSet: optionalEnv(MAIL_ENV.configurationSet) } } : {}) };
+    const [deliveries, streamFailures] = [optionalEnv(WEBHOOK_ENV.queueUrl), optionalEnv(WEBHOOK_ENV.streamFailuresQueueUrl)];
+    return {
+      table, issuer: optionalEnv(ENV.issuer), ...(sender ? { mail: { sender, configurationSet: optionalEnv(MAIL_ENV.configurationSet) } } : {}),
+      ...(deliveries ? { deliveries: { queueUrl: deliveries } } : {}), ...(streamFailures ? { streamFailures: { queueUrl: streamFailures } } : {}),
+    };
   }
   try {
-    const { tableName, dynamodbEndpoint, signingKeyFile, authUrl, outboxDir } = readServiceFacts();
-    return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile, issuer: authUrl, mail: { outboxDir } };
+    const { tableName, dynamodbEndpoint, signingKeyFile, authUrl, outboxDir, webhookQueue, streamFailures } = readServiceFacts();
+    return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile, issuer: authUrl, mail: { outboxDir }, deliveries: webhookQueue, streamFailures };
   } catch (error) {
     return fail(`${(error as Error).message} Or set TABLE_NAME to work on a deployed table.`);
   }
 }
 
-const { table, endpoint, signingKeyFile, issuer, mail } = target();
+const { table, endpoint, signingKeyFile, issuer, mail, deliveries, streamFailures } = target();
 const doc = createDocumentClient({ endpoint });
 const devices = createDeviceRepo({ doc, table });
 const now = formatTimestamp(new Date());
@@ -184,6 +205,25 @@ switch (command) {
     }, values.email);
     if (!reset) fail(`No account for ${values.email}.`);
     console.log(JSON.stringify({ factorsReset: values.email, passkeysRemoved: reset.passkeysRemoved, sessionsEnded: reset.sessionsEnded, mailed: true }));
+    break;
+  }
+  case 'replay-stream-failures': {
+    if (!deliveries || !streamFailures) {
+      fail('replay-stream-failures reads the stream-failures queue and sends to the delivery queue: set STREAM_FAILURES_QUEUE_URL and WEBHOOK_QUEUE_URL '
+        + '(the stack\'s outputs) with TABLE_NAME, or run the local service with its webhook pipeline.');
+    }
+    const repos = { doc, table };
+    const streams = new DynamoDBStreamsClient(localEndpointConfig(endpoint));
+    const sqs = new SQSClient(localEndpointConfig(streamFailures.endpoint));
+    const deps = { grants: createGrantRepo(repos), webhooks: createWebhookRepo(repos), batch: createBatchReader(repos), queue: sqsWebhookQueue(deliveries.queueUrl, deliveries.endpoint) };
+    const report = await replayStreamFailures({
+      streams, sqs, failuresQueueUrl: streamFailures.queueUrl, forgetExpired: values['forget-expired'], fanOut: (records) => fanOut(records, deps),
+    });
+    streams.destroy();
+    sqs.destroy();
+    console.log(JSON.stringify(report));
+    // Something still waits in the queue: the operator's attention (and a shell's), not a success.
+    if (report.refused.length + report.failed.length + report.expired.filter((e) => !e.forgotten).length > 0) process.exitCode = 1;
     break;
   }
   default:

@@ -173,6 +173,8 @@ export function serviceFactsFile(): string {
 
 /** What scripts need to know about a running local service; `npm start` writes it to `.local/service.json`. */
 export interface ServiceFacts extends ServiceEnvironment {
+  /** The webhook fan-out's stream-failures queue (stand-in), for `npm run admin -- replay-stream-failures`. */
+  streamFailures?: { queueUrl: string; endpoint: string };
   demoClient: { clientId: string; clientSecret: string; redirectUri: string };
   users: { id: string; email: string; emailConfirmed: boolean; password: string; devices: string[] }[];
 }
@@ -182,7 +184,10 @@ export function serviceFacts(service: LocalService, redirectUri: string = DEMO_C
   const { apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, webhooks } = service;
   return {
     apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir,
-    ...(webhooks ? { webhookQueue: { queueUrl: webhooks.queue.queueUrl, endpoint: webhooks.queue.url } } : {}),
+    ...(webhooks ? {
+      webhookQueue: { queueUrl: webhooks.queue.queueUrl, endpoint: webhooks.queue.url },
+      streamFailures: { queueUrl: webhooks.streamFailures.queueUrl, endpoint: webhooks.streamFailures.url },
+    } : {}),
     demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri },
     users: DEMO_USERS.map(({ user, password, devices }) => ({
       id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),

@@ -3,12 +3,19 @@ import {
   DescribeStreamCommand, DynamoDBStreamsClient, ExpiredIteratorException, GetRecordsCommand, GetShardIteratorCommand, TrimmedDataAccessException,
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
+import { randomUUID } from 'node:crypto';
 import { localClient } from '#local/dynamodb-local';
 import { matchesFilters, type FilterPattern } from '#shared/webhooks/stream-filter';
+import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 
 // Lambda's DynamoDB Streams event source, locally: reads the table's stream on DynamoDB Local with
 // the Streams API and hands each batch of records to the fan-out handler, in order per shard. A
 // batch whose handler throws is handed over again (as Lambda retries a stream batch), after a pause.
+// With `failures` (the mapping's retry attempts, maximum record age and on-failure destination), it
+// gives up as Lambda does: a failing batch is split in two (bisectBatchOnError; splitting uses no
+// retry) down to single records, each retried `retryAttempts` times; a record that still fails, or
+// that is older than `maxRecordAgeSeconds`, is discarded, its on-failure record (Lambda's format:
+// shard and sequence-number range) handed to `onFailure`, and the reader goes on past it.
 // With `filters` (the event source mapping's), records that match none are dropped before the
 // handler, and a batch left empty is not handed over at all, as Lambda's event filtering does.
 
@@ -27,7 +34,21 @@ export interface StreamReaderOptions {
   /** Between polls of an idle shard, ms. */
   pollMs?: number;
   onError?(error: unknown): void;
+  /** Lambda's handling of a batch that keeps failing; none: it is handed over until it succeeds. */
+  failures?: {
+    retryAttempts: number;
+    maxRecordAgeSeconds: number;
+    /** The on-failure destination: gets Lambda's record of each batch given up on. */
+    onFailure(failure: StreamBatchFailure): void;
+  };
 }
+
+/**
+ * Pause before the next retry of a failing batch: doubling from 4 polls, at most 4 s, so that the
+ * local service's 10 retries span some 20 s: a DynamoDB Local slowed down by a busy machine for a
+ * few seconds does not make it give up on a batch (Lambda backs off too; it documents no schedule).
+ */
+const retryPauseMs = (pollMs: number, retries: number) => Math.min(pollMs * 4 * 2 ** retries, 4000);
 
 export async function startStreamReader(options: StreamReaderOptions): Promise<StreamReader> {
   const ddb = localClient(options.endpoint);
@@ -76,11 +97,50 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
       const read = answer.Records ?? [];
       if (read.length > 0) any = true;
       const records = read.filter((record) => matchesFilters(options.filters ?? [], record));
-      // Not advanced until handled: a failing batch is read again.
-      if (records.length > 0) await options.handle(records);
+      // Not advanced until handled (or given up on, with `failures`): a failing batch is read again.
+      if (records.length > 0) await (options.failures ? withRetries(shardId, records, options.failures) : options.handle(records));
       iterators.set(shardId, answer.NextShardIterator);
     }
     return any;
+  }
+
+  /** Hands `records` over until they are handled, split or given up on, as Lambda's event source mapping does. */
+  async function withRetries(shardId: string, records: _Record[], failures: NonNullable<StreamReaderOptions['failures']>): Promise<void> {
+    for (let retries = 0; ; retries++) {
+      const oldest = records[0]!.dynamodb?.ApproximateCreationDateTime;
+      if (oldest && Date.now() - oldest.getTime() > failures.maxRecordAgeSeconds * 1000) {
+        return failures.onFailure(failureRecord(shardId, records, 'RecordAgeExceeded', retries));
+      }
+      try {
+        await options.handle(records);
+        return;
+      } catch (error) {
+        options.onError?.(error);
+        if (stopped) throw error;
+        if (records.length > 1) {
+          const half = Math.ceil(records.length / 2);
+          await withRetries(shardId, records.slice(0, half), failures);
+          return withRetries(shardId, records.slice(half), failures);
+        }
+        if (retries >= failures.retryAttempts) return failures.onFailure(failureRecord(shardId, records, 'RetryAttemptsExhausted', retries + 1));
+        await new Promise((r) => setTimeout(r, retryPauseMs(pollMs, retries)));
+      }
+    }
+  }
+
+  function failureRecord(shardId: string, records: _Record[], condition: string, invocations: number): StreamBatchFailure {
+    const arrival = (record: _Record) => (record.dynamodb?.ApproximateCreationDateTime ?? new Date()).toISOString();
+    return {
+      requestContext: { requestId: randomUUID(), functionArn: 'arn:aws:lambda:local:000000000000:function:fan-out-events', condition, approximateInvokeCount: invocations },
+      responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
+      version: '1.0',
+      timestamp: new Date().toISOString(),
+      DDBStreamBatchInfo: {
+        shardId, streamArn: streamArn!, batchSize: records.length,
+        startSequenceNumber: records[0]!.dynamodb!.SequenceNumber!, endSequenceNumber: records.at(-1)!.dynamodb!.SequenceNumber!,
+        approximateArrivalOfFirstRecord: arrival(records[0]!), approximateArrivalOfLastRecord: arrival(records.at(-1)!),
+      },
+    };
   }
 
   await discover();

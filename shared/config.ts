@@ -132,6 +132,11 @@ export const WEBHOOK_ENV = {
    * allowLocalHttp). Never set in AWS.
    */
   allowLocalHttp: 'WEBHOOK_ALLOW_LOCAL_HTTP',
+  /**
+   * The operator's, for `npm run admin -- replay-stream-failures` in AWS: URL of the fan-out's
+   * stream-failures queue (the stack's StreamFailuresQueueUrl output). No function has it.
+   */
+  streamFailuresQueueUrl: 'STREAM_FAILURES_QUEUE_URL',
 } as const;
 
 /**

@@ -27,6 +27,8 @@ export interface MonitoringProps {
   alarmEmail?: string;
   /** The webhook deliveries' dead-letter queue (infra/constructs/webhooks.ts). */
   webhookDeadLetters?: IQueue;
+  /** The fan-out's on-failure destination: the stream batches it gave up on (infra/constructs/webhooks.ts). */
+  webhookStreamFailures?: IQueue;
   /** Each scheduled function's failures queue: its runs that failed every try (ServiceFunctions.scheduledFunction). */
   scheduledFailures?: { fn: string; queue: IQueue }[];
 }
@@ -74,8 +76,11 @@ export class Monitoring extends Construct {
     const alarm = (alarmId: string, options: {
       metric: IMetric; threshold: number; evaluationPeriods: number; datapointsToAlarm?: number; description: string;
     }) => {
+      const { description, ...props } = options;
       const created = new Alarm(this, alarmId, {
-        ...options,
+        ...props,
+        // What the alarm means and what to do, in its notification.
+        alarmDescription: description,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         // Every metric here is a count of bad events or a rate over traffic: no data means none happened.
         treatMissingData: TreatMissingData.NOT_BREACHING,
@@ -177,27 +182,26 @@ export class Monitoring extends Construct {
       description: '5 % or more of account e-mail bounced in 6 hours (at least 20 sent): SES puts an account under review at 5 %.',
     });
 
+    const queueAlarm = (alarmId: string, queue: IQueue, description: string) => alarm(alarmId, {
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      threshold: 1, evaluationPeriods: 1, description,
+    });
     // A webhook delivery that failed every attempt for more than a day: its receiver is down.
     if (props.webhookDeadLetters) {
-      alarm('WebhookDeadLetters', {
-        metric: props.webhookDeadLetters.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        description: 'A webhook delivery failed all its attempts (more than a day) and was dead-lettered: a receiver is down. The console '
-          + 'shows the delivery; its developer is e-mailed when the receiver has failed for days.',
-      });
+      queueAlarm('WebhookDeadLetters', props.webhookDeadLetters, 'A webhook delivery failed all its attempts (more than a day) and was '
+        + 'dead-lettered: a receiver is down. The console shows the delivery; its developer is e-mailed when the receiver has failed for days.');
     }
-
+    // Table changes the fan-out gave up on: their events were not delivered, and the stream keeps them for a while only.
+    if (props.webhookStreamFailures) {
+      queueAlarm('WebhookStreamFailures', props.webhookStreamFailures, 'The webhook fan-out gave up on a batch of table changes (every retry '
+        + 'failed, or the records grew 12 hours old): their events were not delivered. Replay them within 12 hours, while the stream keeps '
+        + 'the records: npm run admin -- replay-stream-failures (docs/operations.md).');
+    }
     // A scheduled run (the signing-key rotation) that failed every try, or whose event could not be
     // delivered: the hourly rule would otherwise fail quietly until a key is overdue.
     for (const { fn, queue } of props.scheduledFailures ?? []) {
-      alarm(`${pascal(fn)}Failures`, {
-        metric: queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        description: `A scheduled run of ${fn} failed all its tries (or EventBridge could not invoke it): its event is in the `
-          + 'failures queue; the function\'s logs say why.',
-      });
+      queueAlarm(`${pascal(fn)}Failures`, queue, `A scheduled run of ${fn} failed all its tries (or EventBridge could not invoke it): its `
+        + 'event is in the failures queue; the function\'s logs say why.');
     }
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });

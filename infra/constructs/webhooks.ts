@@ -1,7 +1,7 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ServiceFunction } from '#infra/constructs/service-function';
@@ -11,6 +11,7 @@ import {
   DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS,
 } from '#shared/webhooks/deliver';
 import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
+import { FAN_OUT_MAX_RECORD_AGE_SECONDS, FAN_OUT_RETRY_ATTEMPTS } from '#shared/webhooks/stream-failures';
 
 export interface WebhooksProps {
   table: ITableV2;
@@ -26,11 +27,16 @@ const DEAD_LETTER_RETENTION = Duration.days(14);
  * two on an error so a poisonous record cannot hold the others back, retried for at most a day) →
  * the delivery queue → deliver-webhooks (batches of 10, at most DELIVERY_MAX_CONCURRENCY at once,
  * partial batch failures: a failed delivery comes back after its own backoff) → after MAX_DELIVERY_ATTEMPTS receives, the dead-letter queue,
- * whose first message raises an alarm (Monitoring's `WebhookDeadLetters`).
+ * whose first message raises an alarm (Monitoring's `WebhookDeadLetters`). A stream batch the fan-out
+ * failed on every retry (or older than FAN_OUT_MAX_RECORD_AGE_SECONDS) is not lost: Lambda sends its
+ * description (shard and sequence-number range, not the records) to the stream-failures queue, whose
+ * first message raises `WebhookStreamFailures`; `npm run admin -- replay-stream-failures` reads the
+ * range again from the stream (which keeps records 24 hours) and fans it out (docs/operations.md).
  */
 export class Webhooks extends Construct {
   readonly queue: Queue;
   readonly deadLetters: Queue;
+  readonly streamFailures: Queue;
   readonly fanOut: ServiceFunction;
   readonly deliver: ServiceFunction;
 
@@ -49,6 +55,14 @@ export class Webhooks extends Construct {
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: MAX_DELIVERY_ATTEMPTS },
     });
+    this.streamFailures = new Queue(this, 'StreamFailures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    Validations.of(this.streamFailures).acknowledge({
+      id: 'AwsSolutions-SQS3', reason: 'It is the on-failure destination of the fan-out\'s stream event source mapping: itself a dead-letter queue.',
+    });
     const environment = { [WEBHOOK_ENV.queueUrl]: this.queue.queueUrl };
 
     this.fanOut = props.functions.eventSourceFunction('fan-out-events', { environment, queue: this.queue });
@@ -57,8 +71,11 @@ export class Webhooks extends Construct {
       batchSize: 100,
       maxBatchingWindow: Duration.seconds(0),
       bisectBatchOnError: true,
-      retryAttempts: 10,
-      maxRecordAge: Duration.days(1),
+      retryAttempts: FAN_OUT_RETRY_ATTEMPTS,
+      // Half the stream's 24 hours: a batch given up on is still in the stream for 12 hours at least, to be replayed.
+      maxRecordAge: Duration.seconds(FAN_OUT_MAX_RECORD_AGE_SECONDS),
+      // Lambda sends the failed batch's description here (and grants the function sqs:SendMessage on it).
+      onFailure: new SqsDlq(this.streamFailures),
       // Only the records that can make events (devices, consents removed, families revoked) invoke it.
       filters: FAN_OUT_FILTER_PATTERNS.map((pattern) => FilterCriteria.filter(pattern)),
     }));

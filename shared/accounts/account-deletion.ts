@@ -21,7 +21,7 @@ import { deleteApplication } from '#shared/oauth/app-access';
  *   token families are deleted, then the consent is removed: the application's `grant.revoked`);
  * - `applications`: the applications the user develops, with their webhook and deliveries (deletion
  *   is refused beforehand while other people use one, see applicationsInUse);
- * - `devices`, `address` (the e-mail address is free for a new sign-up), `mail` (the farewell
+ * - `devices` (with the second factors and the second-factor throttle record), `address` (the e-mail address is free for a new sign-up), `mail` (the farewell
  *   e-mail, once), `sessions`, `profile`.
  */
 export const DELETION_STEPS = ['mark', 'grants', 'applications', 'devices', 'address', 'mail', 'sessions', 'profile'] as const;
@@ -106,7 +106,10 @@ export async function deleteAccount(deps: DeletionDeps, userId: string): Promise
   await done('grants');
 
   for (const app of await clients.listClientsByDeveloper(userId)) {
-    // Its deliveries first, while the application is still listed for a retry to find.
+    // Its webhook, then its deliveries, while the application is still listed for a retry to find:
+    // a fan-out writes a delivery only while the webhook exists (or, for a device event, the consent,
+    // which the grants step removed), so none can appear once they are gone.
+    await erasure.deleteItems([erasure.webhookKeyOf(app.clientId)]);
     await erasure.deleteItems(await erasure.deliveryKeysOf(app.clientId));
     try {
       await deleteApplication(deps, userId, app.clientId);
@@ -117,8 +120,9 @@ export async function deleteAccount(deps: DeletionDeps, userId: string): Promise
   await done('applications');
 
   await erasure.deleteItems(await erasure.deviceKeysOf(userId));
-  // The second factors with the devices, and the passkeys' claims, which are outside the user's partition.
-  await erasure.deleteItems(await erasure.factorKeysOf(userId));
+  // The second factors with the devices, the passkeys' claims and the second-factor throttle record,
+  // which are outside the user's partition.
+  await erasure.deleteItems([...await erasure.factorKeysOf(userId), ...erasure.throttleKeysOf(userId)]);
   await done('devices');
 
   await erasure.releaseAddress(user.email, userId);

@@ -4,7 +4,7 @@ import type { ItemKey } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, queryAll as queryTable, type RepoDeps } from '#shared/data/dynamodb';
 import {
   consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, factorsOfUserKey, fromItem, grantsOfClientIndexKey, isFamilyKey,
-  passkeyClaimKey, passkeyHashOfKey, PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, userKey,
+  passkeyClaimKey, passkeyHashOfKey, PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, throttleKey, userKey, webhookKey,
 } from '#shared/data/keys';
 import type { RevocationReason, TokenFamily } from '#shared/domain/grant';
 import { toUser, type User } from '#shared/domain/user';
@@ -166,12 +166,27 @@ export function createErasureRepo({ doc, table }: RepoDeps) {
       })];
     },
 
-    /** The keys of an application's webhook deliveries: one Query of its partition (per 1 MB page), keys only. */
+    /**
+     * The keys of an application's webhook deliveries: one strongly consistent Query of its partition
+     * (per 1 MB page), keys only, so that a delivery written just before (its webhook then still
+     * existed) is among them.
+     */
     async deliveryKeysOf(clientId: string): Promise<ItemKey[]> {
       const items = await queryAll({
         KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': deliveriesOfClientKey(clientId).pk }, ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
       });
       return items.map(keyOf);
+    },
+
+    /** The key of an application's webhook (no request): deleted before its deliveries, no delivery of it can be written after them. */
+    webhookKeyOf(clientId: string): ItemKey {
+      return webhookKey(clientId);
+    },
+
+    /** The keys of the user's records that are keyed by the user id but live outside its partition (no request): the second-factor throttle record. */
+    throttleKeysOf(userId: string): ItemKey[] {
+      return [throttleKey('second-factor', userId)];
     },
 
     /** Deletes items by key, one idempotent DeleteItem each (a few at a time). */
@@ -213,6 +228,8 @@ export const ERASURE_REPO_NEEDS = {
   deviceKeysOf: { actions: ['Query'] },
   factorKeysOf: { actions: ['Query'] },
   deliveryKeysOf: { actions: ['Query'] },
+  webhookKeyOf: { actions: [] },
+  throttleKeysOf: { actions: [] },
   deleteItems: { actions: ['DeleteItem'] },
   releaseAddress: { actions: ['DeleteItem'] },
   deleteProfile: { actions: ['DeleteItem'] },

@@ -1,7 +1,7 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { deliveriesOfClientKey, deliveryKey, fromItem } from '#shared/data/keys';
+import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { consentKey, deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { webhookIdTime, type WebhookEventType } from '#shared/domain/webhook';
@@ -37,6 +37,17 @@ export interface WebhookDelivery {
   expiresAt: number;
 }
 
+/**
+ * What must still exist for a table change's delivery to be written: the application's webhook (a
+ * grant event), or the owner's consent to the application (a device event, whose delivery names the owner).
+ */
+export type DeliveryGuard = 'webhook' | 'consent';
+
+/** A fan-out's write: written, there already (a stream record read twice), or not written because its guard is gone. */
+export type EventDeliveryOutcome = 'created' | 'exists' | 'gone';
+
+type NewDelivery = Pick<WebhookDelivery, 'clientId' | 'webhookId' | 'eventType' | 'payload' | 'userId'>;
+
 /** What one delivery attempt came to. */
 export interface AttemptOutcome {
   status: DeliveryStatus;
@@ -48,27 +59,62 @@ export interface AttemptOutcome {
   attempted?: boolean;
 }
 
+function requireUser(delivery: NewDelivery): string {
+  if (!delivery.userId) throw new Error('A delivery guarded by a consent names its user');
+  return delivery.userId;
+}
+
 /** The delivery methods of the webhook repository (its WEBHOOK_REPO_NEEDS declares their actions). */
 export function createWebhookDeliveries({ doc, table }: RepoDeps) {
   const keyOf = (clientId: string, webhookId: string) => {
     const at = webhookIdTime(webhookId);
     return at === undefined ? undefined : deliveryKey(clientId, at.toISOString(), webhookId);
   };
+  const newItem = (delivery: NewDelivery, now: Date) => {
+    const key = keyOf(delivery.clientId, delivery.webhookId);
+    if (!key) throw new Error('Not a webhook id');
+    const item: WebhookDelivery = {
+      ...delivery, status: 'pending', attempts: 0, createdAt: webhookIdTime(delivery.webhookId)!.toISOString(),
+      expiresAt: epochSeconds(now) + DELIVERY_RETENTION_SECONDS,
+    };
+    return { ...key, ...item };
+  };
 
   return {
     /** Stores a new delivery (`pending`, no attempts, TTL 30 days); false when it already exists (a record read twice). One PutItem. */
-    async createDelivery(delivery: Pick<WebhookDelivery, 'clientId' | 'webhookId' | 'eventType' | 'payload' | 'userId'>, now: Date): Promise<boolean> {
-      const key = keyOf(delivery.clientId, delivery.webhookId);
-      if (!key) throw new Error('Not a webhook id');
-      const item: WebhookDelivery = {
-        ...delivery, status: 'pending', attempts: 0, createdAt: webhookIdTime(delivery.webhookId)!.toISOString(),
-        expiresAt: epochSeconds(now) + DELIVERY_RETENTION_SECONDS,
-      };
+    async createDelivery(delivery: NewDelivery, now: Date): Promise<boolean> {
       try {
-        await doc.send(new PutCommand({ TableName: table, Item: { ...key, ...item }, ConditionExpression: 'attribute_not_exists(pk)' }));
+        await doc.send(new PutCommand({ TableName: table, Item: newItem(delivery, now), ConditionExpression: 'attribute_not_exists(pk)' }));
         return true;
       } catch (error) {
         if (isConditionalCheckFailed(error)) return false;
+        throw error;
+      }
+    },
+
+    /**
+     * Stores a new delivery of a table change's event as createDelivery does, but only while its
+     * guard exists (`consent`: the consent of `delivery.userId` to the application): one
+     * TransactWriteItems of the PutItem and a ConditionCheck, so a fan-out that read the webhook or
+     * consent before a deletion cannot write after it (an account's deletion removes the consents,
+     * then the webhook, then the deliveries it can find). 'gone': the guard is gone, nothing written.
+     */
+    async createEventDelivery(delivery: NewDelivery, guard: DeliveryGuard, now: Date): Promise<EventDeliveryOutcome> {
+      const guardKey = guard === 'webhook' ? webhookKey(delivery.clientId) : consentKey(requireUser(delivery), delivery.clientId);
+      try {
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: table, Item: newItem(delivery, now), ConditionExpression: 'attribute_not_exists(pk)' } },
+            { ConditionCheck: { TableName: table, Key: guardKey, ConditionExpression: 'attribute_exists(pk)' } },
+          ],
+        }));
+        return 'created';
+      } catch (error) {
+        if (!isCancelled(error)) throw error;
+        const [put, check] = cancellationCodes(error);
+        // A conflict with a concurrent write (TransactionConflict) is thrown: the stream hands the batch over again.
+        if (check === 'ConditionalCheckFailed') return 'gone';
+        if (put === 'ConditionalCheckFailed') return 'exists';
         throw error;
       }
     },

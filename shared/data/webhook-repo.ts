@@ -205,6 +205,7 @@ export const WEBHOOK_REPO_NEEDS = {
   clearFailing: { actions: ['UpdateItem'] },
   disableSubscription: { actions: ['UpdateItem'] },
   createDelivery: { actions: ['PutItem'] },
+  createEventDelivery: { actions: ['PutItem', 'ConditionCheckItem'] },
   deliveryRead: { actions: ['BatchGetItem'] },
   getDelivery: { actions: ['GetItem'] },
   listDeliveries: { actions: ['Query'] },

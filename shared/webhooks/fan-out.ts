@@ -32,7 +32,7 @@ export function toChangeRecord(record: StreamRecordLike): ChangeRecord | undefin
 
 export interface FanOutDeps {
   grants: Pick<GrantRepo, 'listConsentsByUser'>;
-  webhooks: Pick<WebhookRepo, 'subscriptionsRead' | 'createDelivery'>;
+  webhooks: Pick<WebhookRepo, 'subscriptionsRead' | 'createEventDelivery'>;
   batch: Pick<BatchReader, 'read'>;
   queue: WebhookQueue;
   now?: () => Date;
@@ -44,7 +44,9 @@ export interface FanOutDeps {
  * `read_device` and shares the device, found with one Query of the owner's consents; grant events:
  * that application),
  * those with a live webhook (one BatchGetItem of their subscriptions), and for each event and
- * application one delivery item (PutItem, TTL 30 days) and one queue message. Webhook ids derive
+ * application one delivery item (TTL 30 days; one TransactWriteItems: written only while the owner's
+ * consent, for a device event, or the application's webhook, for a grant event, still exists, else
+ * neither item nor message) and one queue message. Webhook ids derive
  * from the stream record, so a batch read again (after a failure) makes the same ids, and an
  * existing delivery is not written again. Returns the number of deliveries queued.
  */
@@ -76,7 +78,11 @@ export async function fanOut(records: readonly StreamRecordLike[], deps: FanOutD
   await Promise.all(flat.flatMap(({ change, event, clientIds: ids }) => ids.filter((id) => live.has(id)).map(async (clientId) => {
     const webhookId = newWebhookId(new Date(event.timestamp), `${change.sourceId}/${clientId}/${event.type}`);
     const userId = change.ownerId;
-    await webhooks.createDelivery({ clientId, webhookId, eventType: event.type, payload: JSON.stringify(event), userId }, at);
+    // Written only while the consent (device event) or the webhook (grant event) still exists: a
+    // deletion between the read above and this write leaves nothing naming its user behind.
+    const guard = change.kind === 'device' ? 'consent' : 'webhook';
+    const written = await webhooks.createEventDelivery({ clientId, webhookId, eventType: event.type, payload: JSON.stringify(event), userId }, guard, at);
+    if (written === 'gone') return;
     // A device event is delivered only while the owner's grant stands: the delivery checks it again.
     messages.push(change.kind === 'device' ? { clientId, webhookId, userId } : { clientId, webhookId });
   })));

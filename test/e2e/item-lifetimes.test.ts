@@ -164,10 +164,26 @@ const KINDS: { kind: string; pk: RegExp; sk: RegExp; lifetime: (item: Item, find
     lifetime: () => ({ state: 'pending sign-in', ttl: 5 * MINUTE }),
   },
   {
+    // The device flow's user code (RFC 8628), by the hash of its canonical form: entered and decided,
+    // it is deleted; never entered, it waits out the device code's 10 minutes.
+    kind: 'device flow user code', pk: /^USERCODE#[A-Za-z0-9_-]{43}$/, sk: /^USERCODE$/,
+    lifetime: () => ({ state: 'user code', ttl: 10 * MINUTE }),
+  },
+  {
+    // User codes entered by an account or from an address in a 10-minute window named by its start: it dies at the window's end.
+    kind: 'user code entry count', pk: /^USERCODEENTRIES#(account#[0-9a-f-]{36}|address#[0-9a-f.:]+)$/, sk: /^WINDOW#\d+$/,
+    lifetime: (item) => ({
+      state: `user code entries of an ${String(item.pk).split('#')[1]}`, expiresAt: Number(String(item.sk).slice('WINDOW#'.length)) + 10 * MINUTE,
+    }),
+  },
+  {
     // A code is its family's first state (pending): its exchange makes it the family.
     kind: 'token family', pk: /^FAMILY#[0-9a-f-]{36}$/, sk: /^FAMILY$/,
     lifetime: (item, find) => {
       if (item.status === 'pending') return { state: 'unused code', ttl: 10 * MINUTE };
+      // The device flow's first states: waiting for its user code, then decided until the device polls (10 minutes from the start).
+      if (item.status === 'device_pending') return { state: 'device authorization waiting', ttl: 10 * MINUTE };
+      if (item.status === 'device_denied') return { state: 'device authorization denied', ttl: 10 * MINUTE };
       // A code a revocation ended before its exchange keeps its 10 minutes.
       if (item.status === 'revoked' && item.activeTokenHash === undefined) return { state: 'code revoked unused', ttl: 10 * MINUTE };
       // Its refresh tokens live in it (hashes): no item of their own.
@@ -220,11 +236,11 @@ describe('item lifetimes', () => {
     redirectUri: string;
   }
 
-  async function registerApp(developer: Browser): Promise<App> {
+  async function registerApp(developer: Browser, fields: Record<string, string> = {}): Promise<App> {
     const redirectUri = `https://app-${randomUUID().slice(0, 8)}.example/callback`;
     const name = `App ${randomUUID().slice(0, 8)}`;
     const posted = await submit(developer, '/developer', '/developer/apps', {
-      name, description: 'Lifetimes.', website: 'https://app.example', redirect_uris: redirectUri,
+      name, description: 'Lifetimes.', website: 'https://app.example', redirect_uris: redirectUri, ...fields,
     });
     expect(posted.status).toBe(303);
     const reply = await developer.get(posted.location!);
@@ -234,7 +250,7 @@ describe('item lifetimes', () => {
     return { clientId, clientSecret, name, redirectUri };
   }
 
-  async function tokenEndpoint(path: '/oauth/token' | '/oauth/revoke', app: App, fields: Record<string, string>) {
+  async function tokenEndpoint(path: '/oauth/token' | '/oauth/revoke' | '/oauth/device_authorization', app: App, fields: Record<string, string>) {
     const response = await fetch(`${service.authUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -304,6 +320,19 @@ describe('item lifetimes', () => {
     // A rotation whose new secret was never shown: the browser did not follow the redirect.
     const rotation = await submit(developer, `/developer/apps/${kept.clientId}`, `/developer/apps/${kept.clientId}/secret`, { confirm: 'yes' });
     expect(rotation.status).toBe(303);
+
+    // The device flow (RFC 8628): a user code the developer enters at /device and denies, and one never entered.
+    const tv = await registerApp(developer, { client_type: 'confidential', device_flow: 'on' });
+    const deviceAuthorization = async () => {
+      const reply = await tokenEndpoint('/oauth/device_authorization', tv, { scope: 'read_device' });
+      expect(reply.status).toBe(200);
+      return reply.body.user_code!;
+    };
+    const entered = await deviceAuthorization();
+    await deviceAuthorization();
+    const consentPage = await submit(developer, '/device', '/device', { user_code: entered });
+    expect(consentPage.status).toBe(200);
+    expect((await developer.postForm('/device', { ...formFields(consentPage.text, '/device'), decision: 'deny' })).status).toBe(200);
 
     // Rotation, then reuse of the first token once its successor was used: the family is revoked.
     const first = await family(b, walker, kept);
@@ -424,10 +453,11 @@ describe('item lifetimes', () => {
     expect([...states].sort()).toEqual([
       'account throttle record', 'account-address throttle record', 'active family', 'active family, rotated', 'address throttle record', 'application',
       'authenticator app', 'authenticator enrolment',
-      'code revoked unused', 'confirmation link', 'consent', 'device', 'e-mail address', 'known browser',
+      'code revoked unused', 'confirmation link', 'consent', 'device', 'device authorization denied', 'device authorization waiting',
+      'e-mail address', 'known browser',
       'mail count', 'passkey', 'passkey claim', 'passkey registration challenge', 'passkey sign-in challenge', 'password reset link', 'pending sign-in',
       'recovery codes', 'recovery codes to show', 'revoked family', 'second-factor throttle record', 'secret to show', 'session', 'signing-key schedule', 'unused code', 'user',
-      'webhook delivery', 'webhook subscription',
+      'user code', 'user code entries of an account', 'user code entries of an address', 'webhook delivery', 'webhook subscription',
     ]);
     // The deleted application's webhook went with it.
     expect(items.filter((item) => item.sk === 'WEBHOOK').map((item) => item.pk)).toEqual([`CLIENT#${kept.clientId}`]);
@@ -439,6 +469,8 @@ describe('item lifetimes', () => {
     expect(consents.filter((c) => c.userId === walker.user.id).map((c) => c.clientId)).toEqual([kept.clientId]);
     expect(find(`LINK#${hashSecret(confirmation)}`, 'LINK')).toBeUndefined();
     expect(find(`LINK#${hashSecret(reset)}`, 'LINK')).toBeUndefined();
+    // The user code entered and decided is gone; the one never entered waits out its 10 minutes.
+    expect(items.filter((item) => String(item.pk).startsWith('USERCODE#')).length).toBe(1);
     // And what the two-step sign-ins used up: the answered challenges, the completed sign-ins, the
     // confirmed enrolment, the codes shown, the recovery code spent.
     expect(items.filter((item) => String(item.pk).startsWith('CHALLENGE#')).map((item) => item.purpose).sort()).toEqual(['authenticate', 'register']);

@@ -7,6 +7,7 @@ import { WEBHOOK_ENV } from '#shared/config';
 import {
   DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS, RETRY_DELAYS_SECONDS,
 } from '#shared/webhooks/deliver';
+import { FAN_OUT_MAX_RECORD_AGE_SECONDS, STREAM_RETENTION_SECONDS } from '#shared/webhooks/stream-failures';
 import { removeTestApps, testApp } from '../support/cdk-app';
 import { deployedTemplate } from '../support/deployed-form';
 
@@ -52,11 +53,11 @@ describe('webhooks: stream, queues, alarm, functions', () => {
   });
 
   it('the delivery queue dead-letters after the last attempt, and the dead-letter queue raises an alarm', () => {
-    // The webhook pipeline's two (the rotation's failures queue is Monitoring's business: monitoring.test.ts).
+    // The webhook pipeline's three, the stream failures' below (the rotation's failures queue is Monitoring's business: monitoring.test.ts).
     const queues = ofType('AWS::SQS::Queue').filter(([id]) => id.startsWith('Webhooks'));
-    expect(queues).toHaveLength(2);
+    expect(queues).toHaveLength(3);
     const [deliveriesId, deliveries] = queues.find(([, q]) => q.Properties.RedrivePolicy)!;
-    const [deadId, dead] = queues.find(([id]) => id !== deliveriesId)!;
+    const [deadId, dead] = queues.find(([id]) => id !== deliveriesId && id.includes('DeadLetters'))!;
     expect(deliveries.Properties).toMatchObject({
       VisibilityTimeout: QUEUE_VISIBILITY_TIMEOUT_SECONDS, SqsManagedSseEnabled: true,
       RedrivePolicy: { maxReceiveCount: MAX_DELIVERY_ATTEMPTS, deadLetterTargetArn: { 'Fn::GetAtt': [deadId, 'Arn'] } },
@@ -64,10 +65,11 @@ describe('webhooks: stream, queues, alarm, functions', () => {
     // The queue keeps a message longer than the whole retry schedule.
     expect(deliveries.Properties.MessageRetentionPeriod).toBeGreaterThan(RETRY_DELAYS_SECONDS.reduce((a: number, b: number) => a + b, 0) * 1.2);
     expect(dead.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
-    // Both refuse plain HTTP.
-    expect(ofType('AWS::SQS::QueuePolicy').filter(([id]) => id.startsWith('Webhooks'))).toHaveLength(2);
+    // All three refuse plain HTTP.
+    expect(ofType('AWS::SQS::QueuePolicy').filter(([id]) => id.startsWith('Webhooks'))).toHaveLength(3);
 
-    const alarm = ofType('AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.Namespace === 'AWS/SQS');
+    const alarm = ofType('AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.Namespace === 'AWS/SQS'
+      && a.Properties.Dimensions[0].Value['Fn::GetAtt'][0] === deadId);
     expect(alarm?.[1].Properties).toMatchObject({
       MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, EvaluationPeriods: 1,
       ComparisonOperator: 'GreaterThanOrEqualToThreshold', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadId, 'QueueName'] } }],
@@ -82,12 +84,39 @@ describe('webhooks: stream, queues, alarm, functions', () => {
     const [deliverId, deliver] = functionWithEntry('DeliverWebhooks');
     const mappings = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties);
     expect(mappings.find((m) => m.FunctionName.Ref === fanOutId)).toMatchObject({
-      StartingPosition: 'LATEST', BatchSize: 100, BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, MaximumRecordAgeInSeconds: 86_400,
+      StartingPosition: 'LATEST', BatchSize: 100, BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, MaximumRecordAgeInSeconds: 43_200,
       EventSourceArn: { 'Fn::GetAtt': [expect.any(String), 'StreamArn'] },
     });
     expect(mappings.find((m) => m.FunctionName.Ref === deliverId)).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(deliver.Properties.Timeout).toBe(DELIVERY_FUNCTION_TIMEOUT_SECONDS);
     for (const id of [fanOutId, deliverId]) expect(resources[id]!.Properties.Environment.Variables[WEBHOOK_ENV.queueUrl]).toEqual({ Ref: expect.any(String) });
+  });
+
+  it('a stream batch the fan-out gives up on goes to an encrypted, SSL-only queue kept 14 days, whose first message raises an alarm', () => {
+    const [fanOutId] = functionWithEntry('FanOutEvents');
+    const mapping = ofType('AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties).find((m) => m.FunctionName.Ref === fanOutId)!;
+    const [failuresId, failures] = ofType('AWS::SQS::Queue').find(([id]) => id.startsWith('WebhooksStreamFailures'))!;
+    expect(mapping.DestinationConfig).toEqual({ OnFailure: { Destination: { 'Fn::GetAtt': [failuresId, 'Arn'] } } });
+    expect(failures.Properties).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    const [, policy] = ofType('AWS::SQS::QueuePolicy').find(([, p]) => p.Properties.Queues.some((q: { Ref: string }) => q.Ref === failuresId))!;
+    expect(policy.Properties.PolicyDocument.Statement).toContainEqual(expect.objectContaining({
+      Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+    }));
+    // Lambda gives up at 12 hours at the latest: the stream (24 hours) still has the records for 12 more, to be replayed.
+    expect(mapping.MaximumRecordAgeInSeconds).toBe(FAN_OUT_MAX_RECORD_AGE_SECONDS);
+    expect(STREAM_RETENTION_SECONDS - FAN_OUT_MAX_RECORD_AGE_SECONDS).toBeGreaterThanOrEqual(12 * 3600);
+    // Lambda sends with the function's role: sqs:SendMessage on that queue alone.
+    const sends = statementsOf(fanOutId).filter((st) => JSON.stringify(st.Resource).includes(failuresId));
+    expect(sends.flatMap((st) => [st.Action].flat())).toContain('sqs:SendMessage');
+    expect(sends.every((st) => JSON.stringify(st.Resource) === JSON.stringify({ 'Fn::GetAtt': [failuresId, 'Arn'] }))).toBe(true);
+
+    const alarm = ofType('AWS::CloudWatch::Alarm').find(([, a]) => a.Properties.Namespace === 'AWS/SQS'
+      && a.Properties.Dimensions[0].Value['Fn::GetAtt'][0] === failuresId);
+    expect(alarm?.[1].Properties).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1, EvaluationPeriods: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarm?.[1].Properties.AlarmDescription).toContain('npm run admin -- replay-stream-failures');
+    expect(alarm?.[1].Properties.AlarmActions).toHaveLength(1);
   });
 
   it('the delivery mapping invokes at most DELIVERY_MAX_CONCURRENCY at once, and no function reserves concurrency', () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ApplicationsInUseError, deleteAccount, DELETION_STEPS, type DeletionDeps, type DeletionStep } from '#shared/accounts/account-deletion';
 import { hashPassword } from '#shared/accounts/password';
@@ -16,7 +16,9 @@ import type { User } from '#shared/domain/user';
 import { newWebhookId } from '#shared/domain/webhook';
 import type { MailMessage } from '#shared/email/mailer';
 import { InvalidGrantError } from '#shared/errors';
+import { throttleKey } from '#shared/data/keys';
 import { makeDevice, userNamed } from '../support/factories';
+import { putThrottleRecord } from '../support/throttle';
 import { clients, current, doc, grants, tokenClient, seedCode, seedTokens, table, tokens, revokeToken, useTokenService } from '../support/token-service';
 
 // An account's deletion (shared/accounts/account-deletion.ts) against DynamoDB Local: stopped after
@@ -41,6 +43,8 @@ describe('account deletion', () => {
     expect(await createPasskeyRepo(repos).addPasskey(user.id, {
       credentialId: `cred-${user.id}`, publicKey: 'pk', counter: 0, transports: ['internal'], name: 'Laptop', createdAt: formatTimestamp(current), backedUp: false,
     })).toBe('added');
+    // A wrong second-factor code not long ago: the account's second-factor throttle record, keyed by its id.
+    await putThrottleRecord(repos, 'second-factor', user.id, { failures: 1, nextAttemptAt: current.getTime() });
     const sessions = createSessionRepo(repos);
     await sessions.createSession(user.id, current);
     await sessions.createSession(user.id, current);
@@ -113,6 +117,18 @@ describe('account deletion', () => {
       expect(await deleteAccount(deps(mail), user.id)).toBe('absent');
     },
   );
+
+  it('takes the account’s second-factor throttle record with its second factors', async () => {
+    const { user } = await populatedUser();
+    const throttled = async () => (await doc.send(new GetCommand({ TableName: table, Key: throttleKey('second-factor', user.id), ConsistentRead: true }))).Item;
+    expect(await throttled()).toBeDefined();
+
+    await expect(deleteAccount(deps([], (step) => {
+      if (step === 'devices') throw new Error('stop after the devices step');
+    }), user.id)).rejects.toThrow('stop after the devices step');
+
+    expect(await throttled()).toBeUndefined();
+  });
 
   it('is refused, nothing changed, while another person uses an application the user develops', async () => {
     const { user } = await populatedUser();

@@ -114,6 +114,8 @@ export interface DeployedForm {
   configurationSetArn: string;
   /** The webhook delivery queue (the source of the delivery function's event source mapping). */
   webhookQueueArn: string;
+  /** Each event source mapping's on-failure destination (the fan-out's stream-failures queue): Lambda sends to it with the function's role. */
+  mappingFailureDestinations: string[];
   /** The SNS topic every alarm notifies, with its topic policy. */
   alarmTopic: { arn: string; policy: PolicyDocument };
   /** Per scheduled function: its rule, and the queue that takes the runs that failed every try, with that queue's policy. */
@@ -185,9 +187,12 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
   // A function an event source mapping invokes is reached through it: `stream table` for the
   // table's stream, `queue webhook-deliveries` for the delivery queue (as local/webhooks.ts names them).
   let webhookQueueArn = '';
+  const mappingFailureDestinations: string[] = [];
   for (const [, mapping] of ofType('AWS::Lambda::EventSourceMapping')) {
     const fn = functions.get((mapping.Properties.FunctionName as { Ref: string }).Ref);
     if (!fn) continue;
+    const destination = mapping.Properties.DestinationConfig?.OnFailure?.Destination;
+    if (destination) mappingFailureDestinations.push(resolve(destination) as string);
     const [sourceId, attribute] = (mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
     const isStream = attribute === 'StreamArn';
     if (!isStream) webhookQueueArn = arnOf(sourceId, resources);
@@ -224,6 +229,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     // Unnamed in the template, its name is CloudFormation's; a Ref to it resolves to the logical id here.
     configurationSetArn: `arn:aws:ses:${REGION}:${ACCOUNT}:configuration-set/${ref(configurationSetId, resources)}`,
     webhookQueueArn,
+    mappingFailureDestinations,
     alarmTopic: { arn: resolve(topicPolicy.Properties.Topics[0]), policy: resolve(topicPolicy.Properties.PolicyDocument) },
     scheduledFailures,
   };

@@ -63,15 +63,16 @@ describe('cost model: reading the benchmark', () => {
       scenario, fn: scenario.replace(/ \(.*\)$/, '') as Measured['fn'], p50Ms: 1, cpuMs: 0.5, coldMs: 100, requestsPerCall, floor,
     });
     const rotation = row('rotate-signing-key (report)', 'KMS client + GetItem(keySchedule)', 1);
-    const fanOut = row('fan-out-events (1 webhook)', 'Query(consent ×1) + BatchGetItem(webhook) + PutItem(delivery) + SQS send', 3);
+    const fanOut = row('fan-out-events (1 webhook)', 'Query(consent ×1) + BatchGetItem(webhook) + TransactWriteItems(delivery, consent) + SQS send', 3);
     const deliver = row('deliver-webhooks (delivered)', 'SQS client + BatchGetItem(delivery, webhook, consent) + signed POST + UpdateItem(delivery)', 2);
     expect(parseFloor(rotation.floor)).toEqual([{ op: 'kmsClient' }, { op: 'GetItem', of: ['keySchedule'] }]);
     expect(parseFloor(fanOut.floor).at(-1)).toEqual({ op: 'queueSend' });
     expect(parseFloor(deliver.floor)[2]).toEqual({ op: 'signedPost' });
     // The rotation reads the schedule strongly consistent each run (the token endpoint and the JWKS keep theirs a minute).
     expect(perCall(rotation)).toMatchObject({ rru: 1, wru: 0, requests: 1 });
-    // The design's counts of the webhook benchmark (cost-model perDelivery): fan-out one PutItem and two reads, delivery 3 RRU and 1 WRU.
-    expect(perCall(fanOut)).toMatchObject({ rru: 1.5, wru: 1, requests: 3 });
+    // The design's counts of the webhook benchmark (cost-model perDelivery): fan-out one transaction (the delivery, guarded by
+    // the consent; the floor puts the consent, so its index write too) and two reads, delivery 3 RRU and 1 WRU.
+    expect(perCall(fanOut)).toMatchObject({ rru: 1.5, wru: 5, requests: 3 });
     expect(perCall(deliver)).toMatchObject({ rru: 3, wru: 1, requests: 2, signs: 0, mails: 0 });
     // None of them is an API call of the usage model: a month of it costs as much with them as without.
     expect(monthlyCost(100_000, [...measured, rotation, fanOut, deliver]).total).toBeCloseTo(monthlyCost(100_000, measured).total, 9);
@@ -163,13 +164,13 @@ describe('cost model: push instead of polling', () => {
   it('prices a delivered event by hand: milliseconds, invocations, request units, SQS requests', () => {
     expect(deliveriesPerUserMonth(push)).toBe(300);
     // fan-out 10 ms + 2 × 3 ms; delivery 20 ms + 2 × 3 ms + 100 ms of receiver shared by 10 messages.
-    expect(perDelivery(w, push)).toMatchObject({ invocations: 0.2, rru: 1 + 3, wru: 2, logBytes: 0.2 * 800 });
+    expect(perDelivery(w, push)).toMatchObject({ invocations: 0.2, rru: 1 + 3, wru: 4 + 1, deliveriesPartitionWru: 2 + 1, logBytes: 0.2 * 800 });
     expect(perDelivery(w, push).lambdaMs).toBeCloseTo(16 + 36, 9);
     expect(perDelivery(w, push).sqsRequests).toBeCloseTo(0.1 + 2, 9);
     // Half the deliveries need a second attempt: the delivery's part again, one more UpdateItem, receive and delete.
     const retried = perDelivery(w, { ...push, retriesPerDelivery: 0.5 });
     expect(retried.lambdaMs).toBeCloseTo(16 + 36 * 1.5, 9);
-    expect(retried).toMatchObject({ invocations: 0.1 + 0.15, rru: 1 + 4.5, wru: 2.5 });
+    expect(retried).toMatchObject({ invocations: 0.1 + 0.15, rru: 1 + 4.5, wru: 4 + 1.5, deliveriesPartitionWru: 2 + 1.5 });
     expect(retried.sqsRequests).toBeCloseTo(0.1 + 3, 9);
   });
 
@@ -179,21 +180,22 @@ describe('cost model: push instead of polling', () => {
     expect(cost.deliveries).toBe(deliveries);
     expect(cost.api.requests).toBe(0); // the polls are gone
     expect(cost.lines.lambda).toBeCloseTo(deliveries * (0.2 * 0.2 / 1e6 + 0.052 * 0.5 * 0.0000133334), 9);
-    expect(cost.lines.dynamoDb).toBeCloseTo(deliveries * (4 * 0.125 + 2 * 0.625) / 1e6 + deliveries * 1000 / 1e9 * (0.25 + 0.2), 9);
+    expect(cost.lines.dynamoDb).toBeCloseTo(deliveries * (4 * 0.125 + 5 * 0.625) / 1e6 + deliveries * 1000 / 1e9 * (0.25 + 0.2), 9);
     expect(cost.lines.sqs).toBeCloseTo(deliveries * 2.1 * 0.4 / 1e6, 9);
     expect(cost.lines.logs).toBeCloseTo(deliveries * 160 / 1e9 * (0.5 + 0.03), 9);
     expect(cost.lines.streams).toBe(0); // GetRecords by a Lambda trigger is free
-    // Lambda $0.012 + $0.104, DynamoDB $0.525 + $0.135 (0.3 GB kept), SQS $0.252, logs $0.02544.
-    expect(cost.total).toBeCloseTo(cost.api.total + 0.116 + 0.66 + 0.252 + 0.02544, 3);
+    // Lambda $0.012 + $0.104, DynamoDB $1.0875 + $0.135 (0.3 GB kept), SQS $0.252, logs $0.02544.
+    expect(cost.total).toBeCloseTo(cost.api.total + 0.116 + 1.2225 + 0.252 + 0.02544, 3);
     // Lambda's idle long polls: 648,000 receives a month.
     expect(pushMonthlyCost(1000, [poll], w, { ...push, sqsIdleReceivesPerMonth: 648_000 }).lines.sqs).toBeCloseTo(cost.lines.sqs + 0.2592, 9);
   });
 
   it('finds where the partition of a popular application\'s deliveries binds, by hand', () => {
     const limit = pushBindingLimits([poll], w, push).find((l) => l.limit.includes('DELIVERIES#'))!;
-    // 300 deliveries a month → ×3 in the busiest hour → 2 WRU each (PutItem, UpdateItem) = 1,000 WRU/s.
-    expect(limit.bindsAtMau).toBeCloseTo(1000 / (300 / (30 * 86_400) * 3 * 2), 3);
-    expect(limit.bindsAtMau).toBeCloseTo(1_440_000, 3);
+    // 300 deliveries a month → ×3 in the busiest hour → 3 WRU each in the partition (the delivery in a transaction: 2; its
+    // UpdateItem: 1; the transaction's ConditionCheck is on the consent or webhook, elsewhere) = 1,000 WRU/s.
+    expect(limit.bindsAtMau).toBeCloseTo(1000 / (300 / (30 * 86_400) * 3 * 3), 3);
+    expect(limit.bindsAtMau).toBeCloseTo(960_000, 3);
   });
 
   it('at 1 million users with the measured figures, push costs less than polling, and the page says so', () => {
