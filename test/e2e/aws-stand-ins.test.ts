@@ -190,7 +190,7 @@ describe('the service on KMS and SES (stand-ins)', () => {
 
     try {
       // Deployment: the stack's key is recorded (its public key read once) and named `-current`; the first hourly run changes nothing.
-      expect((await lifecycle('Create')).Status).toBe('SUCCESS');
+      expect((await lifecycle('Create'))!.Status).toBe('SUCCESS');
       expect(kms()).toEqual([expect.objectContaining({ arn: stackKey, aliases: [aliases.current] })]);
       expect((await rotate('when-due')).introduced).toBeNull();
       expect(kms()).toHaveLength(1);
@@ -237,7 +237,7 @@ describe('the service on KMS and SES (stand-ins)', () => {
       expect(await flow()).toBe(third.introduced);
 
       // The stack's deletion (a dev stage): every key a rotation created is scheduled for deletion, the aliases go.
-      expect((await lifecycle('Delete')).Status).toBe('SUCCESS');
+      expect((await lifecycle('Delete'))!.Status).toBe('SUCCESS');
       expect(kms().map((k) => [kid(k.arn), k.state, k.aliases])).toEqual([
         [kid(stackKey), 'Enabled', []], [kid(second.arn), 'PendingDeletion', []], [third.introduced, 'PendingDeletion', []],
       ]);
