@@ -10,13 +10,6 @@ import type { SigningKeyStore } from '#shared/keys/schedule';
  * (`<stack name>/<unique part of its stack id>`): it says whose key it is, and grants nothing.
  */
 export const SIGNING_KEY_TAG_KEY = 'device-user-service:signing-key';
-/**
- * The tag earlier versions put on the roles of the token function (`<deployment>:sign`) and of the
- * rotation function (`<deployment>:rotate`), which their rotated keys' policies trusted. It grants
- * nothing now: a rotated key's policy names the two roles by ARN (infra/constructs/signing-key.ts).
- * Kept as a name only, for the tests that show a principal carrying it gains nothing.
- */
-export const SIGNING_KEY_ROLE_TAG_KEY = 'device-user-service:signing-key-role';
 /** KMS keeps a key this long after ScheduleKeyDeletion (the longest window KMS offers: time to cancel a mistake). */
 export const KEY_DELETION_WINDOW_DAYS = 30;
 

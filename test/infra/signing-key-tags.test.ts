@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
+import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV } from '#shared/config';
 import { functionDef } from '#functions/endpoints';
 import {
-  ACCOUNT, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
+  ACCOUNT, EARLIER_SIGNING_ROLE_TAG_KEY, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
 } from '../support/deployed-form';
 import { iamVerdict } from '../support/iam-evaluator';
 
@@ -118,7 +118,7 @@ describe('signing-key tags', () => {
     const refused: [DeployedFunction, string, Ask?][] = [
       [token, 'kms:ScheduleKeyDeletion'], [token, 'kms:PutKeyPolicy'], [rotation, 'kms:Sign'], [jwks, 'kms:Sign'], [jwks, 'kms:GetPublicKey'],
       // A role of another account, even one given the tags the earlier versions trusted.
-      [{ ...token, roleArn: token.roleArn.replace(ACCOUNT, '210987654321') }, 'kms:Sign', { callerAccount: '210987654321', principalTags: { [SIGNING_KEY_ROLE_TAG_KEY]: `${owner}:sign` } }],
+      [{ ...token, roleArn: token.roleArn.replace(ACCOUNT, '210987654321') }, 'kms:Sign', { callerAccount: '210987654321', principalTags: { [EARLIER_SIGNING_ROLE_TAG_KEY]: `${owner}:sign` } }],
     ];
     for (const [fn, action, ask] of refused) {
       expect(await verdict(fn, action, ROTATED_KEY, { ...created, ...ask }), `${fn.routes.join(', ')}: ${action} ${JSON.stringify(ask ?? {})}`).not.toBe('Allowed');
@@ -131,8 +131,8 @@ describe('signing-key tags', () => {
     const principals = [`arn:aws:iam::${ACCOUNT}:role/ci-deployer`, `arn:aws:sts::${ACCOUNT}:assumed-role/operator/alice`, `arn:aws:iam::${ACCOUNT}:user/script`];
     const tagSets: Record<string, string>[] = [
       // The tags earlier versions trusted, given by iam:TagRole or iam:TagUser, or as session tags (sts:TagSession).
-      { [SIGNING_KEY_ROLE_TAG_KEY]: `${owner}:sign` },
-      { [SIGNING_KEY_ROLE_TAG_KEY]: `${owner}:rotate` },
+      { [EARLIER_SIGNING_ROLE_TAG_KEY]: `${owner}:sign` },
+      { [EARLIER_SIGNING_ROLE_TAG_KEY]: `${owner}:rotate` },
       // The stack's other tags, and anything else.
       { [SIGNING_KEY_TAG_KEY]: owner, Stage: 'prod', 'aws:cloudformation:stack-name': STACK_NAME },
       {},

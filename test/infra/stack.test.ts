@@ -7,12 +7,12 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED_ROUTES as ROUTES, FUNCTIONS, SCHEDULED_FUNCTIONS } from '#functions/endpoints';
 import { DEFAULT_ROUTE_THROTTLE, fallbackRouteKeys, THROTTLES, type ThrottleClass } from '#shared/routes';
-import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
+import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { LIFECYCLE_TOPIC_SUFFIX, SIGNING_KEY_LIFECYCLE_TYPE } from '#infra/constructs/signing-key-lifecycle';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
-import { deployedTemplate } from '../support/deployed-form';
+import { deployedTemplate, EARLIER_SIGNING_ROLE_TAG_KEY } from '../support/deployed-form';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string; DependsOn?: string[] }>;
 
@@ -207,7 +207,7 @@ describe('DeviceUserServiceStack', () => {
 
   it('gives the keys a rotation creates a key policy: the account through IAM, kms:Sign for the token function\'s role and the rotation\'s actions for the rotation\'s role, each by ARN; no role carries a signing tag', () => {
     const roleOf = (fn: Resources[string]) => fn.Properties.Role['Fn::GetAtt'][0];
-    for (const [id, role] of ofType('AWS::IAM::Role')) expect(JSON.stringify(role.Properties.Tags ?? []), id).not.toContain(SIGNING_KEY_ROLE_TAG_KEY);
+    for (const [id, role] of ofType('AWS::IAM::Role')) expect(JSON.stringify(role.Properties.Tags ?? []), id).not.toContain(EARLIER_SIGNING_ROLE_TAG_KEY);
     const policy = rotationFunction().Properties.Environment.Variables[ENV.signingKeyPolicy];
     const rendered = JSON.stringify(policy);
     expect(rendered).toContain('\\"Sid\\":\\"AccountAdministration\\"');
