@@ -1,6 +1,8 @@
 import { logger } from '#shared/log';
 import { rotationDeps } from '#shared/runtime';
-import { initSigningKeys, rotateSigningKeys, tearDownSigningKeys, type RotationDeps, type RotationOptions, type RotationOutcome } from '#shared/keys/rotation';
+import {
+  applyKeyPolicies, initSigningKeys, rotateSigningKeys, tearDownSigningKeys, type RotationDeps, type RotationOptions, type RotationOutcome,
+} from '#shared/keys/rotation';
 import { STACK_BEING_DELETED, type StackStatusReader } from '#shared/aws/stack-status';
 
 /** What the invoker sends: the EventBridge schedule `{"mode":"when-due"}`, the operator `{"mode":"now"}` or `{"mode":"report"}`. */
@@ -56,7 +58,8 @@ export interface RotationHandlerDeps extends RotationDeps {
   /**
    * The rotated keys' key policy this function applies (SIGNING_KEY_POLICY). A Create or Update
    * naming another one is for another copy of the function (both are subscribed to the topic while
-   * CloudFormation moves it): this one leaves it to that copy and does not answer.
+   * CloudFormation moves it): this one leaves it to that copy and does not answer; during a rollback
+   * it answers SUCCESS without changing anything, and its next hourly step applies the policy it then has.
    */
   keyPolicy?: string;
 }
@@ -126,6 +129,9 @@ export function createRotationHandler(deps: () => RotationHandlerDeps) {
     }
     if (isLifecycleEvent(event)) return lifecycle(event, deps());
     const mode: RotationOptions['mode'] = event.mode === 'now' || event.mode === 'report' ? event.mode : 'when-due';
+    // Every step puts the current policy on the rotated keys again: what a lifecycle request this copy
+    // could not act on (a rollback, below) left behind is mended within the hour.
+    if (mode !== 'report') await applyKeyPolicies(deps());
     const outcome = await rotateSigningKeys(deps(), { mode });
     const summary = summarize(mode, outcome);
     if (outcome.closed && mode !== 'report') {
@@ -144,14 +150,22 @@ export function createRotationHandler(deps: () => RotationHandlerDeps) {
 async function lifecycle(event: LifecycleEvent, deps: RotationHandlerDeps): Promise<LifecycleResponse | undefined> {
   const physicalId = event.PhysicalResourceId ?? `signing-keys-${event.StackId.split('/').pop() ?? event.RequestId}`;
   const base = { PhysicalResourceId: physicalId, StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId };
-  let response: LifecycleResponse;
   const proposed = event.ResourceProperties.RotatedKeyPolicy;
-  if (event.RequestType !== 'Delete' && proposed !== undefined && deps.keyPolicy !== undefined && proposed !== deps.keyPolicy) {
-    logger.info('signing-key lifecycle request for another copy of this function: left to it', { requestType: event.RequestType });
-    return undefined;
-  }
+  const othersPolicy = event.RequestType !== 'Delete' && proposed !== undefined && deps.keyPolicy !== undefined && proposed !== deps.keyPolicy;
+  let response: LifecycleResponse;
   try {
-    if (event.RequestType === 'Delete') {
+    if (othersPolicy) {
+      // Never a policy from the request: whoever may publish to the topic would choose who signs.
+      // While CloudFormation moves the function, the other copy has that policy and answers; while it
+      // rolls an update back, this copy's policy is the one being undone: the roles return with the
+      // nested stacks, and the next hourly step puts their policy on the keys.
+      const status = deps.stackStatus ? await deps.stackStatus() : 'unknown (no stack)';
+      if (!status.startsWith('UPDATE_ROLLBACK') && !status.startsWith('ROLLBACK')) {
+        logger.info('signing-key lifecycle request for another copy of this function: left to it', { requestType: event.RequestType, stackStatus: status });
+        return undefined;
+      }
+      logger.warn('signing-key lifecycle rollback to another key policy: the next hourly step applies it', { stackStatus: status });
+    } else if (event.RequestType === 'Delete') {
       // A Delete also comes with a rollback, a replacement and a resource leaving the template: only
       // the stack's own status says that the stack is going.
       const { deleting, status } = event.ResourceProperties.TeardownOnDelete === 'true' ? await stackBeingDeleted(deps) : { deleting: false, status: 'kept' };

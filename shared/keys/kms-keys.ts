@@ -59,7 +59,12 @@ export function createKmsKeyStore(options: KmsKeyStoreOptions, kms: KmsSend = ob
     async applyKeyPolicy(ref) {
       // The same policy as at CreateKey: it names the roles of this deployment, which may have been
       // replaced since the key was created (a role's new ARN), or the key may predate it.
-      await kms.send(new PutKeyPolicyCommand({ KeyId: ref, Policy: options.keyPolicy, BypassPolicyLockoutSafetyCheck: true }));
+      try {
+        await kms.send(new PutKeyPolicyCommand({ KeyId: ref, Policy: options.keyPolicy, BypassPolicyLockoutSafetyCheck: true }));
+      } catch (error) {
+        // Pending deletion or gone: no one signs with it any more, and its policy no longer matters.
+        if (!['KMSInvalidStateException', 'NotFoundException'].includes((error as Error).name)) throw error;
+      }
     },
     async deleteKey(ref) {
       try {

@@ -69,6 +69,26 @@ describe('the deployment gives every rotated key the current key policy', () => 
     expect(world.fake.keys().find((key) => key.keyId === rotated.kid)!.policy).toBe(KEY_POLICY);
   });
 
+  it('a rollback to another policy (the roles being undone) is answered SUCCESS without a change, and the next hourly step, with the policy the function then has, puts it on the keys', async () => {
+    await (await world.handler())(lifecycleEvent('Create', true));
+    const rotated = (await world.step('now')).introduced!;
+    world.keyPolicy = REPLACED_POLICY;
+    await (await world.handler())(lifecycleEvent('Update', true, 'signing-keys-x', REPLACED_POLICY));
+    expect(world.fake.keys().find((key) => key.keyId === rotated.kid)!.policy).toBe(REPLACED_POLICY);
+
+    // A later resource failed: CloudFormation rolls the lifecycle back first, the function's nested stack after it.
+    world.stackStatus = 'UPDATE_ROLLBACK_IN_PROGRESS';
+    const answer = await (await world.handler())(lifecycleEvent('Update', true, 'signing-keys-x', KEY_POLICY));
+    expect(answer).toMatchObject({ Status: 'SUCCESS' });
+    expect(world.fake.keys().find((key) => key.keyId === rotated.kid)!.policy).toBe(REPLACED_POLICY);
+
+    world.keyPolicy = KEY_POLICY;
+    world.stackStatus = 'UPDATE_ROLLBACK_COMPLETE';
+    world.pass(3600);
+    await (await world.handler())({ mode: 'when-due' });
+    expect(world.fake.keys().find((key) => key.keyId === rotated.kid)!.policy).toBe(KEY_POLICY);
+  });
+
   it('takes CloudFormation\'s request through the lifecycle topic (an SNS record) as a direct one; a request for another copy\'s policy is left to that copy, unanswered', async () => {
     const viaTopic = (policy: string) => ({ Records: [{ EventSource: 'aws:sns', Sns: { Message: JSON.stringify(lifecycleEvent('Create', true, undefined, policy)) } }] });
 
