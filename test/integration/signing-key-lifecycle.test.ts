@@ -37,7 +37,6 @@ beforeEach(async () => {
   fake = createFakeKms();
   now = Math.floor(Date.now() / 1000);
   responses.length = 0;
-  stackStatus = 'UPDATE_COMPLETE';
 });
 afterEach(() => tableDoc.doc.destroy());
 
@@ -45,12 +44,10 @@ const store = () => createKmsKeyStore({
   initialKeyId: fake.firstKeyArn, keyPolicy: '{"Version":"2012-10-17","Statement":[]}', owner: 'Test/stack-id', aliasPrefix: ALIAS_PREFIX,
 }, fake.kms);
 const step = (mode: RotationOptions['mode']) => rotateSigningKeys({ repo, store: store(), now: clock }, { mode });
-/** The rotation function's handler over this test's table and stand-in (imported when used: the module is the function's). */
 const rotationFunction = async () => (await import('#functions/ops/rotate-signing-key')).createRotationHandler;
-/** What DescribeStacks answers for the stack (CloudFormation's side is a test double): the teardown runs only while it is being deleted. */
-let stackStatus = 'UPDATE_COMPLETE';
+/** The rotation function's handler over this test's table and stand-in, its stack being deleted (a rollback's Delete: signing-key-rollback.test.ts). */
 const handler = async (deps: Partial<RotationHandlerDeps> = {}) => (await rotationFunction())(() => ({
-  repo, store: store(), now: clock, stackStatus: async () => stackStatus, respond: async (url, response) => { responses.push({ url, response }); }, ...deps,
+  repo, store: store(), now: clock, stackStatus: async () => 'DELETE_IN_PROGRESS', respond: async (url, response) => { responses.push({ url, response }); }, ...deps,
 }));
 const lifecycleEvent = (RequestType: LifecycleEvent['RequestType'], teardown: boolean, PhysicalResourceId?: string): LifecycleEvent => ({
   RequestType, ResponseURL: 'https://cloudformation-custom-resource-response.example/answer', RequestId: `request-${RequestType}`,
@@ -196,8 +193,6 @@ describe('KMS refuses a new key for a while (item 5)', () => {
 });
 
 describe('the stack\'s deletion deletes what rotations created (item 8)', () => {
-  // The stack itself is being deleted (a Delete of a rollback or a replacement: signing-key-rollback.test.ts).
-  beforeEach(() => { stackStatus = 'DELETE_IN_PROGRESS'; });
   /** A stack one rotation in (its key active), with a next key created but not published yet. */
   async function rotatedStack() {
     await (await handler())(lifecycleEvent('Create', true));
