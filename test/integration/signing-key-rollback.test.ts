@@ -45,6 +45,18 @@ describe('a rollback never tears down a live stage', () => {
     });
   }
 
+  it('the upgrade\'s clean-up deletes the resource of an earlier version (its token the function\'s ARN, no key policy property): nothing is torn down', async () => {
+    const rotated = await rotatedStage();
+    world.stackStatus = 'UPDATE_COMPLETE_CLEANUP_IN_PROGRESS';
+    const earlier = lifecycleEvent('Delete', true, 'signing-keys-0a1b2c3d');
+
+    const answer = await (await world.handler())({ ...earlier, LogicalResourceId: 'TokenSigningLifecycle', ResourceProperties: { TeardownOnDelete: 'true' } });
+
+    expect(answer).toMatchObject({ Status: 'SUCCESS', LogicalResourceId: 'TokenSigningLifecycle' });
+    expect(world.keyState().find((key) => key.kid === rotated.kid)!.state).toBe('Enabled');
+    expect((await world.repo.getSchedule(true))!.closedAt).toBeUndefined();
+  });
+
   it('tears down only once the stack itself is DELETE_IN_PROGRESS', async () => {
     const rotated = await rotatedStage();
     world.stackStatus = 'DELETE_IN_PROGRESS';
