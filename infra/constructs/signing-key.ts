@@ -10,6 +10,16 @@ export interface SigningKeyProps {
   keep: boolean;
 }
 
+/**
+ * The tag earlier versions gave the token function's role (`<deployment>:sign`) and the rotation's
+ * (`<deployment>:rotate`), which the keys their rotations created trusted in their key policy. It
+ * grants nothing under the policy this version gives rotated keys (the roles by ARN). The two roles
+ * keep it for this version only, so that while an upgrade runs (the roles updated, then the
+ * lifecycle's Create putting the new policy on those keys) the keys still let them sign and rotate;
+ * remove it in the next version.
+ */
+export const UPGRADE_ROLE_TAG_KEY = 'device-user-service:signing-key-role';
+
 /** What the rotation function is: a grantee whose environment the grant completes (ServiceFunction). */
 export interface RotationFunction extends IGrantable {
   addEnvironment(key: string, value: string): unknown;
@@ -155,8 +165,9 @@ export class SigningKey extends Construct {
 
   private roleOf(grantee: IGrantable, use: 'sign' | 'rotate'): IRole {
     const role = grantee.grantPrincipal as Partial<IRole>;
-    if (typeof role.roleArn !== 'string') throw new Error('A signing-key grantee must be a role of this app');
+    if (typeof role.roleArn !== 'string' || !(role instanceof Construct)) throw new Error('A signing-key grantee must be a role of this app');
     if (this.roles[use] && this.roles[use] !== role) throw new Error(`Only one role may ${use} with the rotated keys`);
+    Tags.of(role).add(UPGRADE_ROLE_TAG_KEY, `${this.tagValue}:${use}`);
     return role as IRole;
   }
 }

@@ -4,7 +4,7 @@ import { LIFECYCLE_TOPIC_SUFFIX, SIGNING_KEY_LIFECYCLE_TYPE } from '#infra/const
 import { ENV } from '#shared/config';
 import { DeviceUserServiceStack } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
-import { deployedTemplate, EARLIER_SIGNING_ROLE_TAG_KEY } from '../support/deployed-form';
+import { deployedTemplate } from '../support/deployed-form';
 
 // The template's side of the signing keys' lifecycle: the rotated keys' policy names the two roles
 // by ARN and is a property of the lifecycle resource (a replaced role makes an Update), and that
@@ -37,9 +37,8 @@ describe('the signing keys\' lifecycle in the template', () => {
     return found[0]![1];
   };
 
-  it('gives the keys a rotation creates a key policy: the account through IAM, kms:Sign for the token function\'s role and the rotation\'s actions for the rotation\'s role, each by ARN; no role carries a signing tag', () => {
+  it('gives the keys a rotation creates a key policy: the account through IAM, kms:Sign for the token function\'s role and the rotation\'s actions for the rotation\'s role, each by ARN, never by a tag', () => {
     const roleOf = (fn: Resources[string]) => fn.Properties.Role['Fn::GetAtt'][0];
-    for (const [id, role] of ofType('AWS::IAM::Role')) expect(JSON.stringify(role.Properties.Tags ?? []), id).not.toContain(EARLIER_SIGNING_ROLE_TAG_KEY);
     const policy = rotationFunction().Properties.Environment.Variables[ENV.signingKeyPolicy];
     const rendered = JSON.stringify(policy);
     expect(rendered).toContain('\\"Sid\\":\\"AccountAdministration\\"');

@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
+import { UPGRADE_ROLE_TAG_KEY } from '#infra/constructs/signing-key';
 import { ENV } from '#shared/config';
 import { functionDef } from '#functions/endpoints';
 import {
-  ACCOUNT, EARLIER_SIGNING_ROLE_TAG_KEY, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
+  ACCOUNT, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
 } from '../support/deployed-form';
 import { iamVerdict } from '../support/iam-evaluator';
 
@@ -80,10 +81,12 @@ const requestTags = (tags: Record<string, string>) => ({
 });
 
 describe('signing-key tags', () => {
-  it('the stack\'s own key names this deployment of the stack (`<stack name>/<unique part of the stack id>`), and no role carries a signing-key tag', () => {
+  it('the stack\'s own key names this deployment of the stack (`<stack name>/<unique part of the stack id>`); only the two roles keep the earlier versions\' role tag, for the upgrade', () => {
     expect(owner).toBe(`${STACK_NAME}/${STACK_GUID}`);
     expect(form.signingKeyTags).toEqual({ [SIGNING_KEY_TAG_KEY]: owner });
-    expect(form.functions.filter((fn) => Object.keys(fn.principalTags).length > 0).map((fn) => fn.routes.join(', '))).toEqual([]);
+    expect(token.principalTags).toEqual({ [UPGRADE_ROLE_TAG_KEY]: `${owner}:sign` });
+    expect(rotation.principalTags).toEqual({ [UPGRADE_ROLE_TAG_KEY]: `${owner}:rotate` });
+    expect(form.functions.filter((fn) => Object.keys(fn.principalTags).length > 0)).toHaveLength(2);
   });
 
   it('the rotation role may tag no existing key, whatever tags the request carries: another key of the account, or the stack\'s own', async () => {
@@ -118,7 +121,7 @@ describe('signing-key tags', () => {
     const refused: [DeployedFunction, string, Ask?][] = [
       [token, 'kms:ScheduleKeyDeletion'], [token, 'kms:PutKeyPolicy'], [rotation, 'kms:Sign'], [jwks, 'kms:Sign'], [jwks, 'kms:GetPublicKey'],
       // A role of another account, even one given the tags the earlier versions trusted.
-      [{ ...token, roleArn: token.roleArn.replace(ACCOUNT, '210987654321') }, 'kms:Sign', { callerAccount: '210987654321', principalTags: { [EARLIER_SIGNING_ROLE_TAG_KEY]: `${owner}:sign` } }],
+      [{ ...token, roleArn: token.roleArn.replace(ACCOUNT, '210987654321') }, 'kms:Sign', { callerAccount: '210987654321', principalTags: { [UPGRADE_ROLE_TAG_KEY]: `${owner}:sign` } }],
     ];
     for (const [fn, action, ask] of refused) {
       expect(await verdict(fn, action, ROTATED_KEY, { ...created, ...ask }), `${fn.routes.join(', ')}: ${action} ${JSON.stringify(ask ?? {})}`).not.toBe('Allowed');
@@ -131,8 +134,8 @@ describe('signing-key tags', () => {
     const principals = [`arn:aws:iam::${ACCOUNT}:role/ci-deployer`, `arn:aws:sts::${ACCOUNT}:assumed-role/operator/alice`, `arn:aws:iam::${ACCOUNT}:user/script`];
     const tagSets: Record<string, string>[] = [
       // The tags earlier versions trusted, given by iam:TagRole or iam:TagUser, or as session tags (sts:TagSession).
-      { [EARLIER_SIGNING_ROLE_TAG_KEY]: `${owner}:sign` },
-      { [EARLIER_SIGNING_ROLE_TAG_KEY]: `${owner}:rotate` },
+      { [UPGRADE_ROLE_TAG_KEY]: `${owner}:sign` },
+      { [UPGRADE_ROLE_TAG_KEY]: `${owner}:rotate` },
       // The stack's other tags, and anything else.
       { [SIGNING_KEY_TAG_KEY]: owner, Stage: 'prod', 'aws:cloudformation:stack-name': STACK_NAME },
       {},

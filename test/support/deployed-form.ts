@@ -16,12 +16,6 @@ export const MAIL_FROM = 'no-reply@mail.example.org';
  * SES Developer Guide: a verified domain covers its subdomains).
  */
 export const MAIL_FROM_IDENTITIES = [MAIL_FROM, 'mail.example.org', 'example.org'] as const;
-/**
- * The tag earlier versions put on the token function's role (`<deployment>:sign`) and the rotation's
- * (`<deployment>:rotate`), which their rotated keys' policies trusted: a principal carrying it must
- * gain nothing now (a rotated key's policy names the roles by ARN).
- */
-export const EARLIER_SIGNING_ROLE_TAG_KEY = 'device-user-service:signing-key-role';
 /** The stack's name here, and the id CloudFormation gives it (`AWS::StackId`): a stack of this name deployed again gets another. */
 export const STACK_NAME = 'Deployed';
 export const STACK_ID = `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${STACK_NAME}/5f0e2a4c-9b1d-4e3f-8a7c-6d5b4a3c2e1f`;
