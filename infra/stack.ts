@@ -111,8 +111,13 @@ export class DeviceUserServiceStack extends Stack {
     }
     // The functions without a route: the signing-key rotation (hourly; it acts when a step is due).
     const scheduled = SCHEDULED_FUNCTIONS.map(({ fn }) => ({ fn, ...functions.scheduledFunction(fn) }));
-    // The signing keys' deployment and deletion steps (infra/constructs/signing-key-lifecycle.ts).
-    new SigningKeyLifecycle(this, 'TokenSigningLifecycle', { rotation: scheduled.find(({ fn }) => fn === 'rotate-signing-key')!.function, teardown: !stage.keepsData });
+    // The signing keys' deployment and deletion steps (infra/constructs/signing-key-lifecycle.ts). Its
+    // id is not the earlier `TokenSigningLifecycle`: that resource's ServiceToken was the function's
+    // ARN, which CloudFormation will not change, so this version replaces the resource (its Delete,
+    // during the update's clean-up, tears nothing down: the stack is not being deleted).
+    new SigningKeyLifecycle(this, 'SigningKeyLifecycle', {
+      rotation: scheduled.find(({ fn }) => fn === 'rotate-signing-key')!.function, rotatedKeyPolicy: signingKey.rotatedKeyPolicyJson, teardown: !stage.keepsData,
+    });
     // The webhook pipeline: the table's stream, the fan-out, the delivery queue and its dead letters.
     const webhooks = new Webhooks(this, 'Webhooks', { table, functions });
     functions.bindWebhookQueue(webhooks.queue);

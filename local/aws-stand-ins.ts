@@ -2,16 +2,17 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sig
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createOutboxMailer } from '#shared/email/outbox-mailer';
+import { describeStacks, type StandInStack } from '#local/cloudformation-stand-in';
 
 // KMS and SES have no local engine. These stand-ins speak their wire protocols on loopback, so the
 // service's real SDK clients (with their middleware, timeouts and retries) run unchanged against them:
 // KMS's JSON 1.1 protocol for Sign and GetPublicKey, with real RSA signatures (the first key from the
 // key file), and for what a signing-key rotation uses: CreateKey (more RSA keys, with their key
 // policy and tags; one may be refused for a while after its creation, as KMS may while its permissions
-// apply), CreateAlias, UpdateAlias, DeleteAlias and ScheduleKeyDeletion (after which the key refuses
-// every use); and
-// SES's query protocol for SendEmail, delivering into the local outbox folder and recording each
-// request's sender and configuration set (SES refuses a configuration set it does not have).
+// apply), PutKeyPolicy, CreateAlias, UpdateAlias, DeleteAlias and ScheduleKeyDeletion (after which the
+// key refuses every use); SES's query protocol for SendEmail, delivering into the local outbox folder
+// and recording each request's sender and configuration set (SES refuses a configuration set it does
+// not have); and CloudFormation's DescribeStacks of one stack (local/cloudformation-stand-in.ts).
 
 export interface AwsStandInsOptions {
   /** PEM file of the RSA private key that "KMS" signs with (the local signing key). */
@@ -45,10 +46,12 @@ export interface AwsStandIns {
   failNext(operation: KmsOperation | 'SendEmail', errorName: string, count?: number): void;
   /** Every SendEmail accepted so far, oldest first. */
   sentEmails(): SentEmail[];
+  /** The one stack DescribeStacks knows; set its status to play a deployment, a rollback or a deletion. */
+  stack: StandInStack;
   stop(): Promise<void>;
 }
 
-type KmsOperation = 'Sign' | 'GetPublicKey' | 'CreateKey' | 'ScheduleKeyDeletion' | 'CreateAlias' | 'UpdateAlias' | 'DeleteAlias';
+type KmsOperation = 'Sign' | 'GetPublicKey' | 'CreateKey' | 'ScheduleKeyDeletion' | 'PutKeyPolicy' | 'CreateAlias' | 'UpdateAlias' | 'DeleteAlias';
 
 interface StandInKey {
   arn: string;
@@ -75,6 +78,7 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
   const failures = new Map<string, { errorName: string; count: number }>();
   const sent: SentEmail[] = [];
   let refusalSeconds = 0;
+  const stack: StandInStack = { stackId: 'arn:aws:cloudformation:us-east-1:000000000000:stack/stand-in-stack/0f0e0d0c', status: 'CREATE_COMPLETE' };
 
   const failure = (operation: string) => {
     const planned = failures.get(operation);
@@ -127,6 +131,11 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
     if ((operation === 'Sign' || operation === 'GetPublicKey') && key.createdAt !== undefined && Date.now() < key.createdAt + refusalSeconds * 1000) {
       return refuse('AccessDeniedException', `User is not authorized to perform: kms:${operation} on resource: ${key.arn}`);
     }
+    if (operation === 'PutKeyPolicy') {
+      if (typeof input.Policy !== 'string') return refuse('ValidationException', 'Policy is required');
+      key.policy = input.Policy;
+      return reply(200, {});
+    }
     if (operation === 'ScheduleKeyDeletion') {
       const days = Number(input.PendingWindowInDays ?? 30);
       if (!Number.isInteger(days) || days < 7 || days > 30) return refuse('ValidationException', 'PendingWindowInDays must be 7 to 30');
@@ -160,6 +169,8 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
   async function ses(res: ServerResponse, form: URLSearchParams) {
     const reply = (status: number, body: string) => send(res, status, 'text/xml', body);
     const action = form.get('Action') ?? '';
+    const stackAnswer = describeStacks(form, stack);
+    if (stackAnswer) return reply(stackAnswer.status, stackAnswer.body);
     const planned = failure(action);
     if (planned) {
       return reply(400, `<ErrorResponse><Error><Type>Sender</Type><Code>${planned}</Code><Message>Stand-in failure</Message></Error></ErrorResponse>`);
@@ -209,6 +220,7 @@ export async function startAwsStandIns(options: AwsStandInsOptions): Promise<Aws
       failures.set(operation, { errorName, count });
     },
     sentEmails: () => sent.map((email) => ({ ...email })),
+    stack,
     stop: () => new Promise((resolveClose) => {
       server.close(() => resolveClose());
       server.closeAllConnections();

@@ -111,6 +111,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
         [MAIL_ENV.configurationSet]: LOCAL_CONFIGURATION_SET,
         AWS_ENDPOINT_URL_KMS: service.aws.url,
         AWS_ENDPOINT_URL_SES: service.aws.url,
+        AWS_ENDPOINT_URL_CLOUDFORMATION: service.aws.url,
         [AWS_ENV.region]: 'us-east-1',
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',

@@ -20,6 +20,11 @@ export const ENV = {
   signingKeyPolicy: 'SIGNING_KEY_POLICY',
   /** Prefix of the KMS aliases of the signing keys, `alias/<stack>-signing` (rotation function). */
   signingKeyAliasPrefix: 'SIGNING_KEY_ALIAS_PREFIX',
+  /**
+   * The id (ARN) of the stack that holds the signing-key lifecycle resource: the rotation function
+   * reads its status (DescribeStacks) to tell the stack's deletion from a rollback. Absent locally.
+   */
+  signingKeyStackId: 'SIGNING_KEY_STACK_ID',
   /** Path of the local signing key file (local service only). */
   localSigningKeyFile: 'LOCAL_SIGNING_KEY_FILE',
   /** DynamoDB endpoint override (DynamoDB Local). Absent in AWS. */

@@ -31,6 +31,7 @@ import { createKmsKeyStore } from '#shared/keys/kms-keys';
 import { kmsSignerSource } from '#shared/keys/kms-signer';
 import { createLocalKeyStore } from '#shared/keys/local-signer';
 import type { RotationDeps } from '#shared/keys/rotation';
+import { createStackStatusReader, type StackStatusReader } from '#shared/aws/stack-status';
 import { createClientCache } from '#shared/oauth/client-cache';
 import { createTokenService } from '#shared/oauth/token-service';
 import { createDispatch } from '#shared/webhooks/dispatch';
@@ -168,19 +169,21 @@ export const tokens = /* @__PURE__ */ onFirstUse(() => createTokenService({
 
 /**
  * What the rotation function works on (shared/keys/rotation.ts), made on its first run: the schedule
- * and the key store, KMS (keys created with SIGNING_KEY_POLICY, tagged SIGNING_KEY_TAG, aliased under
- * SIGNING_KEY_ALIAS_PREFIX) or the local key files.
+ * and the key store, KMS (keys created with SIGNING_KEY_POLICY, described with SIGNING_KEY_TAG,
+ * aliased under SIGNING_KEY_ALIAS_PREFIX) or the local key files; in AWS also that policy and the
+ * status of the stack SIGNING_KEY_STACK_ID names, for the lifecycle (functions/ops/rotate-signing-key.ts).
  */
-export const rotationDeps = /* @__PURE__ */ once((): RotationDeps => {
+export const rotationDeps = /* @__PURE__ */ once((): RotationDeps & { stackStatus?: StackStatusReader; keyPolicy?: string } => {
   const keyId = signingKeyId();
+  if (!keyId) return { repo: signingKeys, store: createLocalKeyStore(localSigningKeyFile()) };
+  const keyPolicy = requireEnv(ENV.signingKeyPolicy);
   return {
     repo: signingKeys,
-    store: keyId
-      ? createKmsKeyStore({
-        initialKeyId: keyId, keyPolicy: requireEnv(ENV.signingKeyPolicy), owner: requireEnv(ENV.signingKeyTag),
-        aliasPrefix: requireEnv(ENV.signingKeyAliasPrefix),
-      })
-      : createLocalKeyStore(localSigningKeyFile()),
+    store: createKmsKeyStore({
+      initialKeyId: keyId, keyPolicy, owner: requireEnv(ENV.signingKeyTag), aliasPrefix: requireEnv(ENV.signingKeyAliasPrefix),
+    }),
+    keyPolicy,
+    stackStatus: createStackStatusReader(requireEnv(ENV.signingKeyStackId)),
   };
 });
 

@@ -1,14 +1,24 @@
-import { Duration, Fn, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
-import { AccountRootPrincipal, AnyPrincipal, PolicyDocument, PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Duration, Fn, Lazy, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
+import { AccountRootPrincipal, ArnPrincipal, PolicyDocument, PolicyStatement, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
+import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV } from '#shared/config';
 
 export interface SigningKeyProps {
   /** Retained when the stack goes (a stage that keeps its data); else scheduled for deletion in 7 days. */
   keep: boolean;
 }
+
+/**
+ * The tag earlier versions gave the token function's role (`<deployment>:sign`) and the rotation's
+ * (`<deployment>:rotate`), which the keys their rotations created trusted in their key policy. It
+ * grants nothing under the policy this version gives rotated keys (the roles by ARN). The two roles
+ * keep it for this version only, so that while an upgrade runs (the roles updated, then the
+ * lifecycle's Create putting the new policy on those keys) the keys still let them sign and rotate;
+ * remove it in the next version.
+ */
+export const UPGRADE_ROLE_TAG_KEY = 'device-user-service:signing-key-role';
 
 /** What the rotation function is: a grantee whose environment the grant completes (ServiceFunction). */
 export interface RotationFunction extends IGrantable {
@@ -36,19 +46,19 @@ function acknowledgeWildcards(grantee: IGrantable, resources: string[], reason: 
  * creates the first; the rotation function (shared/keys/rotation.ts) creates the next ones at
  * run time.
  *
- * Who may use a key the rotation creates is fixed by that key's own key policy, which the rotation
- * gives it at CreateKey (the policy is rendered here and handed to the function as
- * SIGNING_KEY_POLICY): kms:Sign for principals of this account tagged
- * `device-user-service:signing-key-role=<deployment>:sign` (the token function's role), the
- * rotation's actions for those tagged `…:rotate` (the rotation function's role), and everything for
- * the account, through IAM, as KMS's default key policy does. Tags on keys grant nothing: KMS
- * authorizes the Tags of CreateKey as kms:TagResource, and "to add tags while creating a KMS key, the
- * principal must have permission in an IAM policy that isn't restricted to particular KMS keys" (AWS
- * KMS Developer Guide, "Controlling access to tags"), so a role allowed to tag its new keys could tag
- * any key in the account, and a permission that follows a tag would follow it there. No role here may
- * tag, and the roles' grants on the stack's own key name its ARN. `<deployment>` is
- * `<stack name>/<unique part of the stack id>`, so a later stack of the same name (after a deletion
- * that kept the keys) gets none of the old keys.
+ * Who may use a key the rotation creates is fixed by that key's own key policy, rendered here and
+ * handed to the function as SIGNING_KEY_POLICY: kms:Sign for the token function's role and the
+ * rotation's actions for the rotation function's role, each named by its ARN, and everything for the
+ * account, through IAM, as KMS's default key policy does. No tag, alias or session tag counts: a
+ * principal's tags are whatever anyone allowed iam:TagRole, iam:TagUser or sts:TagSession gives it,
+ * so a policy that trusted a tag would trust them. A role's ARN changes when CloudFormation replaces
+ * it (and KMS turns the ARN of a deleted role into an id no new role matches), so the policy is also
+ * a property of the lifecycle resource: its change makes CloudFormation send an Update, on which the
+ * function puts the new policy on every rotated key it holds (kms:PutKeyPolicy, granted to the
+ * rotation role through IAM below, so that a replaced rotation role can still do it). Tags on keys
+ * grant nothing either: KMS authorizes the Tags of CreateKey as kms:TagResource, and "to add tags
+ * while creating a KMS key, the principal must have permission in an IAM policy that isn't restricted
+ * to particular KMS keys" (AWS KMS Developer Guide, "Controlling access to tags"); no role here may tag.
  */
 export class SigningKey extends Construct {
   readonly key: Key;
@@ -56,6 +66,10 @@ export class SigningKey extends Construct {
   readonly tagValue: string;
   /** `alias/<stack>-signing`: the rotation points `<prefix>-current` and `<prefix>-next`. */
   readonly aliasPrefix: string;
+  /** The roles the rotated keys' policy names: the token function's (grantSign) and the rotation's (grantRotate). */
+  private readonly roles: { sign?: IRole; rotate?: IRole } = {};
+  /** The rotated keys' key policy (JSON), rendered once both roles are known: the function's SIGNING_KEY_POLICY and the lifecycle's property. */
+  readonly rotatedKeyPolicyJson: string;
 
   constructor(scope: Construct, id: string, props: SigningKeyProps) {
     super(scope, id);
@@ -75,12 +89,13 @@ export class SigningKey extends Construct {
       id: 'AwsSolutions-KMS5',
       reason: 'KMS does not rotate asymmetric keys; the rotation function replaces the key (new key and kid, published in the JWKS first).',
     });
+    this.rotatedKeyPolicyJson = Lazy.string({ produce: () => stack.toJsonString(this.rotatedKeyPolicy().toJSON()) });
   }
 
-  /** kms:Sign, for the one function that issues tokens: on the stack's key by its ARN, on rotated keys by their key policy. */
+  /** kms:Sign, for the one function that issues tokens: on the stack's key by its ARN, on rotated keys by their key policy (its role's ARN). */
   grantSign(grantee: IGrantable) {
     this.grantOnOwnKey(grantee, ['kms:Sign']);
-    this.tagRole(grantee, 'sign');
+    this.roles.sign = this.roleOf(grantee, 'sign');
   }
 
   /** kms:GetPublicKey on the stack's key, for the JWKS while no schedule holds its public key (rotated keys' are always held). */
@@ -90,45 +105,55 @@ export class SigningKey extends Construct {
 
   /**
    * What the rotation function does: CreateKey (no tags; the key policy it passes makes the key
-   * usable), read the stack key's public key, point and delete the two aliases, and (by the rotated
-   * keys' policy) read their public keys, alias them and schedule their deletion.
+   * usable), read the stack key's public key, point and delete the two aliases, (by the rotated keys'
+   * policy) read their public keys, alias them and schedule their deletion, put that policy again on
+   * the rotated keys (kms:PutKeyPolicy, through IAM), and read its own stack's status (DescribeStacks).
    */
   grantRotate(grantee: RotationFunction) {
-    const { partition, region, account } = Stack.of(this);
+    const stack = Stack.of(this);
+    const { partition, region, account } = stack;
     const aliases = `arn:${partition}:kms:${region}:${account}:${this.aliasPrefix}-*`;
+    const keys = `arn:${partition}:kms:${region}:${account}:key/*`;
     acknowledgeWildcards(grantee, ['*'], 'CreateKey names no resource; the keys it creates carry the stack\'s key policy and no tags, and this role may tag nothing.');
     acknowledgeWildcards(grantee, [aliases], 'This stack\'s two signing-key aliases, `-current` and `-next`.');
+    acknowledgeWildcards(grantee, [keys], 'The rotated keys are created at run time, so no ARN is known here; PutKeyPolicy is limited to RSA_2048 '
+      + 'signing keys, and the function puts the stack\'s rotated-key policy only on the keys its schedule lists. Through IAM (the keys\' '
+      + 'first statement), so that a rotation role CloudFormation replaced, or keys an earlier version created, still get it.');
     grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['kms:CreateKey'], resources: ['*'] }));
     grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({
       actions: ['kms:CreateAlias', 'kms:UpdateAlias', 'kms:DeleteAlias'],
       resources: [aliases],
     }));
+    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({
+      actions: ['kms:PutKeyPolicy'],
+      resources: [keys],
+      conditions: { StringEquals: { 'kms:KeySpec': 'RSA_2048', 'kms:KeyUsage': 'SIGN_VERIFY', 'kms:CallerAccount': account } },
+    }));
+    // The stack's own status tells its deletion from a rollback or a replacement (the lifecycle's Delete).
+    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['cloudformation:DescribeStacks'], resources: [stack.stackId] }));
     this.grantOnOwnKey(grantee, ['kms:GetPublicKey', 'kms:CreateAlias', 'kms:UpdateAlias', 'kms:DeleteAlias']);
-    this.tagRole(grantee, 'rotate');
-    grantee.addEnvironment(ENV.signingKeyPolicy, Stack.of(this).toJsonString(this.rotatedKeyPolicy().toJSON()));
+    this.roles.rotate = this.roleOf(grantee, 'rotate');
+    grantee.addEnvironment(ENV.signingKeyPolicy, this.rotatedKeyPolicyJson);
+    grantee.addEnvironment(ENV.signingKeyStackId, stack.stackId);
   }
 
   /**
    * The key policy of every key the rotation creates: the account (administrators, through IAM, as
    * in KMS's default key policy), kms:Sign for the token function's role, the rotation's actions for
-   * the rotation function's role; the roles named by their tag, so that a role CloudFormation replaces
-   * keeps its access, and only in this account (kms:CallerAccount).
+   * the rotation function's role, both named by ARN (a principal, not a condition on tags).
    */
   rotatedKeyPolicy(): PolicyDocument {
-    const { account } = Stack.of(this);
-    const forRole = (use: 'sign' | 'rotate') => ({
-      StringEquals: { 'kms:CallerAccount': account, [`aws:PrincipalTag/${SIGNING_KEY_ROLE_TAG_KEY}`]: `${this.tagValue}:${use}` },
-    });
+    const { sign, rotate } = this.roles;
+    if (!sign || !rotate) throw new Error('The rotated keys\' policy needs both roles: grantSign and grantRotate');
     return new PolicyDocument({
       statements: [
         new PolicyStatement({ sid: 'AccountAdministration', principals: [new AccountRootPrincipal()], actions: ['kms:*'], resources: ['*'] }),
-        new PolicyStatement({ sid: 'TokenSigning', principals: [new AnyPrincipal()], actions: ['kms:Sign'], resources: ['*'], conditions: forRole('sign') }),
+        new PolicyStatement({ sid: 'TokenSigning', principals: [new ArnPrincipal(sign.roleArn)], actions: ['kms:Sign'], resources: ['*'] }),
         new PolicyStatement({
           sid: 'SigningKeyRotation',
-          principals: [new AnyPrincipal()],
+          principals: [new ArnPrincipal(rotate.roleArn)],
           actions: ['kms:GetPublicKey', 'kms:ScheduleKeyDeletion', 'kms:CreateAlias', 'kms:UpdateAlias', 'kms:DeleteAlias'],
           resources: ['*'],
-          conditions: forRole('rotate'),
         }),
       ],
     });
@@ -138,10 +163,11 @@ export class SigningKey extends Construct {
     grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [this.key.keyArn] }));
   }
 
-  /** Tags the grantee's role with its use of the rotated keys (their key policy names roles by this tag). */
-  private tagRole(grantee: IGrantable, use: 'sign' | 'rotate') {
-    const role = grantee.grantPrincipal;
-    if (!(role instanceof Construct)) throw new Error('A signing-key grantee must be a role of this app');
-    Tags.of(role).add(SIGNING_KEY_ROLE_TAG_KEY, `${this.tagValue}:${use}`);
+  private roleOf(grantee: IGrantable, use: 'sign' | 'rotate'): IRole {
+    const role = grantee.grantPrincipal as Partial<IRole>;
+    if (typeof role.roleArn !== 'string' || !(role instanceof Construct)) throw new Error('A signing-key grantee must be a role of this app');
+    if (this.roles[use] && this.roles[use] !== role) throw new Error(`Only one role may ${use} with the rotated keys`);
+    Tags.of(role).add(UPGRADE_ROLE_TAG_KEY, `${this.tagValue}:${use}`);
+    return role as IRole;
   }
 }

@@ -1,5 +1,5 @@
 import {
-  CreateAliasCommand, CreateKeyCommand, DeleteAliasCommand, KMSClient, ScheduleKeyDeletionCommand, UpdateAliasCommand,
+  CreateAliasCommand, CreateKeyCommand, DeleteAliasCommand, KMSClient, PutKeyPolicyCommand, ScheduleKeyDeletionCommand, UpdateAliasCommand,
 } from '@aws-sdk/client-kms';
 import { awsClientConfig, observeClient } from '#shared/aws/client-config';
 import { kmsSignerSource, type KmsSend } from '#shared/keys/kms-signer';
@@ -10,21 +10,13 @@ import type { SigningKeyStore } from '#shared/keys/schedule';
  * (`<stack name>/<unique part of its stack id>`): it says whose key it is, and grants nothing.
  */
 export const SIGNING_KEY_TAG_KEY = 'device-user-service:signing-key';
-/**
- * The tag on the roles of the token function (`<deployment>:sign`) and of the rotation function
- * (`<deployment>:rotate`). The key policy of every key a rotation creates allows kms:Sign to
- * principals of the account with the first value and the rotation's actions to those with the
- * second: the permissions on a created key come from its key policy, fixed at its creation, and no
- * function may tag a key (see infra/constructs/signing-key.ts).
- */
-export const SIGNING_KEY_ROLE_TAG_KEY = 'device-user-service:signing-key-role';
 /** KMS keeps a key this long after ScheduleKeyDeletion (the longest window KMS offers: time to cancel a mistake). */
 export const KEY_DELETION_WINDOW_DAYS = 30;
 
 export interface KmsKeyStoreOptions {
   /** The stack's own key (SIGNING_KEY_ID). */
   initialKeyId: string;
-  /** The key policy of every key this store creates (SIGNING_KEY_POLICY, rendered by the stack). */
+  /** The key policy of every key this store creates or re-applies (SIGNING_KEY_POLICY, rendered by the stack). */
   keyPolicy: string;
   /** The name of this deployment of the stack (SIGNING_KEY_TAG), written into each created key's description. */
   owner: string;
@@ -36,7 +28,7 @@ const ALIAS_NAMES = ['current', 'next'] as const;
 
 /**
  * The signing keys in KMS, for the rotation function: CreateKey with the stack's key policy (and no
- * tags), ScheduleKeyDeletion, and the two aliases.
+ * tags), PutKeyPolicy of that policy on a key created earlier, ScheduleKeyDeletion, and the two aliases.
  */
 export function createKmsKeyStore(options: KmsKeyStoreOptions, kms: KmsSend = observeClient(new KMSClient(awsClientConfig()))): SigningKeyStore {
   const source = kmsSignerSource(options.initialKeyId, kms);
@@ -63,6 +55,16 @@ export function createKmsKeyStore(options: KmsKeyStoreOptions, kms: KmsSend = ob
       }));
       if (!KeyMetadata?.Arn || !KeyMetadata.KeyId) throw new Error('KMS returned no key');
       return { ref: KeyMetadata.Arn, kid: KeyMetadata.KeyId };
+    },
+    async applyKeyPolicy(ref) {
+      // The same policy as at CreateKey: it names the roles of this deployment, which may have been
+      // replaced since the key was created (a role's new ARN), or the key may predate it.
+      try {
+        await kms.send(new PutKeyPolicyCommand({ KeyId: ref, Policy: options.keyPolicy, BypassPolicyLockoutSafetyCheck: true }));
+      } catch (error) {
+        // Pending deletion or gone: no one signs with it any more, and its policy no longer matters.
+        if (!['KMSInvalidStateException', 'NotFoundException'].includes((error as Error).name)) throw error;
+      }
     },
     async deleteKey(ref) {
       try {

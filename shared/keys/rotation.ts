@@ -137,17 +137,35 @@ export async function rotateSigningKeys(deps: RotationDeps, options: RotationOpt
 }
 
 /**
- * The deployment's step (the stack's lifecycle resource, on Create and Update): on a fresh stack it
+ * The deployment's step (the stack's lifecycle resource, on Create and Update): first gives every
+ * rotated key the schedule holds the current key policy (applyKeyPolicies); then on a fresh stack it
  * records the stack's own key, with its public key, as active from now, so it is due for rotation
  * ROTATION_PERIOD_DAYS after the deployment, and points `…-current` at it; on a stack that has a
  * schedule it keeps it, completing what is missing (public keys, aliases). It never creates a key.
  */
-export function initSigningKeys(deps: RotationDeps): Promise<RotationOutcome> {
-  return rotateSigningKeys(deps, { mode: 'init' });
+export async function initSigningKeys(deps: RotationDeps): Promise<RotationOutcome & { policiesApplied: string[] }> {
+  const policiesApplied = await applyKeyPolicies(deps);
+  return { ...(await rotateSigningKeys(deps, { mode: 'init' })), policiesApplied };
 }
 
 /**
- * The stack's deletion (the lifecycle resource, on Delete, for a stage that keeps no data): closes
+ * Gives every key a rotation created that the schedule still holds (published or waiting, never the
+ * stack's own) the key policy the store creates keys with now, and returns their references. The
+ * deployment runs it first: a rotated key's policy names the roles that may use it by ARN, and a role
+ * CloudFormation replaced, or a key an earlier version created with another policy, would otherwise
+ * lock the functions out of it. Nothing on a closed schedule (its keys are pending deletion).
+ */
+export async function applyKeyPolicies(deps: RotationDeps): Promise<string[]> {
+  const read = await deps.repo.getSchedule(true);
+  if (!read || read.closedAt !== undefined || !deps.store.applyKeyPolicy) return [];
+  const refs = [...read.keys.map((key) => key.ref), ...(read.unpublished ?? []).map((key) => key.ref)].filter((ref) => ref !== deps.store.initialRef);
+  for (const ref of refs) await deps.store.applyKeyPolicy(ref);
+  return refs;
+}
+
+/**
+ * The stack's deletion (the lifecycle resource, on Delete while the stack is being deleted, for a
+ * stage that keeps no data; never on a rollback or a replacement of the resource): closes
  * the schedule, so that no later step creates a key, then deletes (KMS: schedules the deletion of)
  * every key a rotation created, published or not, and the aliases. The stack's own key is left to
  * CloudFormation. Running it again finds the keys pending deletion and the aliases gone: no error.

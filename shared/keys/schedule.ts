@@ -79,6 +79,11 @@ export interface SigningKeyStore extends SignerSource {
    * reference and `kid`, both from the creation's answer: nothing else is asked of the new key.
    */
   createKey(): Promise<{ ref: string; kid: string }>;
+  /**
+   * Gives a key created earlier the key policy this store creates keys with (KMS: PutKeyPolicy), so
+   * that it names the roles of this deployment; absent locally, where a key file has no policy.
+   */
+  applyKeyPolicy?(ref: string): Promise<void>;
   /** Deletes a key (KMS: ScheduleKeyDeletion); deleting one already gone or pending deletion is no error. */
   deleteKey(ref: string): Promise<void>;
   /** Points the operators' names at the active and the pending key (KMS aliases `…-current`, `…-next`); absent locally. */

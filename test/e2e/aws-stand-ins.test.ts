@@ -24,8 +24,9 @@ import { useTestService } from '../support/service';
 // The service as it runs in AWS: tokens signed by "KMS" and mail sent through "SES", each through
 // the real SDK client (its serializer, middleware, timeouts and retries) against loopback stand-ins.
 // These are the scenarios in which the IAM test sees kms:Sign, kms:GetPublicKey and ses:SendEmail,
-// and the rotation function's KMS calls (CreateKey, GetPublicKey, CreateAlias, UpdateAlias,
-// DeleteAlias, ScheduleKeyDeletion), at deployment, in rotations and at the stack's deletion.
+// and the rotation function's calls (CreateKey, GetPublicKey, CreateAlias, UpdateAlias, DeleteAlias,
+// PutKeyPolicy, ScheduleKeyDeletion, and CloudFormation's DescribeStacks of its own stack), at
+// deployment, in rotations, in a rollback and at the stack's deletion.
 describe('the service on KMS and SES (stand-ins)', () => {
   const service = useTestService({ awsStandIns: true });
   const credentials = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
@@ -154,18 +155,20 @@ describe('the service on KMS and SES (stand-ins)', () => {
   it('keeps the signing keys in KMS through a stack\'s life: recorded at deployment, rotated (a key published once KMS gives its public key), torn down with the stack', async () => {
     const schedule = endpointOf('rotate-signing-key').schedule!;
     const keyPolicy = { Version: '2012-10-17', Statement: [{ Sid: 'StandIn', Effect: 'Allow', Principal: { AWS: 'arn:aws:iam::000000000000:root' }, Action: 'kms:*', Resource: '*' }] };
+    const stack = service.aws!.stack;
     Object.assign(process.env, {
       [ENV.signingKeyTag]: 'stand-in-stack/0f0e0d0c', [ENV.signingKeyAliasPrefix]: 'alias/stand-in-stack-signing', [ENV.signingKeyPolicy]: JSON.stringify(keyPolicy),
+      [ENV.signingKeyStackId]: stack.stackId,
     });
     const { handler } = await import('#functions/ops/rotate-signing-key');
     // As its EventBridge rule (and CloudFormation) invoke it, so that its KMS and DynamoDB calls are checked against its role.
     const asRotation = <T>(work: () => Promise<T>) => runAsFunction({ fn: 'rotate-signing-key', api: 'schedule', routeKey: schedule }, work);
     const rotate = (mode: 'now' | 'when-due') => asRotation(() => handler({ mode }));
     const cloudFormation = await catchCloudFormationResponses();
-    const lifecycle = (RequestType: 'Create' | 'Delete') => asRotation(() => handler({
-      RequestType, ResponseURL: cloudFormation.url, RequestId: randomUUID(), LogicalResourceId: 'TokenSigningLifecycle',
-      StackId: 'arn:aws:cloudformation:us-east-1:000000000000:stack/stand-in-stack/0f0e0d0c', ResourceProperties: { TeardownOnDelete: 'true' },
-      ...(RequestType === 'Delete' ? { PhysicalResourceId: 'signing-keys-0f0e0d0c' } : {}),
+    const lifecycle = (RequestType: 'Create' | 'Update' | 'Delete') => asRotation(() => handler({
+      RequestType, ResponseURL: cloudFormation.url, RequestId: randomUUID(), LogicalResourceId: 'SigningKeyLifecycle',
+      StackId: stack.stackId, ResourceProperties: { TeardownOnDelete: 'true', RotatedKeyPolicy: JSON.stringify(keyPolicy) },
+      ...(RequestType === 'Create' ? {} : { PhysicalResourceId: 'signing-keys-0f0e0d0c' }),
     }));
     let now = Math.floor(Date.now() / 1000) * 1000;
     const pass = (seconds: number) => vi.setSystemTime((now += seconds * 1000));
@@ -190,7 +193,7 @@ describe('the service on KMS and SES (stand-ins)', () => {
 
     try {
       // Deployment: the stack's key is recorded (its public key read once) and named `-current`; the first hourly run changes nothing.
-      expect((await lifecycle('Create')).Status).toBe('SUCCESS');
+      expect((await lifecycle('Create'))!.Status).toBe('SUCCESS');
       expect(kms()).toEqual([expect.objectContaining({ arn: stackKey, aliases: [aliases.current] })]);
       expect((await rotate('when-due')).introduced).toBeNull();
       expect(kms()).toHaveLength(1);
@@ -236,12 +239,23 @@ describe('the service on KMS and SES (stand-ins)', () => {
       expect(await jwks()).toEqual([third.introduced]);
       expect(await flow()).toBe(third.introduced);
 
+      // A later deployment puts the rotated keys' policy on them again (kms:PutKeyPolicy); an update
+      // that rolls back sends a Delete, which reads the stack's status and keeps everything.
+      const beforeRollback = kms();
+      stack.status = 'UPDATE_IN_PROGRESS';
+      expect((await lifecycle('Update'))!.Status).toBe('SUCCESS');
+      stack.status = 'UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS';
+      expect((await lifecycle('Delete'))!.Status).toBe('SUCCESS');
+      expect(kms()).toEqual(beforeRollback);
+      expect(await flow()).toBe(third.introduced);
+
       // The stack's deletion (a dev stage): every key a rotation created is scheduled for deletion, the aliases go.
-      expect((await lifecycle('Delete')).Status).toBe('SUCCESS');
+      stack.status = 'DELETE_IN_PROGRESS';
+      expect((await lifecycle('Delete'))!.Status).toBe('SUCCESS');
       expect(kms().map((k) => [kid(k.arn), k.state, k.aliases])).toEqual([
         [kid(stackKey), 'Enabled', []], [kid(second.arn), 'PendingDeletion', []], [third.introduced, 'PendingDeletion', []],
       ]);
-      expect(cloudFormation.responses.map((r) => r.body.Status)).toEqual(['SUCCESS', 'SUCCESS']);
+      expect(cloudFormation.responses.map((r) => r.body.Status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']);
     } finally {
       vi.useRealTimers();
       await cloudFormation.stop();

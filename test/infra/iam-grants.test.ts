@@ -3,7 +3,9 @@ import { ENV } from '#shared/config';
 import { endpointOf } from '#functions/endpoints';
 import { iamAllows } from '../support/iam-evaluator';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
-import { ACCOUNT, MAIL_FROM_IDENTITIES, readDeployedForm, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument } from '../support/deployed-form';
+import {
+  ACCOUNT, MAIL_FROM_IDENTITIES, readDeployedForm, STACK_ID, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
+} from '../support/deployed-form';
 
 // Are the deployed roles right? While the rest of `npm test` runs, every AWS call each function
 // makes is recorded (test/support/record-aws-calls.ts: a middleware on the real SDK clients; the
@@ -89,11 +91,13 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
           return { resourceArn: `${form.tableArn}/index/${call.resource.index}`, context: {} };
         case 'key': {
           const keyId = call.resource.keyId.split('/').pop()!;
+          // What KMS puts in every request on a key: both kinds are RSA_2048 signing keys made by KMS.
+          const key = { 'kms:KeySpec': 'RSA_2048', 'kms:KeyUsage': 'SIGN_VERIFY', 'kms:KeyOrigin': 'AWS_KMS' };
           if (createdKeys.has(keyId)) {
-            return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:key/${keyId}`, context: {}, resourcePolicy: rotatedKeyPolicy() };
+            return { resourceArn: `arn:aws:kms:${region}:${ACCOUNT}:key/${keyId}`, context: key, resourcePolicy: rotatedKeyPolicy() };
           }
           const tags = Object.fromEntries(Object.entries(form.signingKeyTags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
-          return { resourceArn: form.signingKeyArn, context: tags, resourcePolicy: form.keyPolicy };
+          return { resourceArn: form.signingKeyArn, context: { ...key, ...tags }, resourcePolicy: form.keyPolicy };
         }
         case 'new-key': {
           const { tags } = call.resource;
@@ -110,6 +114,8 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
         case 'identity': throw new Error('an SES identity has several targets (targetsOf)');
         case 'configuration-set': return { resourceArn: form.configurationSetArn, context: {} };
         case 'queue': return { resourceArn: form.webhookQueueArn, context: {} };
+        // Locally the stand-in's one stack; deployed, the stack that holds the lifecycle resource (SIGNING_KEY_STACK_ID).
+        case 'stack': return { resourceArn: STACK_ID, context: {} };
       }
     })();
     return { ...target, context: { ...principal, ...target.context } };

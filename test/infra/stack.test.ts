@@ -7,8 +7,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOYED_ROUTES as ROUTES, FUNCTIONS, SCHEDULED_FUNCTIONS } from '#functions/endpoints';
 import { DEFAULT_ROUTE_THROTTLE, fallbackRouteKeys, THROTTLES, type ThrottleClass } from '#shared/routes';
-import { SIGNING_KEY_ROLE_TAG_KEY, SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
-import { SIGNING_KEY_LIFECYCLE_TYPE } from '#infra/constructs/signing-key-lifecycle';
+import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV, MAIL_ENV } from '#shared/config';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { removeTestApps, testApp } from '../support/cdk-app';
@@ -173,19 +172,26 @@ describe('DeviceUserServiceStack', () => {
     expect(kmsActions(statementsOfRoute('GET /.well-known/jwks.json'))).toEqual(['kms:GetPublicKey']);
     const rotation = statementsOfRole(rotationFunction().Properties.Role['Fn::GetAtt'][0]);
     expect([...new Set(kmsActions(rotation))].sort()).toEqual([
-      'kms:CreateAlias', 'kms:CreateKey', 'kms:DeleteAlias', 'kms:GetPublicKey', 'kms:UpdateAlias',
+      'kms:CreateAlias', 'kms:CreateKey', 'kms:DeleteAlias', 'kms:GetPublicKey', 'kms:PutKeyPolicy', 'kms:UpdateAlias',
     ]);
     const others = allStatements().filter((s) => kmsActions([s]).length > 0).map((s) => kmsActions([s])).flat();
     expect([...new Set(others)].sort()).toEqual([
-      'kms:CreateAlias', 'kms:CreateKey', 'kms:DeleteAlias', 'kms:GetPublicKey', 'kms:Sign', 'kms:UpdateAlias',
+      'kms:CreateAlias', 'kms:CreateKey', 'kms:DeleteAlias', 'kms:GetPublicKey', 'kms:PutKeyPolicy', 'kms:Sign', 'kms:UpdateAlias',
     ]);
   });
 
-  it('grants KMS actions only on the stack\'s key by its ARN, on its two aliases, and CreateKey; no role may tag, and no grant follows a tag', () => {
+  it('grants KMS actions only on the stack\'s key by its ARN, on its two aliases, CreateKey, and PutKeyPolicy on RSA signing keys; no role may tag, and no grant follows a tag', () => {
     const kms = allStatements().filter((s) => kmsActions([s]).length > 0) as { Action: string | string[]; Resource: unknown; Condition?: unknown }[];
     expect(kms.length).toBeGreaterThanOrEqual(5);
     for (const s of kms) {
       const resource = JSON.stringify(s.Resource);
+      expect(JSON.stringify(s.Condition ?? {})).not.toMatch(/Tag/);
+      if ([s.Action].flat().includes('kms:PutKeyPolicy')) {
+        expect([s.Action].flat()).toEqual(['kms:PutKeyPolicy']);
+        expect(resource).toContain(':key/*');
+        expect(s.Condition).toEqual({ StringEquals: { 'kms:KeySpec': 'RSA_2048', 'kms:KeyUsage': 'SIGN_VERIFY', 'kms:CallerAccount': { Ref: 'AWS::AccountId' } } });
+        continue;
+      }
       expect(s.Condition).toBeUndefined();
       if (resource === '"*"') {
         expect([s.Action].flat()).toEqual(['kms:CreateKey']);
@@ -198,22 +204,7 @@ describe('DeviceUserServiceStack', () => {
     }
   });
 
-  it('gives the keys a rotation creates a key policy: the account through IAM, kms:Sign and the rotation\'s actions for the roles tagged for them in this deployment', () => {
-    const rolesTagged = (use: string) => ofType('AWS::IAM::Role')
-      .filter(([, role]) => JSON.stringify(role.Properties.Tags ?? []).includes(`:${use}"`)).map(([id]) => id);
-    const roleOf = (fn: Resources[string]) => fn.Properties.Role['Fn::GetAtt'][0];
-    expect(rolesTagged('sign')).toEqual([roleOf(functionOfRoute('POST /oauth/token'))]);
-    expect(rolesTagged('rotate')).toEqual([roleOf(rotationFunction())]);
-    const tag = (use: string) => ({ Key: SIGNING_KEY_ROLE_TAG_KEY, Value: { 'Fn::Join': ['', ['Test/', stackGuid, `:${use}`]] } });
-    expect(resources[roleOf(functionOfRoute('POST /oauth/token'))]!.Properties.Tags).toEqual([tag('sign')]);
-    const policy = rotationFunction().Properties.Environment.Variables[ENV.signingKeyPolicy];
-    const rendered = JSON.stringify(policy);
-    expect(rendered).toContain('\\"Sid\\":\\"AccountAdministration\\"');
-    expect(rendered).toContain('\\"Action\\":\\"kms:Sign\\"');
-    expect(rendered).toContain(`aws:PrincipalTag/${SIGNING_KEY_ROLE_TAG_KEY}`);
-    expect(rendered).not.toContain('aws:ResourceTag');
-  });
-
+  // The rotated keys' policy and the lifecycle resource: signing-key-lifecycle.test.ts.
   it('runs the signing-key rotation every hour from an EventBridge rule, with the deployment\'s name and the alias prefix', () => {
     const rules = ofType('AWS::Events::Rule');
     expect(rules).toHaveLength(1);
@@ -227,17 +218,6 @@ describe('DeviceUserServiceStack', () => {
       [ENV.signingKeyTag]: owner, [ENV.signingKeyAliasPrefix]: 'alias/Test-signing',
     });
     template.hasOutput('RotateSigningKeyFunctionName', Match.anyValue());
-  });
-
-  it('runs the rotation function at deployment and at deletion (the lifecycle resource), and keeps its environment within Lambda\'s 4 KB', () => {
-    const lifecycle = ofType(SIGNING_KEY_LIFECYCLE_TYPE);
-    expect(lifecycle).toHaveLength(1);
-    const rotationId = ofType('AWS::Lambda::Function').find(([id]) => id.includes('RotateSigningKey'))![0];
-    expect(lifecycle[0]![1].Properties).toEqual({ ServiceToken: { 'Fn::GetAtt': [rotationId, 'Arn'] }, ServiceTimeout: '300', TeardownOnDelete: 'false' });
-    // "The total size of all environment variables doesn't exceed 4 KB" (Lambda quotas); a token counts as what it may become.
-    const variables = rotationFunction().Properties.Environment.Variables as Record<string, unknown>;
-    const size = Object.entries(variables).reduce((sum, [name, value]) => sum + name.length + JSON.stringify(value).length, 0);
-    expect(size).toBeLessThan(3500);
   });
 
   it('deploys no local-only route (the outbox)', () => {

@@ -44,10 +44,10 @@ const store = () => createKmsKeyStore({
   initialKeyId: fake.firstKeyArn, keyPolicy: '{"Version":"2012-10-17","Statement":[]}', owner: 'Test/stack-id', aliasPrefix: ALIAS_PREFIX,
 }, fake.kms);
 const step = (mode: RotationOptions['mode']) => rotateSigningKeys({ repo, store: store(), now: clock }, { mode });
-/** The rotation function's handler over this test's table and stand-in (imported when used: the module is the function's). */
 const rotationFunction = async () => (await import('#functions/ops/rotate-signing-key')).createRotationHandler;
+/** The rotation function's handler over this test's table and stand-in, its stack being deleted (a rollback's Delete: signing-key-rollback.test.ts). */
 const handler = async (deps: Partial<RotationHandlerDeps> = {}) => (await rotationFunction())(() => ({
-  repo, store: store(), now: clock, respond: async (url, response) => { responses.push({ url, response }); }, ...deps,
+  repo, store: store(), now: clock, stackStatus: async () => 'DELETE_IN_PROGRESS', respond: async (url, response) => { responses.push({ url, response }); }, ...deps,
 }));
 const lifecycleEvent = (RequestType: LifecycleEvent['RequestType'], teardown: boolean, PhysicalResourceId?: string): LifecycleEvent => ({
   RequestType, ResponseURL: 'https://cloudformation-custom-resource-response.example/answer', RequestId: `request-${RequestType}`,
@@ -83,7 +83,7 @@ describe('a fresh deployment keeps its key', () => {
   it('the deployment (the lifecycle resource\'s Create) records the stack key with its public key and points -current at it; an Update keeps the schedule', async () => {
     const deployedAt = now;
 
-    const created = await (await handler())(lifecycleEvent('Create', true));
+    const created = (await (await handler())(lifecycleEvent('Create', true)))!;
 
     expect(created).toEqual({
       Status: 'SUCCESS', PhysicalResourceId: 'signing-keys-0a1b2c3d-0000-4000-8000-000000000000', StackId: expect.any(String),
@@ -115,7 +115,7 @@ describe('a fresh deployment keeps its key', () => {
       };
     };
 
-    expect((await (await handler({ store: refusingStore() }))(lifecycleEvent('Create', false))).Status).toBe('SUCCESS');
+    expect((await (await handler({ store: refusingStore() }))(lifecycleEvent('Create', false)))!.Status).toBe('SUCCESS');
     expect((await repo.getSchedule(true))!.keys).toEqual([expect.not.objectContaining({ jwk: expect.anything() })]);
     expect(keyState()[0]!.aliases).toEqual([]);
 
@@ -235,7 +235,7 @@ describe('the stack\'s deletion deletes what rotations created', () => {
 
     const again = await (await handler())(lifecycleEvent('Delete', true, 'signing-keys-x'));
 
-    expect(again.Status).toBe('SUCCESS');
+    expect(again!.Status).toBe('SUCCESS');
     expect(keyState()).toEqual(after);
     expect(fake.calls.slice(callsBefore).sort()).toEqual(['DeleteAlias', 'DeleteAlias', 'ScheduleKeyDeletion', 'ScheduleKeyDeletion']);
   });
@@ -244,7 +244,7 @@ describe('the stack\'s deletion deletes what rotations created', () => {
     await rotatedStack();
     const before = keyState();
 
-    expect((await (await handler())(lifecycleEvent('Delete', false, 'signing-keys-x'))).Status).toBe('SUCCESS');
+    expect((await (await handler())(lifecycleEvent('Delete', false, 'signing-keys-x')))!.Status).toBe('SUCCESS');
 
     expect(keyState()).toEqual(before);
     expect((await repo.getSchedule(true))!.closedAt).toBeUndefined();

@@ -15,7 +15,7 @@ import { setClientHook } from '#shared/aws/client-config';
  * and, when the request names one, the configuration set too (Service Authorization Reference,
  * "Actions, resources, and condition keys for Amazon SES": SendEmail's resource types are
  * `identity`, required, and `configuration-set`); SQS checks the queue, SendMessageBatch as
- * sqs:SendMessage.
+ * sqs:SendMessage; CloudFormation's DescribeStacks checks the stack it names.
  */
 export interface AwsCall {
   /** The function and the route through which it was invoked. */
@@ -31,7 +31,8 @@ export interface AwsCall {
     | { type: 'alias'; alias: string }
     | { type: 'identity'; identity: string }
     | { type: 'configuration-set'; name: string }
-    | { type: 'queue'; queueUrl: string };
+    | { type: 'queue'; queueUrl: string }
+    | { type: 'stack'; stackId: string };
   /** The SDK command that needed it, and the test that sent it (the scenario). */
   command: string;
   test: string;
@@ -106,6 +107,10 @@ export function authorizationsOf(clientName: string, commandName: string, input:
     // A batch send is authorized as sqs:SendMessage (Service Authorization Reference, Amazon SQS).
     const action = operation === 'SendMessageBatch' ? 'SendMessage' : operation === 'ChangeMessageVisibilityBatch' ? 'ChangeMessageVisibility' : operation;
     return [{ action: `sqs:${action}`, resource: { type: 'queue', queueUrl: String(input.QueueUrl) }, command: operation }];
+  }
+  if (clientName === 'CloudFormationClient' && operation === 'DescribeStacks') {
+    // Authorized against the stack it names (Service Authorization Reference, AWS CloudFormation).
+    return [{ action: 'cloudformation:DescribeStacks', resource: { type: 'stack', stackId: String(input.StackName) }, command: operation }];
   }
   throw new Error(`No IAM mapping for ${clientName} ${commandName}: add one before the service uses it`);
 }

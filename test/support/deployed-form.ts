@@ -118,6 +118,8 @@ export interface DeployedForm {
   mappingFailureDestinations: string[];
   /** The SNS topic every alarm notifies, with its topic policy. */
   alarmTopic: { arn: string; policy: PolicyDocument };
+  /** The signing-key lifecycle resource's `RotatedKeyPolicy` property, resolved (the policy it makes the function apply). */
+  lifecycleKeyPolicy: string;
   /** Per scheduled function: its rule, and the queue that takes the runs that failed every try, with that queue's policy. */
   scheduledFailures: { fn: DeployedFunction; ruleArn: string; queueArn: string; queuePolicy: PolicyDocument; invokeConfig: Record<string, any> }[];
 }
@@ -201,7 +203,11 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     functionOfRoute.set(key, fn);
   }
 
-  const topicPolicy = only('AWS::SNS::TopicPolicy')[1];
+  // The alarm topic's policy is the one that lets CloudWatch publish (the lifecycle topic's only denies plain HTTP).
+  const topicPolicies = ofType('AWS::SNS::TopicPolicy').filter(([, p]) => JSON.stringify(p.Properties.PolicyDocument).includes('cloudwatch.amazonaws.com'));
+  if (topicPolicies.length !== 1) throw new Error(`expected one alarm topic policy, found ${topicPolicies.length}`);
+  const topicPolicy = topicPolicies[0]![1];
+  const [, lifecycle] = only('Custom::SigningKeyLifecycle');
   const queuePolicyOf = (queueArn: string) => {
     const found = ofType('AWS::SQS::QueuePolicy').find(([, p]) => (p.Properties.Queues as unknown[]).some((q) => resolve(q) === queueArn.replace(/^.*:/, '')));
     if (!found) throw new Error(`no queue policy for ${queueArn}`);
@@ -231,6 +237,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     webhookQueueArn,
     mappingFailureDestinations,
     alarmTopic: { arn: resolve(topicPolicy.Properties.Topics[0]), policy: resolve(topicPolicy.Properties.PolicyDocument) },
+    lifecycleKeyPolicy: resolve(lifecycle.Properties.RotatedKeyPolicy),
     scheduledFailures,
   };
 }

@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import {
-  CreateAliasCommand, CreateKeyCommand, DeleteAliasCommand, GetPublicKeyCommand, KMSServiceException, ScheduleKeyDeletionCommand,
+  CreateAliasCommand, CreateKeyCommand, DeleteAliasCommand, GetPublicKeyCommand, KMSServiceException, PutKeyPolicyCommand, ScheduleKeyDeletionCommand,
   SignCommand, UpdateAliasCommand,
 } from '@aws-sdk/client-kms';
 import type { KmsSend } from '#shared/keys/kms-signer';
@@ -22,7 +22,7 @@ export interface FakeKmsKey {
   arn: string;
   keyId: string;
   state: 'Enabled' | 'PendingDeletion';
-  /** The key policy CreateKey was given (undefined: KMS's default key policy). */
+  /** The key policy CreateKey or the last PutKeyPolicy gave it (undefined: KMS's default key policy). */
   policy?: string;
   /** CreateKey's Tags, as a map. */
   tags: Record<string, string>;
@@ -46,7 +46,8 @@ export interface FakeKmsOptions {
  * A stand-in for KMS (no local engine exists) that does the real cryptography: RSA-2048 key pairs
  * held here, RSASSA_PKCS1_V1_5_SHA_256 signatures over the raw message, SPKI public keys. A first
  * key exists from the start and answers any key id no CreateKey made (so a test can name it as it
- * likes); CreateKey makes more (keeping their policy, tags and description), ScheduleKeyDeletion
+ * likes); CreateKey makes more (keeping their policy, tags and description), PutKeyPolicy replaces a
+ * key's policy, ScheduleKeyDeletion
  * puts one in PendingDeletion (then every use is refused, as KMS refuses it), and the alias
  * operations keep `alias name → key`. `failSign` makes the next kms:Sign calls fail the way the SDK
  * reports a service error after its retries: a KMSServiceException with that name, `$fault` and
@@ -118,6 +119,14 @@ export function createFakeKms(options: FakeKmsOptions = {}) {
         if (key.state !== 'Enabled') throw serviceError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
         key.state = 'PendingDeletion';
         return { KeyId: key.arn, KeyState: 'PendingDeletion', PendingWindowInDays: command.input.PendingWindowInDays };
+      }
+      if (command instanceof PutKeyPolicyCommand) {
+        calls.push('PutKeyPolicy');
+        const key = keys.get(keyOf(command.input.KeyId).arn);
+        if (!key) throw serviceError('NotFoundException');
+        if (key.state !== 'Enabled') throw serviceError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
+        key.policy = command.input.Policy;
+        return {};
       }
       if (command instanceof CreateAliasCommand || command instanceof UpdateAliasCommand) {
         const update = command instanceof UpdateAliasCommand;
