@@ -27,8 +27,11 @@ export interface MonitoringProps {
   alarmEmail?: string;
   /** The webhook deliveries' dead-letter queue (infra/constructs/webhooks.ts). */
   webhookDeadLetters?: IQueue;
-  /** Each scheduled function's failures queue: its runs that failed every try (ServiceFunctions.scheduledFunction). */
-  scheduledFailures?: { fn: string; queue: IQueue }[];
+  /**
+   * Each failures queue of a function invoked asynchronously: a scheduled function's runs that failed
+   * every try (ServiceFunctions.scheduledFunction), the presence rule's events (DevicePresence), with what its alarm says.
+   */
+  scheduledFailures?: { fn: string; queue: IQueue; description?: string }[];
 }
 
 /** The DynamoDB operations the service sends (shared/data/): its throttling and system-error metrics are per operation. */
@@ -190,12 +193,12 @@ export class Monitoring extends Construct {
 
     // A scheduled run (the signing-key rotation) that failed every try, or whose event could not be
     // delivered: the hourly rule would otherwise fail quietly until a key is overdue.
-    for (const { fn, queue } of props.scheduledFailures ?? []) {
+    for (const { fn, queue, description } of props.scheduledFailures ?? []) {
       alarm(`${pascal(fn)}Failures`, {
         metric: queue.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
         threshold: 1,
         evaluationPeriods: 1,
-        description: `A scheduled run of ${fn} failed all its tries (or EventBridge could not invoke it): its event is in the `
+        description: description ?? `A scheduled run of ${fn} failed all its tries (or EventBridge could not invoke it): its event is in the `
           + 'failures queue; the function\'s logs say why.',
       });
     }

@@ -56,7 +56,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
     invoked = new Set(recording.invocations.map((i) => `${i.api} ${i.routeKey}`));
   });
   let invoked: Set<string>;
-  const lambdaDestinations = () => new Set(form.scheduledFailures.map(({ queueArn }) => queueArn));
+  const lambdaDestinations = () => new Set([...form.scheduledFailures.map(({ queueArn }) => queueArn), ...form.asyncFailureQueues]);
 
   /**
    * The deployed resource a recorded call names, with its condition keys: locally every test file has
@@ -197,9 +197,9 @@ const EVENT_SOURCE_ACTIONS = new Set([
 ]);
 
 /**
- * Statements on these resources are Lambda's own use of the role: a scheduled function's failed
- * asynchronous run is sent to its failures queue by Lambda (an on-failure destination), with the
- * function's role; alarm-delivery.test.ts checks that grant.
+ * Statements on these resources are Lambda's own use of the role: a scheduled function's (or the
+ * presence function's) failed asynchronous run is sent to its failures queue by Lambda (an on-failure
+ * destination), with the function's role; alarm-delivery.test.ts checks that grant for the schedules.
  */
 function grantedActions(policies: { document: PolicyDocument }[], lambdaResources: ReadonlySet<string>): Set<string> {
   const actions = new Set<string>();

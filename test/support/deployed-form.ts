@@ -117,6 +117,8 @@ export interface DeployedForm {
   /** The SNS topic every alarm notifies, with its topic policy. */
   alarmTopic: { arn: string; policy: PolicyDocument };
   /** Per scheduled function: its rule, and the queue that takes the runs that failed every try, with that queue's policy. */
+  /** Every on-failure destination (a queue) of a function's asynchronous runs: Lambda's own use of the function's role. */
+  asyncFailureQueues: string[];
   scheduledFailures: { fn: DeployedFunction; ruleArn: string; queueArn: string; queuePolicy: PolicyDocument; invokeConfig: Record<string, any> }[];
 }
 
@@ -196,6 +198,21 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     functionOfRoute.set(key, fn);
   }
 
+  // A function an IoT Core topic rule invokes: `iot presence` for the device presence rule (as local/iot-rules.ts names it).
+  for (const [, rule] of ofType('AWS::IoT::TopicRule')) {
+    const payload = rule.Properties.TopicRulePayload as { Sql: string; Actions: { Lambda?: { FunctionArn: { 'Fn::GetAtt': [string, string] } } }[] };
+    if (!payload.Sql.includes('$aws/events/presence/')) throw new Error(`a topic rule this form does not know: ${payload.Sql}`);
+    for (const action of payload.Actions) {
+      const fn = functions.get(action.Lambda?.FunctionArn['Fn::GetAtt'][0] ?? '');
+      if (!fn) continue;
+      fn.routes.push('iot presence');
+      functionOfRoute.set('iot presence', fn);
+    }
+  }
+  // The queues Lambda sends a function's failed asynchronous runs to (on-failure destinations), with the function's role.
+  const asyncFailureQueues = ofType('AWS::Lambda::EventInvokeConfig')
+    .map(([, config]) => config.Properties.DestinationConfig?.OnFailure?.Destination).filter((arn) => arn !== undefined).map((arn) => resolve(arn) as string);
+
   const topicPolicy = only('AWS::SNS::TopicPolicy')[1];
   const queuePolicyOf = (queueArn: string) => {
     const found = ofType('AWS::SQS::QueuePolicy').find(([, p]) => (p.Properties.Queues as unknown[]).some((q) => resolve(q) === queueArn.replace(/^.*:/, '')));
@@ -226,6 +243,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     webhookQueueArn,
     alarmTopic: { arn: resolve(topicPolicy.Properties.Topics[0]), policy: resolve(topicPolicy.Properties.PolicyDocument) },
     scheduledFailures,
+    asyncFailureQueues,
   };
 }
 
