@@ -26,8 +26,8 @@ export const PRESENCE_RULE_SQL = `SELECT * FROM '${PRESENCE_TOPIC_FILTER}'`;
  *   allowed to invoke it by a resource policy naming the rule;
  * - one failures queue, the rule's error action (IoT Core could not invoke the function) and the
  *   function's on-failure destination (a storage failure on every try), whose first message raises
- *   an alarm (Monitoring's `PresenceFailures`). An event in it can be sent again with
- *   `npm run invoke -- record-presence '<event>'`: its ordering makes a late one harmless.
+ *   an alarm (Monitoring's `RecordPresenceFailures`). An event in it can be sent again to the function
+ *   (`aws lambda invoke`): its ordering makes a late one harmless.
  * Certificates come from IoT Core's own CA (`CreateKeysAndCertificate`), per device, by the operator.
  */
 export class DevicePresence extends Construct {
