@@ -8,6 +8,7 @@ import { formatTimestamp } from '#shared/domain/time';
 import type { Logger } from '#shared/log';
 import { recordPresence, type PresenceDeps } from '#shared/presence/record-presence';
 import { makeDevice } from '../support/factories';
+import { countRequests } from '../support/count-requests';
 import { freshTable } from '../support/service';
 
 // Presence from IoT Core's lifecycle events against DynamoDB Local: the events as AWS documents them
@@ -87,6 +88,26 @@ describe('device presence from lifecycle events', () => {
       };
       for (const name of order) await recordPresence(events[name], deps);
       expect(await devices.getOwnedDevice(owner, id), order.join(' ')).toMatchObject({ connected: false, last_connection: formatTimestamp(new Date(base + 2000)) });
+    }
+  });
+
+  it('costs the owner\'s look-up and one conditional write per event, applied or not; less for an event that names no device', async () => {
+    const { id } = await newDevice();
+    const counter = countRequests(doc);
+    try {
+      const at = Date.UTC(2026, 10, 28, 11, 45, 0, 0);
+      const sent = async (input: unknown) => {
+        counter.reset();
+        await recordPresence(input, deps);
+        return [...counter.operations];
+      };
+      expect(await sent(lifecycle('connected', id, 1, at))).toEqual(['QueryCommand', 'UpdateItemCommand']);
+      expect(await sent(lifecycle('connected', id, 1, at))).toEqual(['QueryCommand', 'UpdateItemCommand']);
+      expect(await sent(lifecycle('disconnected', id, 1, at + 1))).toEqual(['QueryCommand', 'UpdateItemCommand']);
+      expect(await sent(lifecycle('connected', randomUUID(), 1, at))).toEqual(['QueryCommand']);
+      expect(await sent({ eventType: 'connected' })).toEqual([]);
+    } finally {
+      counter.detach();
     }
   });
 
