@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { connect as tlsConnect } from 'node:tls';
 import mqtt, { type MqttClient } from 'mqtt';
+import { iot, mqtt as crtMqtt } from 'aws-iot-device-sdk-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalCa, type DeviceCredentials, type LocalCa } from '#local/iot-ca';
 import { startIotBroker, MAX_PAYLOAD_BYTES, type IotBroker, type LifecycleMessage } from '#local/iot-broker';
@@ -80,6 +81,28 @@ describe('the local IoT broker', () => {
     await c.endAsync();
     expect((await gone)[0]).toMatchObject({ disconnectReason: 'CLIENT_INITIATED_DISCONNECT', clientInitiatedDisconnect: true, versionNumber: 1 });
     expect(await listed(creds.thingName)).toMatchObject({ connected: false });
+  });
+
+  it('AWS\'s own device SDK (aws-iot-device-sdk-v2, mutual TLS) connects a device: presence reaches GET /devices', async () => {
+    const creds = await device();
+    const connected = recorded(creds.thingName, 'connected');
+    const config = iot.AwsIotMqttConnectionConfigBuilder.new_mtls_builder(creds.certPem, creds.keyPem)
+      .with_certificate_authority(ca.certPem).with_endpoint('127.0.0.1').with_port(broker.port)
+      .with_client_id(creds.thingName).with_clean_session(true).with_keep_alive_seconds(30).build();
+    const connection = new crtMqtt.MqttClient().new_connection(config);
+    let open = false;
+    try {
+      open = await connection.connect();
+      expect((await connected)[1]).toEqual({ outcome: 'applied' });
+      expect(await listed(creds.thingName)).toMatchObject({ connected: true });
+      const gone = recorded(creds.thingName, 'disconnected');
+      await connection.disconnect();
+      open = false;
+      expect((await gone)[0]).toMatchObject({ disconnectReason: 'CLIENT_INITIATED_DISCONNECT' });
+      expect(await listed(creds.thingName)).toMatchObject({ connected: false });
+    } finally {
+      if (open) await connection.disconnect().catch(() => undefined);
+    }
   });
 
   it('a device that goes silent is shown disconnected after 1.5 times its keep-alive (MQTT_KEEP_ALIVE_TIMEOUT)', async () => {
