@@ -1178,6 +1178,24 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
+      name: 'record-presence (connected)', fn: 'record-presence', expectResult: { outcome: 'applied' }, requestBudget: 2,
+      floor: [step.query('device', 1, 'gsi1'), step.update('device')],
+      minReason: 'a connect lifecycle event of IoT Core naming a device by its id alone: Query(GSI1: the device\'s owner, whose '
+        + 'partition holds the device) + UpdateItem(connected and last_connection, on condition that the event is newer than the last applied)',
+      events: async (n) => {
+        const user = await fay();
+        // A device of its own per event: each connect is a device's first, so every call takes the applied path.
+        return pool(n, 16, async () => {
+          const device: Device = { ...DEMO_USERS[0].devices[0], id: randomUUID(), version: '2.4.1', last_connection: formatTimestamp(new Date(0)), connected: false };
+          await createDeviceRepo(deps).createDevice(user.id, device);
+          return {
+            clientId: device.id, timestamp: Date.now(), eventType: 'connected', sessionIdentifier: randomUUID(),
+            principalIdentifier: randomToken().slice(0, 64), ipAddress: '192.0.2.10', versionNumber: 1,
+          };
+        });
+      },
+    },
+    {
       name: 'deliver-webhooks (delivered)', fn: 'deliver-webhooks', expectResult: { batchItemFailures: [] },
       floor: [step.queueClient(), step.batchGet('delivery', 'webhook', 'consent'), step.signedPost(), step.update('delivery')],
       minReason: 'an SQS batch of one message naming a pending device.updated delivery: BatchGetItem(delivery, webhook subscription, the '

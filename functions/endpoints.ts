@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { provideEndpointTable } from '#shared/config';
 import type { BenchSpec } from '#shared/bench-floor';
 import { ALL_SCOPES } from '#shared/domain/scopes';
-import type { BundlingOptions, EndpointDeclaration, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
+import type { BundlingOptions, EndpointDeclaration, EventSourceKind, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
 import { API_CORS, ROUTE_KEY_METHODS, THROTTLES, type ApiName, type FunctionName, type Route } from '#shared/routes';
 
 // The registry of the functions: it discovers the declarations beside the handlers
@@ -25,7 +25,7 @@ export interface FunctionDef extends BundlingOptions {
   /** Handler file, relative to the repository root; it exports `handler`. */
   entry: string;
   schedule?: string;
-  eventSource?: 'table-stream' | 'webhook-queue';
+  eventSource?: EventSourceKind;
 }
 
 /** A function, as its declaration and its place on disk define it. */
@@ -60,7 +60,8 @@ const ROOT = join(import.meta.dirname, '..');
 export const DECLARATION_SUFFIX = '.route.ts';
 const NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 const TRIGGERS = ['routes', 'schedule', 'eventSource', 'fallback'] as const;
-const EVENT_SOURCES = ['table-stream', 'webhook-queue'];
+// Every kind, and only those: the compiler checks the record's keys against the type.
+const EVENT_SOURCES: readonly string[] = Object.keys({ 'table-stream': 0, 'webhook-queue': 0, 'iot-presence': 0 } satisfies Record<EventSourceKind, 0>);
 const SIGNING_KEY_USES = ['sign', 'verify', 'rotate'];
 const QUEUE_USES = ['send', 'retry'];
 const APIS = ['resource', 'auth'];

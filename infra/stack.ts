@@ -13,6 +13,7 @@ import { SigningKeyLifecycle } from '#infra/constructs/signing-key-lifecycle';
 import { AccountMail } from '#infra/constructs/account-mail';
 import { Monitoring } from '#infra/constructs/monitoring';
 import { Webhooks } from '#infra/constructs/webhooks';
+import { DevicePresence, PRESENCE_FAILURES_DESCRIPTION } from '#infra/constructs/device-presence';
 import {
   ALARM_EMAIL_CONTEXT, alarmEmail, customDomainSettings, EMAIL_ADDRESS, serviceStage, StackConfigurationError, STAGE_CONTEXT,
   TRACING_CONTEXT, tracingEnabled,
@@ -121,10 +122,15 @@ export class DeviceUserServiceStack extends Stack {
     // The webhook pipeline: the table's stream, the fan-out, the delivery queue and its dead letters.
     const webhooks = new Webhooks(this, 'Webhooks', { table, functions });
     functions.bindWebhookQueue(webhooks.queue);
+    // Devices on IoT Core: their policy, and their presence from the broker's lifecycle events.
+    const presence = new DevicePresence(this, 'DevicePresence', { functions });
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
       webhookDeadLetters: webhooks.deadLetters, webhookStreamFailures: webhooks.streamFailures,
-      scheduledFailures: scheduled.map(({ fn, failures }) => ({ fn, queue: failures })),
+      scheduledFailures: [
+        ...scheduled.map(({ fn, failures }) => ({ fn, queue: failures })),
+        { fn: presence.fn, queue: presence.failures, description: PRESENCE_FAILURES_DESCRIPTION },
+      ],
     });
 
     new CfnOutput(this, 'ApiUrl', { value: audience, description: 'Resource API base URL ({base_url})' });
@@ -136,6 +142,7 @@ export class DeviceUserServiceStack extends Stack {
     new CfnOutput(this, 'WebhookQueueUrl', { value: webhooks.queue.queueUrl, description: 'The webhook delivery queue (a replay of stream failures sends to it)' });
     new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.topic.topicArn, description: 'SNS topic every alarm notifies (subscribe to it)' });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard of the service' });
+    new CfnOutput(this, 'DevicePolicyName', { value: presence.devicePolicy.ref, description: 'The IoT policy to attach to every device certificate' });
     new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'The first KMS key that signs access tokens (rotations add others)' });
     for (const { fn, function: scheduledFn } of scheduled) {
       new CfnOutput(this, `${pascal(fn)}FunctionName`, { value: scheduledFn.functionName, description: `Function ${fn} (aws lambda invoke)` });

@@ -8,8 +8,11 @@ import type { ApiName, FunctionName } from '#shared/routes';
 
 export interface Invocation {
   fn: FunctionName;
-  /** The API whose route invoked it, 'schedule' for a function an EventBridge rule invokes, 'stream' or 'queue' for one an event source mapping invokes. */
-  api: ApiName | 'schedule' | 'stream' | 'queue';
+  /**
+   * The API whose route invoked it, 'schedule' for a function an EventBridge rule invokes, 'stream'
+   * or 'queue' for one an event source mapping invokes, 'iot' for one an IoT Core topic rule invokes.
+   */
+  api: ApiName | 'schedule' | 'stream' | 'queue' | 'iot';
   /** API Gateway's route key that matched (`GET /user`, `ANY /user`, `$default`), or the schedule expression. */
   routeKey: string;
 }

@@ -10,6 +10,7 @@ import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dyna
 import { startGateway } from '#local/gateway';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 import { startLocalWebhooks, type InvocationObserver, type LocalWebhooks } from '#local/webhooks';
+import type { LocalIot } from '#local/iot';
 
 export interface LocalServiceOptions {
   /** Ports of the two hosts; 0 picks free ones. */
@@ -36,6 +37,8 @@ export interface LocalServiceOptions {
    * retry schedule multiplied by `timeScale` (default 1). `false`: none.
    */
   webhooks?: { timeScale?: number; observe?: InvocationObserver } | false;
+  /** The IoT Core stand-in (local/iot.ts), with credentials for every demo device under `<stateDir>/iot`. Default: none. */
+  iot?: boolean;
 }
 
 export interface LocalService {
@@ -50,6 +53,8 @@ export interface LocalService {
   aws?: AwsStandIns;
   /** The webhook pipeline, unless turned off. */
   webhooks?: LocalWebhooks;
+  /** With `iot`: the IoT Core stand-in (local/iot.ts). */
+  iot?: LocalIot;
   stop(): Promise<void>;
 }
 
@@ -100,6 +105,12 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     const service: LocalService = { apiUrl: api.url, authUrl: auth.url, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, stop, webhooks };
     useServiceEnvironment(service);
     if (webhooks) await webhooks.startReading();
+    if (options.iot) {
+      // Loaded only when asked: the broker and the CA's libraries are not every local service's.
+      const { startLocalIot } = await import('#local/iot');
+      service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)));
+      stops.push(service.iot.stop);
+    }
     if (options.awsStandIns) {
       createLocalSigner(signingKeyFile);
       service.aws = await startAwsStandIns({ signingKeyFile, outboxDir, configurationSets: [LOCAL_CONFIGURATION_SET] });
@@ -176,19 +187,22 @@ export function serviceFactsFile(): string {
 export interface ServiceFacts extends ServiceEnvironment {
   /** The webhook fan-out's stream-failures queue (stand-in), for `npm run admin -- replay-stream-failures`. */
   streamFailures?: { queueUrl: string; endpoint: string };
+  /** The IoT Core stand-in, when the service runs one: its URL and the devices' credentials (`npm run device`). */
+  iot?: { url: string; credentialsDir: string };
   demoClient: { clientId: string; clientSecret: string; redirectUri: string };
   users: { id: string; email: string; emailConfirmed: boolean; password: string; devices: string[] }[];
 }
 
 /** The facts of a running service seeded with the demo data; `redirectUri` is the example app's callback. */
 export function serviceFacts(service: LocalService, redirectUri: string = DEMO_CLIENT.redirectUris[0]): ServiceFacts {
-  const { apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, webhooks } = service;
+  const { apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir, webhooks, iot } = service;
   return {
     apiUrl, authUrl, tableName, dynamodbEndpoint, signingKeyFile, outboxDir,
     ...(webhooks ? {
       webhookQueue: { queueUrl: webhooks.queue.queueUrl, endpoint: webhooks.queue.url },
       streamFailures: { queueUrl: webhooks.streamFailures.queueUrl, endpoint: webhooks.streamFailures.url },
     } : {}),
+    ...(iot ? { iot: { url: iot.broker.url, credentialsDir: iot.credentialsDir } } : {}),
     demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri },
     users: DEMO_USERS.map(({ user, password, devices }) => ({
       id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),

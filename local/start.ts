@@ -83,7 +83,7 @@ const webhookTimeScale = (() => {
   return scale;
 })();
 
-const service = await startLocalService({ apiPort: api.port, authPort: auth.port, dataDir, stateDir, webhooks: { timeScale: webhookTimeScale } })
+const service = await startLocalService({ apiPort: api.port, authPort: auth.port, dataDir, stateDir, webhooks: { timeScale: webhookTimeScale }, iot: true })
   // startLocalService has already stopped what it started (DynamoDB Local included) when it throws.
   .catch((error: unknown) => abort(error, async () => undefined));
 
@@ -127,6 +127,7 @@ Device and User Service is running (data ${facts.persistence}).
   DynamoDB Local        ${service.dynamodbEndpoint}, table ${service.tableName} (its stream feeds the webhooks${webhookTimeScale === 1 ? '' : `, retries ×${webhookTimeScale}`})
   Example app           ${exampleApp.url} — sign in as ${facts.users[0]!.email} / ${facts.users[0]!.password}
                         (webhook ${exampleApp.webhookUrl}: its device page updates live)
+  IoT Core stand-in     ${service.iot!.broker.url} — connect a demo device: npm run device (another: npm run device -- <device id>)
 Demo accounts:
 ${facts.users.map((u) => `  ${u.email.padEnd(20)} password ${u.password.padEnd(22)} ${u.devices.length} devices`).join('\n')}
 Try:  TOKEN=$(npm run -s token -- --user alice@example.com --scope "read_user read_device write_device")

@@ -122,9 +122,10 @@ export type Trigger =
   | {
     /**
      * Has no HTTP route: an event source mapping invokes it with the records of the table's stream
-     * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts).
+     * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts), or the device
+     * presence topic rule of AWS IoT Core with one lifecycle event (infra/constructs/device-presence.ts).
      */
-    eventSource: 'table-stream' | 'webhook-queue';
+    eventSource: EventSourceKind;
     routes?: never; openApi?: never; schedule?: never; fallback?: never;
   }
   | {
@@ -227,6 +228,9 @@ export interface SampleSpec {
    */
   make(kit: SampleKit): Sample | Promise<Sample>;
 }
+
+/** What can invoke a function that has no HTTP route, beside a schedule. */
+export type EventSourceKind = 'table-stream' | 'webhook-queue' | 'iot-presence';
 
 /** A function's declaration (see the top of this file). */
 export type EndpointDeclaration = BundlingOptions & Trigger & BenchOption & {

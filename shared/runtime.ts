@@ -8,6 +8,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
+import { createPresenceRepo } from '#shared/data/presence-repo';
 import { relyingPartyOf, type RelyingParty } from '#shared/accounts/relying-party';
 import { SERVICE_NAME } from '#shared/views/theme';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
@@ -126,6 +127,7 @@ const tableDeps = /* @__PURE__ */ once((): RepoDeps => ({ doc, table: table() })
 export const batch = /* @__PURE__ */ onFirstUse(() => createBatchReader(tableDeps()));
 export const users = /* @__PURE__ */ onFirstUse(() => createUserRepo(tableDeps()));
 export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDeps()));
+export const presence = /* @__PURE__ */ onFirstUse(() => createPresenceRepo(tableDeps()));
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
 /** The device authorization grant's items (RFC 8628): the token endpoint's polls and the /device page. */

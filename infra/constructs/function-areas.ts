@@ -7,16 +7,18 @@ import type { ApiName } from '#shared/routes';
  * The areas the functions are deployed in, one nested stack each, so that no stack comes near
  * CloudFormation's 500 resources as endpoints are added (test/infra/stack-size.test.ts counts them).
  */
-export type FunctionArea = 'ResourceApi' | 'AuthServer' | 'Console' | 'Webhooks' | 'Operations';
+export type FunctionArea = 'ResourceApi' | 'AuthServer' | 'Console' | 'Webhooks' | 'Devices' | 'Operations';
 
 /**
  * The area of function `fn` as `api` serves it: the resource API's functions (its fallback
  * included), the developer console's pages, the webhook pipeline, the operators' functions without
- * a route, and the authorization server with its sign-in and account pages (its fallback included).
+ * a route, the devices' presence from AWS IoT Core, and the authorization server with its sign-in and
+ * account pages (its fallback included).
  */
 export function areaOf(fn: FunctionName, api?: ApiName): FunctionArea {
   const def = endpointOf(fn);
   if (def.schedule) return 'Operations';
+  if (def.eventSource === 'iot-presence') return 'Devices';
   if (def.eventSource) return 'Webhooks';
   if (api === 'resource') return 'ResourceApi';
   if (def.entry.startsWith('functions/developer/')) return 'Console';

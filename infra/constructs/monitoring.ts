@@ -29,8 +29,11 @@ export interface MonitoringProps {
   webhookDeadLetters?: IQueue;
   /** The fan-out's on-failure destination: the stream batches it gave up on (infra/constructs/webhooks.ts). */
   webhookStreamFailures?: IQueue;
-  /** Each scheduled function's failures queue: its runs that failed every try (ServiceFunctions.scheduledFunction). */
-  scheduledFailures?: { fn: string; queue: IQueue }[];
+  /**
+   * Each failures queue of a function invoked asynchronously: a scheduled function's runs that failed
+   * every try (ServiceFunctions.scheduledFunction), the presence rule's events (DevicePresence), with what its alarm says.
+   */
+  scheduledFailures?: { fn: string; queue: IQueue; description?: string }[];
 }
 
 /** The DynamoDB operations the service sends (shared/data/): its throttling and system-error metrics are per operation. */
@@ -199,9 +202,9 @@ export class Monitoring extends Construct {
     }
     // A scheduled run (the signing-key rotation) that failed every try, or whose event could not be
     // delivered: the hourly rule would otherwise fail quietly until a key is overdue.
-    for (const { fn, queue } of props.scheduledFailures ?? []) {
-      queueAlarm(`${pascal(fn)}Failures`, queue, `A scheduled run of ${fn} failed all its tries (or EventBridge could not invoke it): its `
-        + 'event is in the failures queue; the function\'s logs say why.');
+    for (const { fn, queue, description } of props.scheduledFailures ?? []) {
+      queueAlarm(`${pascal(fn)}Failures`, queue, description ?? `A scheduled run of ${fn} failed all its tries (or EventBridge could not invoke it): `
+        + 'its event is in the failures queue; the function\'s logs say why.');
     }
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });

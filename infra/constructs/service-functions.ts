@@ -131,11 +131,12 @@ export class ServiceFunctions extends Construct {
   }
 
   /**
-   * A function an event source mapping invokes (`eventSource` in its declaration), with its grants,
-   * the webhook delivery queue's among them, and `environment` added to the shared one. The caller
-   * creates the mapping (infra/constructs/webhooks.ts).
+   * A function an event source invokes (`eventSource` in its declaration), with its grants, the
+   * webhook delivery queue's among them when it uses it, and `environment` added to the shared one.
+   * The caller connects the source: the mapping (infra/constructs/webhooks.ts) or the topic rule
+   * (infra/constructs/device-presence.ts).
    */
-  eventSourceFunction(fn: FunctionName, options: { environment: Record<string, string>; queue: IQueue; timeoutSeconds?: number }): ServiceFunction {
+  eventSourceFunction(fn: FunctionName, options: { environment?: Record<string, string>; queue?: IQueue; timeoutSeconds?: number } = {}): ServiceFunction {
     if (!endpointOf(fn).eventSource) throw new Error(`${fn} has no event source in its declaration`);
     const id = `${pascal(fn)}Function`;
     const fnc = this.create(id, fn, { ...this.environment, ...options.environment }, options);

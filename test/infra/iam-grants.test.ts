@@ -58,7 +58,7 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
     invoked = new Set(recording.invocations.map((i) => `${i.api} ${i.routeKey}`));
   });
   let invoked: Set<string>;
-  const lambdaDestinations = () => new Set([...form.scheduledFailures.map(({ queueArn }) => queueArn), ...form.mappingFailureDestinations]);
+  const lambdaDestinations = () => new Set([...form.scheduledFailures.map(({ queueArn }) => queueArn), ...form.mappingFailureDestinations, ...form.asyncFailureQueues]);
 
   /**
    * The deployed resource a recorded call names, with its condition keys: locally every test file has
@@ -203,10 +203,11 @@ const EVENT_SOURCE_ACTIONS = new Set([
 ]);
 
 /**
- * Statements on these resources are Lambda's own use of the role: a scheduled function's failed
- * asynchronous run is sent to its failures queue by Lambda (an on-failure destination), with the
- * function's role; alarm-delivery.test.ts checks that grant. Likewise a stream batch the fan-out
- * gave up on, to its event source mapping's on-failure destination (webhooks.test.ts checks that grant).
+ * Statements on these resources are Lambda's own use of the role: a scheduled function's (or the
+ * presence function's) failed asynchronous run is sent to its failures queue by Lambda (an on-failure
+ * destination), with the function's role; alarm-delivery.test.ts checks that grant for the schedules.
+ * Likewise a stream batch the fan-out gave up on, to its event source mapping's on-failure
+ * destination (webhooks.test.ts checks that grant).
  */
 function grantedActions(policies: { document: PolicyDocument }[], lambdaResources: ReadonlySet<string>): Set<string> {
   const actions = new Set<string>();

@@ -120,6 +120,8 @@ export interface DeployedForm {
   alarmTopic: { arn: string; policy: PolicyDocument };
   /** The signing-key lifecycle resource's `RotatedKeyPolicy` property, resolved (the policy it makes the function apply). */
   lifecycleKeyPolicy: string;
+  /** Every on-failure destination (a queue) of a function's asynchronous runs: Lambda's own use of the function's role. */
+  asyncFailureQueues: string[];
   /** Per scheduled function: its rule, and the queue that takes the runs that failed every try, with that queue's policy. */
   scheduledFailures: { fn: DeployedFunction; ruleArn: string; queueArn: string; queuePolicy: PolicyDocument; invokeConfig: Record<string, any> }[];
 }
@@ -208,6 +210,21 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
   if (topicPolicies.length !== 1) throw new Error(`expected one alarm topic policy, found ${topicPolicies.length}`);
   const topicPolicy = topicPolicies[0]![1];
   const [, lifecycle] = only('Custom::SigningKeyLifecycle');
+  // A function an IoT Core topic rule invokes: `iot presence` for the device presence rule (as local/iot-rules.ts names it).
+  for (const [, rule] of ofType('AWS::IoT::TopicRule')) {
+    const payload = rule.Properties.TopicRulePayload as { Sql: string; Actions: { Lambda?: { FunctionArn: { 'Fn::GetAtt': [string, string] } } }[] };
+    if (!payload.Sql.includes('$aws/events/presence/')) throw new Error(`a topic rule this form does not know: ${payload.Sql}`);
+    for (const action of payload.Actions) {
+      const fn = functions.get(action.Lambda?.FunctionArn['Fn::GetAtt'][0] ?? '');
+      if (!fn) continue;
+      fn.routes.push('iot presence');
+      functionOfRoute.set('iot presence', fn);
+    }
+  }
+  // The queues Lambda sends a function's failed asynchronous runs to (on-failure destinations), with the function's role.
+  const asyncFailureQueues = ofType('AWS::Lambda::EventInvokeConfig')
+    .map(([, config]) => config.Properties.DestinationConfig?.OnFailure?.Destination).filter((arn) => arn !== undefined).map((arn) => resolve(arn) as string);
+
   const queuePolicyOf = (queueArn: string) => {
     const found = ofType('AWS::SQS::QueuePolicy').find(([, p]) => (p.Properties.Queues as unknown[]).some((q) => resolve(q) === queueArn.replace(/^.*:/, '')));
     if (!found) throw new Error(`no queue policy for ${queueArn}`);
@@ -239,6 +256,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     alarmTopic: { arn: resolve(topicPolicy.Properties.Topics[0]), policy: resolve(topicPolicy.Properties.PolicyDocument) },
     lifecycleKeyPolicy: resolve(lifecycle.Properties.RotatedKeyPolicy),
     scheduledFailures,
+    asyncFailureQueues,
   };
 }
 

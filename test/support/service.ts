@@ -86,6 +86,7 @@ export function useTestService(options: Partial<LocalServiceOptions> = {}): Loca
     get outboxDir() { return running().outboxDir; },
     get aws() { return running().aws; },
     get webhooks() { return running().webhooks; },
+    get iot() { return running().iot; },
     /** Stops the service before its afterAll would. */
     stop,
   };

@@ -1,0 +1,89 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { CfnPolicy, CfnTopicRule } from 'aws-cdk-lib/aws-iot';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { ServiceFunction } from '#infra/constructs/service-function';
+import type { ServiceFunctions } from '#infra/constructs/service-functions';
+import { FUNCTIONS, type FunctionName } from '#functions/endpoints';
+import { DEVICE_TOPIC_ROOT, PRESENCE_TOPIC_FILTER } from '#shared/domain/presence';
+
+export interface DevicePresenceProps {
+  functions: ServiceFunctions;
+}
+
+/** The SQL of the presence rule: every connect and disconnect lifecycle event, the message as it is. */
+export const PRESENCE_RULE_SQL = `SELECT * FROM '${PRESENCE_TOPIC_FILTER}'`;
+
+/**
+ * Devices on AWS IoT Core, as far as presence needs them:
+ * - the IoT policy every device certificate gets (`DevicePolicy`): a device connects only with its
+ *   own thing name as client id (the certificate attached to that thing), and publishes, subscribes
+ *   and receives only under its own `devices/<thing name>/` (thing policy variables);
+ * - the topic rule that hands each connect and disconnect lifecycle event to the function declared
+ *   with `eventSource: 'iot-presence'` (record-presence: one invocation per event, asynchronous),
+ *   allowed to invoke it by a resource policy naming the rule;
+ * - one failures queue, the rule's error action (IoT Core could not invoke the function) and the
+ *   function's on-failure destination (a storage failure on every try), whose first message raises
+ *   an alarm (Monitoring's `RecordPresenceFailures`). An event in it can be sent again to the function
+ *   (`aws lambda invoke`): its ordering makes a late one harmless.
+ * Certificates come from IoT Core's own CA (`CreateKeysAndCertificate`), per device, by the operator.
+ */
+export class DevicePresence extends Construct {
+  /** The name of the presence function (its declaration's). */
+  readonly fn: FunctionName;
+  readonly function: ServiceFunction;
+  readonly failures: Queue;
+  readonly rule: CfnTopicRule;
+  readonly devicePolicy: CfnPolicy;
+
+  constructor(scope: Construct, id: string, props: DevicePresenceProps) {
+    super(scope, id);
+    const fn = Object.entries(FUNCTIONS).find(([, def]) => def.eventSource === 'iot-presence')?.[0];
+    if (!fn) throw new Error('no function is declared with eventSource iot-presence');
+    this.fn = fn;
+    this.function = props.functions.eventSourceFunction(fn);
+    const home = this.function.node.scope!;
+    this.failures = new Queue(home, 'PresenceFailures', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    Validations.of(this.failures).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'It is the dead-letter queue of the presence rule and of its function\'s asynchronous runs.' });
+    // A storage failure is retried twice by Lambda; an event older than an hour is superseded by later ones anyway.
+    this.function.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(1), onFailure: new SqsDestination(this.failures) });
+
+    const errorRole = new Role(home, 'PresenceRuleErrorRole', { assumedBy: new ServicePrincipal('iot.amazonaws.com'), description: 'The presence rule\'s error action: sends to its failures queue' });
+    this.failures.grantSendMessages(errorRole);
+    this.rule = new CfnTopicRule(home, 'PresenceRule', {
+      topicRulePayload: {
+        description: 'Device presence: IoT Core lifecycle events to the presence function',
+        sql: PRESENCE_RULE_SQL,
+        awsIotSqlVersion: '2016-03-23',
+        ruleDisabled: false,
+        actions: [{ lambda: { functionArn: this.function.functionArn } }],
+        errorAction: { sqs: { queueUrl: this.failures.queueUrl, roleArn: errorRole.roleArn, useBase64: false } },
+      },
+    });
+    const { account, partition, region } = Stack.of(home);
+    this.function.addPermission('InvokedByPresenceRule', {
+      principal: new ServicePrincipal('iot.amazonaws.com'), sourceArn: this.rule.attrArn, sourceAccount: account,
+    });
+
+    const iot = `arn:${partition}:iot:${region}:${account}`;
+    const own = `${DEVICE_TOPIC_ROOT}/\${iot:Connection.Thing.ThingName}/*`;
+    const attached = { Bool: { 'iot:Connection.Thing.IsAttached': 'true' } };
+    this.devicePolicy = new CfnPolicy(scope, 'DevicePolicy', {
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          { Effect: 'Allow', Action: 'iot:Connect', Resource: `${iot}:client/\${iot:Connection.Thing.ThingName}`, Condition: attached },
+          { Effect: 'Allow', Action: ['iot:Publish', 'iot:Receive'], Resource: `${iot}:topic/${own}`, Condition: attached },
+          { Effect: 'Allow', Action: 'iot:Subscribe', Resource: `${iot}:topicfilter/${own}`, Condition: attached },
+        ],
+      },
+    });
+  }
+}
+
+/** What the presence rule's failures queue is for, in one line (Monitoring's alarm description). */
+export const PRESENCE_FAILURES_DESCRIPTION = 'A device lifecycle event could not be recorded (IoT Core could not invoke the presence function, '
+  + 'or it failed every try): the event is in the presence failures queue; the function\'s logs say why.';
+

@@ -1,0 +1,16 @@
+import { runAsFunction } from '#local/invocation-context';
+
+/** How the local invocations name the device presence topic rule (and test/support/deployed-form.ts the deployed one). */
+export const PRESENCE_SOURCE = { api: 'iot', routeKey: 'presence' } as const;
+
+/**
+ * Runs the presence rule's function on one lifecycle event, in this process, as the topic rule's
+ * Lambda action does in AWS (the message as the event, `SELECT *`), attributed to that rule so that
+ * its AWS calls are checked against the function's role. Returns what the handler returns.
+ */
+export function runPresenceRule(event: unknown): Promise<{ outcome: string }> {
+  return runAsFunction({ fn: 'record-presence', ...PRESENCE_SOURCE }, async () => {
+    const { handler } = await import('#functions/devices/record-presence');
+    return handler(event);
+  });
+}

@@ -1,0 +1,40 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createLocalCa } from '#local/iot-ca';
+import { startIotBroker, type IotBroker } from '#local/iot-broker';
+import { runPresenceRule } from '#local/iot-rules';
+
+/** The local IoT Core stand-in of a running service, and where its devices' credentials are. */
+export interface LocalIot {
+  broker: IotBroker;
+  /** `<state dir>/iot`: `ca.pem`, and `<device id>.cert.pem` / `<device id>.key.pem` per device. */
+  credentialsDir: string;
+  stop(): Promise<void>;
+}
+
+/** Where a device's certificate and key are in `credentialsDir`. */
+export const credentialFiles = (credentialsDir: string, deviceId: string) => ({
+  ca: join(credentialsDir, 'ca.pem'), cert: join(credentialsDir, `${deviceId}.cert.pem`), key: join(credentialsDir, `${deviceId}.key.pem`),
+});
+
+/**
+ * Starts the broker stand-in (local/iot-broker.ts) on a free port of 127.0.0.1, behind which the
+ * presence rule's function runs as the topic rule runs it in AWS, with a fresh CA, and writes the
+ * credentials of `deviceIds` (as an operator hands them to a device) to `<stateDir>/iot`, removed
+ * when it stops. Call it once the handlers' environment is set.
+ */
+export async function startLocalIot(stateDir: string, deviceIds: readonly string[]): Promise<LocalIot> {
+  const ca = await createLocalCa();
+  const credentialsDir = join(stateDir, 'iot');
+  mkdirSync(credentialsDir, { recursive: true });
+  writeFileSync(join(credentialsDir, 'ca.pem'), ca.certPem);
+  for (const id of deviceIds) {
+    const creds = await ca.issue(id);
+    const files = credentialFiles(credentialsDir, id);
+    writeFileSync(files.cert, creds.certPem);
+    writeFileSync(files.key, creds.keyPem, { mode: 0o600 });
+  }
+  const broker = await startIotBroker({ ca, onLifecycleEvent: (event) => runPresenceRule(event) });
+  // The credentials are this run's (a fresh CA each start): they go with the broker.
+  return { broker, credentialsDir, stop: () => broker.stop().finally(() => rmSync(credentialsDir, { recursive: true, force: true })) };
+}
