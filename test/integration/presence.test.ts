@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeviceRepo, type DeviceRepo } from '#shared/data/device-repo';
+import { describe, expect, it } from 'vitest';
 import { deviceKey } from '#shared/data/keys';
-import { createPresenceRepo } from '#shared/data/presence-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import type { Logger } from '#shared/log';
 import { recordPresence, type PresenceDeps } from '#shared/presence/record-presence';
 import { makeDevice } from '../support/factories';
 import { countRequests } from '../support/count-requests';
-import { freshTable } from '../support/service';
+import { useRepoTable } from '../support/repos';
 
 // Presence from IoT Core's lifecycle events against DynamoDB Local: the events as AWS documents them
 // ("Lifecycle events", AWS IoT Core Developer Guide), replayed, reordered and malformed.
@@ -30,20 +28,13 @@ function permutations<T>(items: readonly T[]): T[][] {
 }
 
 describe('device presence from lifecycle events', () => {
-  let doc: Awaited<ReturnType<typeof freshTable>>['doc'];
-  let table: string;
-  let devices: DeviceRepo;
-  let deps: PresenceDeps;
+  const { doc, table, repos } = useRepoTable();
+  const { devices } = repos;
   const lines: { level: string; message: string; attributes?: Record<string, unknown> }[] = [];
   const record = (level: string) => (message: string, attributes?: Record<string, unknown>) => void lines.push({ level, message, attributes });
   const logger: Logger = { debug: record('DEBUG'), info: record('INFO'), warn: record('WARN'), error: record('ERROR'), getLevelName: () => 'INFO' };
 
-  beforeAll(async () => {
-    ({ doc, table } = await freshTable());
-    devices = createDeviceRepo({ doc, table });
-    deps = { devices, presence: createPresenceRepo({ doc, table }), logger };
-  });
-  afterAll(() => doc.destroy());
+  const deps: PresenceDeps = { devices, presence: repos.presence, logger };
 
   /** A new device of a new owner, shown disconnected; its owner and id. */
   async function newDevice() {

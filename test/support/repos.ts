@@ -12,6 +12,7 @@ import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo } from '#shared/data/link-repo';
 import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
+import { createPresenceRepo } from '#shared/data/presence-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
@@ -35,6 +36,7 @@ export function createRepos(deps: RepoDeps) {
     factors: createFactorRepo(deps),
     factorSummaries: createFactorSummaryRepo(deps),
     passkeys: createPasskeyRepo(deps),
+    presence: createPresenceRepo(deps),
     signingKeys: createSigningKeyRepo(deps),
     webhooks: createWebhookRepo(deps),
     erasure: createErasureRepo(deps),
