@@ -39,6 +39,8 @@ export interface Endpoint extends FunctionDef {
   needs: FunctionNeeds;
   openApi?: OpenApiOperation;
   sample: SampleSpec;
+  /** Runs only for a recent sign-in (EndpointDeclaration.recentSignIn). */
+  recentSignIn: boolean;
 }
 
 /** A declaration file found on disk, with what it exports as default. */
@@ -62,7 +64,7 @@ const SIGNING_KEY_USES = ['sign', 'verify', 'rotate'];
 const QUEUE_USES = ['send', 'retry'];
 const APIS = ['resource', 'auth'];
 const METHODS: readonly string[] = ROUTE_KEY_METHODS.filter((m) => ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'].includes(m));
-const KNOWN_FIELDS = new Set(['routes', 'schedule', 'eventSource', 'fallback', 'localOnly', 'assets', 'lazyModules', 'needs', 'openApi', 'sample']);
+const KNOWN_FIELDS = new Set(['routes', 'schedule', 'eventSource', 'fallback', 'localOnly', 'assets', 'lazyModules', 'needs', 'openApi', 'sample', 'recentSignIn']);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
@@ -109,6 +111,9 @@ function declarationProblems(file: string, name: string, value: unknown, exists:
   }
   if (d.eventSource !== undefined && !EVENT_SOURCES.includes(d.eventSource as string)) problems.push(`${file}: eventSource must be one of ${EVENT_SOURCES.join(', ')}`);
   if (d.fallback !== undefined && d.fallback !== true) problems.push(`${file}: fallback must be true when given`);
+  if (d.recentSignIn !== undefined && !(d.recentSignIn === true && Array.isArray(d.routes) && d.routes.every((route) => isObject(route) && route.api === 'auth'))) {
+    problems.push(`${file}: recentSignIn must be true when given, on a function of auth API pages only`);
+  }
   if (d.localOnly !== undefined && typeof d.localOnly !== 'boolean') problems.push(`${file}: localOnly must be a boolean`);
   if (d.assets !== undefined && !isStringArray(d.assets)) problems.push(`${file}: assets must be a list of files of node_modules`);
   if (d.lazyModules !== undefined) {
@@ -185,6 +190,7 @@ export function endpointsOf(found: readonly FoundDeclaration[], exists: (path: s
       needs: d.needs,
       ...(d.openApi ? { openApi: d.openApi } : {}),
       sample: d.sample,
+      recentSignIn: d.recentSignIn === true,
     };
   });
 }
@@ -239,11 +245,12 @@ export const SCHEDULED_FUNCTIONS: readonly { fn: FunctionName; schedule: string 
 /** Function that answers 405 (known path, other method) and 404 (unknown path) on both APIs. */
 export const FALLBACK_FUNCTION: FunctionName = ENDPOINTS.find((endpoint) => endpoint.fallback)!.name;
 
-/** The serialisable part of the table (shared/endpoint.ts EndpointTable): every route, and the OpenAPI operations. */
+/** The serialisable part of the table (shared/endpoint.ts EndpointTable): every route, the OpenAPI operations, and the functions that ask for a recent sign-in. */
 export function endpointTable(): EndpointTable {
   return {
     routes: ROUTES,
     operations: Object.fromEntries(ENDPOINTS.flatMap((endpoint) => (endpoint.openApi ? [[endpoint.name, endpoint.openApi]] : []))),
+    recentSignIn: ENDPOINTS.filter((endpoint) => endpoint.recentSignIn).map((endpoint) => endpoint.name),
   };
 }
 

@@ -24,7 +24,11 @@ export function passkeySignIn(options: { csrf: string; returnTo: string; label: 
 }
 
 /** The login form, and the passkey sign-in. */
-export function loginPage(options: { returnTo: string; csrf: string; cookies: string[]; error?: string; email?: string; status?: number; formTargets?: string[] }): HttpResult {
+export function loginPage(options: {
+  returnTo: string; csrf: string; cookies: string[]; error?: string; email?: string; status?: number; formTargets?: string[];
+  /** Why the user is asked to sign in (a change that asks for a recent sign-in). */
+  notice?: string;
+}): HttpResult {
   return page({
     title: 'Sign in',
     status: options.status,
@@ -32,6 +36,7 @@ export function loginPage(options: { returnTo: string; csrf: string; cookies: st
     formTargets: options.formTargets,
     script: PASSKEY_SCRIPT_PATH,
     body: html`<div class="card"><h1>Sign in</h1>
+      ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
       ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
       <form method="post" action="/login">
         <input type="hidden" name="csrf" value="${options.csrf}">

@@ -22,9 +22,14 @@ export const PASSKEY_PAGE_CODE = `
   'use strict';
   var W = globalThis.SimpleWebAuthnBrowser;
   if (!W || !W.browserSupportsWebAuthn()) return;
-  function options(form) {
+  function options(form, pageOnRefusal) {
     var body = new URLSearchParams({ csrf: form.elements.csrf.value });
     return fetch(form.dataset.options, { method: 'POST', body: body, credentials: 'same-origin' }).then(function (res) {
+      // Refused (a sign-in too old to add a passkey): the form itself, sent, gets the page that says why and offers to sign in again.
+      if (res.status === 403 && pageOnRefusal) {
+        form.submit();
+        return new Promise(function () {});
+      }
       if (!res.ok) throw new Error('options ' + res.status);
       return res.json();
     });
@@ -58,7 +63,7 @@ export const PASSKEY_PAGE_CODE = `
   if (add) {
     add.addEventListener('submit', function (event) {
       event.preventDefault();
-      options(add).then(function (optionsJSON) {
+      options(add, true).then(function (optionsJSON) {
         return W.startRegistration({ optionsJSON: optionsJSON });
       }).then(function (answer) { send(add, answer); }, function () {
         show('add-passkey-error', 'No passkey was created. Try again.');

@@ -58,10 +58,6 @@ export function secondFactorPage(options: {
 export function securityPage(viewer: Viewer, state: {
   totp?: { enrolledAt: string }; recoveryCodesLeft: number; passkeys: PasskeyListing[]; sessions: SessionRow[]; done?: SecurityOutcome; error?: string;
   passkeyError?: string; passkeyName?: string; status?: number;
-  /** A passkey's removal refused: said above the list of passkeys (the name field is the new passkey's). */
-  passkeyListError?: string;
-  /** The change asked for a recent sign-in: the way to sign in again, back to this page. */
-  signInAgain?: boolean;
 }): HttpResult {
   const { totp } = state;
   const notices: Record<SecurityOutcome, string> = {
@@ -77,8 +73,6 @@ export function securityPage(viewer: Viewer, state: {
     <p><a href="/account">Back to your account</a></p></div>
     <div class="card" id="passkeys"><h2>Passkeys</h2>
     <p>A passkey signs you in with your device’s screen lock, fingerprint or face, without a password, and counts as your second step too.</p>
-    ${state.passkeyListError ? html`<p class="error" role="alert">${state.passkeyListError}</p>` : ''}
-    ${state.signInAgain ? html`<p><a class="button" href="/login?again=yes&amp;return_to=%2Faccount%2Fsecurity">Sign in again</a></p>` : ''}
     ${state.passkeys.length === 0 ? html`<p class="muted">You have no passkey yet.</p>` : html`<ul class="apps">
       ${state.passkeys.map((p) => html`<li><h3>${p.name}</h3>
         <p class="muted">Added ${p.createdAt.slice(0, 10)}${p.lastUsedAt ? html`, last used ${p.lastUsedAt.slice(0, 10)}` : ''}</p>
