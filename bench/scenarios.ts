@@ -4,6 +4,7 @@ import {
   BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { formCsrfToken } from '#shared/http/csrf';
 import { newSecretReveal } from '#shared/console/developer';
 import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { hashPassword } from '#shared/accounts/password';
@@ -198,17 +199,23 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       claims: { sub: alice.id, client_id: DEMO_CLIENT.clientId, scope: (route.scopes ?? []).join(' ') },
     });
   };
-  /** A browser request to the auth host; `route` is the route table's path, `{name}` filled from pathParameters. */
+  /**
+   * A browser request to the auth host; `route` is the route table's path, `{name}` filled from
+   * pathParameters. A form's `csrf` field becomes the token its cookies call for (bound to the
+   * session when there is one, as the page would have printed it).
+   */
   const authEvent = (method: string, route: string, extra: {
     query?: Record<string, string>; form?: Record<string, string>; headers?: Record<string, string>; cookies?: string[]; pathParameters?: Record<string, string>;
     sourceIp?: string;
-  } = {}) =>
-    makeEvent({
+  } = {}) => {
+    if (extra.form?.csrf !== undefined) extra = { ...extra, form: { ...extra.form, csrf: formCsrfToken(extra.cookies) ?? extra.form.csrf } };
+    return makeEvent({
       routeKey: `${method} ${route}`, method, host: authHost, query: extra.query, cookies: extra.cookies, pathParameters: extra.pathParameters,
       sourceIp: extra.sourceIp,
       path: route.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(extra.pathParameters?.[name] ?? '')),
       ...(extra.form ? { body: formBody(extra.form), headers: { ...FORM_TYPE, ...extra.headers } } : { headers: extra.headers }),
     });
+  };
 
   /**
    * A user's consent to an application, under the benchmark's one grant generation: a code is

@@ -259,7 +259,7 @@ describe('account export and deletion', () => {
     const refused = await old.postForm('/account/delete', { ...fields, password: made.password });
 
     expect(refused.status).toBe(403);
-    expect(textOf(refused.text)).toContain('sign in again first');
+    expect(textOf(refused.text)).toContain('needs a sign-in of the last 10 minutes, and yours is older. Nothing was changed.');
     expect(await itemsNaming(made)).toEqual(before);
   });
 
@@ -275,10 +275,10 @@ describe('account export and deletion', () => {
     expect(reply.location).toBe('/account/delete?done=deleted');
     expect(made.browser.jar.get('session')).toBeUndefined();
     expect(textOf((await made.browser.get(reply.location!)).text)).toContain('Your account has been deleted');
-    // The same form sent again (a replay, its CSRF pair still valid): no session any more, the login page.
+    // The same form sent again (a replay): its CSRF token was its session's, which ended: refused.
     const replay = await made.browser.postForm('/account/delete', { ...fields, password: made.password });
-    expect(replay.status).toBe(303);
-    expect(replay.location).toMatch(/^\/login\?return_to=/);
+    expect(replay.status).toBe(403);
+    expect(textOf(replay.text)).toContain('This form has expired or was not sent from our page.');
 
     const event = await hook.next((r) => r.body.includes('grant.revoked') && r.body.includes(made.user.id), 20_000);
     const verified = new Webhook(secret!).verify(event.body, event.headers) as { type: string; data: Record<string, string> };
