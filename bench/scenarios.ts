@@ -693,11 +693,12 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       }),
     },
     {
-      name: 'get-second-factor', fn: 'get-second-factor', expectStatus: 200, floor: [],
-      minReason: 'a password was right, no session cookie: the code form only (the pending sign-in is read when the code comes)',
-      events: async (n) => repeat(n, () => authEvent('GET', '/login/second-factor', {
-        query: { return_to: '/account' }, cookies: [`${PENDING_SIGN_IN_COOKIE}=${alice.id}.${randomToken()}`],
-      })),
+      name: 'get-second-factor', fn: 'get-second-factor', expectStatus: 200, floor: [step.batchGet('pendingSignIn', 'user')],
+      minReason: 'a password was right, no session cookie: BatchGetItem(the pending sign-in and its user, whose address the code form names)',
+      events: async (n) => {
+        const pending = await factors.startPendingSignIn(alice.id, new Date());
+        return repeat(n, () => authEvent('GET', '/login/second-factor', { query: { return_to: '/account' }, cookies: [`${PENDING_SIGN_IN_COOKIE}=${pending}`] }));
+      },
     },
     {
       name: 'post-second-factor (recovery code)', fn: 'post-second-factor', expectStatus: 303,
@@ -994,6 +995,15 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         + 'returned: shown once) and the codes unsealed with the browser\'s key',
       events: async (n) => (await enrolledAccounts(n)).map(({ session, revealKey }) => authEvent('GET', '/account/security/recovery-codes', {
         cookies: [`session=${session}`, `csrf=${csrf}`, `${RECOVERY_KEY_COOKIE}=${revealKey}`],
+      })),
+    },
+    {
+      name: 'post-new-recovery-codes', fn: 'post-new-recovery-codes', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.transact('recoveryCodes', 'recoveryReveal')],
+      minReason: 'two-step sign-in on, signed in just now: BatchGetItem(session, user) + TransactWriteItems(the app checked still on, '
+        + 'the new codes\' hashes in place of the old, the codes sealed for their one showing)',
+      events: async (n) => (await enrolledAccounts(n)).map(({ session }) => authEvent('POST', '/account/security/recovery-codes', {
+        cookies: [`session=${session}`, `csrf=${csrf}`], form: { csrf },
       })),
     },
     {

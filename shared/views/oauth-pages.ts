@@ -12,12 +12,13 @@ import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/domain/auth
  * Hidden until the script finds WebAuthn (shared/views/passkey-ui.ts); `autofill`: the browser's
  * autofill offers the passkeys on the page's e-mail field too.
  */
-export function passkeySignIn(options: { csrf: string; returnTo: string; label: string; autofill: boolean }): Html {
+export function passkeySignIn(options: { csrf: string; returnTo: string; label: string; autofill: boolean; secondStep?: boolean }): Html {
   return html`<div id="passkey-area" hidden>
     <form id="passkey-sign-in" method="post" action="/login/passkey" data-options="/login/passkey/options" data-autofill="${options.autofill ? 'yes' : 'no'}">
       <input type="hidden" name="csrf" value="${options.csrf}">
       <input type="hidden" name="return_to" value="${options.returnTo}">
       <input type="hidden" name="response" value="">
+      ${options.secondStep ? html`<input type="hidden" name="second_step" value="yes">` : ''}
       <div class="actions"><button type="button" id="passkey-button" class="secondary">${options.label}</button></div>
     </form>
     <p class="error" id="passkey-error" role="alert" hidden></p></div>`;
