@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { provideEndpointTable } from '#shared/config';
+import { provideEndpointTable, provideRecentSignInRoutes } from '#shared/config';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import type { BundlingOptions, EndpointDeclaration, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
 import { API_CORS, ROUTE_KEY_METHODS, THROTTLES, type ApiName, type FunctionName, type Route } from '#shared/routes';
@@ -25,6 +25,8 @@ export interface FunctionDef extends BundlingOptions {
   entry: string;
   schedule?: string;
   eventSource?: 'table-stream' | 'webhook-queue';
+  /** Its pages run only for a recent sign-in (EndpointDeclaration.recentSignIn): compiled into its bundle (infra/bundling.ts functionDefine). */
+  recentSignIn: boolean;
 }
 
 /** A function, as its declaration and its place on disk define it. */
@@ -39,8 +41,6 @@ export interface Endpoint extends FunctionDef {
   needs: FunctionNeeds;
   openApi?: OpenApiOperation;
   sample: SampleSpec;
-  /** Runs only for a recent sign-in (EndpointDeclaration.recentSignIn). */
-  recentSignIn: boolean;
 }
 
 /** A declaration file found on disk, with what it exports as default. */
@@ -245,16 +245,20 @@ export const SCHEDULED_FUNCTIONS: readonly { fn: FunctionName; schedule: string 
 /** Function that answers 405 (known path, other method) and 404 (unknown path) on both APIs. */
 export const FALLBACK_FUNCTION: FunctionName = ENDPOINTS.find((endpoint) => endpoint.fallback)!.name;
 
-/** The serialisable part of the table (shared/endpoint.ts EndpointTable): every route, the OpenAPI operations, and the functions that ask for a recent sign-in. */
+/** The serialisable part of the table (shared/endpoint.ts EndpointTable): every route, and the OpenAPI operations. */
 export function endpointTable(): EndpointTable {
   return {
     routes: ROUTES,
     operations: Object.fromEntries(ENDPOINTS.flatMap((endpoint) => (endpoint.openApi ? [[endpoint.name, endpoint.openApi]] : []))),
-    recentSignIn: ENDPOINTS.filter((endpoint) => endpoint.recentSignIn).map((endpoint) => endpoint.name),
   };
 }
 
 /** endpointTable as JSON: what the bundles carry compiled in (infra/bundling.ts) and this process is given below. */
 export const endpointTableJson = (): string => JSON.stringify(endpointTable());
 
+/** The route keys of the functions that ask for a recent sign-in, joined by commas: what every bundle carries (BUNDLE_ENV.recentSignInRoutes). */
+export const recentSignInRouteKeys = (): string =>
+  ENDPOINTS.filter((endpoint) => endpoint.recentSignIn).flatMap((endpoint) => endpoint.routes.map((route) => `${route.method} ${route.path}`)).join(',');
+
 provideEndpointTable(endpointTableJson());
+provideRecentSignInRoutes(recentSignInRouteKeys());

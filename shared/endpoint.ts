@@ -234,8 +234,9 @@ export type EndpointDeclaration = BundlingOptions & Trigger & {
   /**
    * The page changes how the account signs in (it adds, removes or replaces a credential or a second
    * factor, the e-mail address or the password): it runs only for a sign-in of the last
-   * RECENT_SIGN_IN_SECONDS. The page middleware (shared/pages/page-handler.ts) answers an older one
-   * with a page that says so and offers to sign in again, before the handler runs. Only on a
+   * RECENT_SIGN_IN_SECONDS. The page middleware (shared/pages/page-handler.ts) sends an older one to
+   * the sign-in form, which says why and comes back, before the handler runs; the flag is compiled
+   * into the function's bundle (infra/bundling.ts functionDefine). Only on a
    * `session: 'required'` page of the auth API; test/unit/layout.test.ts requires it of every
    * function whose repository operations write a credential (`credential` of shared/data/table-access.ts).
    */
@@ -262,8 +263,6 @@ export interface EndpointTable {
   routes: readonly Route[];
   /** The OpenAPI operation of each function that declares one. */
   operations: Readonly<Record<FunctionName, OpenApiOperation>>;
-  /** The functions whose declaration asks for a recent sign-in (`recentSignIn`). */
-  recentSignIn: readonly FunctionName[];
 }
 
 let table: EndpointTable | undefined;
@@ -272,15 +271,4 @@ let table: EndpointTable | undefined;
 export function bundledTable(): EndpointTable {
   table ??= JSON.parse(bundledEndpointTable()) as EndpointTable;
   return table;
-}
-
-/**
- * Whether the auth API's route of this request key (`POST /account/security/passkeys`, as API
- * Gateway and the local gateway give it) belongs to a function that asks for a recent sign-in
- * (EndpointDeclaration.recentSignIn), by the bundled table.
- */
-export function asksRecentSignIn(routeKey: string): boolean {
-  const { routes, recentSignIn } = bundledTable();
-  const route = routes.find((candidate) => candidate.api === 'auth' && `${candidate.method} ${candidate.path}` === routeKey);
-  return route !== undefined && recentSignIn.includes(route.fn);
 }

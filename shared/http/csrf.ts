@@ -25,7 +25,11 @@ function sessionBound(sessionCookie: string): string {
  * tools that build requests (the benchmark, `npm run invoke`) put in their forms.
  */
 export function formCsrfToken(cookies: readonly string[] | undefined): string | undefined {
-  const event = { cookies: [...(cookies ?? [])] } as APIGatewayProxyEventV2;
+  return expectedToken({ cookies: [...(cookies ?? [])] } as APIGatewayProxyEventV2);
+}
+
+/** formCsrfToken of the request's cookies. */
+function expectedToken(event: APIGatewayProxyEventV2): string | undefined {
   const session = readCookie(event, SESSION_COOKIE);
   if (session) return sessionBound(session);
   const doubleSubmit = readCookie(event, CSRF_COOKIE);
@@ -37,7 +41,7 @@ export function formCsrfToken(cookies: readonly string[] | undefined): string | 
  * needs a double-submit cookie it has not got, the cookie to set.
  */
 export function csrfToken(event: APIGatewayProxyEventV2, secure: boolean): { token: string; cookies: string[] } {
-  const existing = formCsrfToken(event.cookies);
+  const existing = expectedToken(event);
   if (existing) return { token: existing, cookies: [] };
   const token = randomToken();
   return { token, cookies: [setCookie(CSRF_COOKIE, token, { secure })] };
@@ -63,6 +67,6 @@ export class CsrfError extends AppError {
  * without, the CSRF cookie's value. Compared in constant time.
  */
 export function checkCsrf(event: APIGatewayProxyEventV2, form: Record<string, string>): void {
-  const expected = formCsrfToken(event.cookies);
+  const expected = expectedToken(event);
   if (!expected || !form.csrf || !safeEqual(expected, form.csrf)) throw new CsrfError();
 }

@@ -5,8 +5,8 @@ import type { BatchRead } from '#shared/data/batch-read';
 import type { Client } from '#shared/domain/client';
 import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/views/html-handler';
 import type { HttpResult } from '#shared/http/responses';
-import { noticePage, type Viewer } from '#shared/views/account-pages';
-import { asksRecentSignIn } from '#shared/endpoint';
+import type { Viewer } from '#shared/views/account-pages';
+import { asksRecentSignIn } from '#shared/config';
 import { RECENT_SIGN_IN_SECONDS } from '#shared/pages/security';
 
 type Form = Record<string, string>;
@@ -42,8 +42,8 @@ export type LoginReturn = string | ((read: { event: APIGatewayProxyEventV2; clie
  *   viewer (the header's e-mail, the CSRF token for the page's forms and the cookie that carries it);
  * - `session: 'required'`: a signed-in user, or the login page instead (302 from a GET, 303 from a
  *   POST), to come back to `loginReturn`; and, when the function's declaration asks for a recent
- *   sign-in (EndpointDeclaration.recentSignIn), one of the last RECENT_SIGN_IN_SECONDS, or a page
- *   that says so (403) and offers to sign in again, to come back to `loginReturn`.
+ *   sign-in (EndpointDeclaration.recentSignIn), one of the last RECENT_SIGN_IN_SECONDS, or the
+ *   login page instead, which says why, to sign in again and come back to `loginReturn`.
  */
 export type PageNeeds =
   & ({ form?: false; csrf?: false } | { form: true; csrf: boolean })
@@ -82,7 +82,7 @@ export function pageHandler<const N extends PageNeeds>(needs: N, handler: (page:
     ...(needs.form ? [formBody()] : []),
     ...(needs.csrf ? [csrfChecked()] : []),
     ...(needs.session ? [sessionRead(needs.reads)] : []),
-    ...(needs.session === 'required' ? [signInRequired(needs.loginReturn), recentSignInRequired(needs.loginReturn)] : []),
+    ...(needs.session === 'required' ? [signInRequired(needs.loginReturn)] : []),
   ];
   return htmlHandler(middlewares, (event, { page }) => handler({ ...page, event } as Page<N>));
 }
@@ -102,37 +102,24 @@ function sessionRead(reads: PageReadsNeed | undefined): PageMiddleware<PageState
   };
 }
 
-/** Where the login page sends the user back to, for this request. */
-const returnOf = (loginReturn: LoginReturn, event: APIGatewayProxyEventV2, page: PageState): string =>
-  (typeof loginReturn === 'string' ? loginReturn : loginReturn({ event, client: page.client }));
-
-/** Sends a signed-out browser to the login page instead of the page: 303 from a form (POST), else 302. */
+/**
+ * Sends a signed-out browser to the login page instead of the page: 303 from a form (POST), else 302.
+ * And a page that changes how the account signs in (its declaration's `recentSignIn`) runs only for
+ * a sign-in of the last RECENT_SIGN_IN_SECONDS, so that a session stolen or left open cannot add a
+ * way in that outlives a password reset: else, nothing done, the login page likewise, with
+ * `again=yes` (it says why, and shows its form to a signed-in browser), to come back here. A
+ * session of an account being deleted is let through: its deletion was confirmed after a recent
+ * sign-in, and only the deletion's own pages open for it.
+ */
 function signInRequired(loginReturn: LoginReturn): PageMiddleware<PageState> {
   return {
     before: ({ event, context: { page } }) => {
-      if (page.signedIn) return;
-      throw new AnswerInstead(loginRedirect(returnOf(loginReturn, event, page), event.requestContext.http.method === 'POST' ? 303 : 302));
-    },
-  };
-}
-
-/**
- * A page that changes how the account signs in (its declaration's `recentSignIn`) runs only for a
- * sign-in of the last RECENT_SIGN_IN_SECONDS: a session stolen or left open cannot add a way in
- * that outlives a password reset. Else a page says so (403), nothing done, with the way to sign in
- * again and come back. A session of an account being deleted is let through: its deletion was
- * confirmed after a recent sign-in, and only the deletion's own pages open for it.
- */
-function recentSignInRequired(loginReturn: LoginReturn): PageMiddleware<PageState> {
-  return {
-    before: ({ event, context: { page } }) => {
-      const { signedIn, viewer } = page;
-      if (!signedIn || signedIn.deleting || Date.now() / 1000 - signedIn.signedInAt <= RECENT_SIGN_IN_SECONDS) return;
-      if (!asksRecentSignIn(event.routeKey)) return;
-      const again = `/login?again=yes&return_to=${encodeURIComponent(returnOf(loginReturn, event, page))}`;
-      throw new AnswerInstead(noticePage(viewer!, 'Sign in again to continue',
-        `This change to how you sign in needs a sign-in of the last ${RECENT_SIGN_IN_SECONDS / 60} minutes, and yours is older. `
-        + 'Nothing was changed. Sign in again, and you will come back here.', 403, { href: again, text: 'Sign in again' }));
+      const { signedIn } = page;
+      const again = signedIn !== undefined && !signedIn.deleting && Date.now() / 1000 - signedIn.signedInAt > RECENT_SIGN_IN_SECONDS
+        && asksRecentSignIn(event.routeKey);
+      if (signedIn && !again) return;
+      const returnTo = typeof loginReturn === 'string' ? loginReturn : loginReturn({ event, client: page.client });
+      throw new AnswerInstead(loginRedirect(returnTo, event.requestContext.http.method === 'POST' ? 303 : 302, again));
     },
   };
 }

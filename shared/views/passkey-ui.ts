@@ -25,9 +25,9 @@ export const PASSKEY_PAGE_CODE = `
   function options(form, pageOnRefusal) {
     var body = new URLSearchParams({ csrf: form.elements.csrf.value });
     return fetch(form.dataset.options, { method: 'POST', body: body, credentials: 'same-origin' }).then(function (res) {
-      // Refused (a sign-in too old to add a passkey): the form itself, sent, gets the page that says why and offers to sign in again.
-      if (res.status === 403 && pageOnRefusal) {
-        form.submit();
+      // Sent to the sign-in form instead (a sign-in too old to add a passkey): the browser goes there, which says why.
+      if (res.redirected && pageOnRefusal) {
+        location.assign(res.url);
         return new Promise(function () {});
       }
       if (!res.ok) throw new Error('options ' + res.status);
