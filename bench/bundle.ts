@@ -1,7 +1,8 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
-import { BUNDLING, ESBUILD_SETTINGS, lazyModuleFile } from '#infra/bundling';
+import { BUNDLING, ESBUILD_SETTINGS, functionDefine, lazyModuleFile } from '#infra/bundling';
+import { endpointOf, isFunctionName } from '#functions/endpoints';
 import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
 import { PASSKEY_VERIFY_ENTRY } from '#shared/accounts/passkeys';
 
@@ -65,14 +66,21 @@ export async function bundleAll(
 ): Promise<Map<string, BundleResult>> {
   mkdirSync(OUT_DIR, { recursive: true });
   const { alias, ...stack } = stackEsbuildOptions();
-  await build({
-    ...stack,
-    // The old path, measured for comparison only (bench/cold-start-old-path.ts): Node's ESM facades.
-    ...(options.withoutShims ? {} : { alias }),
-    entryPoints: Object.entries(entries).map(([name, entry]) => ({ in: resolve(ROOT, entry), out: `${name}/index` })),
-    outdir: OUT_DIR,
-    outExtension: { '.js': '.mjs' },
-  });
+  // As the stack does, each bundle says whether its function asks for a recent sign-in (functionDefine): one run per answer.
+  const asksRecent = (name: string) => isFunctionName(name) && endpointOf(name).recentSignIn;
+  for (const recent of [false, true]) {
+    const group = Object.entries(entries).filter(([name]) => asksRecent(name) === recent);
+    if (group.length === 0) continue;
+    await build({
+      ...stack,
+      define: { ...stack.define, ...functionDefine(recent) },
+      // The old path, measured for comparison only (bench/cold-start-old-path.ts): Node's ESM facades.
+      ...(options.withoutShims ? {} : { alias }),
+      entryPoints: group.map(([name, entry]) => ({ in: resolve(ROOT, entry), out: `${name}/index` })),
+      outdir: OUT_DIR,
+      outExtension: { '.js': '.mjs' },
+    });
+  }
   // Each lazily imported module beside the bundles that import it, as the stack's afterBundling hook does.
   const lazy = Object.entries(options.lazyModules ?? {}).flatMap(([name, modules]) => (name in entries ? modules.map((entry) => ({ name, entry })) : []));
   if (lazy.length > 0) {

@@ -4,6 +4,7 @@ import {
   BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { formCsrfToken } from '#shared/http/csrf';
 import { newSecretReveal } from '#shared/console/developer';
 import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { hashPassword } from '#shared/accounts/password';
@@ -198,17 +199,23 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       claims: { sub: alice.id, client_id: DEMO_CLIENT.clientId, scope: (route.scopes ?? []).join(' ') },
     });
   };
-  /** A browser request to the auth host; `route` is the route table's path, `{name}` filled from pathParameters. */
+  /**
+   * A browser request to the auth host; `route` is the route table's path, `{name}` filled from
+   * pathParameters. A form's `csrf` field becomes the token its cookies call for (bound to the
+   * session when there is one, as the page would have printed it).
+   */
   const authEvent = (method: string, route: string, extra: {
     query?: Record<string, string>; form?: Record<string, string>; headers?: Record<string, string>; cookies?: string[]; pathParameters?: Record<string, string>;
     sourceIp?: string;
-  } = {}) =>
-    makeEvent({
+  } = {}) => {
+    if (extra.form?.csrf !== undefined) extra = { ...extra, form: { ...extra.form, csrf: formCsrfToken(extra.cookies) ?? extra.form.csrf } };
+    return makeEvent({
       routeKey: `${method} ${route}`, method, host: authHost, query: extra.query, cookies: extra.cookies, pathParameters: extra.pathParameters,
       sourceIp: extra.sourceIp,
       path: route.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(extra.pathParameters?.[name] ?? '')),
       ...(extra.form ? { body: formBody(extra.form), headers: { ...FORM_TYPE, ...extra.headers } } : { headers: extra.headers }),
     });
+  };
 
   /**
    * A user's consent to an application, under the benchmark's one grant generation: a code is
@@ -673,11 +680,12 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       }),
     },
     {
-      name: 'get-second-factor', fn: 'get-second-factor', expectStatus: 200, floor: [],
-      minReason: 'a password was right, no session cookie: the code form only (the pending sign-in is read when the code comes)',
-      events: async (n) => repeat(n, () => authEvent('GET', '/login/second-factor', {
-        query: { return_to: '/account' }, cookies: [`${PENDING_SIGN_IN_COOKIE}=${alice.id}.${randomToken()}`],
-      })),
+      name: 'get-second-factor', fn: 'get-second-factor', expectStatus: 200, floor: [step.batchGet('pendingSignIn', 'user')],
+      minReason: 'a password was right, no session cookie: BatchGetItem(the pending sign-in and its user, whose address the code form names)',
+      events: async (n) => {
+        const pending = await factors.startPendingSignIn(alice.id, new Date());
+        return repeat(n, () => authEvent('GET', '/login/second-factor', { query: { return_to: '/account' }, cookies: [`${PENDING_SIGN_IN_COOKIE}=${pending}`] }));
+      },
     },
     {
       name: 'post-second-factor (recovery code)', fn: 'post-second-factor', expectStatus: 303,
@@ -930,6 +938,15 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         + 'returned: shown once) and the codes unsealed with the browser\'s key',
       events: async (n) => (await enrolledAccounts(n)).map(({ session, revealKey }) => authEvent('GET', '/account/security/recovery-codes', {
         cookies: [`session=${session}`, `csrf=${csrf}`, `${RECOVERY_KEY_COOKIE}=${revealKey}`],
+      })),
+    },
+    {
+      name: 'post-new-recovery-codes', fn: 'post-new-recovery-codes', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.transact('recoveryCodes', 'recoveryReveal')],
+      minReason: 'two-step sign-in on, signed in just now: BatchGetItem(session, user) + TransactWriteItems(the app checked still on, '
+        + 'the new codes\' hashes in place of the old, the codes sealed for their one showing)',
+      events: async (n) => (await enrolledAccounts(n)).map(({ session }) => authEvent('POST', '/account/security/recovery-codes', {
+        cookies: [`session=${session}`, `csrf=${csrf}`], form: { csrf },
       })),
     },
     {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { provideEndpointTable } from '#shared/config';
+import { provideEndpointTable, provideRecentSignInRoutes } from '#shared/config';
 import type { BenchSpec } from '#shared/bench-floor';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import type { BundlingOptions, EndpointDeclaration, EventSourceKind, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
@@ -26,6 +26,8 @@ export interface FunctionDef extends BundlingOptions {
   entry: string;
   schedule?: string;
   eventSource?: EventSourceKind;
+  /** Its pages run only for a recent sign-in (EndpointDeclaration.recentSignIn): compiled into its bundle (infra/bundling.ts functionDefine). */
+  recentSignIn: boolean;
 }
 
 /** A function, as its declaration and its place on disk define it. */
@@ -66,7 +68,7 @@ const SIGNING_KEY_USES = ['sign', 'verify', 'rotate'];
 const QUEUE_USES = ['send', 'retry'];
 const APIS = ['resource', 'auth'];
 const METHODS: readonly string[] = ROUTE_KEY_METHODS.filter((m) => ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'].includes(m));
-const KNOWN_FIELDS = new Set(['routes', 'schedule', 'eventSource', 'fallback', 'localOnly', 'assets', 'lazyModules', 'needs', 'openApi', 'sample', 'bench']);
+const KNOWN_FIELDS = new Set(['routes', 'schedule', 'eventSource', 'fallback', 'localOnly', 'assets', 'lazyModules', 'needs', 'openApi', 'sample', 'bench', 'recentSignIn']);
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isStringArray = (value: unknown): value is string[] => Array.isArray(value) && value.every((item) => typeof item === 'string');
@@ -113,6 +115,9 @@ function declarationProblems(file: string, name: string, value: unknown, exists:
   }
   if (d.eventSource !== undefined && !EVENT_SOURCES.includes(d.eventSource as string)) problems.push(`${file}: eventSource must be one of ${EVENT_SOURCES.join(', ')}`);
   if (d.fallback !== undefined && d.fallback !== true) problems.push(`${file}: fallback must be true when given`);
+  if (d.recentSignIn !== undefined && !(d.recentSignIn === true && Array.isArray(d.routes) && d.routes.every((route) => isObject(route) && route.api === 'auth'))) {
+    problems.push(`${file}: recentSignIn must be true when given, on a function of auth API pages only`);
+  }
   if (d.localOnly !== undefined && typeof d.localOnly !== 'boolean') problems.push(`${file}: localOnly must be a boolean`);
   if (d.assets !== undefined && !isStringArray(d.assets)) problems.push(`${file}: assets must be a list of files of node_modules`);
   if (d.lazyModules !== undefined) {
@@ -193,6 +198,7 @@ export function endpointsOf(found: readonly FoundDeclaration[], exists: (path: s
       ...(d.openApi ? { openApi: d.openApi } : {}),
       sample: d.sample,
       ...(d.bench ? { bench: d.bench } : {}),
+      recentSignIn: d.recentSignIn === true,
     };
   });
 }
@@ -255,4 +261,9 @@ export function endpointTable(): EndpointTable {
 /** endpointTable as JSON: what the bundles carry compiled in (infra/bundling.ts) and this process is given below. */
 export const endpointTableJson = (): string => JSON.stringify(endpointTable());
 
+/** The route keys of the functions that ask for a recent sign-in, joined by commas: what every bundle carries (BUNDLE_ENV.recentSignInRoutes). */
+export const recentSignInRouteKeys = (): string =>
+  ENDPOINTS.filter((endpoint) => endpoint.recentSignIn).flatMap((endpoint) => endpoint.routes.map((route) => `${route.method} ${route.path}`)).join(',');
+
 provideEndpointTable(endpointTableJson());
+provideRecentSignInRoutes(recentSignInRouteKeys());

@@ -6,6 +6,7 @@ import { FACTOR_REPO_NEEDS as factors } from '#shared/data/factor-repo';
 import { FACTOR_SUMMARY_REPO_NEEDS as factorSummaries } from '#shared/data/factor-summary-repo';
 import { PASSKEY_REPO_NEEDS as passkeys } from '#shared/data/passkey-repo';
 import { PRESENCE_REPO_NEEDS as presence } from '#shared/data/presence-repo';
+import { RECOVERY_CODE_REPO_NEEDS as recoveryCodes } from '#shared/data/recovery-code-repo';
 import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
@@ -23,7 +24,10 @@ import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
 // every function that uses it (infra/function-grants.ts). Data only: no client, no environment.
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
-export { clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, sessions, signingKeys, throttle, users, webhooks };
+export {
+  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
+  throttle, users, webhooks,
+};
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.
 /** pages/session.ts readPage and pageContext (every pageHandler with a session): session, user, application and consent in one read. */

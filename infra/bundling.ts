@@ -29,6 +29,15 @@ export const BUNDLE_DEFINE: Readonly<Record<string, string>> = {
 };
 
 /**
+ * What esbuild's `define` compiles into one function's bundle besides BUNDLE_DEFINE: whether it asks
+ * for a recent sign-in (FunctionDef.recentSignIn), which the page middleware reads
+ * (shared/config.ts asksRecentSignIn) and the minifier folds to a constant.
+ */
+export const functionDefine = (recentSignIn: boolean): Record<string, string> => ({
+  [`process.env.${BUNDLE_ENV.recentSignIn}`]: JSON.stringify(recentSignIn ? 'yes' : 'no'),
+});
+
+/**
  * The esbuild settings of every function. The benchmark bundles with exactly these, so what it
  * measures is what Lambda loads.
  */

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { formCsrfToken } from '#shared/http/csrf';
 import { newSecretReveal } from '#shared/console/developer';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
@@ -244,7 +245,8 @@ class SampleKit implements Kit {
     let body: string | undefined;
     if (spec.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams({ ...spec.form, csrf: this.csrf }).toString();
+      // The token the page would print: bound to the session when the request has one.
+      body = new URLSearchParams({ ...spec.form, csrf: formCsrfToken(cookies) ?? this.csrf }).toString();
     } else if (spec.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(spec.json);

@@ -158,6 +158,16 @@ export const BUNDLE_ENV = {
    * the OpenAPI document, whose bundles cannot discover the declarations on disk.
    */
   endpointTable: 'ENDPOINT_TABLE',
+  /**
+   * Whether the function asks for a recent sign-in (EndpointDeclaration.recentSignIn): `yes` or
+   * `no`, compiled into each function's bundle on its own (infra/bundling.ts functionDefine).
+   */
+  recentSignIn: 'RECENT_SIGN_IN',
+  /**
+   * In a local process, which runs every function: the route keys (`POST /account/security/passkeys`)
+   * of the functions that ask for a recent sign-in, joined by commas (functions/endpoints.ts).
+   */
+  recentSignInRoutes: 'RECENT_SIGN_IN_ROUTES',
 } as const;
 
 /** The endpoint table the registry handed over in this process (never an environment variable). */
@@ -179,4 +189,20 @@ export function bundledEndpointTable(): string {
  */
 export function provideEndpointTable(json: string): void {
   providedEndpointTable = json;
+}
+
+/**
+ * Whether the function that answers `routeKey` asks for a recent sign-in: its bundle's constant
+ * (BUNDLE_ENV.recentSignIn), or, in a local process, whether the registry lists the route key
+ * (BUNDLE_ENV.recentSignInRoutes). A bundle folds this to a constant and carries no list.
+ */
+export function asksRecentSignIn(routeKey: string): boolean {
+  // Written out as `process.env.…`: the expressions the bundles' define replaces.
+  if (process.env.RECENT_SIGN_IN) return process.env.RECENT_SIGN_IN === 'yes';
+  return (process.env.RECENT_SIGN_IN_ROUTES ?? '').split(',').includes(routeKey);
+}
+
+/** Sets the recent-sign-in route keys (joined by commas) in this process, as a bundle's define does (functions/endpoints.ts). */
+export function provideRecentSignInRoutes(routeKeys: string): void {
+  process.env[BUNDLE_ENV.recentSignInRoutes] = routeKeys;
 }

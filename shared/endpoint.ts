@@ -237,6 +237,16 @@ export type EndpointDeclaration = BundlingOptions & Trigger & BenchOption & {
   /** What its handler uses of AWS: its IAM grants. `{}` for a function that uses nothing. */
   needs: FunctionNeeds;
   sample: SampleSpec;
+  /**
+   * The page changes how the account signs in (it adds, removes or replaces a credential or a second
+   * factor, the e-mail address or the password): it runs only for a sign-in of the last
+   * RECENT_SIGN_IN_SECONDS. The page middleware (shared/pages/page-handler.ts) sends an older one to
+   * the sign-in form, which says why and comes back, before the handler runs; the flag is compiled
+   * into the function's bundle (infra/bundling.ts functionDefine). Only on a
+   * `session: 'required'` page of the auth API; test/unit/layout.test.ts requires it of every
+   * function whose repository operations write a credential (`credential` of shared/data/table-access.ts).
+   */
+  recentSignIn?: true;
 };
 
 /**

@@ -7,6 +7,7 @@ import { createBatchReader } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
+import { createRecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createPresenceRepo } from '#shared/data/presence-repo';
 import { relyingPartyOf, type RelyingParty } from '#shared/accounts/relying-party';
@@ -135,6 +136,8 @@ export const deviceGrants = /* @__PURE__ */ onFirstUse(() => createDeviceGrantRe
 export const sessions = /* @__PURE__ */ onFirstUse(() => createSessionRepo(tableDeps()));
 /** Second factors (authenticator app, recovery codes) and the sign-ins waiting for one. */
 export const factors = /* @__PURE__ */ onFirstUse(() => createFactorRepo(tableDeps()));
+/** New recovery codes of an account whose two-step sign-in stays on. */
+export const recoveryCodes = /* @__PURE__ */ onFirstUse(() => createRecoveryCodeRepo(tableDeps()));
 /** Passkeys and their WebAuthn challenges. */
 export const passkeys = /* @__PURE__ */ onFirstUse(() => createPasskeyRepo(tableDeps()));
 /** The passkeys' relying party: the issuer's host (its custom domain, when it has one) and origin. */

@@ -3,6 +3,8 @@ import { factors, pageReads } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('GET', '/account/security/totp', 'page')],
+  // The first step of turning two-step sign-in on: asked before the QR code, not after the app holds it.
+  recentSignIn: true,
   needs: { table: [...pageReads, factors.factorsRead, factors.totpEnrolmentRead, factors.startTotpEnrolment] },
   sample: {
     status: 200,

@@ -6,6 +6,8 @@ export default defineEndpoint({
   routes: [auth('POST', '/account/security/passkeys', 'page')],
   // The WebAuthn library's checks, loaded when an answer is verified.
   lazyModules: [PASSKEY_VERIFY_ENTRY],
+  // Changes how the account signs in: only for a sign-in of the last minutes (the page middleware checks).
+  recentSignIn: true,
   needs: { table: [...pageReads, passkeys.takeChallenge, passkeys.addPasskey, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
   sample: {
     status: 400,

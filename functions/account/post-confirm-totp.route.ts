@@ -3,6 +3,8 @@ import { factors, pageReads } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/totp', 'page')],
+  // Changes how the account signs in: only for a sign-in of the last minutes (the page middleware checks).
+  recentSignIn: true,
   needs: { table: [...pageReads, factors.totpEnrolmentRead, factors.enrolTotp] },
   sample: {
     // A right code would turn two-step sign-in on for the demo user: a wrong one gets the page's refusal.

@@ -2,7 +2,6 @@ import { ApplicationsInUseError } from '#shared/accounts/account-deletion';
 import { confirmIdentity, deleteAccount } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { secureCookie } from '#shared/pages/session';
-import { RECENT_SIGN_IN_SECONDS } from '#shared/pages/security';
 import { SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { redirect, type HttpResult } from '#shared/http/responses';
 import { ConflictError } from '#shared/errors';
@@ -12,8 +11,9 @@ import { deleteAccountPage } from '#shared/views/account-data-pages';
  * POST /account/delete — deletes the signed-in account (deleteAccount: every grant first, then
  * every item of the user, then the farewell e-mail), or finishes a deletion that stopped half-way.
  * Confirmed with the password (confirmIdentity, in the login throttle) after a sign-in of the last
- * 10 minutes (which passed the second factor, if the account has one); refused, with nothing
- * changed, after an older sign-in, without the password, with a wrong one, when a form shown for another account is sent, or while
+ * 10 minutes (which passed the second factor, if the account has one: its declaration's
+ * `recentSignIn`, which the page middleware checks); refused, with nothing changed, after an older
+ * sign-in, without the password, with a wrong one, when a form shown for another account is sent, or while
  * other people use applications the user develops. Then 303 to `?done=deleted`, signed out.
  */
 export const handler = pageHandler(
@@ -30,10 +30,6 @@ export const handler = pageHandler(
     // A deletion already started (its marker is on the profile) was confirmed then: it is finished.
     // Applications others use refuse it after the password (deleteAccount checks them before anything is written).
     if (!signedIn.deleting) {
-      // A sensitive change asks for a fresh sign-in (with the second factor, for an account that has one).
-      if (Date.now() / 1000 - signedIn.signedInAt > RECENT_SIGN_IN_SECONDS) {
-        return again({ status: 403, error: 'To delete the account, sign out and sign in again first: your last sign-in was more than 10 minutes ago.' });
-      }
       if (!form.password) return again({ status: 400, error: 'Type your password to delete the account.' });
       const check = await confirmIdentity(user, { password: form.password, address: event.requestContext.http.sourceIp, now: Date.now() });
       if (check.outcome === 'throttled') {

@@ -3,6 +3,8 @@ import { pageReads, passkeys } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/passkeys/options', 'page')],
+  // The first step of adding a passkey: asked before the browser makes one, not after (it would stay on the device, unknown here).
+  recentSignIn: true,
   needs: { table: [...pageReads, passkeys.passkeysOf, passkeys.createChallenge] },
   sample: {
     status: 200,

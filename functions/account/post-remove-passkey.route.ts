@@ -3,6 +3,8 @@ import { factors, pageReads, passkeys, sessions } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/passkeys/{passkey_id}/remove', 'page')],
+  // Changes how the account signs in: only for a sign-in of the last minutes (the page middleware checks).
+  recentSignIn: true,
   needs: { table: [...pageReads, passkeys.removePasskey, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
   sample: {
     status: 404,

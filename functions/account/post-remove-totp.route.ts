@@ -3,6 +3,8 @@ import { factors, pageReads, passkeys, removeAuthenticator, sessions } from '#fu
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/totp/remove', 'page')],
+  // Changes how the account signs in: only for a sign-in of the last minutes (the page middleware checks).
+  recentSignIn: true,
   needs: { table: [...pageReads, ...removeAuthenticator, factors.factorsRead, passkeys.passkeysOf, sessions.sessionsOf] },
   sample: {
     // The demo user has no authenticator app: nothing to turn off, back to the security page.

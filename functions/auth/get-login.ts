@@ -10,5 +10,6 @@ import { redirect } from '#shared/http/responses';
 export const handler = pageHandler({ session: 'optional' }, async ({ event, signedIn, viewer }) => {
   const returnTo = safeReturnTo(event.queryStringParameters?.return_to);
   if (signedIn && event.queryStringParameters?.again !== 'yes') return redirect(returnTo);
-  return loginPage({ returnTo, csrf: viewer.csrf, cookies: viewer.cookies, formTargets: redirectOriginOf(returnTo) });
+  const notice = signedIn ? 'For your safety, this change to how you sign in needs a recent sign-in: nothing was changed yet. Sign in again to continue.' : undefined;
+  return loginPage({ returnTo, csrf: viewer.csrf, cookies: viewer.cookies, formTargets: redirectOriginOf(returnTo), notice });
 });

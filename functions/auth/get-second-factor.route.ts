@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/endpoint';
-import { pageReads } from '#functions/needs';
+import { factors, pageReads, users } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('GET', '/login/second-factor', 'page')],
-  needs: { table: pageReads },
+  needs: { table: [...pageReads, factors.pendingSignInRead, users.signInProfileRead] },
   sample: {
     status: 302,
     make: (kit) => kit.page('GET /login/second-factor without a pending sign-in: back to the login form', { query: { return_to: '/account' } }),

@@ -1,6 +1,8 @@
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
 import { PASSKEY_REFUSALS, signInWithPasskey } from '#shared/accounts/passkeys';
 import { loginPage } from '#shared/views/oauth-pages';
+import { secondFactorPage } from '#shared/views/security-pages';
+import { pendingSignInUserId } from '#shared/data/factor-repo';
 import { batch, passkeys, relyingParty, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';
@@ -15,18 +17,21 @@ import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
  * POST /login/passkey — a sign-in with a passkey (the browser's answer in `response`, made by the
  * page's script): signInWithPasskey, which says what it checks, costs and counts. Signed in: the
  * session and known-browser cookies, a new CSRF token, any pending sign-in's cookie cleared (a
- * passkey is the second step too), 303 to `return_to`. Refused: the sign-in page with the reason
- * (401, or 429 with Retry-After); sent without an answer: 400, nothing read.
+ * passkey is the second step too), 303 to `return_to`. Sent from the second step's page
+ * (`second_step=yes`) while a sign-in waits for it, the passkey must be of that sign-in's account:
+ * another's is refused, no session started, the sign-in still waiting. Refused: the page it came
+ * from with the reason (401, or 429 with Retry-After); sent without an answer: 400, nothing read.
  */
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event, form }) => {
   const returnTo = safeReturnTo(form.return_to);
   const { token, cookies } = csrfToken(event, secureCookie());
-  const again = (error: string, status: number) => loginPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
+  const pendingUserId = form.second_step === 'yes' ? pendingSignInUserId(readCookie(event, PENDING_SIGN_IN_COOKIE)) : undefined;
+  const again = (error: string, status: number) => (pendingUserId ? secondFactorPage : loginPage)({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
   // The form sent without the page script's answer (no JavaScript, no WebAuthn) is no attempt: nothing is read or counted.
   if (!form.response) return again('Signing in with a passkey needs a browser that supports passkeys, with JavaScript on.', 400);
   const result = await signInWithPasskey({ batch, passkeys, sessions, throttle, users }, relyingParty(), {
     response: form.response ?? '', address: event.requestContext.http.sourceIp, browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
-    browser: describeBrowser(event.headers['user-agent']),
+    browser: describeBrowser(event.headers['user-agent']), pendingUserId,
   });
   if (result.outcome === 'throttled') {
     const seconds = result.retryAfterSeconds;

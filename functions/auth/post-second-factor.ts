@@ -21,8 +21,8 @@ import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 export const handler = pageHandler({ form: true, csrf: true }, async ({ event, form }) => {
   const returnTo = safeReturnTo(form.return_to);
   const { token, cookies } = csrfToken(event, secureCookie());
-  const again = (error: string, status: number) =>
-    secondFactorPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
+  const again = (error: string, status: number, account?: string) =>
+    secondFactorPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo), account });
 
   const result = await completeSignIn({ batch, factors, sessions, throttle, users }, {
     pendingSignIn: readCookie(event, PENDING_SIGN_IN_COOKIE), typed: form.code ?? '', browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
@@ -36,12 +36,12 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
       });
     case 'throttled': {
       const seconds = result.retryAfterSeconds;
-      const answer = again(`Too many wrong codes. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, 429);
+      const answer = again(`Too many wrong codes. Try again in ${seconds} second${seconds === 1 ? '' : 's'}.`, 429, result.account);
       answer.headers['retry-after'] = String(seconds);
       return answer;
     }
     case 'failed':
-      return again(FACTOR_FAILURE_MESSAGES[result.failure], 401);
+      return again(FACTOR_FAILURE_MESSAGES[result.failure], 401, result.account);
     case 'signed-in':
       if (result.alert) await sendSignInAlert(result.alert);
       return redirect(returnTo, 303, [

@@ -6,7 +6,7 @@ import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-l
 import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { BUNDLING, lazyModuleEsbuildArgs, lazyModuleFile } from '#infra/bundling';
+import { BUNDLING, functionDefine, lazyModuleEsbuildArgs, lazyModuleFile } from '#infra/bundling';
 import type { TableAction } from '#shared/data/table-access';
 import { TABLE_SCHEMA } from '#shared/data/table-schema';
 
@@ -23,6 +23,8 @@ export interface ServiceFunctionProps {
   lazyModules?: readonly string[];
   /** AWS X-Ray active tracing (off unless asked: each trace is billed). */
   tracing?: boolean;
+  /** Its pages ask for a recent sign-in (FunctionDef.recentSignIn): compiled into its bundle. */
+  recentSignIn?: boolean;
 }
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -72,9 +74,10 @@ export class ServiceFunction extends NodejsFunction {
       memorySize: props.memorySize ?? 512,
       timeout: Duration.seconds(props.timeoutSeconds ?? 10),
       environment: props.environment,
-      bundling: props.assets?.length || props.lazyModules?.length
-        ? { ...BUNDLING, commandHooks: afterBundling(props.assets ?? [], props.lazyModules ?? []) }
-        : BUNDLING,
+      bundling: {
+        ...BUNDLING, define: { ...BUNDLING.define, ...functionDefine(props.recentSignIn === true) },
+        ...(props.assets?.length || props.lazyModules?.length ? { commandHooks: afterBundling(props.assets ?? [], props.lazyModules ?? []) } : {}),
+      },
       logGroup,
       loggingFormat: LoggingFormat.JSON,
       ...(props.tracing ? { tracing: Tracing.ACTIVE } : {}),

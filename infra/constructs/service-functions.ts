@@ -148,7 +148,10 @@ export class ServiceFunctions extends Construct {
     const { props } = this;
     const def = endpointOf(fn);
     const needs = needsOf(fn);
-    const fnc = new ServiceFunction(props.areas.of(areaOf(fn, extra.api)), id, { entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds });
+    const fnc = new ServiceFunction(props.areas.of(areaOf(fn, extra.api)), id, {
+      entry: def.entry, environment, assets: def.assets, lazyModules: def.lazyModules, tracing: props.tracing, timeoutSeconds: extra.timeoutSeconds,
+      recentSignIn: def.recentSignIn,
+    });
     if (needs.webhookQueue?.length) {
       // An HTTP function (the console's "send test event", "send again") exists before the queue: bound by bindWebhookQueue.
       if (extra.queue) this.grantQueue(fn, fnc, extra.queue);

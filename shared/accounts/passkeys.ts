@@ -42,7 +42,7 @@ const ALGORITHMS = [-8, -7, -257];
 const CEREMONY_TIMEOUT_MS = 300_000;
 
 /** Why a passkey ceremony was refused; each has its message (PASSKEY_REFUSALS). */
-export type PasskeyRefusal = 'malformed' | 'challenge' | 'origin' | 'unknown' | 'invalid' | 'taken' | 'full' | 'name';
+export type PasskeyRefusal = 'malformed' | 'challenge' | 'origin' | 'unknown' | 'invalid' | 'taken' | 'full' | 'name' | 'other-account';
 
 /** What the pages say for each refusal. */
 export const PASSKEY_REFUSALS: Record<PasskeyRefusal, string> = {
@@ -54,6 +54,7 @@ export const PASSKEY_REFUSALS: Record<PasskeyRefusal, string> = {
   taken: 'This passkey is registered already.',
   full: 'An account can have at most 10 passkeys. Remove one before adding another.',
   name: 'Give the passkey a name of 1 to 50 characters, so you can tell it from the others (for example “Laptop”).',
+  'other-account': 'This passkey is of another account, not of the one signing in here. Use a passkey of this account or its code, or start again.',
 };
 
 /** The longest passkey name, in characters after normalizeName. */
@@ -210,9 +211,11 @@ export type PasskeySignInOutcome =
  * signature checked against the passkey stored under the user handle (a credential registered to
  * another user is not found there), and one transaction starts the session, records the passkey's
  * counter, gives the reservation back, replaces the known browser and records the user's last
- * sign-in (a browser new to the account gets its owner an `alert`). Requests: BatchGetItem (address
- * record, passkey, known browser, user) + UpdateItem (reservation) + DeleteItem (challenge) +
- * TransactWriteItems = 4.
+ * sign-in (a browser new to the account gets its owner an `alert`). As the second step of a sign-in
+ * whose password was right (`pendingUserId`: its user, as its cookie names it), the passkey must be
+ * of that user: another account's is refused (`other-account`, counted), no session started.
+ * Requests: BatchGetItem (address record, passkey, known browser, user) + UpdateItem (reservation) +
+ * DeleteItem (challenge) + TransactWriteItems = 4.
  */
 export async function signInWithPasskey(
   repos: {
@@ -220,7 +223,7 @@ export async function signInWithPasskey(
     users: Pick<UserRepo, 'signInProfileRead' | 'signedInItem'>;
   },
   rp: RelyingParty,
-  attempt: { response: string; address: string; browserToken?: string; now: number; browser?: string },
+  attempt: { response: string; address: string; browserToken?: string; now: number; browser?: string; pendingUserId?: string },
 ): Promise<PasskeySignInOutcome> {
   const { batch, passkeys, sessions, throttle, users } = repos;
   const { address, browserToken, now } = attempt;
@@ -255,6 +258,7 @@ export async function signInWithPasskey(
     return refused('invalid');
   }
   if (!verification.verified) return refused('invalid');
+  if (attempt.pendingUserId !== undefined && read.userId !== attempt.pendingUserId) return refused('other-account');
   const userId = read.userId!;
   const known = throttle.newKnownBrowser(userId, KNOWN_BROWSER_TTL_SECONDS, now);
   const details = { browser: attempt.browser ?? 'An unknown browser', address };

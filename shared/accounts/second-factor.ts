@@ -22,8 +22,9 @@ export type SecondFactorOutcome =
   | { outcome: 'signed-in'; sessionId: string; knownBrowserToken: string; alert?: SignInAlert }
   /** No sign-in waits for a second factor here (never started, expired or completed): sign in again. */
   | { outcome: 'expired' }
-  | { outcome: 'throttled'; retryAfterSeconds: number }
-  | { outcome: 'failed'; failure: FactorFailure };
+  /** Refused, with the e-mail address of the account signing in (`account`), for the page that says why. */
+  | { outcome: 'throttled'; retryAfterSeconds: number; account?: string }
+  | { outcome: 'failed'; failure: FactorFailure; account?: string };
 
 /** A code checked against the factors: what spends it, or why it is refused. */
 export type CheckedCode =
@@ -77,9 +78,10 @@ export async function completeSignIn(
     throttle.knownBrowserRead(browserToken, now), users.signInProfileRead(userId),
   ] as const);
   if (!pending) return { outcome: 'expired' };
+  const account = profile?.user.email;
   const throttled = (seconds: number): SecondFactorOutcome => {
     countMetric(METRIC.loginThrottled);
-    return { outcome: 'throttled', retryAfterSeconds: seconds };
+    return { outcome: 'throttled', retryAfterSeconds: seconds, account };
   };
   const wait = retryAfterSeconds([record], now);
   if (wait > 0) return throttled(wait);
@@ -89,7 +91,7 @@ export async function completeSignIn(
   const checked = checkFactorCode(userId, stored, typed, now);
   if (!checked.ok) {
     countMetric(METRIC.loginFailures);
-    return { outcome: 'failed', failure: checked.failure };
+    return { outcome: 'failed', failure: checked.failure, account };
   }
   const spend = 'step' in checked.spend
     ? factors.useTotpStepItem(userId, checked.spend.step)
@@ -113,7 +115,7 @@ export async function completeSignIn(
     if (codes[1] === 'ConditionalCheckFailed') return { outcome: 'expired' };
     if (codes[2] === 'ConditionalCheckFailed') {
       countMetric(METRIC.loginFailures);
-      return { outcome: 'failed', failure: 'used' };
+      return { outcome: 'failed', failure: 'used', account };
     }
     throw error;
   }

@@ -220,7 +220,7 @@ export function createErasureRepo({ doc, table }: RepoDeps) {
 /** The DynamoDB actions each method sends (see table-access.ts). */
 export const ERASURE_REPO_NEEDS = {
   getSubject: { actions: ['GetItem'] },
-  markDeleting: { actions: ['UpdateItem'] },
+  markDeleting: { actions: ['UpdateItem'], credential: true },
   recordFarewellMailed: { actions: ['UpdateItem'] },
   pendingDeletions: { actions: [], index: true },
   markConsentEnding: { actions: ['UpdateItem'] },

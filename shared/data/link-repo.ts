@@ -118,5 +118,5 @@ export const LINK_REPO_NEEDS = {
   createLink: { actions: ['PutItem'] },
   peekLink: { actions: ['GetItem'] },
   readLink: { actions: ['GetItem'] },
-  redeemLink: { actions: ['DeleteItem', 'UpdateItem'] },
+  redeemLink: { actions: ['DeleteItem', 'UpdateItem'], credential: true },
 } as const satisfies RepoNeeds<LinkRepo>;

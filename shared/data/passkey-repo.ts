@@ -171,10 +171,10 @@ export function createPasskeyRepo({ doc, table }: RepoDeps) {
 export const PASSKEY_REPO_NEEDS = {
   passkeysOf: { actions: ['Query'] },
   passkeyRead: { actions: ['BatchGetItem'] },
-  addPasskey: { actions: ['PutItem', 'UpdateItem'] },
-  removePasskey: { actions: ['DeleteItem', 'UpdateItem'] },
+  addPasskey: { actions: ['PutItem', 'UpdateItem'], credential: true },
+  removePasskey: { actions: ['DeleteItem', 'UpdateItem'], credential: true },
   usePasskeyItem: { actions: ['UpdateItem'] },
   createChallenge: { actions: ['PutItem'] },
   takeChallenge: { actions: ['DeleteItem'] },
-  removeAllPasskeys: { actions: ['Query', 'DeleteItem', 'UpdateItem'] },
+  removeAllPasskeys: { actions: ['Query', 'DeleteItem', 'UpdateItem'], credential: true },
 } as const satisfies RepoNeeds<PasskeyRepo>;

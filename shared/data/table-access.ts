@@ -16,6 +16,13 @@ export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'Up
 export interface TableNeed {
   readonly actions: readonly TableAction[];
   readonly index?: boolean;
+  /**
+   * The operation adds, removes or replaces a way to sign in: a credential or a second factor, the
+   * password or the e-mail address (or marks the account for deletion). A page whose function uses
+   * one asks for a recent sign-in (EndpointDeclaration.recentSignIn): test/unit/layout.test.ts
+   * holds every function to it, from these marks.
+   */
+  readonly credential?: true;
 }
 
 /** A declaration for every method of a repository: the compiler refuses a method without one. */

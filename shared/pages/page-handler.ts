@@ -6,6 +6,8 @@ import type { Client } from '#shared/domain/client';
 import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/views/html-handler';
 import type { HttpResult } from '#shared/http/responses';
 import type { Viewer } from '#shared/views/account-pages';
+import { asksRecentSignIn } from '#shared/config';
+import { RECENT_SIGN_IN_SECONDS } from '#shared/pages/security';
 
 type Form = Record<string, string>;
 
@@ -40,7 +42,9 @@ export type LoginReturn = string | ((read: { event: APIGatewayProxyEventV2; clie
  * - `session`: one BatchGetItem of the session and its user, and of what `reads` names; with the
  *   viewer (the header's e-mail, the CSRF token for the page's forms and the cookie that carries it);
  * - `session: 'required'`: a signed-in user, or the login page instead (302 from a GET, 303 from a
- *   POST), to come back to `loginReturn`.
+ *   POST), to come back to `loginReturn`; and, when the function's declaration asks for a recent
+ *   sign-in (EndpointDeclaration.recentSignIn), one of the last RECENT_SIGN_IN_SECONDS, or the
+ *   login page instead, which says why, to sign in again and come back to `loginReturn`.
  */
 export type PageNeeds =
   & ({ form?: false; csrf?: false; formBytes?: undefined } | { form: true; csrf: boolean; formBytes?: number })
@@ -99,13 +103,24 @@ function sessionRead(reads: PageReadsNeed | undefined): PageMiddleware<PageState
   };
 }
 
-/** Sends a signed-out browser to the login page instead of the page: 303 from a form (POST), else 302. */
+/**
+ * Sends a signed-out browser to the login page instead of the page: 303 from a form (POST), else 302.
+ * And a page that changes how the account signs in (its declaration's `recentSignIn`) runs only for
+ * a sign-in of the last RECENT_SIGN_IN_SECONDS, so that a session stolen or left open cannot add a
+ * way in that outlives a password reset: else, nothing done, the login page likewise, with
+ * `again=yes` (it says why, and shows its form to a signed-in browser), to come back here. A
+ * session of an account being deleted is let through: its deletion was confirmed after a recent
+ * sign-in, and only the deletion's own pages open for it.
+ */
 function signInRequired(loginReturn: LoginReturn): PageMiddleware<PageState> {
   return {
     before: ({ event, context: { page } }) => {
-      if (page.signedIn) return;
+      const { signedIn } = page;
+      const again = signedIn !== undefined && !signedIn.deleting && Date.now() / 1000 - signedIn.signedInAt > RECENT_SIGN_IN_SECONDS
+        && asksRecentSignIn(event.routeKey);
+      if (signedIn && !again) return;
       const returnTo = typeof loginReturn === 'string' ? loginReturn : loginReturn({ event, client: page.client });
-      throw new AnswerInstead(loginRedirect(returnTo, event.requestContext.http.method === 'POST' ? 303 : 302));
+      throw new AnswerInstead(loginRedirect(returnTo, event.requestContext.http.method === 'POST' ? 303 : 302, again));
     },
   };
 }

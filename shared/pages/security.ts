@@ -2,6 +2,7 @@ import { SERVICE_NAME } from '#shared/views/theme';
 import { batch, factors, passkeys, sessions } from '#shared/runtime';
 import type { Factors } from '#shared/data/factor-repo';
 import { hashSecret } from '#shared/secrets';
+import { FEW_RECOVERY_CODES } from '#shared/accounts/recovery-codes';
 import type { HttpResult } from '#shared/http/responses';
 import type { PasskeyListing, SessionRow } from '#shared/views/security-pages';
 
@@ -15,6 +16,8 @@ export const TOTP_ISSUER_NAME = SERVICE_NAME;
 export interface SecurityState {
   totp?: { enrolledAt: string };
   recoveryCodesLeft: number;
+  /** At most FEW_RECOVERY_CODES left. */
+  recoveryCodesLow: boolean;
   passkeys: PasskeyListing[];
   /** The live sessions, this browser's marked. */
   sessions: SessionRow[];
@@ -31,13 +34,13 @@ export async function securityState(userId: string, sessionId: string, stored?: 
   ]);
   const current = hashSecret(sessionId);
   return {
-    totp: factorsOf.totp, recoveryCodesLeft: factorsOf.recoveryCodeHashes.length,
+    totp: factorsOf.totp, recoveryCodesLeft: factorsOf.recoveryCodeHashes.length, recoveryCodesLow: factorsOf.recoveryCodeHashes.length <= FEW_RECOVERY_CODES,
     passkeys: keys.map((p) => ({ id: hashSecret(p.credentialId), name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
     sessions: live.map((s) => ({ ...s, current: s.id === current })),
   };
 }
 
-/** How recent a sign-in must be for a change that removes a way to sign in (a passkey). */
+/** How recent a sign-in must be for a change to how the account signs in (EndpointDeclaration.recentSignIn). */
 export const RECENT_SIGN_IN_SECONDS = 10 * 60;
 
 /** A JSON answer of a page's script call (the passkey ceremonies' options): never cached. */

@@ -72,9 +72,9 @@ export async function readPage(event: APIGatewayProxyEventV2, request: PageReadR
 /** A read of no item. */
 const NOTHING: BatchRead<undefined> = { keys: [], parse: () => undefined };
 
-/** Sends the browser to the login page, to come back to `returnTo` afterwards. */
-export function loginRedirect(returnTo: string, status: 302 | 303 = 302): HttpResult {
-  return redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, status);
+/** Sends the browser to the login page, to come back to `returnTo` afterwards; `again`: to sign in again, signed in (a change that asks for a recent sign-in). */
+export function loginRedirect(returnTo: string, status: 302 | 303 = 302, again = false): HttpResult {
+  return redirect(`/login?${again ? 'again=yes&' : ''}return_to=${encodeURIComponent(returnTo)}`, status);
 }
 
 /** The origin a return path will finally redirect to, for CSP form-action (an authorize request's redirect_uri). */

@@ -12,19 +12,24 @@ import { AUTHORIZE_PARAMS, type AuthorizationRequest } from '#shared/domain/auth
  * Hidden until the script finds WebAuthn (shared/views/passkey-ui.ts); `autofill`: the browser's
  * autofill offers the passkeys on the page's e-mail field too.
  */
-export function passkeySignIn(options: { csrf: string; returnTo: string; label: string; autofill: boolean }): Html {
+export function passkeySignIn(options: { csrf: string; returnTo: string; label: string; autofill: boolean; secondStep?: boolean }): Html {
   return html`<div id="passkey-area" hidden>
     <form id="passkey-sign-in" method="post" action="/login/passkey" data-options="/login/passkey/options" data-autofill="${options.autofill ? 'yes' : 'no'}">
       <input type="hidden" name="csrf" value="${options.csrf}">
       <input type="hidden" name="return_to" value="${options.returnTo}">
       <input type="hidden" name="response" value="">
+      ${options.secondStep ? html`<input type="hidden" name="second_step" value="yes">` : ''}
       <div class="actions"><button type="button" id="passkey-button" class="secondary">${options.label}</button></div>
     </form>
     <p class="error" id="passkey-error" role="alert" hidden></p></div>`;
 }
 
 /** The login form, and the passkey sign-in. */
-export function loginPage(options: { returnTo: string; csrf: string; cookies: string[]; error?: string; email?: string; status?: number; formTargets?: string[] }): HttpResult {
+export function loginPage(options: {
+  returnTo: string; csrf: string; cookies: string[]; error?: string; email?: string; status?: number; formTargets?: string[];
+  /** Why the user is asked to sign in (a change that asks for a recent sign-in). */
+  notice?: string;
+}): HttpResult {
   return page({
     title: 'Sign in',
     status: options.status,
@@ -32,6 +37,7 @@ export function loginPage(options: { returnTo: string; csrf: string; cookies: st
     formTargets: options.formTargets,
     script: PASSKEY_SCRIPT_PATH,
     body: html`<div class="card"><h1>Sign in</h1>
+      ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
       ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
       <form method="post" action="/login">
         <input type="hidden" name="csrf" value="${options.csrf}">

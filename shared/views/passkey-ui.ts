@@ -22,9 +22,14 @@ export const PASSKEY_PAGE_CODE = `
   'use strict';
   var W = globalThis.SimpleWebAuthnBrowser;
   if (!W || !W.browserSupportsWebAuthn()) return;
-  function options(form) {
+  function options(form, pageOnRefusal) {
     var body = new URLSearchParams({ csrf: form.elements.csrf.value });
     return fetch(form.dataset.options, { method: 'POST', body: body, credentials: 'same-origin' }).then(function (res) {
+      // Sent to the sign-in form instead (a sign-in too old to add a passkey): the browser goes there, which says why.
+      if (res.redirected && pageOnRefusal) {
+        location.assign(res.url);
+        return new Promise(function () {});
+      }
       if (!res.ok) throw new Error('options ' + res.status);
       return res.json();
     });
@@ -58,7 +63,7 @@ export const PASSKEY_PAGE_CODE = `
   if (add) {
     add.addEventListener('submit', function (event) {
       event.preventDefault();
-      options(add).then(function (optionsJSON) {
+      options(add, true).then(function (optionsJSON) {
         return W.startRegistration({ optionsJSON: optionsJSON });
       }).then(function (answer) { send(add, answer); }, function () {
         show('add-passkey-error', 'No passkey was created. Try again.');

@@ -30,6 +30,8 @@ export interface PasskeyListing {
 /** The second step of a sign-in: the authenticator app's code, or a recovery code. */
 export function secondFactorPage(options: {
   returnTo: string; csrf: string; cookies: string[]; error?: string; status?: number; formTargets?: string[];
+  /** The e-mail address of the account signing in, when it was read. */
+  account?: string;
 }): HttpResult {
   return page({
     title: 'Two-step sign-in',
@@ -38,6 +40,7 @@ export function secondFactorPage(options: {
     formTargets: options.formTargets,
     script: PASSKEY_SCRIPT_PATH,
     body: html`<div class="card"><h1>Two-step sign-in</h1>
+      ${options.account ? html`<p>Signing in as <strong id="signing-in-as">${options.account}</strong>.</p>` : ''}
       <p>Your password was right. Now enter the 6-digit code your authenticator app shows for this account.</p>
       ${options.error ? html`<p class="error" role="alert" id="code-error">${options.error}</p>` : ''}
       <form method="post" action="/login/second-factor">
@@ -49,19 +52,18 @@ export function secondFactorPage(options: {
         <p class="muted" id="code-hint">Lost your phone? Enter one of your recovery codes instead (like <code>abcd-efgh-jkmn-pqrs</code>).</p>
         <div class="actions"><button type="submit">Continue</button></div>
       </form>
-      ${passkeySignIn({ csrf: options.csrf, returnTo: options.returnTo, label: 'Use a passkey instead', autofill: false })}
-      <p class="muted"><a href="/login">Start again</a></p></div>`,
+      ${passkeySignIn({ csrf: options.csrf, returnTo: options.returnTo, label: 'Use a passkey instead', autofill: false, secondStep: true })}
+      <p class="muted">${options.account ? 'Not you? ' : ''}<a href="/login">Start again</a></p></div>`,
   });
 }
 
 /** The account's sign-in settings: the authenticator app (set up or turned off with a fresh code) and the recovery codes left. */
 export function securityPage(viewer: Viewer, state: {
-  totp?: { enrolledAt: string }; recoveryCodesLeft: number; passkeys: PasskeyListing[]; sessions: SessionRow[]; done?: SecurityOutcome; error?: string;
+  totp?: { enrolledAt: string }; recoveryCodesLeft: number;
+  /** Few recovery codes are left (or none): the page warns, beside the way to make new ones. */
+  recoveryCodesLow: boolean;
+  passkeys: PasskeyListing[]; sessions: SessionRow[]; done?: SecurityOutcome; error?: string;
   passkeyError?: string; passkeyName?: string; status?: number;
-  /** A passkey's removal refused: said above the list of passkeys (the name field is the new passkey's). */
-  passkeyListError?: string;
-  /** The change asked for a recent sign-in: the way to sign in again, back to this page. */
-  signInAgain?: boolean;
 }): HttpResult {
   const { totp } = state;
   const notices: Record<SecurityOutcome, string> = {
@@ -77,8 +79,6 @@ export function securityPage(viewer: Viewer, state: {
     <p><a href="/account">Back to your account</a></p></div>
     <div class="card" id="passkeys"><h2>Passkeys</h2>
     <p>A passkey signs you in with your device’s screen lock, fingerprint or face, without a password, and counts as your second step too.</p>
-    ${state.passkeyListError ? html`<p class="error" role="alert">${state.passkeyListError}</p>` : ''}
-    ${state.signInAgain ? html`<p><a class="button" href="/login?again=yes&amp;return_to=%2Faccount%2Fsecurity">Sign in again</a></p>` : ''}
     ${state.passkeys.length === 0 ? html`<p class="muted">You have no passkey yet.</p>` : html`<ul class="apps">
       ${state.passkeys.map((p) => html`<li><h3>${p.name}</h3>
         <p class="muted">Added ${p.createdAt.slice(0, 10)}${p.lastUsedAt ? html`, last used ${p.lastUsedAt.slice(0, 10)}` : ''}</p>
@@ -92,7 +92,12 @@ export function securityPage(viewer: Viewer, state: {
     <div class="card"><h2>Two-step sign-in</h2>
     ${totp
       ? html`<p>On since ${totp.enrolledAt.slice(0, 10)}: after your password, we ask for the code of your authenticator app.</p>
-        <p>${state.recoveryCodesLeft} recovery code${state.recoveryCodesLeft === 1 ? '' : 's'} left.</p>
+        ${state.recoveryCodesLow
+          ? html`<p class="error" role="alert" id="recovery-codes-low">Only ${state.recoveryCodesLeft} recovery code${state.recoveryCodesLeft === 1 ? '' : 's'} left: make new ones before you run out.</p>`
+          : html`<p>${state.recoveryCodesLeft} recovery code${state.recoveryCodesLeft === 1 ? '' : 's'} left.</p>`}
+        <form method="post" action="/account/security/recovery-codes">${csrfField(viewer)}
+          <p class="muted" id="new-codes-hint">New codes replace the ones you have: those stop working.</p>
+          <div class="actions"><button type="submit" aria-describedby="new-codes-hint">Make new recovery codes</button></div></form>
         <h3>Turn two-step sign-in off</h3>
         <form method="post" action="/account/security/totp/remove" novalidate>${csrfField(viewer)}
           ${field({ name: 'code', label: 'A code from your authenticator app, or a recovery code', error: state.error, autocomplete: 'one-time-code', required: true })}
@@ -135,7 +140,7 @@ export function recoveryCodesPage(viewer: Viewer, codes: string[] | undefined): 
       <p><a href="/account/security">Sign-in and security</a></p></div>`);
   }
   return render(viewer, 'Your recovery codes', html`<div class="card"><h1>Your recovery codes</h1>
-    <p class="notice" role="status">Two-step sign-in is on.</p>
+    <p class="notice" role="status">Two-step sign-in is on. These codes replace any you had before.</p>
     <p>If you lose your phone, each of these codes signs you in once in place of the app’s code. Keep them somewhere safe:
       <strong>they are shown only now</strong>.</p>
     <ul class="scopes" id="recovery-codes">${codes.map((code) => html`<li><code>${code}</code></li>`)}</ul>

@@ -480,15 +480,17 @@ describe('authorization endpoint', () => {
       expect((await b.get(path)).status).toBe(200);
     });
 
-    it('refuses a consent POST without the csrf cookie (a cross-site form)', async () => {
-      // Prepare
+    it('refuses a consent POST whose CSRF field is not its session’s (a cross-site form can bring only a double-submit pair of its own)', async () => {
+      // Prepare: the browser's double-submit value, as a form that could set the cookie would send it, in the field and in the cookie.
       const { browser: b } = await signedIn();
       const consent = await b.get(authorizePath(authorizationParams()));
-      const fields = { ...formFields(consent.text, '/oauth/authorize'), decision: 'allow' };
+      const fields: Record<string, string> = { ...formFields(consent.text, '/oauth/authorize'), decision: 'allow' };
       const session = b.jar.get('session') ?? '';
+      const doubleSubmit = b.jar.get('csrf')!;
+      expect(fields.csrf).not.toBe(doubleSubmit);
 
       // Act
-      const reply = await b.postForm('/oauth/authorize', fields, { cookie: `session=${session}` });
+      const reply = await b.postForm('/oauth/authorize', { ...fields, csrf: doubleSubmit }, { cookie: `session=${session}; csrf=${doubleSubmit}` });
 
       // Assess
       expectErrorPage(reply, 403);

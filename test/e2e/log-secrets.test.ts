@@ -148,7 +148,8 @@ describe('logs of a full account and OAuth flow', () => {
       expect((await post(again.location!, '/login/second-factor', { code: shortSecrets.recoveryCode })).status).toBe(303);
 
       // Passkeys: the challenges of a sign-in's and a registration's options, and a refused answer carrying one.
-      const csrf = { csrf: auth.jar.get('csrf')! };
+      // Signed in: the forms' token is the session's (shared/http/csrf.ts), as the security page prints it.
+      const csrf = { csrf: formFields((await auth.get('/account/security')).text, '/account/security/passkeys').csrf! };
       const signInOptions = await auth.postForm('/login/passkey/options', csrf);
       expect(signInOptions.status).toBe(200);
       secrets.signInChallenge = (JSON.parse(signInOptions.text) as { challenge: string }).challenge;

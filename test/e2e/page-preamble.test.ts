@@ -74,15 +74,16 @@ describe('the pages\' preamble', () => {
     });
 
     it('with an ended session: the same redirect, after the one read that found no session', async () => {
-      // Prepare: a session cookie that names no live session
-      const { b, csrf } = await signedOut();
+      // Prepare: a session cookie that names no live session, and the CSRF token a page gives that cookie
+      const { b } = await signedOut();
       b.jar.set('session', `${randomUUID()}.${'A'.repeat(43)}`);
+      const { csrf } = formFields((await b.get('/login')).text, '/login');
 
       // Act
       requests.reset();
       const page = await b.get(app(clientId));
       const reads = [...requests.operations];
-      const form = await b.postForm(`${app(clientId)}/webhook`, { csrf, webhook_url: 'https://hooks.example/h' });
+      const form = await b.postForm(`${app(clientId)}/webhook`, { csrf: csrf!, webhook_url: 'https://hooks.example/h' });
 
       // Assess
       expect(page).toMatchObject({ status: 302, location: login(app(clientId)) });

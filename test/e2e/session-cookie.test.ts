@@ -187,11 +187,11 @@ describe('session cookie', () => {
     });
 
     it('a session cookie on logout: the browser is signed out, and no session of anyone is touched', async () => {
-      // Prepare: a real session elsewhere, and a logout form with a good CSRF pair
+      // Prepare: a real session elsewhere, and a logout form with the token the page gives the bad cookie
       const other = await signedIn();
       const b = new Browser(service.authUrl);
-      const fields = formFields((await b.get('/login')).text, '/login');
       b.jar.set('session', BAD);
+      const fields = formFields((await b.get('/login')).text, '/login');
 
       // Act
       const out = await b.postForm('/logout', { csrf: fields.csrf! });

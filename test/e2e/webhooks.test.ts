@@ -7,6 +7,7 @@ import { Webhook as SvixWebhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { serviceFacts } from '#local/service';
+import { formCsrfToken } from '#shared/http/csrf';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { formatTimestamp } from '#shared/domain/time';
@@ -141,8 +142,8 @@ describe('webhooks', () => {
     const sessionId = await repos.sessions.createSession(ALICE.user.id);
     const res = await fetch(`${service.authUrl}/account/apps/${clientId}/revoke`, {
       method: 'POST', redirect: 'manual',
-      headers: { cookie: `session=${encodeURIComponent(sessionId)}; csrf=${'c'.repeat(40)}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: `csrf=${'c'.repeat(40)}`,
+      headers: { cookie: `session=${encodeURIComponent(sessionId)}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `csrf=${formCsrfToken([`session=${encodeURIComponent(sessionId)}`])!}`,
     });
     expect(res.status).toBe(303);
     const revoked = await hook.next((r) => r.body.includes('grant.revoked'));

@@ -134,7 +134,7 @@ describe('second factors on DynamoDB Local', () => {
     it('takes a recovery code once; a wrong code leaves its reservation as the failure', async () => {
       const { user, codes } = await enrolled();
       expect((await attempt(await pending(user.id), codes[0]!, NOW)).outcome).toBe('signed-in');
-      expect(await attempt(await pending(user.id), codes[0]!, NOW)).toEqual({ outcome: 'failed', failure: 'wrong' });
+      expect(await attempt(await pending(user.id), codes[0]!, NOW)).toMatchObject({ outcome: 'failed', failure: 'wrong' });
       expect((await read(user.id)).recoveryCodeHashes).toHaveLength(9);
       expect((await item(throttleKey('second-factor', user.id)))?.failures).toBe(1);
     });
@@ -145,18 +145,18 @@ describe('second factors on DynamoDB Local', () => {
       const [a, b] = [await pending(user.id), await pending(user.id)];
       const results = await Promise.all([attempt(a, codeAt(secret, at), at), attempt(b, codeAt(secret, at), at)]);
       expect(results.map((r) => r.outcome).sort()).toEqual(['failed', 'signed-in']);
-      expect(results.find((r) => r.outcome === 'failed')).toEqual({ outcome: 'failed', failure: 'used' });
+      expect(results.find((r) => r.outcome === 'failed')).toMatchObject({ outcome: 'failed', failure: 'used' });
     });
 
     it('holds attempts after 5 failures, with the wait in whole seconds', async () => {
       const { user, secret } = await enrolled();
       const token = await pending(user.id);
       for (let i = 0; i < 5; i++) expect((await attempt(token, 'x', NOW)).outcome).toBe('failed');
-      expect(await attempt(token, codeAt(secret, NOW + 500), NOW + 500)).toEqual({ outcome: 'throttled', retryAfterSeconds: 1 });
+      expect(await attempt(token, codeAt(secret, NOW + 500), NOW + 500)).toMatchObject({ outcome: 'throttled', retryAfterSeconds: 1 });
       // Later failures wait longer: 9 failures, 16 s; once over, the next attempt is checked again.
       await doc.send(new PutCommand({ TableName: table, Item: { ...throttleKey('second-factor', user.id), failures: 9, nextAttemptAt: NOW + 16_000, expiresAt: NOW / 1000 + 86_400 } }));
-      expect(await attempt(token, 'x', NOW + 1000)).toEqual({ outcome: 'throttled', retryAfterSeconds: 15 });
-      expect(await attempt(token, 'x', NOW + 16_000)).toEqual({ outcome: 'failed', failure: 'malformed' });
+      expect(await attempt(token, 'x', NOW + 1000)).toMatchObject({ outcome: 'throttled', retryAfterSeconds: 15 });
+      expect(await attempt(token, 'x', NOW + 16_000)).toMatchObject({ outcome: 'failed', failure: 'malformed' });
       expect((await item(throttleKey('second-factor', user.id)))?.failures).toBe(10);
       expect(Number((await item(throttleKey('second-factor', user.id)))?.nextAttemptAt)).toBe(NOW + 16_000 + 32_000);
     });

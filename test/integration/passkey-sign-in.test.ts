@@ -49,10 +49,10 @@ describe('signing in with a passkey, on DynamoDB Local', () => {
 
   const signIn = (
     response: string, address: string,
-    options: { at?: number; browserToken?: string; browser?: string; reader?: BatchReader; signInWith?: typeof signInWithPasskey } = {},
+    options: { at?: number; browserToken?: string; browser?: string; reader?: BatchReader; signInWith?: typeof signInWithPasskey; pendingUserId?: string } = {},
   ) => (options.signInWith ?? signInWithPasskey)(
     { batch: options.reader ?? batch, passkeys, sessions, throttle, users }, RP,
-    { response, address, browserToken: options.browserToken, now: options.at ?? NOW, browser: options.browser },
+    { response, address, browserToken: options.browserToken, now: options.at ?? NOW, browser: options.browser, pendingUserId: options.pendingUserId },
   );
 
   it('offers any passkey of this site, with user verification, under a challenge of its own', async () => {
@@ -77,6 +77,23 @@ describe('signing in with a passkey, on DynamoDB Local', () => {
     expect(await item(throttleKey('address', address))).toMatchObject({ failures: 2, nextAttemptAt: NOW });
     expect(await item(knownBrowserKey(hashSecret(knownBrowserToken)))).toMatchObject({ userId: user.id, failures: 0 });
     expect((await item(userKey(user.id)))?.lastSignInAt).toBe(stamp(NOW));
+  });
+
+  it('refuses, as a sign-in’s second step, a passkey of another account than the one signing in: no session, counted; its own passes', async () => {
+    const { user, key } = await withPasskey();
+    const other = await withPasskey();
+    const address = newAddress();
+    const sessionsBefore = (await sessions.listSessions(other.user.id)).length;
+
+    const refused = await signIn(other.key.answer(await challengeAt(), RP.origin, RP.id), address, { pendingUserId: user.id });
+    const own = await signIn(key.answer(await challengeAt(), RP.origin, RP.id), address, { pendingUserId: user.id });
+
+    expect(refused).toEqual({ outcome: 'refused', refusal: 'other-account' });
+    expect((await sessions.listSessions(other.user.id)).length).toBe(sessionsBefore);
+    expect(await item(passkeyKey(other.user.id, hashSecret(other.key.credentialId)))).not.toHaveProperty('lastUsedAt');
+    expect(own).toMatchObject({ outcome: 'signed-in', userId: user.id });
+    // The refusal stays counted on the address: the sign-in gave back only its own reservation.
+    expect(await failuresOf(address)).toBe(1);
   });
 
   it('alerts the owner of a browser new to the account, not at the first sign-in nor from a browser it knows, which it replaces', async () => {

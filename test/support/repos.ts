@@ -13,6 +13,7 @@ import { createLinkRepo } from '#shared/data/link-repo';
 import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createPresenceRepo } from '#shared/data/presence-repo';
+import { createRecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
@@ -37,6 +38,7 @@ export function createRepos(deps: RepoDeps) {
     factorSummaries: createFactorSummaryRepo(deps),
     passkeys: createPasskeyRepo(deps),
     presence: createPresenceRepo(deps),
+    recoveryCodes: createRecoveryCodeRepo(deps),
     signingKeys: createSigningKeyRepo(deps),
     webhooks: createWebhookRepo(deps),
     erasure: createErasureRepo(deps),

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { ENV, MAIL_ENV, WEBHOOK_ENV } from '#shared/config';
+import type { FunctionNeeds } from '#shared/endpoint';
 
 /** The TypeScript files under `dir`, with their text. */
 function sources(dir: string): { file: string; text: string }[] {
@@ -192,6 +193,27 @@ function unpairedFunctionFiles(files: readonly string[]): string[] {
 /** Imports that a declaration may not make: importing one must construct no client and load no handler. */
 const NOT_IN_A_DECLARATION = [/^@aws-sdk\//, /^#shared\/aws\//, /runtime$/, /^\.\.?\//, /^#functions\/(?!needs$)/];
 
+/**
+ * The functions that write a way to sign in without a session, each proven otherwise: the page
+ * middleware's recent sign-in has no session to ask of them.
+ */
+const PROVEN_WITHOUT_A_SESSION: Readonly<Record<string, string>> = {
+  'post-new-password': 'the e-mailed reset link proves the owner, and the reset ends every session',
+  'post-confirm-email': 'the e-mailed link confirms the address it was sent to',
+};
+
+/** What breaks "a page that writes a way to sign in asks for a recent sign-in" among `functions`, with their handler's text. */
+function credentialWritesUnguarded(functions: readonly { name: string; needs: FunctionNeeds; recentSignIn: boolean; handler: string }[]): string[] {
+  return functions.flatMap(({ name, needs, recentSignIn, handler }) => {
+    const writes = (needs.table ?? []).some((need) => need.credential === true);
+    const signedIn = /session: 'required'/.test(handler);
+    if (recentSignIn && !signedIn) return [`${name}: asks for a recent sign-in, but its page takes no session ('required')`];
+    if (!writes || recentSignIn) return [];
+    if (PROVEN_WITHOUT_A_SESSION[name] && !signedIn) return [];
+    return [`${name}: writes a credential (an operation marked \`credential\`) without asking for a recent sign-in (recentSignIn: true)`];
+  });
+}
+
 /** An item-key prefix: an upper-case word and `#` (`USER#`, `FAMILY#`, `SIGNING#KEYS`…). */
 const ITEM_KEY_PREFIX = /^[A-Z][A-Z0-9_]*#/;
 
@@ -255,6 +277,28 @@ describe('layout', () => {
     const handler = steps.find((path) => path.startsWith('functions/') && !path.endsWith('.route.ts'))!;
     const reached = reachableFrom(handler);
     expect(steps.filter((path) => path.startsWith('shared/') && !reached.has(path))).toEqual([]);
+  });
+
+  it('asks for a recent sign-in on every page whose function adds, removes or replaces a way to sign in', async () => {
+    const { ENDPOINTS } = await import('#functions/endpoints');
+    const functions = ENDPOINTS.map((endpoint) => ({ ...endpoint, handler: readFileSync(endpoint.entry, 'utf8') }));
+    const writers = functions.filter(({ needs }) => (needs.table ?? []).some((need) => need.credential === true)).map(({ name }) => name);
+    expect(writers).toEqual(expect.arrayContaining(['post-add-passkey', 'post-remove-passkey', 'post-confirm-totp', 'post-remove-totp', 'post-new-password']));
+    expect(credentialWritesUnguarded(functions)).toEqual([]);
+    // Each exemption is a function that writes one, and without a session.
+    expect(Object.keys(PROVEN_WITHOUT_A_SESSION).filter((name) => !writers.includes(name))).toEqual([]);
+    // The rule can fail: a page that writes a passkey without asking, and one that asks without a session.
+    const passkeyWrite = { table: [{ actions: ['PutItem'], credential: true }] } as const satisfies FunctionNeeds;
+    expect(credentialWritesUnguarded([
+      { name: 'post-add-key', needs: passkeyWrite, recentSignIn: false, handler: "pageHandler({ session: 'required' })" },
+      { name: 'post-new-password', needs: passkeyWrite, recentSignIn: false, handler: "pageHandler({ session: 'required' })" },
+      { name: 'get-open', needs: {}, recentSignIn: true, handler: "pageHandler({ session: 'optional' })" },
+      { name: 'post-new-password', needs: passkeyWrite, recentSignIn: false, handler: 'pageHandler({ form: true })' },
+    ])).toEqual([
+      'post-add-key: writes a credential (an operation marked `credential`) without asking for a recent sign-in (recentSignIn: true)',
+      'post-new-password: writes a credential (an operation marked `credential`) without asking for a recent sign-in (recentSignIn: true)',
+      "get-open: asks for a recent sign-in, but its page takes no session ('required')",
+    ]);
   });
 
   it('reads the environment only in shared/config.ts', () => {
