@@ -261,9 +261,9 @@ export function endpointTable(): EndpointTable {
 /** endpointTable as JSON: what the bundles carry compiled in (infra/bundling.ts) and this process is given below. */
 export const endpointTableJson = (): string => JSON.stringify(endpointTable());
 
-/** The route keys of the functions that ask for a recent sign-in, joined by commas: what every bundle carries (BUNDLE_ENV.recentSignInRoutes). */
-export const recentSignInRouteKeys = (): string =>
-  ENDPOINTS.filter((endpoint) => endpoint.recentSignIn).flatMap((endpoint) => endpoint.routes.map((route) => `${route.method} ${route.path}`)).join(',');
+/** The route keys of the functions that ask for a recent sign-in, for a local process (a bundle carries its own answer instead). */
+export const recentSignInRouteKeys = (): string[] =>
+  ENDPOINTS.filter((endpoint) => endpoint.recentSignIn).flatMap((endpoint) => endpoint.routes.map((route) => `${route.method} ${route.path}`));
 
 provideEndpointTable(endpointTableJson());
 provideRecentSignInRoutes(recentSignInRouteKeys());

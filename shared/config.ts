@@ -163,11 +163,6 @@ export const BUNDLE_ENV = {
    * `no`, compiled into each function's bundle on its own (infra/bundling.ts functionDefine).
    */
   recentSignIn: 'RECENT_SIGN_IN',
-  /**
-   * In a local process, which runs every function: the route keys (`POST /account/security/passkeys`)
-   * of the functions that ask for a recent sign-in, joined by commas (functions/endpoints.ts).
-   */
-  recentSignInRoutes: 'RECENT_SIGN_IN_ROUTES',
 } as const;
 
 /** The endpoint table the registry handed over in this process (never an environment variable). */
@@ -191,18 +186,26 @@ export function provideEndpointTable(json: string): void {
   providedEndpointTable = json;
 }
 
+/** The route keys the registry handed over in this process, of the functions that ask for a recent sign-in. */
+let providedRecentSignInRoutes: ReadonlySet<string> | undefined;
+
 /**
  * Whether the function that answers `routeKey` asks for a recent sign-in: its bundle's constant
- * (BUNDLE_ENV.recentSignIn), or, in a local process, whether the registry lists the route key
- * (BUNDLE_ENV.recentSignInRoutes). A bundle folds this to a constant and carries no list.
+ * (BUNDLE_ENV.recentSignIn), or, in a local process, whether the registry lists the route key. A
+ * bundle folds this to a constant and carries no list. Neither (a bundle made without
+ * infra/bundling.ts's functionDefine): an error, never a page that skips the question.
  */
 export function asksRecentSignIn(routeKey: string): boolean {
-  // Written out as `process.env.…`: the expressions the bundles' define replaces.
-  if (process.env.RECENT_SIGN_IN) return process.env.RECENT_SIGN_IN === 'yes';
-  return (process.env.RECENT_SIGN_IN_ROUTES ?? '').split(',').includes(routeKey);
+  // Written out as `process.env.RECENT_SIGN_IN`: the expression the bundles' define replaces.
+  const compiled = process.env.RECENT_SIGN_IN;
+  if (compiled) return compiled === 'yes';
+  if (!providedRecentSignInRoutes) {
+    throw new Error(`No ${BUNDLE_ENV.recentSignIn}: bundle with infra/bundling.ts's functionDefine, or load functions/endpoints.ts before the handler`);
+  }
+  return providedRecentSignInRoutes.has(routeKey);
 }
 
-/** Sets the recent-sign-in route keys (joined by commas) in this process, as a bundle's define does (functions/endpoints.ts). */
-export function provideRecentSignInRoutes(routeKeys: string): void {
-  process.env[BUNDLE_ENV.recentSignInRoutes] = routeKeys;
+/** Hands this process the route keys of the functions that ask for a recent sign-in (functions/endpoints.ts), kept in this module. */
+export function provideRecentSignInRoutes(routeKeys: readonly string[]): void {
+  providedRecentSignInRoutes = new Set(routeKeys);
 }

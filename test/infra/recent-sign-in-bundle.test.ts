@@ -25,19 +25,20 @@ describe('the recent sign-in of a bundled function', () => {
       ...settings, define: { ...settings.define, ...functionDefine(recent) }, outfile,
       stdin: { contents: "export { asksRecentSignIn } from '#shared/config';", resolveDir: ROOT, loader: 'ts' },
     });
-    const local = process.env[BUNDLE_ENV.recentSignInRoutes];
 
-    try {
-      // Act: where no registry provides the list, as in Lambda.
-      delete process.env[BUNDLE_ENV.recentSignInRoutes];
-      const { asksRecentSignIn } = (await import(pathToFileURL(outfile).href)) as typeof import('#shared/config');
+    // Act: a fresh module, where no registry provided the list, as in Lambda.
+    const { asksRecentSignIn } = (await import(pathToFileURL(outfile).href)) as typeof import('#shared/config');
 
-      // Assess
-      expect(asksRecentSignIn('POST /account/security/passkeys')).toBe(recent);
-      expect(asksRecentSignIn('GET /account')).toBe(recent);
-      expect(readFileSync(outfile, 'utf8')).not.toContain(BUNDLE_ENV.recentSignInRoutes);
-    } finally {
-      if (local !== undefined) process.env[BUNDLE_ENV.recentSignInRoutes] = local;
-    }
+    // Assess
+    expect(asksRecentSignIn('POST /account/security/passkeys')).toBe(recent);
+    expect(asksRecentSignIn('GET /account')).toBe(recent);
+    expect(readFileSync(outfile, 'utf8')).not.toContain('/account/security/passkeys');
+  });
+
+  it('refuses to answer without its constant or the registry\'s list, rather than skip the question', async () => {
+    const outfile = join(dir, 'recent-missing.mjs');
+    await build({ ...stackEsbuildOptions(), outfile, stdin: { contents: "export { asksRecentSignIn } from '#shared/config';", resolveDir: ROOT, loader: 'ts' } });
+    const { asksRecentSignIn } = (await import(pathToFileURL(outfile).href)) as typeof import('#shared/config');
+    expect(() => asksRecentSignIn('POST /account/security/passkeys')).toThrow(`No ${BUNDLE_ENV.recentSignIn}`);
   });
 });
