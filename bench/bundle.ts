@@ -2,7 +2,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
 import { BUNDLING, ESBUILD_SETTINGS, functionDefine, lazyModuleFile } from '#infra/bundling';
-import { endpointOf, isFunctionName } from '#functions/endpoints';
+import { endpointOf, isFunctionName } from '#functions/registry';
 import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
 import { PASSKEY_VERIFY_ENTRY } from '#shared/accounts/passkeys';
 

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLIENT_CACHE_SECONDS } from '#shared/oauth/client-cache';
-import { DEPLOYED_ROUTES, type FunctionName } from '#functions/endpoints';
+import { DEPLOYED_ROUTES, type FunctionName } from '#functions/registry';
 import { THROTTLES } from '#shared/routes';
 
 // The scale and cost model of docs/operations.md: monthly cost and binding quotas as functions of the
@@ -202,7 +202,7 @@ const CONSISTENT_GETS = new Set(['link', 'family', 'keySchedule']);
  */
 const CACHED_PER_INSTANCE: Record<string, readonly FunctionName[]> = { keySchedule: ['post-token', 'get-jwks'], client: ['post-token'] };
 const cachedBy = (fn: FunctionName, kind: string) => CACHED_PER_INSTANCE[kind]?.includes(fn) ?? false;
-/** Item kinds with a gsi1 entry: a write of one also writes the index (shared/data/keys.ts; a code is its family's item). */
+/** Item kinds with a gsi1 entry: a write of one also writes the index (shared/data/item-keys.ts; a code is its family's item). */
 const INDEXED = new Set(['device', 'client', 'consent', 'session', 'family', 'code']);
 
 /**

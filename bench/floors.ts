@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   BENCH_FLOOR_PREFIX, clientsOfDeveloperIndexKey, consentOfClientIndexKey, familiesOfClientIndexKey, sessionsOfUserIndexKey,
-} from '#shared/data/keys';
+} from '#shared/data/item-keys';
 import type { FloorStep, ItemKind } from '#shared/bench-floor';
 import type { FloorEvent, FloorRequest } from './baseline/floor.ts';
 import { SoftwarePasskey } from '../test/support/software-passkey.ts';

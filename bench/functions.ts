@@ -1,11 +1,11 @@
-import { endpointOf, FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FALLBACK_FUNCTION, FUNCTIONS, ROUTES, type FunctionName } from '#functions/registry';
 
 // Which functions `npm run bench` measures, and how each is reached. Kept apart from bench/run.ts
 // (a script) and bench/scenarios.ts (which loads the handlers' runtime), so that a unit test can
 // hold the list against the handler files on disk (test/unit/bench-coverage.test.ts).
 
 /**
- * Every declared function (functions/endpoints.ts), in the order of their declaration files: each gets a bundle budget, a cold-start budget
+ * Every declared function (functions/registry.ts), in the order of their declaration files: each gets a bundle budget, a cold-start budget
  * (unless it is local only) and warm figures. Those without an HTTP route (the scheduled signing-key
  * rotation, the webhook pipeline's stream and queue functions) included: they are invoked with the
  * event their trigger sends (bench/scenarios.ts).

@@ -1,5 +1,5 @@
 import { parseCommandLine, usageError } from '#local/cli';
-import { isFunctionName, type FunctionName } from '#functions/endpoints';
+import { isFunctionName, type FunctionName } from '#functions/registry';
 import type { PeerOptions } from './peer/compare.ts';
 
 /** How much each phase measures. `--quick` runs the same code with small counts (CI). */

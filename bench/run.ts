@@ -5,11 +5,11 @@ import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
 import { createLocalSigner } from '#shared/keys/local-signer';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { userKey } from '#shared/data/keys';
+import { userKey } from '#shared/data/item-keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 import { setClientHook } from '#shared/aws/client-config';
-import { endpointOf, FALLBACK_FUNCTION, FUNCTIONS, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FALLBACK_FUNCTION, FUNCTIONS, type FunctionName } from '#functions/registry';
 import {
   BASELINE_ENTRY, BASELINE_NAME, bundleAll, FLOOR_ENTRY, FLOOR_KMS_ENTRY, FLOOR_KMS_NAME, FLOOR_LAZY_MODULES, FLOOR_NAME, FLOOR_QUEUE_ENTRY,
   FLOOR_QUEUE_NAME, OUT_DIR, ROOT,
@@ -32,7 +32,7 @@ import { peerSection, renderPeer, type PeerSection } from './peer/report.ts';
 import { PeerMissingError, peerVersion } from './peer/servers.ts';
 
 // `npm run bench [-- --quick] [--informational] [--functions a,b]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
-// and token endpoint throughput of every declared function (functions/endpoints.ts), each as a ratio to a reference
+// and token endpoint throughput of every declared function (functions/registry.ts), each as a ratio to a reference
 // measured in the same run: the bundle to the baseline, the cold start to the function's floor.
 // Prints a table and writes bench-results.json (schema: bench/RESULTS.md).
 // Budgets are reported as PASS/FAIL; a failed budget makes the exit status 1 unless --informational.

@@ -27,7 +27,7 @@ import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import {
   clientKey, deviceKey, devicesSeenByClientRange, familyKey, consentKey, sessionKey, userKey,
-} from '#shared/data/keys';
+} from '#shared/data/item-keys';
 import type { Device } from '#shared/domain/device';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { newUserCode } from '#shared/domain/device-authorization';
@@ -39,7 +39,7 @@ import { newWebhookId } from '#shared/domain/webhook';
 import { webhookEvent } from '#shared/webhooks/events';
 import { sampleEvent } from '#local/sample-events';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { endpointOf, FUNCTIONS, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FUNCTIONS, ROUTES, type FunctionName } from '#functions/registry';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent } from './events.ts';
 import { step, type FloorStep } from '#shared/bench-floor';

@@ -1,21 +1,21 @@
-import { CLIENT_REPO_NEEDS as clients } from '#shared/data/client-repo';
-import { DEVICE_GRANT_REPO_NEEDS as deviceGrants } from '#shared/data/device-grant-repo';
-import { DEVICE_REPO_NEEDS as devices } from '#shared/data/device-repo';
-import { ERASURE_REPO_NEEDS as erasure } from '#shared/data/erasure-repo';
-import { FACTOR_REPO_NEEDS as factors } from '#shared/data/factor-repo';
-import { FACTOR_SUMMARY_REPO_NEEDS as factorSummaries } from '#shared/data/factor-summary-repo';
-import { PASSKEY_REPO_NEEDS as passkeys } from '#shared/data/passkey-repo';
-import { PRESENCE_REPO_NEEDS as presence } from '#shared/data/presence-repo';
-import { RECOVERY_CODE_REPO_NEEDS as recoveryCodes } from '#shared/data/recovery-code-repo';
-import { GRANT_REPO_NEEDS as grants } from '#shared/data/grant-repo';
-import { LINK_REPO_NEEDS as links } from '#shared/data/link-repo';
-import { MAIL_LIMIT_REPO_NEEDS as mailLimits } from '#shared/data/mail-limit-repo';
-import { SESSION_REPO_NEEDS as sessions } from '#shared/data/session-repo';
-import { SIGNING_KEY_REPO_NEEDS as signingKeys } from '#shared/data/signing-key-repo';
-import { THROTTLE_REPO_NEEDS as throttle } from '#shared/data/throttle-repo';
-import { USER_REPO_NEEDS as users } from '#shared/data/user-repo';
-import { WEBHOOK_REPO_NEEDS as webhooks } from '#shared/data/webhook-repo';
-import { DISPATCH_NEEDS } from '#shared/webhooks/dispatch';
+import { CLIENT_REPO_OPERATIONS as clients } from '#shared/data/client-repo';
+import { DEVICE_GRANT_REPO_OPERATIONS as deviceGrants } from '#shared/data/device-grant-repo';
+import { DEVICE_REPO_OPERATIONS as devices } from '#shared/data/device-repo';
+import { ERASURE_REPO_OPERATIONS as erasure } from '#shared/data/erasure-repo';
+import { FACTOR_REPO_OPERATIONS as factors } from '#shared/data/factor-repo';
+import { FACTOR_SUMMARY_REPO_OPERATIONS as factorSummaries } from '#shared/data/factor-summary-repo';
+import { PASSKEY_REPO_OPERATIONS as passkeys } from '#shared/data/passkey-repo';
+import { PRESENCE_REPO_OPERATIONS as presence } from '#shared/data/presence-repo';
+import { RECOVERY_CODE_REPO_OPERATIONS as recoveryCodes } from '#shared/data/recovery-code-repo';
+import { GRANT_REPO_OPERATIONS as grants } from '#shared/data/grant-repo';
+import { LINK_REPO_OPERATIONS as links } from '#shared/data/link-repo';
+import { MAIL_LIMIT_REPO_OPERATIONS as mailLimits } from '#shared/data/mail-limit-repo';
+import { SESSION_REPO_OPERATIONS as sessions } from '#shared/data/session-repo';
+import { SIGNING_KEY_REPO_OPERATIONS as signingKeys } from '#shared/data/signing-key-repo';
+import { THROTTLE_REPO_OPERATIONS as throttle } from '#shared/data/throttle-repo';
+import { USER_REPO_OPERATIONS as users } from '#shared/data/user-repo';
+import { WEBHOOK_REPO_OPERATIONS as webhooks } from '#shared/data/webhook-repo';
+import { DISPATCH_OPERATIONS } from '#shared/webhooks/dispatch';
 
 // The data operations the functions' declarations (`needs.table` of functions/<area>/<name>.route.ts)
 // are made of: each repository's operations, and the groups the services of shared/ use, named
@@ -57,9 +57,9 @@ export const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];
 export const requestPasswordReset = [mailLimits.takeMailSlot, users.findUserByEmail, links.createLink];
 /** oauth/app-access.ts endEveryAppAccess: the account page's revoke, for every application the user authorized. */
 export const endEveryAppAccess = [grants.listConsentsByUser, grants.deleteConsent, grants.grantsOf, grants.revokeFamilies];
-/** webhooks/dispatch.ts redeliver and sendTestEvent (DISPATCH_NEEDS). */
-export const redeliver = DISPATCH_NEEDS.redeliver.map((op) => webhooks[op]);
-export const sendTestEvent = DISPATCH_NEEDS.sendTestEvent.map((op) => webhooks[op]);
+/** webhooks/dispatch.ts redeliver and sendTestEvent (DISPATCH_OPERATIONS). */
+export const redeliver = DISPATCH_OPERATIONS.redeliver.map((op) => webhooks[op]);
+export const sendTestEvent = DISPATCH_OPERATIONS.sendTestEvent.map((op) => webhooks[op]);
 /** oauth/app-access.ts deleteApplication: the application, its users' grants and consents, its webhook. */
 export const deleteApplication = [grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem];
 /** accounts/account-deletion.ts applicationsInUse: the user's applications, and who has authorized each. */

@@ -1,5 +1,5 @@
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { endpointTableJson } from '#functions/endpoints';
+import { endpointTableJson } from '#functions/registry';
 import { BUNDLE_ENV } from '#shared/config';
 
 /**
@@ -20,7 +20,7 @@ export const BUILTIN_SHIMS = {
 /**
  * What esbuild's `define` compiles into every bundle (shared/config.ts BUNDLE_ENV): the endpoint
  * table, which the 405/404 fallback and the OpenAPI function answer from, as a string literal in
- * place of `process.env.ENDPOINT_TABLE`. Made by functions/endpoints.ts from the declarations, as
+ * place of `process.env.ENDPOINT_TABLE`. Made by functions/registry.ts from the declarations, as
  * the local processes get it, so a bundle answers from the same table as the stack that deploys it.
  * A bundle that does not read it comes out the same with or without it.
  */

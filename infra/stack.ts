@@ -20,7 +20,7 @@ import {
 } from '#infra/settings';
 
 export { StackConfigurationError } from '#infra/settings';
-import { SCHEDULED_FUNCTIONS } from '#functions/endpoints';
+import { SCHEDULED_FUNCTIONS } from '#functions/registry';
 
 /** The CDK context value naming the sender of account e-mail: `cdk deploy -c mailFrom=<address>`. */
 export const MAIL_FROM_CONTEXT = 'mailFrom';

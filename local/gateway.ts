@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { endpointOf, FALLBACK_FUNCTION, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FALLBACK_FUNCTION, ROUTES, type FunctionName } from '#functions/registry';
 import { corsOf, fallbackRouteKeys, type ApiName, type CorsSettings } from '#shared/routes';
 import type { createJwtAuthorizer } from '#local/jwt-authorizer';
 import { runAsFunction } from '#local/invocation-context';

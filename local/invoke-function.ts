@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { endpointOf, isFunctionName, ROUTES, type FunctionName } from '#functions/endpoints';
+import { endpointOf, isFunctionName, ROUTES, type FunctionName } from '#functions/registry';
 import { runAsFunction } from '#local/invocation-context';
 import { lambdaContext } from '#local/lambda-context';
 import { sampleEvent, type ScheduledInput } from '#local/sample-events';
 import { useServiceEnvironment, type ServiceFacts } from '#local/service';
 import { QUEUE_SOURCE, STREAM_SOURCE } from '#local/webhooks';
 import { PRESENCE_SOURCE } from '#local/iot-rules';
-import type { EventSourceKind } from '#shared/endpoint';
+import type { EventSourceKind } from '#shared/declaration';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 type ScheduledHandler = (event: ScheduledInput, context: Context) => Promise<unknown>;

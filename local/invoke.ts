@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { FUNCTIONS } from '#functions/endpoints';
+import { FUNCTIONS } from '#functions/registry';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { invokeFunction, isFunctionName } from '#local/invoke-function';
 import { readServiceFacts } from '#local/service';

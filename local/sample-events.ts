@@ -6,7 +6,7 @@ import { newSecretReveal } from '#shared/console/developer';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { clientKey, deliveryKey, deviceKey, linkKey, secretRevealKey, totpEnrolmentKey } from '#shared/data/keys';
+import { clientKey, deliveryKey, deviceKey, linkKey, secretRevealKey, totpEnrolmentKey } from '#shared/data/item-keys';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { newTotpSecret } from '#shared/accounts/totp';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
@@ -16,8 +16,8 @@ import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import type { Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
-import { endpointOf, ROUTES, type FunctionName } from '#functions/endpoints';
-import type { Sample, SampleKit as Kit, SampleRequest, SampleUser, ScheduledInput } from '#shared/endpoint';
+import { endpointOf, ROUTES, type FunctionName } from '#functions/registry';
+import type { Sample, SampleKit as Kit, SampleRequest, SampleUser, ScheduledInput } from '#shared/declaration';
 import type { HttpMethod } from '#shared/routes';
 import type { ServiceFacts } from '#local/service';
 
@@ -63,7 +63,7 @@ const SCRATCH_APP_NAME = 'Scratch application (npm run invoke)';
 const SAMPLE_WEBHOOK_URL = 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/webhooks';
 const CODE_VERIFIER = 'sample-code-verifier-for-npm-run-invoke-0123456789';
 
-/** What the samples of function `fn` are made of (shared/endpoint.ts SampleKit): the demo users, a session, a link, a scratch application, the event. */
+/** What the samples of function `fn` are made of (shared/declaration.ts SampleKit): the demo users, a session, a link, a scratch application, the event. */
 class SampleKit implements Kit {
   readonly confirmed: SampleUser;
   readonly unconfirmed: SampleUser;

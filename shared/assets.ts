@@ -5,7 +5,7 @@
 
 /**
  * Redoc's standalone bundle: the script that renders the API reference page (`GET /docs`,
- * shared/docs/api-reference.ts) in the browser. Redoc is an npm dependency, pinned to an exact version.
+ * shared/api-docs/api-reference.ts) in the browser. Redoc is an npm dependency, pinned to an exact version.
  */
 export const RENDERER_FILE = 'redoc/bundles/redoc.standalone.js';
 

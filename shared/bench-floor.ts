@@ -1,6 +1,6 @@
 // A function's floor, as the benchmark (bench/floors.ts) runs it and a declaration's `bench` states
 // it: the fewest steps its design allows, written by item kind. Data only, so that the declarations
-// (shared/endpoint.ts) can state their floor; nothing here runs a step.
+// (shared/declaration.ts) can state their floor; nothing here runs a step.
 
 /** The kinds of items the service stores. `throttle` has no stand-in to read: a first login finds none (it writes them). */
 export type ItemKind =
@@ -79,7 +79,7 @@ export const step = {
 };
 
 /**
- * What the benchmark measures of a function whose sample (shared/endpoint.ts SampleSpec) is the
+ * What the benchmark measures of a function whose sample (shared/declaration.ts SampleSpec) is the
  * call to measure: its default scenario (bench/scenarios.ts) sends one fresh sample per call and
  * expects the sample's status; this says what the design allows that call.
  */

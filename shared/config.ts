@@ -148,12 +148,12 @@ export const WEBHOOK_ENV = {
  * Values compiled into the bundles instead of set on the function. In a bundle, esbuild's `define`
  * (infra/bundling.ts BUNDLE_DEFINE) replaces the expression `process.env.<name>` by the value, so
  * the deployed function reads a constant and carries no such variable. In a local process, the
- * registry of the functions (functions/endpoints.ts) hands the value over when it loads, which is
+ * registry of the functions (functions/registry.ts) hands the value over when it loads, which is
  * before any handler loads (handlers are found through it), without touching the environment.
  */
 export const BUNDLE_ENV = {
   /**
-   * The serialisable endpoint table, as JSON (shared/endpoint.ts EndpointTable: the routes and the
+   * The serialisable endpoint table, as JSON (shared/declaration.ts EndpointTable: the routes and the
    * OpenAPI operations): for the two functions that answer from the table, the 405/404 fallback and
    * the OpenAPI document, whose bundles cannot discover the declarations on disk.
    */
@@ -173,13 +173,13 @@ export function bundledEndpointTable(): string {
   // Written out as `process.env.ENDPOINT_TABLE`: the expression the bundles' define replaces.
   const value = process.env.ENDPOINT_TABLE || providedEndpointTable;
   if (value === undefined || value === '') {
-    throw new Error(`No ${BUNDLE_ENV.endpointTable}: bundle with infra/bundling.ts's settings (its define), or load functions/endpoints.ts before the handler`);
+    throw new Error(`No ${BUNDLE_ENV.endpointTable}: bundle with infra/bundling.ts's settings (its define), or load functions/registry.ts before the handler`);
   }
   return value;
 }
 
 /**
- * Hands this process the endpoint table, as a bundle's define does (functions/endpoints.ts): kept in
+ * Hands this process the endpoint table, as a bundle's define does (functions/registry.ts): kept in
  * this module, so child processes and the rest of the environment see nothing of it.
  */
 export function provideEndpointTable(json: string): void {
@@ -200,12 +200,12 @@ export function asksRecentSignIn(routeKey: string): boolean {
   const compiled = process.env.RECENT_SIGN_IN;
   if (compiled) return compiled === 'yes';
   if (!providedRecentSignInRoutes) {
-    throw new Error(`No ${BUNDLE_ENV.recentSignIn}: bundle with infra/bundling.ts's functionDefine, or load functions/endpoints.ts before the handler`);
+    throw new Error(`No ${BUNDLE_ENV.recentSignIn}: bundle with infra/bundling.ts's functionDefine, or load functions/registry.ts before the handler`);
   }
   return providedRecentSignInRoutes.has(routeKey);
 }
 
-/** Hands this process the route keys of the functions that ask for a recent sign-in (functions/endpoints.ts), kept in this module. */
+/** Hands this process the route keys of the functions that ask for a recent sign-in (functions/registry.ts), kept in this module. */
 export function provideRecentSignInRoutes(routeKeys: readonly string[]): void {
   providedRecentSignInRoutes = new Set(routeKeys);
 }

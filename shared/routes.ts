@@ -2,13 +2,13 @@ import type { Scope } from '#shared/domain/scopes';
 
 // The route table's vocabulary and the pure rules derived from it: throttles, CORS, the 405/404
 // fallback route keys. The table itself is not here: each function declares its routes beside its
-// handler (`functions/<area>/<name>.route.ts`, shared/endpoint.ts), and functions/endpoints.ts
+// handler (`functions/<area>/<name>.route.ts`, shared/declaration.ts), and functions/registry.ts
 // collects them. Whatever needs the table takes the routes as a parameter.
 
 export type ApiName = 'resource' | 'auth';
 /**
  * The methods a declaration's route can name. `OPTIONS` only on an API without CORS configured (the
- * auth API), where API Gateway sends a preflight to the route like any request (functions/endpoints.ts
+ * auth API), where API Gateway sends a preflight to the route like any request (functions/registry.ts
  * refuses it elsewhere: on an API with CORS, API Gateway must answer preflights itself).
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
@@ -16,7 +16,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'OPTIONS';
 /**
  * A function's name: the base name of its handler file and of its declaration
  * (`functions/devices/update-device.ts` → `update-device`). Any string: the names are discovered on
- * disk, so a lookup of an unknown name throws (functions/endpoints.ts endpointOf).
+ * disk, so a lookup of an unknown name throws (functions/registry.ts endpointOf).
  */
 export type FunctionName = string;
 
@@ -166,7 +166,7 @@ export function corsOf(api: ApiName, routes: readonly Route[]): CorsSettings | u
 }
 
 /**
- * The route keys that send to the fallback function (functions/endpoints.ts FALLBACK_FUNCTION) what
+ * The route keys that send to the fallback function (functions/registry.ts FALLBACK_FUNCTION) what
  * `routes` do not serve: 405 on a known path, 404 elsewhere. Without CORS: `$default` alone, which
  * takes every request no route matches; the fallback tells a known path by matching the request's
  * path against the table (knownPath), so that a new path costs no route of its own (the parent

@@ -1,5 +1,5 @@
 import { step } from '#shared/bench-floor';
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { links, pageReads } from '#functions/needs';
 
 export default defineEndpoint({

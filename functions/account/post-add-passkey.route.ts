@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { PASSKEY_VERIFY_ENTRY } from '#shared/accounts/passkeys';
 import { factors, pageReads, passkeys, sessions } from '#functions/needs';
 

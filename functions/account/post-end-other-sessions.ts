@@ -1,6 +1,6 @@
 import { sessions } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
-import { sessionKey } from '#shared/data/keys';
+import { sessionKey } from '#shared/data/item-keys';
 import { hashSecret } from '#shared/secrets';
 import { redirect } from '#shared/http/responses';
 

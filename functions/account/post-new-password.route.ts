@@ -1,5 +1,5 @@
 import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { randomToken } from '#shared/secrets';
 import { endEveryAppAccess, links, pageReads, sessions, users } from '#functions/needs';
 

@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { requestPasswordReset } from '#functions/needs';
 
 export default defineEndpoint({

@@ -1,5 +1,5 @@
 import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { pageReads, signUp } from '#functions/needs';
 
 const SIGNUP_EMAIL = 'sample.signup@example.com';

@@ -1,5 +1,5 @@
 import { WEBAUTHN_BROWSER_FILE } from '#shared/assets';
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 
 export default defineEndpoint({
   routes: [auth('GET', '/assets/passkeys.js', 'metadata')],

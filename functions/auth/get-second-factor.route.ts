@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { factors, pageReads, users } from '#functions/needs';
 
 export default defineEndpoint({

@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 
 export default defineEndpoint({
   // The auth API has no CORS configuration (shared/routes.ts API_CORS), so API Gateway sends these

@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { deviceApproval, devices, pageReads } from '#functions/needs';
 
 export default defineEndpoint({

@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { SIGN_IN_ALERT_ENTRY } from '#shared/accounts/sign-in-alert';
 import { attemptLogin } from '#functions/needs';
 

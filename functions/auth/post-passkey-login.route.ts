@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { PASSKEY_VERIFY_ENTRY } from '#shared/accounts/passkeys';
 import { SIGN_IN_ALERT_ENTRY } from '#shared/accounts/sign-in-alert';
 import { signInWithPasskey } from '#functions/needs';

@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { exchangeCode, pollDeviceCode, refresh, signingKeys } from '#functions/needs';
 
 export default defineEndpoint({

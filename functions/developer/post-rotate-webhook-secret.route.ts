@@ -1,4 +1,4 @@
-import { auth, defineEndpoint } from '#shared/endpoint';
+import { auth, defineEndpoint } from '#shared/declaration';
 import { appPageReads, clients, webhooks } from '#functions/needs';
 
 export default defineEndpoint({

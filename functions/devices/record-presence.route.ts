@@ -1,4 +1,4 @@
-import { defineEndpoint } from '#shared/endpoint';
+import { defineEndpoint } from '#shared/declaration';
 import { devices, presence } from '#functions/needs';
 
 export default defineEndpoint({

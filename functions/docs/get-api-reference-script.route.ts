@@ -1,6 +1,6 @@
 import { RENDERER_FILE } from '#shared/assets';
-import { rendererScript } from '#shared/docs/api-reference';
-import { defineEndpoint } from '#shared/endpoint';
+import { rendererScript } from '#shared/api-docs/api-reference';
+import { defineEndpoint } from '#shared/declaration';
 
 export default defineEndpoint({
   routes: [{ api: 'resource', method: 'GET', path: '/docs/reference.js', throttle: 'metadata' }],

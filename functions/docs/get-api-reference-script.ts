@@ -1,4 +1,4 @@
-import { rendererScript } from '#shared/docs/api-reference';
+import { rendererScript } from '#shared/api-docs/api-reference';
 import { publicHandler } from '#shared/http/http';
 
 const { body, version } = rendererScript();

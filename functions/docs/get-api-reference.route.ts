@@ -1,5 +1,5 @@
 import { RENDERER_FILE } from '#shared/assets';
-import { defineEndpoint } from '#shared/endpoint';
+import { defineEndpoint } from '#shared/declaration';
 
 export default defineEndpoint({
   routes: [{ api: 'resource', method: 'GET', path: '/docs', throttle: 'metadata' }],

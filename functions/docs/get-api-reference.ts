@@ -1,4 +1,4 @@
-import { apiReferenceCsp, apiReferencePage, rendererScript } from '#shared/docs/api-reference';
+import { apiReferenceCsp, apiReferencePage, rendererScript } from '#shared/api-docs/api-reference';
 import { publicHandler } from '#shared/http/http';
 
 const script = rendererScript();
@@ -9,5 +9,5 @@ const headers = {
 };
 const body = apiReferencePage(script);
 
-/** GET /docs — the API reference: Redoc renders GET /openapi.json in the browser (shared/docs/api-reference.ts). */
+/** GET /docs — the API reference: Redoc renders GET /openapi.json in the browser (shared/api-docs/api-reference.ts). */
 export const handler = publicHandler(async () => ({ statusCode: 200, headers, body }));

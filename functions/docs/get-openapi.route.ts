@@ -1,4 +1,4 @@
-import { defineEndpoint } from '#shared/endpoint';
+import { defineEndpoint } from '#shared/declaration';
 
 export default defineEndpoint({
   routes: [{ api: 'resource', method: 'GET', path: '/openapi.json', throttle: 'metadata' }],

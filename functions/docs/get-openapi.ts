@@ -1,5 +1,5 @@
-import { openApiDocument } from '#shared/docs/openapi';
-import { bundledTable } from '#shared/endpoint';
+import { openApiDocument } from '#shared/api-docs/openapi';
+import { bundledTable } from '#shared/declaration';
 import { audience, issuer } from '#shared/runtime';
 import { publicHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';

@@ -1,4 +1,4 @@
-import { defineEndpoint } from '#shared/endpoint';
+import { defineEndpoint } from '#shared/declaration';
 
 export default defineEndpoint({
   // Reached by the fallback route keys of both APIs (fallbackRouteKeys), not by routes of its own.

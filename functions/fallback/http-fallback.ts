@@ -1,4 +1,4 @@
-import { bundledTable } from '#shared/endpoint';
+import { bundledTable } from '#shared/declaration';
 import { API_CORS, fallbackRouteKeys, knownPath, pathsOf, type ApiName } from '#shared/routes';
 import { MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { prefersHtml } from '#shared/http/accept';
@@ -8,7 +8,7 @@ import { publicHandler } from '#shared/http/http';
 // Each fallback route key belongs to one API (`$default` on the API without CORS, `<method> <path>`
 // on the one with CORS): a known path answers with the methods that API serves there, found by the
 // route key, or for `$default` by matching the request's path (knownPath). The routes are the
-// endpoint table's, compiled into this bundle (shared/endpoint.ts).
+// endpoint table's, compiled into this bundle (shared/declaration.ts).
 const { routes } = bundledTable();
 const PATHS = { resource: pathsOf('resource', routes), auth: pathsOf('auth', routes) } as const;
 const FALLBACKS = new Map((Object.keys(API_CORS) as ApiName[]).flatMap((api) =>

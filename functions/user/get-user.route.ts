@@ -1,5 +1,5 @@
-import { json, ref } from '#shared/docs/openapi';
-import { defineEndpoint, resource } from '#shared/endpoint';
+import { json, ref } from '#shared/api-docs/openapi';
+import { defineEndpoint, resource } from '#shared/declaration';
 import { users } from '#functions/needs';
 
 export default defineEndpoint({

@@ -1,4 +1,4 @@
-import { defineEndpoint } from '#shared/endpoint';
+import { defineEndpoint } from '#shared/declaration';
 import { grants, webhooks } from '#functions/needs';
 
 export default defineEndpoint({

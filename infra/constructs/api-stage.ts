@@ -5,7 +5,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import type { RouteTableApi } from '#infra/constructs/route-table-api';
-import { DEPLOYED_ROUTES } from '#functions/endpoints';
+import { DEPLOYED_ROUTES } from '#functions/registry';
 import { DEFAULT_ROUTE_THROTTLE, THROTTLES, type ApiName } from '#shared/routes';
 
 export interface ApiStageProps {

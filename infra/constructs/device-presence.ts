@@ -6,7 +6,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ServiceFunction } from '#infra/constructs/service-function';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
-import { FUNCTIONS, type FunctionName } from '#functions/endpoints';
+import { FUNCTIONS, type FunctionName } from '#functions/registry';
 import { DEVICE_TOPIC_ROOT, PRESENCE_TOPIC_FILTER } from '#shared/domain/presence';
 
 export interface DevicePresenceProps {

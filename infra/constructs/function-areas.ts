@@ -1,6 +1,6 @@
 import { NestedStack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { endpointOf, type FunctionName } from '#functions/endpoints';
+import { endpointOf, type FunctionName } from '#functions/registry';
 import type { ApiName } from '#shared/routes';
 
 /**

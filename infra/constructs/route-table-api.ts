@@ -9,13 +9,13 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { pascal } from '#infra/constructs/construct-ids';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
-import { DEPLOYED_ROUTES, FALLBACK_FUNCTION, type FunctionName } from '#functions/endpoints';
+import { DEPLOYED_ROUTES, FALLBACK_FUNCTION, type FunctionName } from '#functions/registry';
 import { corsOf, fallbackRouteKeys, type ApiName, type CorsSettings } from '#shared/routes';
 
 /**
  * The logical id of each API's fallback integration, as first deployed. CDK names an integration
  * after the first route that uses it, and which fallback route comes first follows the order in
- * which the declarations are found (functions/endpoints.ts): pinned, so that adding an endpoint
+ * which the declarations are found (functions/registry.ts): pinned, so that adding an endpoint
  * never replaces the integration behind every 405/404 route.
  */
 const FALLBACK_INTEGRATION_IDS: Readonly<Partial<Record<ApiName, string>>> = {
@@ -34,7 +34,7 @@ export interface RouteTableApiProps {
 }
 
 /**
- * One HTTP API of the route table (functions/endpoints.ts), with that API's CORS (corsOf). Its routes
+ * One HTTP API of the route table (functions/registry.ts), with that API's CORS (corsOf). Its routes
  * are added by `addRouteTable`, once the functions exist (they need the APIs' URLs).
  */
 export class RouteTableApi extends HttpApi {

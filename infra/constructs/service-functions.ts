@@ -13,7 +13,7 @@ import type { AccountMail } from '#infra/constructs/account-mail';
 import type { SigningKey } from '#infra/constructs/signing-key';
 import { needsOf, tableGrantOf } from '#infra/function-grants';
 import { ENV, MAIL_ENV, METRICS_ENV, WEBHOOK_ENV } from '#shared/config';
-import { endpointOf, type FunctionName } from '#functions/endpoints';
+import { endpointOf, type FunctionName } from '#functions/registry';
 import type { ApiName } from '#shared/routes';
 
 export interface ServiceFunctionsProps {
@@ -36,7 +36,7 @@ export interface ServiceFunctionsProps {
 }
 
 /**
- * The service's Lambda functions: one per declared function (functions/endpoints.ts) and API that serves it,
+ * The service's Lambda functions: one per declared function (functions/registry.ts) and API that serves it,
  * each with the environment of `shared/config.ts` and a role granted exactly what its handler uses
  * (its declaration's needs, infra/function-grants.ts): its table actions, the signing key, and `ses:SendEmail` as the sender with the
  * configuration set.

@@ -1,11 +1,11 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { clientKey, clientsOfDeveloperIndexKey, clientsOfDeveloperPartition, fromItem, secretRevealKey } from '#shared/data/keys';
+import { clientKey, clientsOfDeveloperIndexKey, clientsOfDeveloperPartition, fromItem, secretRevealKey } from '#shared/data/item-keys';
 
 export type ClientRepo = ReturnType<typeof createClientRepo>;
 
@@ -203,7 +203,7 @@ export function createClientRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const CLIENT_REPO_NEEDS = {
+export const CLIENT_REPO_OPERATIONS = {
   clientsRead: { actions: ['BatchGetItem'] },
   getClient: { actions: ['GetItem'] },
   createClient: { actions: ['PutItem'] },
@@ -215,4 +215,4 @@ export const CLIENT_REPO_NEEDS = {
   listClientsByDeveloper: { actions: [], index: true },
   updateClient: { actions: ['UpdateItem'] },
   deleteClientItem: { actions: ['DeleteItem'] },
-} as const satisfies RepoNeeds<ClientRepo>;
+} as const satisfies RepoOperations<ClientRepo>;

@@ -3,7 +3,7 @@ import type { Consent } from '#shared/domain/grant';
 import { isPlausibleClientId } from '#shared/domain/client';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { consentKey, consentOfClientIndexKey, consentsOfUserKey, fromItem } from '#shared/data/keys';
+import { consentKey, consentOfClientIndexKey, consentsOfUserKey, fromItem } from '#shared/data/item-keys';
 
 // A user's consents to applications: read, listed, written on the condition that they still stand,
 // and handed to other repositories' transactions (an allow with its code, a device's decision).

@@ -1,4 +1,4 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeviceAuthorization, DeviceCodeItem, UserCode } from '#shared/domain/device-authorization';
@@ -7,7 +7,7 @@ import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { consentPutItem, consentStandsCheck } from '#shared/data/consent-repo';
 import { createUserCodeOperations } from '#shared/data/user-code-repo';
-import { familiesOfClientIndexKey, familyKey, fromItem, pendingDeviceIndexKey, userCodeKey } from '#shared/data/keys';
+import { familiesOfClientIndexKey, familyKey, fromItem, pendingDeviceIndexKey, userCodeKey } from '#shared/data/item-keys';
 
 /** What one poll found: the item as the poll left it, or, when the poll was refused, as it was (absent: no such item). */
 export type PollOutcome = { polled: boolean; item: DeviceCodeItem | undefined };
@@ -217,7 +217,7 @@ export function createDeviceGrantRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const DEVICE_GRANT_REPO_NEEDS = {
+export const DEVICE_GRANT_REPO_OPERATIONS = {
   createDeviceAuthorization: { actions: ['PutItem'] },
   // The device authorization's conditional update, and nothing else.
   recordPoll: { actions: ['UpdateItem'] },
@@ -226,4 +226,4 @@ export const DEVICE_GRANT_REPO_NEEDS = {
   countUserCodeEntry: { actions: ['UpdateItem'] },
   decide: { actions: ['DeleteItem', 'UpdateItem', 'PutItem'] },
   redeemDeviceCode: { actions: ['UpdateItem', 'ConditionCheckItem'] },
-} as const satisfies RepoNeeds<DeviceGrantRepo>;
+} as const satisfies RepoOperations<DeviceGrantRepo>;

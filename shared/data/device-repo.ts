@@ -1,11 +1,11 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { deviceVisible, type DeviceChoice } from '#shared/domain/grant';
 import { createBatchReader } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, queryAll, type RepoDeps } from '#shared/data/dynamodb';
-import { consentKey, deviceByIdIndexKey, deviceKey, devicesOfUserKey, devicesSeenByClientRange } from '#shared/data/keys';
+import { consentKey, deviceByIdIndexKey, deviceKey, devicesOfUserKey, devicesSeenByClientRange } from '#shared/data/item-keys';
 
 export type DeviceRepo = ReturnType<typeof createDeviceRepo>;
 
@@ -168,7 +168,7 @@ function deviceUpdate(table: string, userId: string, deviceId: string, changes: 
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const DEVICE_REPO_NEEDS = {
+export const DEVICE_REPO_OPERATIONS = {
   listDevicesByOwner: { actions: ['Query'] },
   getOwnedDevice: { actions: ['GetItem'] },
   // An empty change set only reads the device, to answer 404 for a device that is not the caller's.
@@ -180,4 +180,4 @@ export const DEVICE_REPO_NEEDS = {
   findDeviceOwner: { actions: [], index: true },
   setConnection: { actions: ['UpdateItem'] },
   createDevice: { actions: ['PutItem'] },
-} as const satisfies RepoNeeds<DeviceRepo>;
+} as const satisfies RepoOperations<DeviceRepo>;

@@ -1,11 +1,11 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, queryAll as queryTable, type RepoDeps } from '#shared/data/dynamodb';
 import {
   consentKey, deliveriesOfClientKey, devicesOfUserKey, emailKey, factorsOfUserKey, fromItem, grantsOfClientIndexKey, isFamilyKey,
   passkeyClaimKey, passkeyHashOfKey, PENDING_DELETIONS_PARTITION, pendingDeletionIndexKey, throttleKey, userKey, webhookKey,
-} from '#shared/data/keys';
+} from '#shared/data/item-keys';
 import type { RevocationReason, TokenFamily } from '#shared/domain/grant';
 import { toUser, type User } from '#shared/domain/user';
 
@@ -218,7 +218,7 @@ export function createErasureRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const ERASURE_REPO_NEEDS = {
+export const ERASURE_REPO_OPERATIONS = {
   getSubject: { actions: ['GetItem'] },
   markDeleting: { actions: ['UpdateItem'], credential: true },
   recordFarewellMailed: { actions: ['UpdateItem'] },
@@ -233,4 +233,4 @@ export const ERASURE_REPO_NEEDS = {
   deleteItems: { actions: ['DeleteItem'] },
   releaseAddress: { actions: ['DeleteItem'] },
   deleteProfile: { actions: ['DeleteItem'] },
-} as const satisfies RepoNeeds<ErasureRepo>;
+} as const satisfies RepoOperations<ErasureRepo>;

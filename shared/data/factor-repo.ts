@@ -1,10 +1,10 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { BatchRead } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { pendingSignInKey, recoveryCodesKey, recoveryRevealKey, totpEnrolmentKey, totpKey, userKey } from '#shared/data/keys';
+import { pendingSignInKey, recoveryCodesKey, recoveryRevealKey, totpEnrolmentKey, totpKey, userKey } from '#shared/data/item-keys';
 
 /** How long an authenticator-app enrolment waits for its first code. */
 export const TOTP_ENROLMENT_SECONDS = 15 * 60;
@@ -253,7 +253,7 @@ export function createFactorRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const FACTOR_REPO_NEEDS = {
+export const FACTOR_REPO_OPERATIONS = {
   factorsRead: { actions: ['BatchGetItem'] },
   totpEnrolmentRead: { actions: ['BatchGetItem'] },
   startTotpEnrolment: { actions: ['PutItem'] },
@@ -266,4 +266,4 @@ export const FACTOR_REPO_NEEDS = {
   startPendingSignIn: { actions: ['PutItem'] },
   pendingSignInRead: { actions: ['BatchGetItem'] },
   endPendingSignInItem: { actions: ['DeleteItem'] },
-} as const satisfies RepoNeeds<FactorRepo>;
+} as const satisfies RepoOperations<FactorRepo>;

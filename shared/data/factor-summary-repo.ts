@@ -1,6 +1,6 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { queryAll, type RepoDeps } from '#shared/data/dynamodb';
-import { factorsOfUserKey, passkeyHashOfKey, recoveryCodesKey, totpKey } from '#shared/data/keys';
+import { factorsOfUserKey, passkeyHashOfKey, recoveryCodesKey, totpKey } from '#shared/data/item-keys';
 
 // The account export's view of a user's second factors: apart from factor-repo.ts and
 // passkey-repo.ts (which hold the secrets and the ceremonies) and from erasure-repo.ts (which the
@@ -50,6 +50,6 @@ export function createFactorSummaryRepo(deps: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const FACTOR_SUMMARY_REPO_NEEDS = {
+export const FACTOR_SUMMARY_REPO_OPERATIONS = {
   factorsOf: { actions: ['Query'] },
-} as const satisfies RepoNeeds<FactorSummaryRepo>;
+} as const satisfies RepoOperations<FactorSummaryRepo>;

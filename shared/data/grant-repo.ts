@@ -1,11 +1,11 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AuthorizationCode, Consent, GrantItem } from '#shared/domain/grant';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { createBatchReader } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, queryAll, type RepoDeps } from '#shared/data/dynamodb';
-import { clientKey, consentKey, familiesOfClientIndexKey, familyKey, fromItem, grantsOfClientIndexKey } from '#shared/data/keys';
+import { clientKey, consentKey, familiesOfClientIndexKey, familyKey, fromItem, grantsOfClientIndexKey } from '#shared/data/item-keys';
 import { createGrantRevocations } from '#shared/data/grant-revocations';
 import { consentPutItem, createConsentOperations } from '#shared/data/consent-repo';
 
@@ -177,7 +177,7 @@ function codeItem(code: AuthorizationCode) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const GRANT_REPO_NEEDS = {
+export const GRANT_REPO_OPERATIONS = {
   consentRead: { actions: ['BatchGetItem'] },
   getConsent: { actions: ['GetItem'] },
   listConsentsByUser: { actions: ['Query'] },
@@ -201,4 +201,4 @@ export const GRANT_REPO_NEEDS = {
   revokeFamiliesThen: { actions: ['UpdateItem'] },
   revokeFamilies: { actions: ['UpdateItem'] },
   deleteConsentItem: { actions: ['DeleteItem'] },
-} as const satisfies RepoNeeds<GrantRepo>;
+} as const satisfies RepoOperations<GrantRepo>;

@@ -1,6 +1,6 @@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { familyKey, grantsOfClientIndexKey, isConsentKey, isFamilyKey } from '#shared/data/keys';
+import { familyKey, grantsOfClientIndexKey, isConsentKey, isFamilyKey } from '#shared/data/item-keys';
 import { REVOKED_GRANT_SECONDS, type RevocationReason } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
@@ -26,7 +26,7 @@ const LIVE_STATUSES = new Set(['active', 'pending', 'device_pending', 'device_ap
 /** Attempts of one revocation transaction that met a concurrent write (a rotation) or a family gone. */
 const REVOCATION_ATTEMPTS = 3;
 
-/** The revocation methods of the grant repository (its GRANT_REPO_NEEDS declares their actions). */
+/** The revocation methods of the grant repository (its GRANT_REPO_OPERATIONS declares their actions). */
 export function createGrantRevocations({ doc, table }: RepoDeps) {
   /**
    * The update that revokes a family and gives it a TTL (kept if it has one): idempotent, and only

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { knownBrowserKey } from '#shared/data/keys';
+import { knownBrowserKey } from '#shared/data/item-keys';
 
 // Known browsers (OWASP's device cookie): a browser that signed in to an account keeps signing in
 // whatever others try, within failures of its own. Part of the throttle repository

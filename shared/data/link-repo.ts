@@ -1,10 +1,10 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { ItemKey } from '#shared/data/batch-read';
 import { isCancelled, MAX_TRANSACTION_ITEMS, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { linkKey, userKey } from '#shared/data/keys';
+import { linkKey, userKey } from '#shared/data/item-keys';
 
 export type LinkPurpose = 'confirm-email' | 'reset-password';
 
@@ -113,10 +113,10 @@ export function createLinkRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const LINK_REPO_NEEDS = {
+export const LINK_REPO_OPERATIONS = {
   newLink: { actions: ['PutItem'] },
   createLink: { actions: ['PutItem'] },
   peekLink: { actions: ['GetItem'] },
   readLink: { actions: ['GetItem'] },
   redeemLink: { actions: ['DeleteItem', 'UpdateItem'], credential: true },
-} as const satisfies RepoNeeds<LinkRepo>;
+} as const satisfies RepoOperations<LinkRepo>;

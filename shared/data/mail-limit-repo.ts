@@ -1,9 +1,9 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { domainToASCII } from 'node:url';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret } from '#shared/secrets';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { mailLimitKey } from '#shared/data/keys';
+import { mailLimitKey } from '#shared/data/item-keys';
 import { epochSeconds } from '#shared/domain/time';
 import { normalizeEmail } from '#shared/domain/user';
 
@@ -71,7 +71,7 @@ export function createMailLimitRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const MAIL_LIMIT_REPO_NEEDS = {
+export const MAIL_LIMIT_REPO_OPERATIONS = {
   takeMailSlot: { actions: ['UpdateItem'] },
   sentThisWindow: { actions: ['GetItem'] },
-} as const satisfies RepoNeeds<MailLimitRepo>;
+} as const satisfies RepoOperations<MailLimitRepo>;

@@ -1,10 +1,10 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { BatchRead, Item } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { challengeKey, passkeyClaimKey, passkeyKey, passkeysOfUserKey, userKey } from '#shared/data/keys';
+import { challengeKey, passkeyClaimKey, passkeyKey, passkeysOfUserKey, userKey } from '#shared/data/item-keys';
 
 /** How long a WebAuthn challenge waits for its answer (the ceremony's own timeout is 5 minutes). */
 export const CHALLENGE_SECONDS = 5 * 60;
@@ -168,7 +168,7 @@ export function createPasskeyRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const PASSKEY_REPO_NEEDS = {
+export const PASSKEY_REPO_OPERATIONS = {
   passkeysOf: { actions: ['Query'] },
   passkeyRead: { actions: ['BatchGetItem'] },
   addPasskey: { actions: ['PutItem', 'UpdateItem'], credential: true },
@@ -177,4 +177,4 @@ export const PASSKEY_REPO_NEEDS = {
   createChallenge: { actions: ['PutItem'] },
   takeChallenge: { actions: ['DeleteItem'] },
   removeAllPasskeys: { actions: ['Query', 'DeleteItem', 'UpdateItem'], credential: true },
-} as const satisfies RepoNeeds<PasskeyRepo>;
+} as const satisfies RepoOperations<PasskeyRepo>;

@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { deviceKey } from '#shared/data/keys';
+import { deviceKey } from '#shared/data/item-keys';
 import type { LifecycleEvent } from '#shared/domain/presence';
 import { formatTimestamp } from '#shared/domain/time';
 
@@ -92,7 +92,7 @@ export function createPresenceRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const PRESENCE_REPO_NEEDS = {
+export const PRESENCE_REPO_OPERATIONS = {
   applyPresence: { actions: ['UpdateItem'] },
   recordLateConnect: { actions: ['UpdateItem'] },
-} as const satisfies RepoNeeds<PresenceRepo>;
+} as const satisfies RepoOperations<PresenceRepo>;

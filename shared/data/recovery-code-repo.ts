@@ -1,8 +1,8 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { isCancelled, type RepoDeps } from '#shared/data/dynamodb';
-import { recoveryCodesKey, recoveryRevealKey, totpKey } from '#shared/data/keys';
+import { recoveryCodesKey, recoveryRevealKey, totpKey } from '#shared/data/item-keys';
 import { RECOVERY_REVEAL_SECONDS } from '#shared/data/factor-repo';
 
 export type RecoveryCodeRepo = ReturnType<typeof createRecoveryCodeRepo>;
@@ -39,6 +39,6 @@ export function createRecoveryCodeRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const RECOVERY_CODE_REPO_NEEDS = {
+export const RECOVERY_CODE_REPO_OPERATIONS = {
   replaceRecoveryCodes: { actions: ['ConditionCheckItem', 'PutItem'], credential: true },
-} as const satisfies RepoNeeds<RecoveryCodeRepo>;
+} as const satisfies RepoOperations<RecoveryCodeRepo>;

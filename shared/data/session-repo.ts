@@ -1,11 +1,11 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';
 import type { BatchRead, ItemKey } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { sessionKey, sessionsOfUserIndexKey, sessionsOfUserPartition, userKey } from '#shared/data/keys';
+import { sessionKey, sessionsOfUserIndexKey, sessionsOfUserPartition, userKey } from '#shared/data/item-keys';
 
 /** How long a browser login lasts. */
 export const SESSION_TTL_SECONDS = 8 * 3600;
@@ -166,7 +166,7 @@ export function createSessionRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const SESSION_REPO_NEEDS = {
+export const SESSION_REPO_OPERATIONS = {
   createSession: { actions: ['PutItem'] },
   signedInRead: { actions: ['BatchGetItem'] },
   deleteSession: { actions: ['DeleteItem'] },
@@ -175,4 +175,4 @@ export const SESSION_REPO_NEEDS = {
   endSession: { actions: ['DeleteItem'] },
   sessionKeysOf: { actions: [], index: true },
   listSessions: { actions: [], index: true },
-} as const satisfies RepoNeeds<SessionRepo>;
+} as const satisfies RepoOperations<SessionRepo>;

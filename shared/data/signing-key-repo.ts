@@ -1,8 +1,8 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { PublicJwk } from '#shared/domain/jwk';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { signingKeysKey } from '#shared/data/keys';
+import { signingKeysKey } from '#shared/data/item-keys';
 
 /** One signing key and its schedule. Times are epoch seconds; its phase follows from them (shared/keys/schedule.ts). */
 export interface SigningKeyEntry {
@@ -102,7 +102,7 @@ export function createSigningKeyRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const SIGNING_KEY_REPO_NEEDS = {
+export const SIGNING_KEY_REPO_OPERATIONS = {
   getSchedule: { actions: ['GetItem'] },
   saveSchedule: { actions: ['PutItem'] },
-} as const satisfies RepoNeeds<SigningKeyRepo>;
+} as const satisfies RepoOperations<SigningKeyRepo>;

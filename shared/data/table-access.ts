@@ -13,7 +13,7 @@ export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'Up
  * and, for a read described for a combined BatchGetItem or an item handed to someone else's
  * transaction, the action under which it will be sent.
  */
-export interface TableNeed {
+export interface TableOperation {
   readonly actions: readonly TableAction[];
   readonly index?: boolean;
   /**
@@ -26,10 +26,10 @@ export interface TableNeed {
 }
 
 /** A declaration for every method of a repository: the compiler refuses a method without one. */
-export type RepoNeeds<Repo> = { readonly [Method in keyof Repo]: TableNeed };
+export type RepoOperations<Repo> = { readonly [Method in keyof Repo]: TableOperation };
 
 /** The grant that covers all of these needs. */
-export function unionOfNeeds(needs: readonly TableNeed[]): { actions: TableAction[]; index: boolean } {
+export function unionOfOperations(needs: readonly TableOperation[]): { actions: TableAction[]; index: boolean } {
   const actions = new Set<TableAction>();
   for (const need of needs) for (const action of need.actions) actions.add(action);
   return { actions: [...actions].sort(), index: needs.some((need) => need.index === true) };

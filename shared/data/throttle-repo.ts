@@ -1,8 +1,8 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createBatchReader, type BatchRead, type Item } from '#shared/data/batch-read';
 import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { throttleKey } from '#shared/data/keys';
+import { throttleKey } from '#shared/data/item-keys';
 import { createKnownBrowserOperations } from '#shared/data/known-browser-repo';
 
 /** How long failed logins are remembered: a record lives this long after its last reservation (TTL). */
@@ -225,7 +225,7 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const THROTTLE_REPO_NEEDS = {
+export const THROTTLE_REPO_OPERATIONS = {
   recordsRead: { actions: ['BatchGetItem'] },
   getRecords: { actions: ['BatchGetItem'] },
   reserve: { actions: ['UpdateItem'] },
@@ -239,4 +239,4 @@ export const THROTTLE_REPO_NEEDS = {
   reserveKnownBrowser: { actions: ['UpdateItem'] },
   newKnownBrowser: { actions: ['PutItem'] },
   forgetKnownBrowserItem: { actions: ['DeleteItem'] },
-} as const satisfies RepoNeeds<ThrottleRepo>;
+} as const satisfies RepoOperations<ThrottleRepo>;

@@ -2,7 +2,7 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { UserCode } from '#shared/domain/device-authorization';
 import { epochSeconds } from '#shared/domain/time';
 import { cancellationCodes, isCancelled, type RepoDeps } from '#shared/data/dynamodb';
-import { fromItem, userCodeEntriesKey, userCodeKey } from '#shared/data/keys';
+import { fromItem, userCodeEntriesKey, userCodeKey } from '#shared/data/item-keys';
 
 // The user codes of the device flow (RFC 8628) as the /device page meets them: a code's item read,
 // and every entry counted per account and address before any lookup. Part of the device grant

@@ -1,11 +1,11 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isCancelled, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { MAX_EMAIL_LENGTH, normalizeEmail, toUser, type User } from '#shared/domain/user';
 import { formatTimestamp } from '#shared/domain/time';
 import { ConflictError } from '#shared/errors';
-import { emailKey, userKey } from '#shared/data/keys';
+import { emailKey, userKey } from '#shared/data/item-keys';
 
 /** A user as stored: the public profile plus its password hash, which never leaves the data layer's callers. */
 export interface UserRecord {
@@ -127,7 +127,7 @@ export function createUserRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const USER_REPO_NEEDS = {
+export const USER_REPO_OPERATIONS = {
   getUserById: { actions: ['GetItem'] },
   userIdOfEmailRead: { actions: ['BatchGetItem'] },
   getUserRecord: { actions: ['GetItem'] },
@@ -136,4 +136,4 @@ export const USER_REPO_NEEDS = {
   signInProfileRead: { actions: ['BatchGetItem'] },
   signedInItem: { actions: ['UpdateItem'] },
   createUser: { actions: ['PutItem'] },
-} as const satisfies RepoNeeds<UserRepo>;
+} as const satisfies RepoOperations<UserRepo>;

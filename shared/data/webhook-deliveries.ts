@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchRead } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { consentKey, deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/keys';
+import { consentKey, deliveriesOfClientKey, deliveryKey, fromItem, webhookKey } from '#shared/data/item-keys';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { webhookIdTime, type WebhookEventType } from '#shared/domain/webhook';
@@ -64,7 +64,7 @@ function requireUser(delivery: NewDelivery): string {
   return delivery.userId;
 }
 
-/** The delivery methods of the webhook repository (its WEBHOOK_REPO_NEEDS declares their actions). */
+/** The delivery methods of the webhook repository (its WEBHOOK_REPO_OPERATIONS declares their actions). */
 export function createWebhookDeliveries({ doc, table }: RepoDeps) {
   const keyOf = (clientId: string, webhookId: string) => {
     const at = webhookIdTime(webhookId);

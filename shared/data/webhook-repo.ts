@@ -1,11 +1,11 @@
-import type { RepoNeeds } from '#shared/data/table-access';
+import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { clientIdOfWebhookKey, fromItem, webhookKey } from '#shared/data/keys';
+import { clientIdOfWebhookKey, fromItem, webhookKey } from '#shared/data/item-keys';
 import { createWebhookDeliveries } from '#shared/data/webhook-deliveries';
 import { newWebhookSecret, type WebhookSecret } from '#shared/domain/webhook';
 
@@ -193,7 +193,7 @@ export function createWebhookRepo({ doc, table }: RepoDeps) {
 }
 
 /** The DynamoDB actions each method sends (see table-access.ts). */
-export const WEBHOOK_REPO_NEEDS = {
+export const WEBHOOK_REPO_OPERATIONS = {
   subscriptionRead: { actions: ['BatchGetItem'] },
   subscriptionsRead: { actions: ['BatchGetItem'] },
   getSubscription: { actions: ['GetItem'] },
@@ -210,4 +210,4 @@ export const WEBHOOK_REPO_NEEDS = {
   getDelivery: { actions: ['GetItem'] },
   listDeliveries: { actions: ['Query'] },
   recordAttempt: { actions: ['UpdateItem'] },
-} as const satisfies RepoNeeds<WebhookRepo>;
+} as const satisfies RepoOperations<WebhookRepo>;

@@ -3,7 +3,7 @@ import { loginRedirect, pageContext, type PageReads } from '#shared/pages/sessio
 import type { SignedIn } from '#shared/data/session-repo';
 import type { BatchRead } from '#shared/data/batch-read';
 import type { Client } from '#shared/domain/client';
-import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/views/html-handler';
+import { AnswerInstead, csrfChecked, formBody, htmlHandler, type Handler, type PageMiddleware } from '#shared/views/page-wrapper';
 import type { HttpResult } from '#shared/http/responses';
 import type { Viewer } from '#shared/views/account-pages';
 import { asksRecentSignIn } from '#shared/config';
@@ -12,7 +12,7 @@ import { RECENT_SIGN_IN_SECONDS } from '#shared/pages/security';
 type Form = Record<string, string>;
 
 /** What a page reads with the session, in the same BatchGetItem (readPage). */
-export interface PageReadsNeed {
+export interface PageReadsSpec {
   /**
    * The page finishes an account's deletion: a session of an account being deleted, which opens no
    * other page, opens this one (its `signedIn.deleting` is set).
@@ -46,12 +46,12 @@ export type LoginReturn = string | ((read: { event: APIGatewayProxyEventV2; clie
  *   sign-in (EndpointDeclaration.recentSignIn), one of the last RECENT_SIGN_IN_SECONDS, or the
  *   login page instead, which says why, to sign in again and come back to `loginReturn`.
  */
-export type PageNeeds =
+export type PageSpec =
   & ({ form?: false; csrf?: false; formBytes?: undefined } | { form: true; csrf: boolean; formBytes?: number })
   & (
     | { session?: undefined; reads?: undefined; loginReturn?: undefined }
-    | { session: 'optional'; reads?: PageReadsNeed; loginReturn?: undefined }
-    | { session: 'required'; reads?: PageReadsNeed; loginReturn: LoginReturn }
+    | { session: 'optional'; reads?: PageReadsSpec; loginReturn?: undefined }
+    | { session: 'required'; reads?: PageReadsSpec; loginReturn: LoginReturn }
   );
 
 /** What the page's session read found, and the viewer. */
@@ -60,12 +60,12 @@ export interface SessionPage extends PageReads {
 }
 
 /** The answer of a page's `ofUser` read: there whenever someone is signed in. */
-type OfUser<N extends PageNeeds> = N extends { reads: { ofUser: (userId: string) => BatchRead<infer T> } }
+type OfUser<N extends PageSpec> = N extends { reads: { ofUser: (userId: string) => BatchRead<infer T> } }
   ? N extends { session: 'required' } ? { ofUser: T } : { ofUser?: T }
   : unknown;
 
 /** What a page's handler is given: the request, and what its needs provided, typed by them. */
-export type Page<N extends PageNeeds> =
+export type Page<N extends PageSpec> =
   & { event: APIGatewayProxyEventV2 }
   & (N extends { form: true } ? { form: Form } : unknown)
   & (N extends { session: 'required' } ? SessionPage & { signedIn: SignedIn } : N extends { session: 'optional' } ? SessionPage : unknown)
@@ -75,10 +75,10 @@ export type Page<N extends PageNeeds> =
 type PageState = Partial<SessionPage> & { form?: Form };
 
 /**
- * A web page's handler: it declares what it needs (see PageNeeds) and is given it, so it does only
+ * A web page's handler: it declares what it needs (see PageSpec) and is given it, so it does only
  * its own work. Errors become the HTML error page (htmlHandler).
  */
-export function pageHandler<const N extends PageNeeds>(needs: N, handler: (page: Page<N>) => Promise<HttpResult>): Handler {
+export function pageHandler<const N extends PageSpec>(needs: N, handler: (page: Page<N>) => Promise<HttpResult>): Handler {
   const middlewares: PageMiddleware<PageState>[] = [
     ...(needs.form ? [formBody(needs.formBytes)] : []),
     ...(needs.csrf ? [csrfChecked()] : []),
@@ -92,7 +92,7 @@ export function pageHandler<const N extends PageNeeds>(needs: N, handler: (page:
 export const thisPage: LoginReturn = ({ event }) => event.rawPath;
 
 /** Reads the session and its user, and what `reads` names, in one BatchGetItem (pageContext), onto the page. */
-function sessionRead(reads: PageReadsNeed | undefined): PageMiddleware<PageState> {
+function sessionRead(reads: PageReadsSpec | undefined): PageMiddleware<PageState> {
   return {
     before: async ({ event, context: { page } }) => {
       Object.assign(page, await pageContext(event, {

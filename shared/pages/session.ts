@@ -29,7 +29,7 @@ export interface PageReads {
   ofUser?: unknown;
 }
 
-/** What a page reads besides the session (its PageReadsNeed, resolved for the request). */
+/** What a page reads besides the session (its PageReadsSpec, resolved for the request). */
 export interface PageReadRequest {
   /** The application the page is about. */
   clientId?: string;

@@ -1,7 +1,7 @@
 import { type Viewer } from '#shared/views/account-pages';
 import { ownedApp, pathClientId } from '#shared/console/developer';
 import { webhooks } from '#shared/runtime';
-import type { Page, PageNeeds } from '#shared/pages/page-handler';
+import type { Page, PageSpec } from '#shared/pages/page-handler';
 import type { WebhookView } from '#shared/views/webhook-pages';
 import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import type { Client } from '#shared/domain/client';
@@ -17,14 +17,14 @@ export async function webhookView(clientId: string, subscription: WebhookSubscri
 }
 
 /**
- * What a webhook form of the application page needs (see PageNeeds): CSRF, then one BatchGetItem
+ * What a webhook form of the application page needs (see PageSpec): CSRF, then one BatchGetItem
  * (session, user, the application, its subscription). Signed out: the login page, to come back to
  * the application's page (the console's when the path names no application).
  */
 export const WEBHOOK_FORM = {
   form: true, csrf: true, session: 'required', reads: { client: pathClientId, webhook: true },
   loginReturn: ({ client }) => (client ? `/developer/apps/${encodeURIComponent(client.clientId)}` : '/developer'),
-} as const satisfies PageNeeds;
+} as const satisfies PageSpec;
 
 /** What a webhook form of the application page has read before it acts. */
 export interface WebhookForm {

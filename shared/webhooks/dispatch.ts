@@ -45,7 +45,7 @@ export function createDispatch({ webhooks, queue, now = () => new Date() }: Disp
 }
 
 /** The operations `redeliver` and `sendTestEvent` use, for the console functions' grants (infra/function-grants.ts). */
-export const DISPATCH_NEEDS = {
+export const DISPATCH_OPERATIONS = {
   redeliver: ['getDelivery', 'recordAttempt'],
   sendTestEvent: ['getSubscription', 'createDelivery'],
 } as const;

@@ -1,6 +1,6 @@
 import {
   CONSENT_KEY_PREFIXES, DEVICE_KEY_PREFIXES, FAMILY_KEY_PREFIXES, isFamilyKey, parseConsentKey, parseDeviceKey,
-} from '#shared/data/keys';
+} from '#shared/data/item-keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import { isRevocationReason, type RevocationReason } from '#shared/domain/grant';
 import type { WebhookEventType } from '#shared/domain/webhook';

@@ -10,7 +10,7 @@ import { DEMO_CLIENT } from '#local/seed';
 import { serviceFacts } from '#local/service';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
-import { passkeyKey, recoveryCodesKey } from '#shared/data/keys';
+import { passkeyKey, recoveryCodesKey } from '#shared/data/item-keys';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { makeDevice } from '../support/factories';

@@ -4,7 +4,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
-import { familyKey } from '#shared/data/keys';
+import { familyKey } from '#shared/data/item-keys';
 import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { launchBrowser, type TestBrowser } from '../support/browser';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '#functions/endpoints';
+import { ROUTES } from '#functions/registry';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { useTestService } from '../support/service';
 

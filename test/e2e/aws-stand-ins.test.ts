@@ -5,7 +5,7 @@ import { runAsFunction } from '#local/invocation-context';
 import { LOCAL_CONFIGURATION_SET } from '#local/service';
 import { KEY_SCHEDULE_CACHE_SECONDS, PUBLISH_LEAD_SECONDS, RETIRE_AFTER_SUCCESSOR_SECONDS } from '#shared/keys/schedule';
 import { ENV } from '#shared/config';
-import { endpointOf } from '#functions/endpoints';
+import { endpointOf } from '#functions/registry';
 import { AWS_CALL_LIMITS } from '#shared/aws/client-config';
 import { readOutbox } from '#shared/email/outbox-mailer';
 import { DEMO_CLIENT } from '#local/seed';

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { throttleKey } from '#shared/data/keys';
+import { throttleKey } from '#shared/data/item-keys';
 import { checkLayout, launchBrowser, type TestBrowser } from '../support/browser';
 import { Browser, createAccount, formFields, textOf, type Account, type Reply } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';

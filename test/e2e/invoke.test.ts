@@ -8,7 +8,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { readOutbox } from '#shared/email/outbox-mailer';
-import { endpointOf, FUNCTIONS, type FunctionName } from '#functions/endpoints';
+import { endpointOf, FUNCTIONS, type FunctionName } from '#functions/registry';
 import { invokeFunction } from '#local/invoke-function';
 import { serviceFacts, type ServiceFacts } from '#local/service';
 import { useTestService } from '../support/service';

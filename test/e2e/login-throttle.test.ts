@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { knownBrowserKey, throttleKey } from '#shared/data/keys';
+import { knownBrowserKey, throttleKey } from '#shared/data/item-keys';
 import { Browser, createAccount, formFields, nextLoopbackAddress, signIn, type Reply } from '../support/oauth-client';
 import { loosenAuthStorageLimit, useTable, useTestService } from '../support/service';
 

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { recoveryCodesKey, recoveryRevealKey, totpKey } from '#shared/data/keys';
+import { recoveryCodesKey, recoveryRevealKey, totpKey } from '#shared/data/item-keys';
 import { Browser, createAccount, formFields, signIn, textOf } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';
 import { enrolAuthenticatorApp, secondStep } from '../support/two-step';

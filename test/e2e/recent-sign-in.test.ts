@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { challengeKey, totpKey, userKey } from '#shared/data/keys';
+import { challengeKey, totpKey, userKey } from '#shared/data/item-keys';
 import { hashSecret } from '#shared/secrets';
 import { Browser, createAccount, formFields, signIn, textOf, type Reply } from '../support/oauth-client';
 import { useTable, useTestService } from '../support/service';

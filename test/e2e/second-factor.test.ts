@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { recoveryCodesKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
+import { recoveryCodesKey, throttleKey, totpKey, userKey } from '#shared/data/item-keys';
 import {
   authorizationParams, authorizePath, Browser, createAccount, decodeHtml, formFields, signIn, textOf, type Account, type Reply,
 } from '../support/oauth-client';

@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/keys';
+import { sessionKey, sessionsOfUserIndexKey, userKey } from '#shared/data/item-keys';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 import { epochSeconds } from '#shared/domain/time';
 import { countRequests } from '../support/count-requests';

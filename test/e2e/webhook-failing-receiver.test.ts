@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
 import { createDeviceRepo } from '#shared/data/device-repo';
-import { webhookKey } from '#shared/data/keys';
+import { webhookKey } from '#shared/data/item-keys';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { DISABLE_FAILING_AFTER_SECONDS } from '#shared/webhooks/deliver';

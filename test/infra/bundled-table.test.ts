@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointOf, endpointTable } from '#functions/endpoints';
+import { endpointOf, endpointTable } from '#functions/registry';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import { BUNDLE_ENV, ENV } from '#shared/config';
-import { openApiDocument } from '#shared/docs/openapi';
+import { openApiDocument } from '#shared/api-docs/openapi';
 import { makeEvent } from '../../bench/events.ts';
 
 // Lambda bundles cannot discover the declarations on disk: the two functions that answer from the

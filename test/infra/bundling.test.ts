@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AWS_ENV, ENV } from '#shared/config';
-import { endpointOf } from '#functions/endpoints';
+import { endpointOf } from '#functions/registry';
 import { ServiceFunction } from '#infra/constructs/service-function';
 import { DEMO_USERS, seedDemoData } from '#local/seed';
 import { carriesHttpShims, importsHttpAsEsm } from '../../bench/cold-start-old-path.ts';

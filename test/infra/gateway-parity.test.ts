@@ -7,7 +7,7 @@ import { deployedTemplate } from '../support/deployed-form';
 
 // What API Gateway does with the SYNTHESIZED TEMPLATE, as AWS documents it, against what the local
 // gateway does. The expectations are read from the template (route keys, authorizers, integrations,
-// CORS configuration), never from the route table (functions/endpoints.ts), so that this test can disagree with the code.
+// CORS configuration), never from the route table (functions/registry.ts), so that this test can disagree with the code.
 // Which function answered a local request: the Lambda context the gateway builds names it, and its
 // request id is the response's `apigw-requestid`.
 const invoked = vi.hoisted(() => new Map<string, string>());

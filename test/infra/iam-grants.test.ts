@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ENV } from '#shared/config';
-import { endpointOf } from '#functions/endpoints';
+import { endpointOf } from '#functions/registry';
 import { iamAllows } from '../support/iam-evaluator';
 import { loadRecordings, type AwsCall } from '../support/aws-calls';
 import {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { UPGRADE_ROLE_TAG_KEY } from '#infra/constructs/signing-key';
 import { ENV } from '#shared/config';
-import { endpointOf } from '#functions/endpoints';
+import { endpointOf } from '#functions/registry';
 import {
   ACCOUNT, readDeployedForm, REGION, STACK_ID, STACK_NAME, synthesizeTemplate, type DeployedForm, type DeployedFunction, type PolicyDocument,
 } from '../support/deployed-form';

@@ -5,7 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPLOYED_ROUTES as ROUTES, FUNCTIONS, SCHEDULED_FUNCTIONS } from '#functions/endpoints';
+import { DEPLOYED_ROUTES as ROUTES, FUNCTIONS, SCHEDULED_FUNCTIONS } from '#functions/registry';
 import { DEFAULT_ROUTE_THROTTLE, fallbackRouteKeys, THROTTLES, type ThrottleClass } from '#shared/routes';
 import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV, MAIL_ENV } from '#shared/config';

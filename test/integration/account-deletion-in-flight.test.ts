@@ -7,7 +7,7 @@ import { hashPassword } from '#shared/accounts/password';
 import { createBatchReader } from '#shared/data/batch-read';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createErasureRepo, type ErasureRepo } from '#shared/data/erasure-repo';
-import { consentKey, deviceKey } from '#shared/data/keys';
+import { consentKey, deviceKey } from '#shared/data/item-keys';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';

@@ -16,7 +16,7 @@ import type { User } from '#shared/domain/user';
 import { newWebhookId } from '#shared/domain/webhook';
 import type { MailMessage } from '#shared/email/mailer';
 import { InvalidGrantError } from '#shared/errors';
-import { throttleKey } from '#shared/data/keys';
+import { throttleKey } from '#shared/data/item-keys';
 import { makeDevice, userNamed } from '../support/factories';
 import { putThrottleRecord } from '../support/throttle';
 import { clients, current, doc, grants, tokenClient, seedCode, seedTokens, table, tokens, revokeToken, useTokenService } from '../support/token-service';

@@ -5,7 +5,7 @@ import { hashSecret } from '#shared/secrets';
 import type { ItemKey } from '#shared/data/batch-read';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo } from '#shared/data/grant-repo';
-import { sessionKey, sessionsOfUserIndexKey } from '#shared/data/keys';
+import { sessionKey, sessionsOfUserIndexKey } from '#shared/data/item-keys';
 import { createSessionRepo, SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { createUserRepo } from '#shared/data/user-repo';

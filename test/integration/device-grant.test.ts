@@ -11,7 +11,7 @@ import {
 import { deviceCodeFamily, grantTokenNames, newDeviceCode } from '#shared/oauth/grant-tokens';
 import { createBatchReader } from '#shared/data/batch-read';
 import { POLL_LEEWAY_MS, type DeviceGrantRepo } from '#shared/data/device-grant-repo';
-import { clientKey, consentKey, familyKey, userCodeEntriesKey, userCodeKey } from '#shared/data/keys';
+import { clientKey, consentKey, familyKey, userCodeEntriesKey, userCodeKey } from '#shared/data/item-keys';
 import { normalizeUserCode, type DeviceAuthorization } from '#shared/domain/device-authorization';
 import type { Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';

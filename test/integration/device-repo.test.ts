@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deviceKey, userKey } from '#shared/data/keys';
+import { deviceKey, userKey } from '#shared/data/item-keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { makeDevice } from '../support/factories';

@@ -6,7 +6,7 @@ import { newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp
 import {
   PENDING_SIGN_IN_SECONDS, pendingSignInUserId, RECOVERY_REVEAL_SECONDS, TOTP_ENROLMENT_SECONDS,
 } from '#shared/data/factor-repo';
-import { knownBrowserKey, pendingSignInKey, recoveryCodesKey, recoveryRevealKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
+import { knownBrowserKey, pendingSignInKey, recoveryCodesKey, recoveryRevealKey, throttleKey, totpKey, userKey } from '#shared/data/item-keys';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret } from '#shared/secrets';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createGrantRepo, GrantWriteError } from '#shared/data/grant-repo';
-import { clientKey, familyKey } from '#shared/data/keys';
+import { clientKey, familyKey } from '#shared/data/item-keys';
 import type { AuthorizationCode, Consent, TokenFamily } from '#shared/domain/grant';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';

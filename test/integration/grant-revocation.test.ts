@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, type TransactWriteCommandInput } from '@aws-
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { clientKey, consentKey, familyKey } from '#shared/data/keys';
+import { clientKey, consentKey, familyKey } from '#shared/data/item-keys';
 import type { Client } from '#shared/domain/client';
 import { REVOKED_GRANT_SECONDS, type TokenFamily } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';

@@ -3,7 +3,7 @@ import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb
 import { describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
 import type { ItemKey } from '#shared/data/batch-read';
-import { linkKey, userKey } from '#shared/data/keys';
+import { linkKey, userKey } from '#shared/data/item-keys';
 import { createLinkRepo, LINK_TTL_SECONDS } from '#shared/data/link-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';

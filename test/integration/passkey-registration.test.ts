@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { registerPasskey, registrationOptions } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';
-import { passkeyClaimKey, userKey } from '#shared/data/keys';
+import { passkeyClaimKey, userKey } from '#shared/data/item-keys';
 import { CHALLENGE_SECONDS, MAX_PASSKEYS } from '#shared/data/passkey-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';

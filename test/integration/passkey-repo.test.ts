@@ -5,7 +5,7 @@ import { MAX_PASSKEY_NAME, PASSKEY_REFUSALS, passkeyName, readPasskeyResponse } 
 import { relyingPartyOf } from '#shared/accounts/relying-party';
 import { createBatchReader } from '#shared/data/batch-read';
 import { CHALLENGE_SECONDS, MAX_PASSKEYS, type StoredPasskey } from '#shared/data/passkey-repo';
-import { passkeyClaimKey, passkeyKey, userKey } from '#shared/data/keys';
+import { passkeyClaimKey, passkeyKey, userKey } from '#shared/data/item-keys';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret, randomToken } from '#shared/secrets';

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { authenticationOptions, signInWithPasskey } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';
 import type { BatchReader } from '#shared/data/batch-read';
-import { knownBrowserKey, passkeyKey, sessionKey, throttleKey, userKey } from '#shared/data/keys';
+import { knownBrowserKey, passkeyKey, sessionKey, throttleKey, userKey } from '#shared/data/item-keys';
 import { CHALLENGE_SECONDS } from '#shared/data/passkey-repo';
 import type { User } from '#shared/domain/user';
 import { hashSecret, randomToken } from '#shared/secrets';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { deviceKey } from '#shared/data/keys';
+import { deviceKey } from '#shared/data/item-keys';
 import { formatTimestamp } from '#shared/domain/time';
 import type { Logger } from '#shared/log';
 import { recordPresence, type PresenceDeps } from '#shared/presence/record-presence';

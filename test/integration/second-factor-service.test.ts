@@ -9,7 +9,7 @@ import {
 } from '#shared/accounts/second-factor';
 import { newTotpSecret, totpStep } from '#shared/accounts/totp';
 import type { BatchReader } from '#shared/data/batch-read';
-import { knownBrowserKey, pendingSignInKey, throttleKey, totpKey, userKey } from '#shared/data/keys';
+import { knownBrowserKey, pendingSignInKey, throttleKey, totpKey, userKey } from '#shared/data/item-keys';
 import type { User } from '#shared/domain/user';
 import { createOutboxMailer, readOutbox } from '#shared/email/outbox-mailer';
 import { hashSecret } from '#shared/secrets';

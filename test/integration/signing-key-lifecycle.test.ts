@@ -5,7 +5,7 @@ import type { LifecycleEvent, LifecycleResponse, RotationHandlerDeps } from '#fu
 import { createKmsKeyStore } from '#shared/keys/kms-keys';
 import { kmsSignerSource } from '#shared/keys/kms-signer';
 import { KEY_SCHEDULE_CACHE_SECONDS, PUBLICATION_WAIT_LIMIT_SECONDS, PUBLISH_LEAD_SECONDS, ROTATION_PERIOD_DAYS } from '#shared/keys/schedule';
-import { signingKeysKey } from '#shared/data/keys';
+import { signingKeysKey } from '#shared/data/item-keys';
 import { createSigningKeyRepo, type SigningKeyRepo } from '#shared/data/signing-key-repo';
 import { catchCloudFormationResponses } from '../support/cloudformation-response';
 import { createFakeKms } from '../support/fake-kms';

@@ -1,7 +1,7 @@
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { signingKeysKey } from '#shared/data/keys';
+import { signingKeysKey } from '#shared/data/item-keys';
 import { PUBLISH_LEAD_SECONDS } from '#shared/keys/schedule';
 import { KEY_POLICY, keyLifecycleWorld, lifecycleEvent } from '../support/key-lifecycle';
 

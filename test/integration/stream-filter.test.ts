@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createDeviceRepo } from '#shared/data/device-repo';
-import { deviceKey } from '#shared/data/keys';
+import { deviceKey } from '#shared/data/item-keys';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { changeToEvents, testEvent } from '#shared/webhooks/events';
 import { newWebhookId } from '#shared/domain/webhook';

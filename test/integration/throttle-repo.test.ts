@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import { describe, expect, it } from 'vitest';
 import { FREE_ATTEMPTS, nextAttemptAfterReserving } from '#shared/accounts/login-throttle';
 import { hashSecret, randomToken } from '#shared/secrets';
-import { knownBrowserKey, throttleKey } from '#shared/data/keys';
+import { knownBrowserKey, throttleKey } from '#shared/data/item-keys';
 import {
   createThrottleRepo, THROTTLE_MEMORY_SECONDS, type Reservation, type ThrottleRecord, type ThrottleScope,
 } from '#shared/data/throttle-repo';

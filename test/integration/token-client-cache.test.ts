@@ -12,7 +12,7 @@ import { createLocalSigner } from '#shared/keys/local-signer';
 import { hashSecret } from '#shared/secrets';
 import { SigningUnavailableError } from '#shared/keys/signer';
 import { createTokenService, type TokenService } from '#shared/oauth/token-service';
-import { clientKey } from '#shared/data/keys';
+import { clientKey } from '#shared/data/item-keys';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidClientError } from '#shared/errors';

@@ -7,7 +7,7 @@ import { hashSecret, randomToken } from '#shared/secrets';
 import { SigningUnavailableError } from '#shared/keys/signer';
 import { grantTokenNames, newGrantToken } from '#shared/oauth/grant-tokens';
 import { createTokenService } from '#shared/oauth/token-service';
-import { familyKey } from '#shared/data/keys';
+import { familyKey } from '#shared/data/item-keys';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { AppError, InvalidClientError, InvalidGrantError } from '#shared/errors';
 import {

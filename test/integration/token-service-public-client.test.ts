@@ -10,7 +10,7 @@ import {
 } from '../support/token-service';
 import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { clientKey } from '#shared/data/keys';
+import { clientKey } from '#shared/data/item-keys';
 
 // A public client (a native or browser application, RFC 8252, OAuth 2.1) at the token service: it
 // names itself with client_id alone (token_endpoint_auth_method none) and proves its code with PKCE;

@@ -7,7 +7,7 @@ import { hashSecret, randomToken } from '#shared/secrets';
 import { grantTokenNames } from '#shared/oauth/grant-tokens';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
-import { familyKey } from '#shared/data/keys';
+import { familyKey } from '#shared/data/item-keys';
 import { InvalidClientError, InvalidScopeError } from '#shared/errors';
 import {
   advance, AUDIENCE, clients, current, doc, expectInvalidGrant, expectOAuthError, familyOf, familyStatus, grants, ISSUER,

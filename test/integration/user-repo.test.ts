@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { emailKey, userKey } from '#shared/data/keys';
+import { emailKey, userKey } from '#shared/data/item-keys';
 import { USER_FIELDS, type User } from '#shared/domain/user';
 import { ConflictError } from '#shared/errors';
 import { userNamed } from '../support/factories';

@@ -1,6 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { RepoDeps } from '#shared/data/dynamodb';
-import { throttleKey } from '#shared/data/keys';
+import { throttleKey } from '#shared/data/item-keys';
 import type { ThrottleScope } from '#shared/data/throttle-repo';
 
 /**

@@ -16,7 +16,7 @@ import { revokeToken as revokeWithGrants } from '#shared/oauth/revocation';
 import { createClientRepo, type ClientRepo } from '#shared/data/client-repo';
 import { createGrantRepo, type GrantRepo } from '#shared/data/grant-repo';
 import { createDeviceGrantRepo, type DeviceGrantRepo } from '#shared/data/device-grant-repo';
-import { familyKey } from '#shared/data/keys';
+import { familyKey } from '#shared/data/item-keys';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { InvalidGrantError, type AppError } from '#shared/errors';

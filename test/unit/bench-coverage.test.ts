@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { BENCHED } from '../../bench/functions';
 import { ENV, WEBHOOK_ENV } from '#shared/config';
-import { endpointOf } from '#functions/endpoints';
+import { endpointOf } from '#functions/registry';
 import type { Scenario } from '../../bench/scenarios';
 
 // `npm run bench` must measure every function that is deployed or run: held here against the handler

@@ -5,7 +5,7 @@ import {
   parseResultsMarkdown, parseWebhookResultsMarkdown, peakRps, perCall, perDelivery, PUSH, pushBindingLimits, pushMonthlyCost,
   renderTables, requestUnits, RESULTS_MD, RUNTIME, USAGE, webhookMeasuredFromJson, withTables, type Measured, type WebhookMeasured,
 } from '../../bench/cost-model';
-import { DEPLOYED_ROUTES } from '#functions/endpoints';
+import { DEPLOYED_ROUTES } from '#functions/registry';
 import { PLANNED_MONTHLY_ACTIVE_USERS, THROTTLES } from '#shared/routes';
 
 const measured = parseResultsMarkdown(readFileSync(RESULTS_MD, 'utf8'));

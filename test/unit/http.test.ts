@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ValidationError } from '#shared/domain/errors';
 import { AppError, MethodNotAllowedError, NotFoundError } from '#shared/errors';
 import { apiHandler, MAX_BODY_BYTES, type ApiRequest } from '#shared/http/http';
-import { htmlHandler } from '#shared/views/html-handler';
+import { htmlHandler } from '#shared/views/page-wrapper';
 import { json, noContent, ok, type HttpResult } from '#shared/http/responses';
 import { API_SECURITY_HEADERS } from '#shared/http/security-headers';
 

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { ENV, MAIL_ENV, WEBHOOK_ENV } from '#shared/config';
-import type { FunctionNeeds } from '#shared/endpoint';
+import type { FunctionNeeds } from '#shared/declaration';
 
 /** The TypeScript files under `dir`, with their text. */
 function sources(dir: string): { file: string; text: string }[] {
@@ -33,17 +33,17 @@ function readmeBlock(marker: string): string {
 }
 
 /**
- * The floors of shared/, lowest first, as the README's architecture picture draws them (`floor N
- * <paths> <what they are>`, highest first): a file may import its own floor and the floors below it,
+ * The layers of shared/, lowest first, as the README's architecture picture draws them (`layer N
+ * <paths> <what they are>`, highest first): a file may import its own layer and the layers below it,
  * never one above. The picture is the rule, so it cannot drift from the code.
  */
-const LAYERS: readonly (readonly string[])[] = readmeBlock('floors').trim().split('\n').map((line) => {
-  const [, number, rest] = /^floor (\d+) +(.*)$/.exec(line) ?? [];
-  if (!number) throw new Error(`Not a floor of the README's picture: ${line}`);
+const LAYERS: readonly (readonly string[])[] = readmeBlock('layers').trim().split('\n').map((line) => {
+  const [, number, rest] = /^layer (\d+) +(.*)$/.exec(line) ?? [];
+  if (!number) throw new Error(`Not a layer of the README's picture: ${line}`);
   const paths = rest!.split(/\s+/);
   return { number: Number(number), paths: paths.slice(0, paths.findIndex((word) => !word.startsWith('shared/'))) };
-}).sort((a, b) => a.number - b.number).map(({ paths }, index, floors) => {
-  if (floors[index]!.number !== index + 1) throw new Error('The README\'s floors are not numbered 1, 2, 3… without a gap');
+}).sort((a, b) => a.number - b.number).map(({ paths }, index, layers) => {
+  if (layers[index]!.number !== index + 1) throw new Error('The README\'s layers are not numbered 1, 2, 3… without a gap');
   return paths;
 });
 
@@ -172,7 +172,7 @@ function literalStarts(source: string): string[] {
 const WORD = /[\w$]+/y;
 
 /** The modules directly in functions/: the registry of the functions and the data their declarations use. No handler is there. */
-const FUNCTION_MODULES = ['endpoints.ts', 'needs.ts'];
+const FUNCTION_MODULES = ['registry.ts', 'needs.ts'];
 const DECLARATION = /\.route\.ts$/;
 
 /**
@@ -227,12 +227,12 @@ describe('layout', () => {
     expect(importsFrom(['shared/domain'], ['#shared/errors', '#shared/http/'])).toEqual([]);
   });
 
-  it('builds and parses item keys only in shared/data/keys.ts', () => {
+  it('builds and parses item keys only in shared/data/item-keys.ts', () => {
     // The scanner itself: literals in code count, comments and regular expressions do not.
     expect(literalStarts("a('X#' /* 'Y#' */ + `Z#${b({ c: `V#` })}W#` + /'Q#/g.source) / 2 // 'R#'\n'S#'"))
       .toEqual(['X#', 'Z#', 'V#', 'S#']);
     const inline = ['shared', 'functions', 'local', 'bench', 'infra'].flatMap(sources)
-      .filter(({ file }) => file !== join('shared', 'data', 'keys.ts'))
+      .filter(({ file }) => file !== join('shared', 'data', 'item-keys.ts'))
       .flatMap(({ file, text }) => literalStarts(text).filter((literal) => ITEM_KEY_PREFIX.test(literal)).map((literal) => `${file}: ${literal}`));
     expect(inline).toEqual([]);
   });
@@ -268,7 +268,7 @@ describe('layout', () => {
     expect(forbidden).toEqual([]);
   });
 
-  it('draws floors that name real files, and a request\'s way through files its handler reaches', () => {
+  it('draws layers that name real files, and a request\'s way through files its handler reaches', () => {
     const exists = (path: string) => existsSync(path.endsWith('/') ? path : path);
     expect(LAYERS.flat().filter((path) => !exists(path))).toEqual([]);
     const steps = [...readmeBlock('request-way').matchAll(/^ +((?:functions|shared)\/\S+\.ts)/gm)].map((m) => m[1]!);
@@ -280,7 +280,7 @@ describe('layout', () => {
   });
 
   it('asks for a recent sign-in on every page whose function adds, removes or replaces a way to sign in', async () => {
-    const { ENDPOINTS } = await import('#functions/endpoints');
+    const { ENDPOINTS } = await import('#functions/registry');
     const functions = ENDPOINTS.map((endpoint) => ({ ...endpoint, handler: readFileSync(endpoint.entry, 'utf8') }));
     const writers = functions.filter(({ needs }) => (needs.table ?? []).some((need) => need.credential === true)).map(({ name }) => name);
     expect(writers).toEqual(expect.arrayContaining(['post-add-passkey', 'post-remove-passkey', 'post-confirm-totp', 'post-remove-totp', 'post-new-password']));

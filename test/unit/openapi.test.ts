@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openApiDocument } from '#shared/docs/openapi';
-import { endpointTable, ROUTES } from '#functions/endpoints';
+import { openApiDocument } from '#shared/api-docs/openapi';
+import { endpointTable, ROUTES } from '#functions/registry';
 import { DEVICE_FIELDS } from '#shared/domain/device';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FUNCTIONS, ROUTES } from '#functions/endpoints';
+import { FUNCTIONS, ROUTES } from '#functions/registry';
 
 describe('README', () => {
   const readme = readFileSync('README.md', 'utf8');

@@ -1,9 +1,9 @@
-import type { EndpointTable } from '#shared/endpoint';
+import type { EndpointTable } from '#shared/declaration';
 import { ROUTE_KEY_METHODS, type Route } from '#shared/routes';
 import { DEVICE_FIELDS, TEXT_MAX_LENGTH } from '#shared/domain/device';
 import { ALL_SCOPES, SCOPES } from '#shared/domain/scopes';
 import { USER_FIELDS } from '#shared/domain/user';
-import { webhooksSection } from '#shared/docs/webhooks-openapi';
+import { webhooksSection } from '#shared/api-docs/webhooks-openapi';
 
 // The resource API's OpenAPI 3.1 document, derived from the endpoint table like the stack and the
 // local gateway: each scoped resource route with the operation its function declares beside its

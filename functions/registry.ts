@@ -4,11 +4,11 @@ import { pathToFileURL } from 'node:url';
 import { provideEndpointTable, provideRecentSignInRoutes } from '#shared/config';
 import type { BenchSpec } from '#shared/bench-floor';
 import { ALL_SCOPES } from '#shared/domain/scopes';
-import type { BundlingOptions, EndpointDeclaration, EventSourceKind, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/endpoint';
+import type { BundlingOptions, EndpointDeclaration, EventSourceKind, EndpointTable, FunctionNeeds, OpenApiOperation, SampleSpec } from '#shared/declaration';
 import { API_CORS, ROUTE_KEY_METHODS, THROTTLES, type ApiName, type FunctionName, type Route } from '#shared/routes';
 
 // The registry of the functions: it discovers the declarations beside the handlers
-// (`functions/<area>/<name>.route.ts`, shared/endpoint.ts), checks them, and derives the route
+// (`functions/<area>/<name>.route.ts`, shared/declaration.ts), checks them, and derives the route
 // table from them. Everything that needs to know the functions reads it here: the stack, the IAM
 // grants, the local gateway and tools, the OpenAPI document, the benchmark. Adding a function is
 // adding its handler and its declaration; nothing here names one.
@@ -99,7 +99,7 @@ function declarationProblems(file: string, name: string, value: unknown, exists:
   const entry = file.slice(0, -DECLARATION_SUFFIX.length) + '.ts';
   if (!NAME.test(name)) problems.push(`${file}: the function name '${name}' must be lower-case words joined by hyphens`);
   if (!exists(entry)) problems.push(`${file}: no handler ${entry} beside it`);
-  if (!isObject(value)) return [...problems, `${file}: must \`export default defineEndpoint({ … })\` (shared/endpoint.ts)`];
+  if (!isObject(value)) return [...problems, `${file}: must \`export default defineEndpoint({ … })\` (shared/declaration.ts)`];
   const d = value;
   for (const field of Object.keys(d)) if (!KNOWN_FIELDS.has(field)) problems.push(`${file}: unknown field '${field}'`);
   const triggers = TRIGGERS.filter((trigger) => d[trigger] !== undefined);
@@ -250,7 +250,7 @@ export const SCHEDULED_FUNCTIONS: readonly { fn: FunctionName; schedule: string 
 /** Function that answers 405 (known path, other method) and 404 (unknown path) on both APIs. */
 export const FALLBACK_FUNCTION: FunctionName = ENDPOINTS.find((endpoint) => endpoint.fallback)!.name;
 
-/** The serialisable part of the table (shared/endpoint.ts EndpointTable): every route, and the OpenAPI operations. */
+/** The serialisable part of the table (shared/declaration.ts EndpointTable): every route, and the OpenAPI operations. */
 export function endpointTable(): EndpointTable {
   return {
     routes: ROUTES,

@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { BenchOption } from '#shared/bench-floor';
 import { bundledEndpointTable } from '#shared/config';
 import type { LinkPurpose } from '#shared/data/link-repo';
-import type { TableNeed } from '#shared/data/table-access';
+import type { TableOperation } from '#shared/data/table-access';
 import type { Scope } from '#shared/domain/scopes';
 import type { FunctionName, HttpMethod, Route, ThrottleClass } from '#shared/routes';
 
@@ -10,7 +10,7 @@ import type { FunctionName, HttpMethod, Route, ThrottleClass } from '#shared/rou
  * What a resource function answers on success, as its declaration gives it (`openApi`): plain JSON,
  * since it travels in the endpoint table compiled into the OpenAPI function's bundle. The errors
  * every scoped route shares (401, 403, 503; 400, 413 and 415 with a body; 404 with a device id)
- * are added by shared/docs/openapi.ts.
+ * are added by shared/api-docs/openapi.ts.
  */
 export interface OpenApiOperation {
   summary: string;
@@ -22,7 +22,7 @@ export interface OpenApiOperation {
 
 // One declaration per function, beside its handler: `functions/<area>/<name>.route.ts` next to
 // `functions/<area>/<name>.ts`, `export default defineEndpoint({ … })`. The function's name is the
-// file's base name and its entry the sibling handler. functions/endpoints.ts discovers the
+// file's base name and its entry the sibling handler. functions/registry.ts discovers the
 // declarations on disk and derives everything else from them: the route table, the IAM grants
 // (infra/function-grants.ts), the stack, the local gateway, the 405/404 fallbacks, the OpenAPI
 // document, the CORS methods, the sample events of `npm run invoke`, the benchmark's list and, with
@@ -65,9 +65,9 @@ export interface FunctionNeeds {
   /**
    * The data operations the handler uses: the repository methods it calls, directly or through the
    * services of shared/ (the groups of functions/needs.ts). Each declares its own DynamoDB actions
-   * next to its code (`*_REPO_NEEDS`).
+   * next to its code (`*_REPO_OPERATIONS`).
    */
-  table?: readonly TableNeed[];
+  table?: readonly TableOperation[];
   /**
    * Signing-key access, on the stack's tagged keys: 'sign' (kms:Sign, the token issuer), 'verify'
    * (kms:GetPublicKey, the JWKS) or 'rotate' (create, alias and schedule deletion: the rotation function).
@@ -105,7 +105,7 @@ export type Trigger =
   | {
     /** Its HTTP routes, at least one of them (the first or the last) a resource route with scopes (`resource(…)`). */
     routes: readonly [ScopedResourceRoute, ...RouteSpec[]] | readonly [...RouteSpec[], ScopedResourceRoute];
-    /** Its OpenAPI operation: what it answers on success, and the body it takes (shared/docs/openapi.ts). */
+    /** Its OpenAPI operation: what it answers on success, and the body it takes (shared/api-docs/openapi.ts). */
     openApi: OpenApiOperation;
     schedule?: never; eventSource?: never; fallback?: never;
   }
@@ -252,7 +252,7 @@ export type EndpointDeclaration = BundlingOptions & Trigger & BenchOption & {
 /**
  * A function's declaration, checked by the compiler: one trigger (routes, a schedule, an event
  * source or the fallback), its AWS needs, its sample, and its OpenAPI operation when it has a
- * resource route with scopes. functions/endpoints.ts checks the same at run time, and more (a
+ * resource route with scopes. functions/registry.ts checks the same at run time, and more (a
  * unique name, a sibling handler, well-formed routes, no OpenAPI operation without a scoped route).
  */
 export function defineEndpoint(declaration: EndpointDeclaration): EndpointDeclaration {
@@ -261,7 +261,7 @@ export function defineEndpoint(declaration: EndpointDeclaration): EndpointDeclar
 
 /**
  * The serialisable part of the endpoint table: what the functions that answer from the table (the
- * 405/404 fallback, the OpenAPI document) need at run time. functions/endpoints.ts makes it
+ * 405/404 fallback, the OpenAPI document) need at run time. functions/registry.ts makes it
  * (endpointTable); bundles carry it compiled in, local processes get it from the registry.
  */
 export interface EndpointTable {

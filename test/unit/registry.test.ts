@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   ENDPOINTS, endpointOf, endpointsOf, endpointTable, endpointTableJson, FALLBACK_FUNCTION, FUNCTIONS, isFunctionName, ROUTES,
   type FoundDeclaration,
-} from '#functions/endpoints';
-import { auth, bundledTable, defineEndpoint, resource, type SampleSpec } from '#shared/endpoint';
+} from '#functions/registry';
+import { auth, bundledTable, defineEndpoint, resource, type SampleSpec } from '#shared/declaration';
 
-// The registry of the functions (functions/endpoints.ts): one declaration per function beside its
+// The registry of the functions (functions/registry.ts): one declaration per function beside its
 // handler, and everything else derived from the declarations. A declaration
 // that lacks what the stack, the IAM grants, the OpenAPI document or `npm run invoke` need is
 // refused: by the compiler (defineEndpoint's type) and, whatever its type, when the registry loads.
@@ -64,7 +64,7 @@ describe('the registry of the functions', () => {
   });
 
   it('refuses an incomplete declaration, saying what is missing', () => {
-    expect(problems(thing(undefined))).toEqual(['functions/things/get-thing.route.ts: must `export default defineEndpoint({ … })` (shared/endpoint.ts)']);
+    expect(problems(thing(undefined))).toEqual(['functions/things/get-thing.route.ts: must `export default defineEndpoint({ … })` (shared/declaration.ts)']);
     expect(problems(thing({ routes: GOOD.routes, sample }))).toEqual([
       'functions/things/get-thing.route.ts: needs is required, what the handler uses of AWS (its IAM grants); {} when nothing',
     ]);
