@@ -3,7 +3,7 @@ import { batch, factors, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE } from '#shared/pages/second-factor';
 import { pageHandler } from '#shared/pages/page-handler';
-import { pendingSignInUserId } from '#shared/data/factor-repo';
+import { pendingSignInUserId } from '#shared/data/pending-sign-in-repo';
 import { readCookie } from '#shared/http/cookies';
 import { redirect } from '#shared/http/responses';
 

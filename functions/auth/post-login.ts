@@ -8,7 +8,7 @@ import { normalizeEmail } from '#shared/domain/user';
 import { readCookie, SESSION_COOKIE, setCookie } from '#shared/http/cookies';
 import { csrfToken, renewedCsrfCookie } from '#shared/http/csrf';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH, secondFactorPath } from '#shared/pages/second-factor';
-import { PENDING_SIGN_IN_SECONDS } from '#shared/data/factor-repo';
+import { PENDING_SIGN_IN_SECONDS } from '#shared/data/pending-sign-in-repo';
 import { redirect } from '#shared/http/responses';
 import { describeBrowser } from '#shared/domain/browser';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';

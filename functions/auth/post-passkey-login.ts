@@ -2,7 +2,7 @@ import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECO
 import { PASSKEY_REFUSALS, signInWithPasskey } from '#shared/accounts/passkeys';
 import { loginPage } from '#shared/views/oauth-pages';
 import { secondFactorPage } from '#shared/views/security-pages';
-import { pendingSignInUserId } from '#shared/data/factor-repo';
+import { pendingSignInUserId } from '#shared/data/pending-sign-in-repo';
 import { batch, passkeys, relyingParty, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';

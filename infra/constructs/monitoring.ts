@@ -13,6 +13,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import type { AccountMail } from '#infra/constructs/account-mail';
 import { pascal } from '#infra/constructs/construct-ids';
+import { chunks, FIVE_MINUTES, sumOf } from '#infra/constructs/metric-math';
 import { METRIC, METRIC_DIMENSION, type MetricName } from '#shared/metrics';
 
 export interface MonitoringProps {
@@ -41,7 +42,6 @@ export const TABLE_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem
 
 /** An alarm on a metric math expression may read at most 10 metrics (CloudWatch "Limits", a hard limit). */
 const METRICS_PER_ALARM = 10;
-const FIVE_MINUTES = Duration.minutes(5);
 
 /**
  * The operator's view: one SNS topic every alarm notifies (and its optional e-mail subscriber), the
@@ -230,24 +230,4 @@ export class Monitoring extends Construct {
       graph('KMS errors', [business(METRIC.kmsErrors)]),
     );
   }
-}
-
-/**
- * The sum of `metrics` at each point in time. FILL gives a series without a data point 0 there: in
- * `a + b`, a point missing from either series is missing from the result (a throttle of one
- * operation alone would never be seen), and these metrics are published only when something happened.
- */
-function sumOf(metrics: Record<string, IMetric>, label: string): MathExpression {
-  return new MathExpression({
-    expression: `SUM([${Object.keys(metrics).map((id) => `FILL(${id}, 0)`).join(', ')}])`,
-    usingMetrics: metrics,
-    label,
-    period: FIVE_MINUTES,
-  });
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
-  return result;
 }

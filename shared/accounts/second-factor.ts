@@ -5,7 +5,8 @@ import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert'
 import { randomToken } from '#shared/secrets';
 import { allOf, type BatchRead, type BatchReader } from '#shared/data/batch-read';
 import { cancellationCodes } from '#shared/data/dynamodb';
-import { pendingSignInUserId, type FactorRepo, type Factors } from '#shared/data/factor-repo';
+import type { FactorRepo, Factors } from '#shared/data/factor-repo';
+import { pendingSignInUserId } from '#shared/data/pending-sign-in-repo';
 import type { SessionDetails, SessionRepo } from '#shared/data/session-repo';
 import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { UserRepo } from '#shared/data/user-repo';

@@ -1,17 +1,15 @@
 import type { RepoOperations } from '#shared/data/table-access';
 import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { BatchRead } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
-import { pendingSignInKey, recoveryCodesKey, recoveryRevealKey, totpEnrolmentKey, totpKey, userKey } from '#shared/data/item-keys';
+import { createPendingSignInOperations } from '#shared/data/pending-sign-in-repo';
+import { recoveryCodesKey, recoveryRevealKey, totpEnrolmentKey, totpKey, userKey } from '#shared/data/item-keys';
 
 /** How long an authenticator-app enrolment waits for its first code. */
 export const TOTP_ENROLMENT_SECONDS = 15 * 60;
 /** How long new recovery codes wait to be shown, once. */
 export const RECOVERY_REVEAL_SECONDS = 10 * 60;
-/** How long a sign-in whose password was right waits for its second factor. */
-export const PENDING_SIGN_IN_SECONDS = 5 * 60;
 
 /** An enrolled authenticator app: its shared secret (base32) and the last time step a code was accepted for. */
 export interface TotpFactor {
@@ -34,21 +32,10 @@ export type FactorRefusal = 'code-used' | 'gone';
 export type FactorRepo = ReturnType<typeof createFactorRepo>;
 
 /**
- * A pending sign-in's cookie is `<user id>.<256-bit random token>`, like a session's: the id lets the
- * second-factor page read the sign-in, the user's factors and the throttle record in one
- * BatchGetItem; only the hash of the whole value is stored, and the item must name the same user.
- */
-const PENDING_SIGN_IN = /^([0-9A-Za-z-]{1,64})\.[0-9A-Za-z_-]{43}$/;
-
-/** The user id a pending sign-in's cookie claims, if it has our shape. */
-// Stryker disable next-line ConditionalExpression: an absent value fails the pattern too (as the string 'undefined')
-export const pendingSignInUserId = (token: string | undefined): string | undefined => (token === undefined ? undefined : PENDING_SIGN_IN.exec(token)?.[1]);
-
-/**
  * Second factors (shared/accounts/second-factor.ts decides; this module stores): the authenticator
  * app's secret in the user's partition, its enrolment (TTL), the recovery codes' hashes (a string
  * set, each code taken out by a conditional write), the codes waiting to be shown once (sealed,
- * TTL), and the sign-ins waiting for their second factor (TTL). The user item carries
+ * TTL), and the sign-ins waiting for their second factor (TTL, pending-sign-in-repo.ts). The user item carries
  * `totpEnabled`, so the login reads whether to ask for a second factor in the GetItem it makes anyway.
  * Every change of a factor and of that flag is one transaction.
  */
@@ -83,6 +70,9 @@ export function createFactorRepo({ doc, table }: RepoDeps) {
   }
 
   return {
+    // The sign-ins waiting for their second factor: pending-sign-in-repo.ts.
+    ...createPendingSignInOperations({ doc, table }),
+
     /** The user's second factors, as part of a combined read: the authenticator app and the recovery codes left. */
     factorsRead(userId: string | undefined): BatchRead<Factors> {
       if (userId === undefined) return { keys: [], parse: () => ({ recoveryCodeHashes: [] }) };
@@ -216,38 +206,6 @@ export function createFactorRepo({ doc, table }: RepoDeps) {
         if (isCancelled(error)) return false;
         throw error;
       }
-    },
-
-    /**
-     * Starts a sign-in that waits for its second factor; returns the cookie value (never stored).
-     * One PutItem, or with `alsoWrite` (the login's throttle credits) one TransactWriteItems.
-     */
-    async startPendingSignIn(userId: string, now: Date, alsoWrite: readonly TransactItem[] = []): Promise<string> {
-      const token = `${userId}.${randomToken()}`;
-      const put = { TableName: table, Item: { ...pendingSignInKey(hashSecret(token)), userId, expiresAt: epochSeconds(now) + PENDING_SIGN_IN_SECONDS } };
-      if (alsoWrite.length === 0) await doc.send(new PutCommand(put));
-      else await doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...alsoWrite] }));
-      return token;
-    },
-
-    /** The user of a live pending sign-in, as part of a combined read; a value not of our shape reads nothing. */
-    pendingSignInRead(token: string | undefined, now: Date): BatchRead<string | undefined> {
-      const userId = pendingSignInUserId(token);
-      if (!userId) return { keys: [], parse: () => undefined };
-      return {
-        keys: [pendingSignInKey(hashSecret(token!))],
-        parse: ([item]) => (item && item.userId === userId && Number(item.expiresAt) > epochSeconds(now) ? userId : undefined),
-      };
-    },
-
-    /** The transaction item that ends a pending sign-in: it must still be there and live, so it completes once. */
-    endPendingSignInItem(token: string, now: Date): TransactItem {
-      return {
-        Delete: {
-          TableName: table, Key: pendingSignInKey(hashSecret(token)), ConditionExpression: 'expiresAt > :now',
-          ExpressionAttributeValues: { ':now': epochSeconds(now) },
-        },
-      };
     },
   };
 }

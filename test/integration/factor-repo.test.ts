@@ -3,9 +3,8 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { checkFactorCode, completeSignIn, enrolAuthenticator, openRecoveryCodes, removeAuthenticator } from '#shared/accounts/second-factor';
 import { newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';
-import {
-  PENDING_SIGN_IN_SECONDS, pendingSignInUserId, RECOVERY_REVEAL_SECONDS, TOTP_ENROLMENT_SECONDS,
-} from '#shared/data/factor-repo';
+import { RECOVERY_REVEAL_SECONDS, TOTP_ENROLMENT_SECONDS } from '#shared/data/factor-repo';
+import { PENDING_SIGN_IN_SECONDS, pendingSignInUserId } from '#shared/data/pending-sign-in-repo';
 import { knownBrowserKey, pendingSignInKey, recoveryCodesKey, recoveryRevealKey, throttleKey, totpKey, userKey } from '#shared/data/item-keys';
 import { createUserRepo } from '#shared/data/user-repo';
 import type { User } from '#shared/domain/user';

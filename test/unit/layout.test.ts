@@ -172,7 +172,7 @@ function literalStarts(source: string): string[] {
 const WORD = /[\w$]+/y;
 
 /** The modules directly in functions/: the registry of the functions and the data their declarations use. No handler is there. */
-const FUNCTION_MODULES = ['registry.ts', 'needs.ts'];
+const FUNCTION_MODULES = ['registry.ts', 'declaration-checks.ts', 'needs.ts'];
 const DECLARATION = /\.route\.ts$/;
 
 /**
