@@ -50,8 +50,8 @@ p{margin:.5rem 0}
 label{display:block;font-weight:600;margin:.75rem 0 .25rem}
 input[type=text],input[type=email],input[type=password],input[type=url],textarea,select{display:block;width:100%;min-height:2.75rem;padding:.5rem .625rem;border:1px solid var(--field);border-radius:.5rem;background:var(--surface);color:var(--ink);font:inherit}
 input[type=checkbox],input[type=radio]{width:1.125rem;height:1.125rem;margin:0 .5rem 0 0;vertical-align:-.15rem}
-fieldset{border:0;padding:0;margin:.75rem 0 0}legend{font-weight:600;padding:0}label.choice{font-weight:400;margin:.5rem 0}
-details.devices summary{cursor:pointer;padding:.5rem 0;color:var(--brand)}.device-list{max-height:22rem;overflow-y:auto;border:1px solid var(--line);border-radius:.5rem;padding:0 .625rem}
+fieldset{border:0;padding:0;margin:.75rem 0 0}legend{font-weight:600;padding:0}label.choice{font-weight:400;margin:.25rem 0}
+details.devices summary{cursor:pointer;padding:.375rem 0;color:var(--brand)}.device-list{max-height:22rem;overflow-y:auto;border:1px solid var(--line);border-radius:.5rem;padding:0 .625rem}
 textarea{min-height:4.5rem}
 [aria-invalid=true]{border-color:var(--danger)}
 button,.button{display:inline-block;min-height:2.75rem;margin-top:1rem;padding:.5rem 1.25rem;border-radius:.5rem;border:1px solid var(--brand);background:var(--brand);color:var(--brand-ink);font:inherit;font-weight:600;cursor:pointer;text-decoration:none;text-align:center}
