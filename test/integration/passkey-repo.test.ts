@@ -270,7 +270,7 @@ describe('passkey answers and names, read without trusting them', () => {
 
   it('has a message of its own for each refusal', () => {
     const messages = Object.values(PASSKEY_REFUSALS);
-    expect(Object.keys(PASSKEY_REFUSALS).sort()).toEqual(['challenge', 'full', 'invalid', 'malformed', 'name', 'origin', 'taken', 'unknown']);
+    expect(Object.keys(PASSKEY_REFUSALS).sort()).toEqual(['challenge', 'full', 'invalid', 'malformed', 'name', 'origin', 'other-account', 'taken', 'unknown']);
     expect(new Set(messages).size).toBe(messages.length);
     for (const message of messages) expect(message.length).toBeGreaterThan(20);
     expect(PASSKEY_REFUSALS.full).toContain(`at most ${MAX_PASSKEYS} passkeys`);
