@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readSqsCall } from '#local/sqs-protocol';
 
 // The fan-out's on-failure destination, locally: a queue without a consumer that speaks the part of
 // SQS's JSON protocol the replay sends with the real SDK client (ReceiveMessage, DeleteMessage; and
@@ -44,15 +45,7 @@ export async function startFailureQueue(): Promise<FailureQueueStandIn> {
   const md5 = (body: string) => createHash('md5').update(body).digest('hex');
 
   async function answer(req: IncomingMessage, res: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-    const operation = String(req.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '');
-    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID(), ...headers });
-      res.end(JSON.stringify(body));
-    };
-    const refuse = (status: number, code: string, type: string, message: string) => reply(status, { __type: type, message }, { 'x-amzn-query-error': `${code};Sender` });
+    const { operation, input, reply, refuse } = await readSqsCall(req, res);
     if (input.QueueUrl !== queueUrl) return refuse(400, 'AWS.SimpleQueueService.NonExistentQueue', 'com.amazonaws.sqs#QueueDoesNotExist', 'The specified queue does not exist.');
     if (operation === 'SendMessage') {
       const message = put(String(input.MessageBody));

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readSqsCall } from '#local/sqs-protocol';
 import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
 import { SQS_MAX_VISIBILITY_SECONDS } from '#shared/webhooks/deliver';
 
@@ -100,17 +101,7 @@ export async function startWebhookQueue(options: WebhookQueueOptions): Promise<W
   const queueUrl = `${url}/000000000000/${QUEUE_NAME}`;
 
   async function answer(req: IncomingMessage, res: ServerResponse) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
-    const operation = String(req.headers['x-amz-target'] ?? '').replace(/^AmazonSQS\./, '');
-    const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID(), ...headers });
-      res.end(JSON.stringify(body));
-    };
-    // SQS's JSON protocol keeps the query protocol's error code in `x-amzn-query-error` (code;Sender),
-    // which the SDK (awsQueryCompatible) names its error after; `__type` is the JSON shape's name.
-    const refuse = (status: number, code: string, type: string, message: string) => reply(status, { __type: type, message }, { 'x-amzn-query-error': `${code};Sender` });
+    const { operation, input, reply, refuse } = await readSqsCall(req, res);
     if (operation === 'SendMessageBatch') {
       const entries = input.Entries as { Id: string; MessageBody: string; DelaySeconds?: number }[];
       const successful = entries.map((entry) => {

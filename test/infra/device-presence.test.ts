@@ -1,16 +1,13 @@
-import { Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceUserServiceStack } from '#infra/stack';
 import { PRESENCE_RULE_SQL } from '#infra/constructs/device-presence';
-import { removeTestApps, testApp } from '../support/cdk-app';
-import { deployedTemplate, readDeployedForm, synthesizeTemplate } from '../support/deployed-form';
+import { removeTestApps } from '../support/cdk-app';
+import { nagCheckedStack, type Resource } from '../support/nag-checked';
+import { readDeployedForm, synthesizeTemplate } from '../support/deployed-form';
 
 // Devices on AWS IoT Core as deployed, read from the template: the device policy, the presence topic
 // rule with its error action, the function it invokes and who may invoke it. The function's own role
 // is proven by the IAM test (test/infra/iam-grants.test.ts) against the calls it makes.
 
-type Resource = { Type: string; Properties: Record<string, any> };
 
 afterAll(removeTestApps);
 
@@ -20,15 +17,7 @@ describe('device presence: IoT policy, topic rule, function', () => {
   const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
 
   beforeAll(() => {
-    const app = testApp({ mailFrom: 'no-reply@mail.stack-test.invalid' });
-    const stack = new DeviceUserServiceStack(app, 'Present');
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    resources = deployedTemplate(stack).Resources as Record<string, Resource>;
-    try {
-      app.synth();
-    } catch (error) {
-      nagError = error;
-    }
+    ({ resources, nagError } = nagCheckedStack('Present'));
   });
 
   it('passes cdk-nag', () => {

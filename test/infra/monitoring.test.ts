@@ -1,34 +1,22 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLE_OPERATIONS } from '#infra/constructs/monitoring';
 import { DeviceUserServiceStack, StackConfigurationError } from '#infra/stack';
 import { MAIL_ENV, METRICS_ENV } from '#shared/config';
 import { METRIC } from '#shared/metrics';
 import { removeTestApps, testApp } from '../support/cdk-app';
-import { deployedTemplate } from '../support/deployed-form';
+import { nagCheckedStack } from '../support/nag-checked';
 
 // The monitoring, read from the template: every alarm (its metric, threshold, evaluation
 // periods and SNS actions), the dashboard, the SES configuration set the mail functions send with,
 // and the two optional context values (an alarm e-mail subscriber, active tracing).
 
-type Resource = { Type: string; Properties: Record<string, any> };
 const MAIL_FROM = 'no-reply@mail.stack-test.invalid';
 
 /** Synthesizes the stack with cdk-nag; returns its resources and nag's verdict. */
 function synthesize(context: Record<string, unknown> = {}) {
-  const app = testApp({ mailFrom: MAIL_FROM, ...context });
-  const stack = new DeviceUserServiceStack(app, 'Monitored');
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  const resources = deployedTemplate(stack).Resources as Record<string, Resource>;
-  let nagError: unknown;
-  try {
-    app.synth();
-  } catch (error) {
-    nagError = error;
-  }
+  const { resources, nagError } = nagCheckedStack('Monitored', context);
   // The signing-key lifecycle's topic and subscription carry CloudFormation's requests, not alarms (stack.test.ts checks them).
   const ofType = (type: string) => Object.entries(resources).filter(([id, r]) => r.Type === type && !id.startsWith('SigningKeyLifecycle'));
   return { resources, ofType, nagError };

@@ -1,21 +1,17 @@
-import { Validations } from 'aws-cdk-lib';
 import { FilterCriteria, FilterRule } from 'aws-cdk-lib/aws-lambda';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeviceUserServiceStack } from '#infra/stack';
 import { WEBHOOK_ENV } from '#shared/config';
 import {
   DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS, RETRY_DELAYS_SECONDS,
 } from '#shared/webhooks/deliver';
 import { FAN_OUT_MAX_RECORD_AGE_SECONDS, STREAM_RETENTION_SECONDS } from '#shared/webhooks/stream-failures';
-import { removeTestApps, testApp } from '../support/cdk-app';
-import { deployedTemplate } from '../support/deployed-form';
+import { removeTestApps } from '../support/cdk-app';
+import { nagCheckedStack, type Resource } from '../support/nag-checked';
 
 // The webhook pipeline as deployed, read from the template: the table's stream, the delivery queue
 // with its dead-letter queue and alarm, the two functions, their event source mappings and their
 // least-privilege grants (the IAM proof, test/infra/iam-grants.test.ts, checks them against the calls).
 
-type Resource = { Type: string; Properties: Record<string, any> };
 
 afterAll(removeTestApps);
 
@@ -36,15 +32,7 @@ describe('webhooks: stream, queues, alarm, functions', () => {
   const actionsOf = (fnId: string) => statementsOf(fnId).flatMap((s) => [s.Action].flat());
 
   beforeAll(() => {
-    const app = testApp({ mailFrom: 'no-reply@mail.stack-test.invalid' });
-    const stack = new DeviceUserServiceStack(app, 'Webhooked');
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    resources = deployedTemplate(stack).Resources as Record<string, Resource>;
-    try {
-      app.synth();
-    } catch (error) {
-      nagError = error;
-    }
+    ({ resources, nagError } = nagCheckedStack('Webhooked'));
   });
 
   it('the table streams new and old images', () => {
