@@ -6,7 +6,7 @@ import { redirect } from '#shared/http/responses';
 /**
  * POST /account/security/passkeys/{passkey_id}/remove — removes one of the user's passkeys (its id is
  * the hash of its credential id), after a recent sign-in (its declaration's `recentSignIn`: else the
- * page middleware's page that asks to sign in again, 403, nothing removed).
+ * page middleware sends the browser to sign in again, nothing removed).
  * Removed: one TransactWriteItems (passkey, claim, count), 303 to ?done=passkey-removed; another
  * user's or an unknown passkey: 404.
  */
