@@ -18,6 +18,8 @@ import { WEBHOOK_REPO_OPERATIONS as webhooks } from '#shared/data/webhook-repo';
 import { DISPATCH_OPERATIONS } from '#shared/webhooks/dispatch';
 import type { TableOperation } from '#shared/data/table-access';
 import type { UsesDeclaration } from '#shared/data/uses';
+import { EXPORT_USES } from '#shared/accounts/account-export';
+import { CONFIRM_IDENTITY_USES } from '#shared/accounts/confirm-identity';
 import { LOGIN_USES } from '#shared/accounts/login';
 import { PASSKEY_SIGN_IN_USES } from '#shared/accounts/passkeys';
 import { NEW_PASSWORD_USES, RESET_LINK_USES } from '#shared/accounts/password-reset';
@@ -92,7 +94,7 @@ export const deleteApplication = usesOf(DELETE_APPLICATION_USES);
 /** accounts/account-deletion.ts applicationsInUse: the user's applications, and who has authorized each. */
 export const applicationsInUse = [clients.listClientsByDeveloper, grants.grantsOf];
 /** accounts/confirm-identity.ts confirmIdentity: the password asked again, within the login throttle. */
-export const confirmIdentity = [throttle.recordsRead, throttle.reserve, users.getPasswordHash, throttle.credit];
+export const confirmIdentity = usesOf(CONFIRM_IDENTITY_USES);
 /** accounts/account-deletion.ts deleteAccount: the marker, every grant, the applications, devices, address, sessions, profile. */
 export const deleteAccount = [
   erasure.getSubject, ...applicationsInUse, grants.listConsentsByUser, erasure.markDeleting, erasure.markConsentEnding, grants.deleteConsent,
@@ -100,10 +102,7 @@ export const deleteAccount = [
   erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, erasure.factorKeysOf, erasure.throttleKeysOf,
 ];
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
-export const exportAccount = [
-  devices.listDevicesByOwner, grants.listConsentsByUser, factorSummaries.factorsOf, sessions.listSessions, clients.listClientsByDeveloper, mailLimits.sentThisWindow,
-  erasure.grantsOfUser, clients.clientsRead, webhooks.subscriptionRead,
-];
+export const exportAccount = [...usesOf(EXPORT_USES), webhooks.subscriptionRead];
 /** accounts/login.ts attemptLogin: the password's throttle, the user, and a session or (second factor) a pending sign-in. */
 export const attemptLogin = usesOf(LOGIN_USES);
 /** accounts/second-factor.ts completeSignIn: the pending sign-in, the factors, the throttle, then the session with the code spent. */
