@@ -49,8 +49,9 @@ const REPOSITORIES = {
 
 /** The operations a service declares it uses (its `*_USES` constant, shared/data/uses.ts), as the grants read them. */
 export function usesOf(uses: UsesDeclaration): TableOperation[] {
+  if (Array.isArray(uses)) return (uses as readonly UsesDeclaration[]).flatMap((part) => usesOf(part));
   return Object.entries(uses).flatMap(([repo, methods]) =>
-    (methods ?? []).map((method) => (REPOSITORIES[repo as keyof typeof REPOSITORIES] as Record<string, TableOperation>)[method]!));
+    ((methods ?? []) as readonly string[]).map((method) => (REPOSITORIES[repo as keyof typeof REPOSITORIES] as Record<string, TableOperation>)[method]!));
 }
 
 // The services (shared/oauth/, shared/accounts/, shared/console/, shared/webhooks/) and the operations they use.

@@ -29,9 +29,9 @@ export type NewPasswordOutcome =
   | { outcome: 'refused'; problem: string };
 
 /** The repository operations setNewPassword uses, resetLinkAccount's and endEveryAppAccess's among them. */
-export const NEW_PASSWORD_USES = {
-  links: [...RESET_LINK_USES.links, 'redeemLink'], users: RESET_LINK_USES.users, grants: END_EVERY_APP_ACCESS_USES.grants, sessions: ['sessionKeysOf'],
-} as const satisfies UsesDeclaration;
+export const NEW_PASSWORD_USES = [
+  RESET_LINK_USES, END_EVERY_APP_ACCESS_USES, { links: ['redeemLink'], sessions: ['sessionKeysOf'] },
+] as const satisfies UsesDeclaration;
 
 /**
  * Sets the new password, uses up the link (and with it every other reset link of the account: the

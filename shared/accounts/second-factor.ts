@@ -148,10 +148,7 @@ export function removalRead(
 }
 
 /** The repository operations removeAuthenticator uses, removalRead's among them (its function's grants: functions/needs.ts). */
-export const REMOVE_AUTHENTICATOR_USES = {
-  factors: [...REMOVAL_READ_USES.factors, 'removeTotp'],
-  throttle: [...REMOVAL_READ_USES.throttle, 'reserve'],
-} as const satisfies UsesDeclaration;
+export const REMOVE_AUTHENTICATOR_USES = [REMOVAL_READ_USES, { factors: ['removeTotp'], throttle: ['reserve'] }] as const satisfies UsesDeclaration;
 
 /**
  * Turns the authenticator app off (and its recovery codes), which asks a fresh second factor: a code

@@ -42,10 +42,22 @@ export interface Repos {
   webhooks: WebhookRepo;
 }
 
-/** What a service declares: for each repository it uses, the operations (methods) it calls of it. */
-export type UsesDeclaration = { readonly [R in keyof Repos]?: readonly (keyof Repos[R] & string)[] };
+/** One part of what a service declares: for each repository it uses, the operations (methods) it calls of it. */
+export type UsesPart = { readonly [R in keyof Repos]?: readonly (keyof Repos[R] & string)[] };
+
+/**
+ * What a service declares it uses: its own part, or a list of parts, such as its own and those of the
+ * services it calls (a list, not a spread: a constant with a spread would stay in every bundle that
+ * loads its module, used or not).
+ */
+export type UsesDeclaration = UsesPart | readonly (UsesPart | readonly UsesPart[])[];
+
+type Flat<Part> = Part extends readonly (infer Inner)[] ? Inner : Part;
+type PartsOf<U> = U extends readonly (infer Part)[] ? Flat<Part> : U;
+type RepoNamesOf<Part> = Part extends unknown ? keyof Part : never;
+type MethodsOf<Part, R extends PropertyKey> = Part extends { readonly [K in R]: readonly (infer Method)[] } ? Method : never;
 
 /** The repositories a service that declares `U` is given, each narrowed to the operations `U` names. */
 export type Uses<U extends UsesDeclaration> = {
-  [R in keyof U & keyof Repos]: Pick<Repos[R], U[R] extends readonly (infer Method)[] ? Method & keyof Repos[R] : never>;
+  [R in RepoNamesOf<PartsOf<U>> & keyof Repos]: Pick<Repos[R], MethodsOf<PartsOf<U>, R> & keyof Repos[R]>;
 };

@@ -39,7 +39,7 @@ export async function endAppAccess(grants: Uses<typeof END_APP_ACCESS_USES>['gra
 }
 
 /** The repository operations endEveryAppAccess uses, endAppAccess's among them. */
-export const END_EVERY_APP_ACCESS_USES = { grants: ['listConsentsByUser', ...END_APP_ACCESS_USES.grants] } as const satisfies UsesDeclaration;
+export const END_EVERY_APP_ACCESS_USES = [END_APP_ACCESS_USES, { grants: ['listConsentsByUser'] }] as const satisfies UsesDeclaration;
 
 /**
  * Ends every application's access to the user's account, as the account page's revoke does for one:
