@@ -19,6 +19,7 @@ import { DISPATCH_OPERATIONS } from '#shared/webhooks/dispatch';
 import type { TableOperation } from '#shared/data/table-access';
 import type { UsesDeclaration } from '#shared/data/uses';
 import { EXPORT_USES } from '#shared/accounts/account-export';
+import { PASSWORD_RESET_REQUEST_USES, SEND_CONFIRMATION_USES, SIGN_UP_USES } from '#shared/accounts/accounts';
 import { CONFIRM_IDENTITY_USES } from '#shared/accounts/confirm-identity';
 import { LOGIN_USES } from '#shared/accounts/login';
 import { PASSKEY_SIGN_IN_USES } from '#shared/accounts/passkeys';
@@ -75,9 +76,9 @@ export const pollDeviceCode = [
 /** oauth/device-approval.ts: a user code entered at /device, and the decision on it. */
 export const deviceApproval = usesOf(DEVICE_APPROVAL_USES);
 /** accounts/accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
-export const signUp = [users.createUser, links.newLink, mailLimits.takeMailSlot];
-export const sendConfirmation = [links.createLink, mailLimits.takeMailSlot];
-export const requestPasswordReset = [mailLimits.takeMailSlot, users.findUserByEmail, links.createLink];
+export const signUp = usesOf(SIGN_UP_USES);
+export const sendConfirmation = usesOf(SEND_CONFIRMATION_USES);
+export const requestPasswordReset = usesOf(PASSWORD_RESET_REQUEST_USES);
 /** oauth/app-access.ts endEveryAppAccess: the account page's revoke, for every application the user authorized. */
 export const endEveryAppAccess = usesOf(END_EVERY_APP_ACCESS_USES);
 /** oauth/app-access.ts endAppAccess: the account page's revoke of one application. */
