@@ -37,6 +37,16 @@ import { createStackStatusReader, type StackStatusReader } from '#shared/aws/sta
 import { createClientCache } from '#shared/oauth/client-cache';
 import { createTokenService } from '#shared/oauth/token-service';
 import { createDispatch } from '#shared/webhooks/dispatch';
+import { recordPresence as recordPresenceWith } from '#shared/presence/record-presence';
+import { fanOut as fanOutWith, type StreamRecordLike } from '#shared/webhooks/fan-out';
+import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#shared/webhooks/deliver';
+import type { WebhookMessage } from '#shared/webhooks/queue';
+import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
+import { signInWithPasskey as signInWithPasskeyWith } from '#shared/accounts/passkeys';
+import { resetLinkAccount as resetLinkAccountWith, setNewPassword as setNewPasswordWith } from '#shared/accounts/password-reset';
+import { completeSignIn as completeSignInWith, removalRead as removalReadWith, removeAuthenticator as removeAuthenticatorWith } from '#shared/accounts/second-factor';
+import { decideDeviceRequest as decideDeviceRequestWith, findDeviceRequest as findDeviceRequestWith } from '#shared/oauth/device-approval';
+import { authorizedApps as authorizedAppsWith, deleteApplication as deleteApplicationWith } from '#shared/oauth/app-access';
 import { sqsWebhookQueue } from '#shared/webhooks/queue';
 
 // The composition root: every client, repository and service the functions use is built here, from
@@ -249,3 +259,27 @@ let deletionStepHook: ((step: DeletionStep) => void | Promise<void>) | undefined
 export function onDeletionStep(hook: ((step: DeletionStep) => void | Promise<void>) | undefined): void {
   deletionStepHook = hook;
 }
+
+/** What a service takes after its dependencies: the parameters of its binding below. */
+type After<Service> = Service extends (deps: never, ...rest: infer Rest) => unknown ? Rest : never;
+
+// The services given their repositories (each declares what it uses: its `*_USES`, shared/data/uses.ts).
+export const attemptLogin = (...args: After<typeof attemptLoginWith>) => attemptLoginWith({ batch, factors, sessions, throttle, users }, ...args);
+export const completeSignIn = (...args: After<typeof completeSignInWith>) => completeSignInWith({ batch, factors, sessions, throttle, users }, ...args);
+export const signInWithPasskey = (...args: After<typeof signInWithPasskeyWith>) =>
+  signInWithPasskeyWith({ batch, passkeys, sessions, throttle, users }, ...args);
+export const removalRead = (...args: After<typeof removalReadWith>) => removalReadWith({ factors, throttle }, ...args);
+export const removeAuthenticator = (...args: After<typeof removeAuthenticatorWith>) => removeAuthenticatorWith({ batch, factors, throttle }, ...args);
+export const resetLinkAccount = (...args: After<typeof resetLinkAccountWith>) => resetLinkAccountWith({ links, users }, ...args);
+export const setNewPassword = (...args: After<typeof setNewPasswordWith>) => setNewPasswordWith({ grants, links, sessions, users }, ...args);
+export const authorizedApps = (...args: After<typeof authorizedAppsWith>) => authorizedAppsWith({ batch, clients, grants }, ...args);
+export const deleteApplication = (...args: After<typeof deleteApplicationWith>) => deleteApplicationWith({ grants, clients, webhooks }, ...args);
+export const findDeviceRequest = (...args: After<typeof findDeviceRequestWith>) => findDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
+export const decideDeviceRequest = (...args: After<typeof decideDeviceRequestWith>) => decideDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
+/** A device's lifecycle event recorded as its presence (shared/presence/record-presence.ts). */
+export const recordPresence = (event: unknown) => recordPresenceWith(event, { devices, presence, logger });
+/** A batch of the table's stream turned into webhook deliveries (shared/webhooks/fan-out.ts): how many were queued. */
+export const fanOut = (records: readonly StreamRecordLike[]) => fanOutWith(records, { grants, webhooks, batch, queue });
+/** One queued webhook message delivered (shared/webhooks/deliver.ts), its `attempt`-th time. */
+export const deliverMessage = (message: WebhookMessage, attempt: number): Promise<DeliveryOutcome> =>
+  deliverMessageWith(message, attempt, { batch, webhooks, grants, allowLocalHttp: allowLocalHttp(), notifyDisabled });

@@ -1,10 +1,10 @@
 import { step } from '#shared/bench-floor';
 import { auth, defineEndpoint } from '#shared/declaration';
-import { links, pageReads, users } from '#functions/needs';
+import { pageReads, resetLinkAccount } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('GET', '/password-reset/confirm', 'page')],
-  needs: { table: [...pageReads, links.readLink, users.getUserRecord] },
+  needs: { table: [...pageReads, ...resetLinkAccount] },
   sample: {
     status: 200,
     make: async (kit) => kit.page('GET /password-reset/confirm with a live link: the new-password form', {

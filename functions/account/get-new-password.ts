@@ -1,7 +1,6 @@
 import { expiredLinkPage, newPasswordPage, outcomeOf, outcomePage } from '#shared/views/account-pages';
-import { links, users } from '#shared/runtime';
+import { resetLinkAccount } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
-import { resetLinkAccount } from '#shared/accounts/password-reset';
 
 /**
  * GET /password-reset/confirm?token=… — the new-password form, if the link is still good
@@ -11,6 +10,6 @@ export const handler = pageHandler({ session: 'optional' }, async ({ event, view
   const done = outcomeOf(event.queryStringParameters, 'password-changed');
   if (done) return outcomePage(viewer, done);
   const token = event.queryStringParameters?.token ?? '';
-  if (!(await resetLinkAccount({ links, users }, token))) return expiredLinkPage(viewer, 'reset-password');
+  if (!(await resetLinkAccount(token))) return expiredLinkPage(viewer, 'reset-password');
   return newPasswordPage(viewer, token);
 });

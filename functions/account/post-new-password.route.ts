@@ -1,13 +1,13 @@
 import { PASSWORD_STRENGTH_ENTRY } from '#shared/domain/password-policy';
 import { auth, defineEndpoint } from '#shared/declaration';
 import { randomToken } from '#shared/secrets';
-import { endEveryAppAccess, links, pageReads, sessions, users } from '#functions/needs';
+import { pageReads, setNewPassword } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/password-reset/confirm', 'page')],
   lazyModules: [PASSWORD_STRENGTH_ENTRY],
   needs: {
-    table: [...pageReads, links.readLink, users.getUserRecord, ...endEveryAppAccess, sessions.sessionKeysOf, links.redeemLink],
+    table: [...pageReads, ...setNewPassword],
   },
   sample: {
     // The expired-link page: a live link would change a demo password, so a used-up one gets the page's refusal.

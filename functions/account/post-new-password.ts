@@ -1,7 +1,6 @@
 import { expiredLinkPage, newPasswordPage, outcomePath } from '#shared/views/account-pages';
-import { grants, links, sessions, users } from '#shared/runtime';
+import { setNewPassword } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
-import { setNewPassword } from '#shared/accounts/password-reset';
 import { redirect } from '#shared/http/responses';
 
 /**
@@ -12,7 +11,7 @@ import { redirect } from '#shared/http/responses';
 export const handler = pageHandler({ form: true, csrf: true, session: 'optional' }, async ({ form, viewer }) => {
   const token = form.token ?? '';
   const signOutApps = form.sign_out_apps === 'yes';
-  const result = await setNewPassword({ grants, links, sessions, users }, token, form.password ?? '', signOutApps);
+  const result = await setNewPassword(token, form.password ?? '', signOutApps);
   if (result.outcome === 'expired') return expiredLinkPage(viewer, 'reset-password');
   if (result.outcome === 'refused') return newPasswordPage(viewer, token, result.problem, 400, signOutApps);
   return redirect(outcomePath('/password-reset/confirm', 'password-changed'), 303);

@@ -1,6 +1,6 @@
-import { FACTOR_FAILURE_MESSAGES, removalRead, removeAuthenticator } from '#shared/accounts/second-factor';
+import { FACTOR_FAILURE_MESSAGES } from '#shared/accounts/second-factor';
 import { securityPage } from '#shared/views/security-pages';
-import { batch, factors, throttle } from '#shared/runtime';
+import { removalRead, removeAuthenticator } from '#shared/runtime';
 import { securityState } from '#shared/pages/security';
 import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
@@ -13,9 +13,9 @@ import { redirect } from '#shared/http/responses';
  * 429 with Retry-After), its factors as read.
  */
 export const handler = pageHandler({
-  form: true, csrf: true, session: 'required', reads: { ofUser: (userId) => removalRead({ factors, throttle }, userId, Date.now()) }, loginReturn: '/account/security',
+  form: true, csrf: true, session: 'required', reads: { ofUser: (userId) => removalRead(userId, Date.now()) }, loginReturn: '/account/security',
 }, async ({ form, signedIn, viewer, ofUser }) => {
-  const result = await removeAuthenticator({ batch, factors, throttle }, signedIn.user.id, form.code ?? '', Date.now(), ofUser);
+  const result = await removeAuthenticator(signedIn.user.id, form.code ?? '', Date.now(), ofUser);
   if (result.outcome === 'removed') return redirect('/account/security?done=totp-removed', 303);
   if (result.outcome === 'not-enrolled') return redirect('/account/security', 303);
   const state = await securityState(signedIn.user.id, signedIn.sessionId, result.stored);

@@ -1,13 +1,11 @@
-import { decideDeviceRequest, findDeviceRequest, isDeviceRequest, UNKNOWN_CODE } from '#shared/oauth/device-approval';
-import { batch, clients, deviceGrants, devices, grants } from '#shared/runtime';
+import { isDeviceRequest, UNKNOWN_CODE } from '#shared/oauth/device-approval';
+import { decideDeviceRequest, devices, findDeviceRequest } from '#shared/runtime';
 import { checkDeviceFormSize, DEVICE_CHOICE_FORM_BYTES, deviceChoiceFromForm } from '#shared/pages/device-choice';
 import { MAX_FORM_BYTES, formBytes } from '#shared/http/form';
 import { PayloadTooLargeError } from '#shared/errors';
 import { asksForDevices } from '#shared/views/oauth-pages';
 import { pageHandler } from '#shared/pages/page-handler';
 import { deviceCodePage, deviceConsentPage, deviceDonePage } from '#shared/views/device-pages';
-
-const deps = { deviceGrants, batch, clients, grants };
 
 /**
  * POST /device (docs/api.md#device-page; RFC 8628 §3.3): the code the user typed. Without a
@@ -25,7 +23,7 @@ export const handler = pageHandler({
   if (form.decision === undefined && formBytes(event) > MAX_FORM_BYTES) throw new PayloadTooLargeError(MAX_FORM_BYTES);
   const signed = { email: signedIn.user.email, csrf: viewer.csrf, cookies: viewer.cookies };
   const userId = signedIn.user.id;
-  const found = await findDeviceRequest(deps, form.user_code, userId, event.requestContext.http.sourceIp);
+  const found = await findDeviceRequest(form.user_code, userId, event.requestContext.http.sourceIp);
   if (!isDeviceRequest(found)) return deviceCodePage({ ...signed, userCode: form.user_code?.slice(0, 32), error: found.problem, status: found.status });
 
   // A request for device scopes lets the user choose the devices, among their own (one Query).
@@ -39,7 +37,7 @@ export const handler = pageHandler({
   }
   const allow = form.decision === 'allow';
   const chosen = allow && owned ? deviceChoiceFromForm(form, owned) : undefined;
-  const outcome = await decideDeviceRequest(deps, found, userId, { allow, ...(chosen ? { devices: chosen } : {}) });
+  const outcome = await decideDeviceRequest(found, userId, { allow, ...(chosen ? { devices: chosen } : {}) });
   if (outcome === 'done') return deviceDonePage({ ...signed, clientName: found.client.name, allowed: allow });
   // Used or expired since it was read: the code form says so. The consent changed meanwhile (a
   // revocation, another tab): the consent page again, from what is stored now, at the next entry.

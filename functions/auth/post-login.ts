@@ -1,7 +1,6 @@
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
-import { attemptLogin } from '#shared/accounts/login';
 import { loginPage } from '#shared/views/oauth-pages';
-import { batch, factors, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
+import { attemptLogin, sendSignInAlert } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { normalizeEmail } from '#shared/domain/user';
@@ -27,7 +26,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
   const again = (error: string, status: number) =>
     loginPage({ returnTo, csrf: token, cookies, error, email, status, formTargets: redirectOriginOf(returnTo) });
 
-  const login = await attemptLogin({ batch, factors, sessions, throttle, users }, {
+  const login = await attemptLogin({
     email, password: form.password ?? '', address: event.requestContext.http.sourceIp, browser: describeBrowser(event.headers['user-agent']), browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
   });
   if (login.outcome === 'throttled') {

@@ -1,9 +1,9 @@
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
-import { PASSKEY_REFUSALS, signInWithPasskey } from '#shared/accounts/passkeys';
+import { PASSKEY_REFUSALS } from '#shared/accounts/passkeys';
 import { loginPage } from '#shared/views/oauth-pages';
 import { secondFactorPage } from '#shared/views/security-pages';
 import { pendingSignInUserId } from '#shared/data/pending-sign-in-repo';
-import { batch, passkeys, relyingParty, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
+import { relyingParty, sendSignInAlert, signInWithPasskey } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';
 import { pageHandler } from '#shared/pages/page-handler';
@@ -29,7 +29,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
   const again = (error: string, status: number) => (pendingUserId ? secondFactorPage : loginPage)({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo) });
   // The form sent without the page script's answer (no JavaScript, no WebAuthn) is no attempt: nothing is read or counted.
   if (!form.response) return again('Signing in with a passkey needs a browser that supports passkeys, with JavaScript on.', 400);
-  const result = await signInWithPasskey({ batch, passkeys, sessions, throttle, users }, relyingParty(), {
+  const result = await signInWithPasskey(relyingParty(), {
     response: form.response ?? '', address: event.requestContext.http.sourceIp, browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
     browser: describeBrowser(event.headers['user-agent']), pendingUserId,
   });

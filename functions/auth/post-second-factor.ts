@@ -1,8 +1,8 @@
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_COOKIE_PATH, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
-import { completeSignIn, FACTOR_FAILURE_MESSAGES } from '#shared/accounts/second-factor';
+import { FACTOR_FAILURE_MESSAGES } from '#shared/accounts/second-factor';
 import { secondFactorPage } from '#shared/views/security-pages';
 import { noticePage } from '#shared/views/account-pages';
-import { batch, factors, sendSignInAlert, sessions, throttle, users } from '#shared/runtime';
+import { completeSignIn, sendSignInAlert } from '#shared/runtime';
 import { redirectOriginOf, safeReturnTo, secureCookie } from '#shared/pages/session';
 import { PENDING_SIGN_IN_COOKIE, PENDING_SIGN_IN_COOKIE_PATH } from '#shared/pages/second-factor';
 import { pageHandler } from '#shared/pages/page-handler';
@@ -24,7 +24,7 @@ export const handler = pageHandler({ form: true, csrf: true }, async ({ event, f
   const again = (error: string, status: number, account?: string) =>
     secondFactorPage({ returnTo, csrf: token, cookies, error, status, formTargets: redirectOriginOf(returnTo), account });
 
-  const result = await completeSignIn({ batch, factors, sessions, throttle, users }, {
+  const result = await completeSignIn({
     pendingSignIn: readCookie(event, PENDING_SIGN_IN_COOKIE), typed: form.code ?? '', browserToken: readCookie(event, KNOWN_BROWSER_COOKIE), now: Date.now(),
     client: { browser: describeBrowser(event.headers['user-agent']), address: event.requestContext.http.sourceIp },
   });

@@ -1,10 +1,10 @@
 import { auth, defineEndpoint } from '#shared/declaration';
-import { clients, grants, pageReads, webhooks } from '#functions/needs';
+import { deleteApplication, pageReads } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/developer/apps/{client_id}/delete', 'page')],
   needs: {
-    table: [...pageReads, grants.grantsOf, grants.revokeFamiliesThen, clients.deleteClientItem, grants.deleteConsentItem, webhooks.deleteSubscriptionItem],
+    table: [...pageReads, ...deleteApplication],
   },
   sample: {
     status: 303,

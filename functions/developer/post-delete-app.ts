@@ -1,6 +1,5 @@
-import { deleteApplication } from '#shared/oauth/app-access';
 import { ownedApp, pathClientId } from '#shared/console/developer';
-import { clients, grants, webhooks } from '#shared/runtime';
+import { deleteApplication } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { redirect } from '#shared/http/responses';
 import { countMetric, METRIC } from '#shared/metrics';
@@ -19,6 +18,6 @@ export const handler = pageHandler({
   if ((form.confirm_name ?? '').trim() !== app.name) {
     return deleteAppPage(viewer, app, form.confirm_name ? 'That is not the application’s name. Type it exactly as shown.' : 'Type the application’s name to confirm.', 400);
   }
-  countMetric(METRIC.grantsRevoked, await deleteApplication({ grants, clients, webhooks }, signedIn.user.id, app.clientId));
+  countMetric(METRIC.grantsRevoked, await deleteApplication(signedIn.user.id, app.clientId));
   return redirect('/developer', 303);
 });

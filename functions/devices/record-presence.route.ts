@@ -1,10 +1,10 @@
 import { defineEndpoint } from '#shared/declaration';
-import { devices, presence } from '#functions/needs';
+import { recordPresence } from '#functions/needs';
 
 export default defineEndpoint({
   eventSource: 'iot-presence',
   // shared/presence/record-presence.ts: the device's owner by its id, then one conditional write (two for a connect after its disconnect).
-  needs: { table: [devices.findDeviceOwner, presence.applyPresence, presence.recordLateConnect] },
+  needs: { table: recordPresence },
   sample: {
     status: 200,
     // A client id that names no device: dropped after the owner's look-up, nothing written.

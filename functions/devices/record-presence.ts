@@ -1,6 +1,4 @@
-import { logger } from '#shared/log';
-import { recordPresence } from '#shared/presence/record-presence';
-import { devices, presence } from '#shared/runtime';
+import { recordPresence } from '#shared/runtime';
 
 /**
  * The device presence topic rule's action (infra/constructs/device-presence.ts): AWS IoT Core's
@@ -10,5 +8,5 @@ import { devices, presence } from '#shared/runtime';
  * is retried. No HTTP route.
  */
 export async function handler(event: unknown) {
-  return { outcome: await recordPresence(event, { devices, presence, logger }) };
+  return { outcome: await recordPresence(event) };
 }

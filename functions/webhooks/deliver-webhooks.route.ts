@@ -1,5 +1,5 @@
 import { defineEndpoint } from '#shared/declaration';
-import { clients, grants, users, webhooks } from '#functions/needs';
+import { clients, deliverMessage, users } from '#functions/needs';
 
 export default defineEndpoint({
   eventSource: 'webhook-queue',
@@ -7,10 +7,7 @@ export default defineEndpoint({
   lazyModules: ['shared/webhooks/disabled-notice.ts'],
   // shared/webhooks/deliver.ts (delivery, subscription and consent in one read), and the e-mail to the developer of a disabled one.
   needs: {
-    table: [
-      webhooks.deliveryRead, webhooks.subscriptionRead, grants.consentRead, webhooks.recordAttempt, webhooks.markFailing,
-      webhooks.clearFailing, webhooks.disableSubscription, clients.getClient, users.getUserById,
-    ],
+    table: [...deliverMessage, clients.getClient, users.getUserById],
     sendsMail: true,
     webhookQueue: ['retry'],
   },

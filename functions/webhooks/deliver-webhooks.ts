@@ -1,8 +1,8 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '#shared/log';
-import { deliverMessage, QUEUE_VISIBILITY_TIMEOUT_SECONDS, type DeliveryOutcome } from '#shared/webhooks/deliver';
+import { QUEUE_VISIBILITY_TIMEOUT_SECONDS, type DeliveryOutcome } from '#shared/webhooks/deliver';
 import type { WebhookMessage } from '#shared/webhooks/queue';
-import { allowLocalHttp, batch, grants, notifyDisabled, queue, webhooks } from '#shared/runtime';
+import { deliverMessage, queue } from '#shared/runtime';
 
 /**
  * Delivers the queued webhook messages of one SQS batch, all at once (a slow receiver holds up
@@ -27,7 +27,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
     const about = { clientId: message.clientId, webhookId: message.webhookId, attempt };
     let outcome: DeliveryOutcome;
     try {
-      outcome = await deliverMessage(message, attempt, { batch, webhooks, grants, allowLocalHttp: allowLocalHttp(), notifyDisabled });
+      outcome = await deliverMessage(message, attempt);
     } catch (error) {
       // Our side failed (the table): the message comes back after the queue's visibility timeout.
       failures.push(record.messageId);

@@ -1,10 +1,10 @@
 import { defineEndpoint } from '#shared/declaration';
-import { grants, webhooks } from '#functions/needs';
+import { fanOut } from '#functions/needs';
 
 export default defineEndpoint({
   eventSource: 'table-stream',
   // shared/webhooks/fan-out.ts: the owner's consents, their subscriptions, one delivery per event and application (written while the consent or webhook stands).
-  needs: { table: [grants.listConsentsByUser, webhooks.subscriptionsRead, webhooks.createEventDelivery], webhookQueue: ['send'] },
+  needs: { table: fanOut, webhookQueue: ['send'] },
   sample: {
     status: 200,
     // A stream record of a rename that did not happen: the demo user has authorized no application, so nothing is queued.

@@ -1,7 +1,7 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '#shared/log';
-import { fanOut, type StreamRecordLike } from '#shared/webhooks/fan-out';
-import { batch, grants, queue, webhooks } from '#shared/runtime';
+import type { StreamRecordLike } from '#shared/webhooks/fan-out';
+import { fanOut } from '#shared/runtime';
 
 /**
  * Reads the table's stream (DynamoDB Streams, new and old images) and turns the changes of devices,
@@ -11,7 +11,7 @@ import { batch, grants, queue, webhooks } from '#shared/runtime';
  * two ids. No HTTP route.
  */
 export async function handler(event: DynamoDBStreamEvent) {
-  const queued = await fanOut(event.Records as StreamRecordLike[], { grants, webhooks, batch, queue });
+  const queued = await fanOut(event.Records as StreamRecordLike[]);
   if (queued > 0) logger.info('webhook deliveries queued', { records: event.Records.length, queued });
   return { queued };
 }

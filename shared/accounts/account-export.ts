@@ -1,11 +1,6 @@
 import type { BatchReader } from '#shared/data/batch-read';
-import type { ClientRepo } from '#shared/data/client-repo';
-import type { DeviceRepo } from '#shared/data/device-repo';
-import type { ErasureRepo } from '#shared/data/erasure-repo';
-import type { FactorSummaryRepo } from '#shared/data/factor-summary-repo';
-import type { GrantRepo } from '#shared/data/grant-repo';
-import type { MailLimitRepo } from '#shared/data/mail-limit-repo';
-import { SESSION_TTL_SECONDS, type SessionRepo } from '#shared/data/session-repo';
+import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { subscriptionRead } from '#shared/data/webhook-repo';
 import { clientTypeOf } from '#shared/domain/client';
 import type { Device } from '#shared/domain/device';
@@ -68,16 +63,18 @@ export interface AccountExport {
 }
 
 /** What the export reads with. */
-export interface ExportDeps {
+export interface ExportDeps extends Uses<typeof EXPORT_USES> {
   batch: BatchReader;
-  devices: Pick<DeviceRepo, 'listDevicesByOwner'>;
-  grants: Pick<GrantRepo, 'listConsentsByUser'>;
-  clients: Pick<ClientRepo, 'clientsRead' | 'listClientsByDeveloper'>;
-  erasure: Pick<ErasureRepo, 'grantsOfUser'>;
-  factorSummaries: Pick<FactorSummaryRepo, 'factorsOf'>;
-  sessions: Pick<SessionRepo, 'listSessions'>;
-  mailLimits: Pick<MailLimitRepo, 'sentThisWindow'>;
 }
+
+/**
+ * The repository operations exportAccount uses (its functions' grants: functions/needs.ts); besides them it
+ * reads the developed applications' webhooks by the webhook repository's `subscriptionRead`, without the repository.
+ */
+export const EXPORT_USES = {
+  devices: ['listDevicesByOwner'], grants: ['listConsentsByUser'], clients: ['clientsRead', 'listClientsByDeveloper'], erasure: ['grantsOfUser'],
+  factorSummaries: ['factorsOf'], sessions: ['listSessions'], mailLimits: ['sentThisWindow'],
+} as const satisfies UsesDeclaration;
 
 /**
  * The export of `user`, the signed-in user (`currentSessionId`: the asking session, marked

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '#shared/accounts/password';
-import type { LinkRepo } from '#shared/data/link-repo';
-import type { MailLimitRepo } from '#shared/data/mail-limit-repo';
-import type { UserRepo } from '#shared/data/user-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { greeting } from '#shared/email/mail-text';
 import type { Mailer } from '#shared/email/mailer';
 import { formatTimestamp } from '#shared/domain/time';
@@ -11,16 +9,18 @@ import { ConflictError } from '#shared/errors';
 import { countMetric, METRIC } from '#shared/metrics';
 
 /**
- * What the account services use: their repositories, the mailer and the authorization server's URL,
- * which the links in the messages point to. The functions get the ones shared/runtime.ts builds.
+ * What every account service uses besides its repositories: the mailer and the authorization server's
+ * URL, which the links in the messages point to. The functions get the ones shared/runtime.ts builds.
  */
-export interface AccountDeps {
-  users: Pick<UserRepo, 'createUser' | 'findUserByEmail'>;
-  links: Pick<LinkRepo, 'newLink' | 'createLink'>;
-  mailLimits: Pick<MailLimitRepo, 'takeMailSlot'>;
+export interface MailDeps {
   mailer: Mailer;
   issuer: string;
 }
+
+/** The repository operations of signUp, sendConfirmation and requestPasswordReset (their functions' grants: functions/needs.ts). */
+export const SIGN_UP_USES = { users: ['createUser'], links: ['newLink'], mailLimits: ['takeMailSlot'] } as const satisfies UsesDeclaration;
+export const SEND_CONFIRMATION_USES = { links: ['createLink'], mailLimits: ['takeMailSlot'] } as const satisfies UsesDeclaration;
+export const PASSWORD_RESET_REQUEST_USES = { users: ['findUserByEmail'], links: ['createLink'], mailLimits: ['takeMailSlot'] } as const satisfies UsesDeclaration;
 
 // Every account e-mail counts against its address's limit (mail-limit-repo.ts) whether or not the
 // address has an account, and a refused one is simply not sent: the callers answer the same either way.
@@ -31,7 +31,7 @@ export interface AccountDeps {
  * same, so nothing is revealed. Past the address's e-mail limit, the account is still created but
  * no message is sent (its owner can ask for the confirmation again later).
  */
-export async function signUp(deps: AccountDeps, form: Record<string, string>, now = new Date()): Promise<void> {
+export async function signUp(deps: Uses<typeof SIGN_UP_USES> & MailDeps, form: Record<string, string>, now = new Date()): Promise<void> {
   const { users, links, mailLimits, mailer, issuer } = deps;
   const id = randomUUID();
   const stamp = formatTimestamp(now);
@@ -64,12 +64,12 @@ export async function signUp(deps: AccountDeps, form: Record<string, string>, no
 }
 
 /** E-mails a fresh single-use confirmation link to the user, within the address's e-mail limit. */
-export async function sendConfirmation(deps: Pick<AccountDeps, 'links' | 'mailLimits' | 'mailer' | 'issuer'>, user: User): Promise<void> {
+export async function sendConfirmation(deps: Uses<typeof SEND_CONFIRMATION_USES> & MailDeps, user: User): Promise<void> {
   if (!(await deps.mailLimits.takeMailSlot(user.email))) return;
   await mailConfirmation(deps, user, await deps.links.createLink('confirm-email', user.id));
 }
 
-async function mailConfirmation({ mailer, issuer }: Pick<AccountDeps, 'mailer' | 'issuer'>, user: User, token: string): Promise<void> {
+async function mailConfirmation({ mailer, issuer }: MailDeps, user: User, token: string): Promise<void> {
   await mailer.send({
     to: user.email,
     subject: 'Confirm your e-mail address',
@@ -82,7 +82,7 @@ async function mailConfirmation({ mailer, issuer }: Pick<AccountDeps, 'mailer' |
  * (counted for unknown addresses too); says nothing either way. The link belongs to the account's
  * current reset generation: using any link of it ends the others.
  */
-export async function requestPasswordReset({ users, links, mailLimits, mailer, issuer }: AccountDeps, email: string): Promise<void> {
+export async function requestPasswordReset({ users, links, mailLimits, mailer, issuer }: Uses<typeof PASSWORD_RESET_REQUEST_USES> & MailDeps, email: string): Promise<void> {
   if (!(await mailLimits.takeMailSlot(email))) return;
   const record = await users.findUserByEmail(email);
   if (!record) return;

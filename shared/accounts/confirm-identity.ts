@@ -1,8 +1,7 @@
 import { FREE_ATTEMPTS, nextAttemptAfterReserving, retryAfterSeconds } from '#shared/accounts/login-throttle';
 import { verifyPassword } from '#shared/accounts/password';
 import type { BatchReader } from '#shared/data/batch-read';
-import type { ThrottleRepo } from '#shared/data/throttle-repo';
-import type { UserRepo } from '#shared/data/user-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import type { User } from '#shared/domain/user';
 import { countMetric, METRIC } from '#shared/metrics';
 
@@ -22,6 +21,9 @@ export type IdentityCheck =
   /** Too many failures: the wait, in whole seconds (Retry-After). */
   | { outcome: 'throttled'; retryAfterSeconds: number };
 
+/** The repository operations confirmIdentity uses (its functions' grants: functions/needs.ts). */
+export const CONFIRM_IDENTITY_USES = { throttle: ['recordsRead', 'reserve', 'credit'], users: ['getPasswordHash'] } as const satisfies UsesDeclaration;
+
 /**
  * Confirms that the person behind a signed-in session is the account's owner, before an
  * irreversible act (deleting the account). Today it checks the password, as a login does and within
@@ -33,7 +35,7 @@ export type IdentityCheck =
  * password hash), and TransactWriteItems (the credit) when confirmed.
  */
 export async function confirmIdentity(
-  repos: { batch: BatchReader; throttle: ThrottleRepo; users: Pick<UserRepo, 'getPasswordHash'> },
+  repos: Uses<typeof CONFIRM_IDENTITY_USES> & { batch: BatchReader },
   user: User,
   { password, address, now }: IdentityProof,
 ): Promise<IdentityCheck> {

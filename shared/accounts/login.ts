@@ -3,10 +3,7 @@ import {
 } from '#shared/accounts/login-throttle';
 import { verifyPassword } from '#shared/accounts/password';
 import type { BatchReader } from '#shared/data/batch-read';
-import type { FactorRepo } from '#shared/data/factor-repo';
-import type { SessionRepo } from '#shared/data/session-repo';
-import type { ThrottleRepo } from '#shared/data/throttle-repo';
-import type { UserRepo } from '#shared/data/user-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { MAX_EMAIL_LENGTH } from '#shared/domain/user';
 import { countMetric, METRIC } from '#shared/metrics';
 import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
@@ -42,6 +39,14 @@ export type LoginOutcome =
   /** A wrong password or an unknown account: the same outcome. */
   | { outcome: 'failed' };
 
+/** The repository operations attemptLogin uses (its functions' grants: functions/needs.ts). */
+export const LOGIN_USES = {
+  throttle: ['recordsRead', 'knownBrowserRead', 'reserveKnownBrowser', 'reserve', 'newKnownBrowser', 'forgetKnownBrowserItem', 'creditItems'],
+  users: ['userIdOfEmailRead', 'getUserRecord', 'signedInItem'],
+  sessions: ['createSession'],
+  factors: ['startPendingSignIn'],
+} as const satisfies UsesDeclaration;
+
 /**
  * One login attempt. Before the password is checked, the attempt reserves one failure with a
  * conditional write, so concurrent requests cannot buy more guesses than the throttle allows; a
@@ -57,7 +62,7 @@ export type LoginOutcome =
  * (the password was right); the known browser is replaced when the sign-in completes.
  */
 export async function attemptLogin(
-  repos: { batch: BatchReader; factors: Pick<FactorRepo, 'startPendingSignIn'>; sessions: SessionRepo; throttle: ThrottleRepo; users: UserRepo },
+  repos: Uses<typeof LOGIN_USES> & { batch: BatchReader },
   { email, password, address, browser: browserName = 'An unknown browser', browserToken, now }: LoginAttempt,
 ): Promise<LoginOutcome> {
   const { batch, factors, sessions, throttle, users } = repos;

@@ -5,14 +5,12 @@ import type {
 import { KNOWN_BROWSER_TTL_SECONDS, nextAttemptAfterReserving, retryAfterSeconds, FREE_ATTEMPTS } from '#shared/accounts/login-throttle';
 import type { BatchReader } from '#shared/data/batch-read';
 import type { PasskeyRepo, StoredPasskey } from '#shared/data/passkey-repo';
-import type { SessionRepo } from '#shared/data/session-repo';
-import type { ThrottleRepo } from '#shared/data/throttle-repo';
 import { normalizeName, type User } from '#shared/domain/user';
 import { formatTimestamp } from '#shared/domain/time';
 import { countMetric, METRIC } from '#shared/metrics';
 import type { RelyingParty } from '#shared/accounts/relying-party';
 import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
-import type { UserRepo } from '#shared/data/user-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 
 // Passkeys (WebAuthn, discoverable credentials), with @simplewebauthn/server for the ceremonies'
 // cryptography, for the relying party of relying-party.ts. The options are plain JSON made here
@@ -202,6 +200,14 @@ export type PasskeySignInOutcome =
   | { outcome: 'throttled'; retryAfterSeconds: number }
   | { outcome: 'refused'; refusal: PasskeyRefusal };
 
+/** The repository operations signInWithPasskey uses (its functions' grants: functions/needs.ts). */
+export const PASSKEY_SIGN_IN_USES = {
+  throttle: ['addressRecordRead', 'knownBrowserRead', 'reserve', 'addressCreditItem', 'newKnownBrowser', 'forgetKnownBrowserItem'],
+  passkeys: ['passkeyRead', 'takeChallenge', 'usePasskeyItem'],
+  sessions: ['createSession'],
+  users: ['signInProfileRead', 'signedInItem'],
+} as const satisfies UsesDeclaration;
+
 /**
  * A sign-in with a passkey, which is both factors at once (something the user has, unlocked by
  * something she is or knows: user verification is required). Like a password attempt, it first
@@ -218,10 +224,7 @@ export type PasskeySignInOutcome =
  * DeleteItem (challenge) + TransactWriteItems = 4.
  */
 export async function signInWithPasskey(
-  repos: {
-    batch: BatchReader; passkeys: PasskeyRepo; sessions: Pick<SessionRepo, 'createSession'>; throttle: ThrottleRepo;
-    users: Pick<UserRepo, 'signInProfileRead' | 'signedInItem'>;
-  },
+  repos: Uses<typeof PASSKEY_SIGN_IN_USES> & { batch: BatchReader },
   rp: RelyingParty,
   attempt: { response: string; address: string; browserToken?: string; now: number; browser?: string; pendingUserId?: string },
 ): Promise<PasskeySignInOutcome> {

@@ -1,18 +1,19 @@
 import { hashPassword } from '#shared/accounts/password';
-import type { GrantRepo } from '#shared/data/grant-repo';
-import type { LinkRepo } from '#shared/data/link-repo';
-import type { SessionRepo } from '#shared/data/session-repo';
-import type { UserRecord, UserRepo } from '#shared/data/user-repo';
+import type { UserRecord } from '#shared/data/user-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { passwordProblem } from '#shared/domain/password-policy';
 import { countMetric, METRIC } from '#shared/metrics';
-import { endEveryAppAccess } from '#shared/oauth/app-access';
+import { END_EVERY_APP_ACCESS_USES, endEveryAppAccess } from '#shared/oauth/app-access';
+
+/** The repository operations resetLinkAccount uses (its functions' grants: functions/needs.ts). */
+export const RESET_LINK_USES = { links: ['readLink'], users: ['getUserRecord'] } as const satisfies UsesDeclaration;
 
 /**
  * The account a password-reset link is for, while the link is good: GetItem (link), then GetItem
  * (user: a link of an earlier reset generation is dead, another link having been used since).
  */
 export async function resetLinkAccount(
-  repos: { links: Pick<LinkRepo, 'readLink'>; users: Pick<UserRepo, 'getUserRecord'> },
+  repos: Uses<typeof RESET_LINK_USES>,
   token: string,
 ): Promise<{ record: UserRecord; generation: number } | undefined> {
   const link = token ? await repos.links.readLink('reset-password', token) : undefined;
@@ -27,6 +28,11 @@ export type NewPasswordOutcome =
   /** The password policy refuses the password: nothing changed. */
   | { outcome: 'refused'; problem: string };
 
+/** The repository operations setNewPassword uses, resetLinkAccount's and endEveryAppAccess's among them. */
+export const NEW_PASSWORD_USES = [
+  RESET_LINK_USES, END_EVERY_APP_ACCESS_USES, { links: ['redeemLink'], sessions: ['sessionKeysOf'] },
+] as const satisfies UsesDeclaration;
+
 /**
  * Sets the new password, uses up the link (and with it every other reset link of the account: the
  * user moves to the next reset generation) and ends every session of the account in one
@@ -39,7 +45,7 @@ export type NewPasswordOutcome =
  * idempotent; the password transaction comes last.
  */
 export async function setNewPassword(
-  repos: { grants: GrantRepo; links: LinkRepo; sessions: Pick<SessionRepo, 'sessionKeysOf'>; users: Pick<UserRepo, 'getUserRecord'> },
+  repos: Uses<typeof NEW_PASSWORD_USES>,
   token: string,
   password: string,
   signOutApps: boolean,

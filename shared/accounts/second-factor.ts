@@ -12,8 +12,9 @@ import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { UserRepo } from '#shared/data/user-repo';
 import { greeting } from '#shared/email/mail-text';
 import type { Mailer } from '#shared/email/mailer';
-import type { ThrottleRecord, ThrottleRepo } from '#shared/data/throttle-repo';
+import type { ThrottleRecord } from '#shared/data/throttle-repo';
 import { countMetric, METRIC } from '#shared/metrics';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 
 /** Why a second factor was refused (each with its own message on the page). */
 export type FactorFailure = 'wrong' | 'used' | 'malformed';
@@ -50,6 +51,14 @@ export function checkFactorCode(userId: string, factors: Factors, typed: string,
   return { ok: false, failure: totpStepOf(factors.totp.secret, code.code, now, -1) === undefined ? 'wrong' : 'used' };
 }
 
+/** The repository operations completeSignIn uses (its functions' grants: functions/needs.ts). */
+export const COMPLETE_SIGN_IN_USES = {
+  factors: ['pendingSignInRead', 'factorsRead', 'useTotpStepItem', 'useRecoveryCodeItem', 'endPendingSignInItem'],
+  throttle: ['secondFactorRecordRead', 'knownBrowserRead', 'reserve', 'secondFactorCreditItem', 'newKnownBrowser', 'forgetKnownBrowserItem'],
+  sessions: ['createSession'],
+  users: ['signInProfileRead', 'signedInItem'],
+} as const satisfies UsesDeclaration;
+
 /**
  * The second step of a sign-in whose password was right: an authenticator code or a recovery code.
  * Like the password, every attempt first reserves one failure on the account's second-factor record
@@ -64,10 +73,7 @@ export function checkFactorCode(userId: string, factors: Factors, typed: string,
  * the account gets its owner an alert (`alert`, for the handler to send).
  */
 export async function completeSignIn(
-  repos: {
-    batch: BatchReader; factors: FactorRepo; sessions: Pick<SessionRepo, 'createSession'>; throttle: ThrottleRepo;
-    users: Pick<UserRepo, 'signInProfileRead' | 'signedInItem'>;
-  },
+  repos: Uses<typeof COMPLETE_SIGN_IN_USES> & { batch: BatchReader },
   attempt: { pendingSignIn: string | undefined; typed: string; browserToken: string | undefined; now: number; client?: SessionDetails },
 ): Promise<SecondFactorOutcome> {
   const { batch, factors, sessions, throttle, users } = repos;
@@ -129,15 +135,21 @@ export type RemoveOutcome =
   | { outcome: 'throttled'; retryAfterSeconds: number; stored: Factors }
   | { outcome: 'failed'; failure: FactorFailure; stored: Factors };
 
+/** The repository operations removalRead uses. */
+export const REMOVAL_READ_USES = { factors: ['factorsRead'], throttle: ['secondFactorRecordRead'] } as const satisfies UsesDeclaration;
+
 /**
  * What turning the authenticator app off reads first (the factors and the second-factor throttle
  * record), as part of a combined read: a page reads it with its session (`reads.ofUser`).
  */
 export function removalRead(
-  repos: { factors: Pick<FactorRepo, 'factorsRead'>; throttle: Pick<ThrottleRepo, 'secondFactorRecordRead'> }, userId: string, now: number,
+  repos: Uses<typeof REMOVAL_READ_USES>, userId: string, now: number,
 ): BatchRead<readonly [Factors, ThrottleRecord]> {
   return allOf([repos.factors.factorsRead(userId), repos.throttle.secondFactorRecordRead(userId, now)] as const);
 }
+
+/** The repository operations removeAuthenticator uses, removalRead's among them (its function's grants: functions/needs.ts). */
+export const REMOVE_AUTHENTICATOR_USES = [REMOVAL_READ_USES, { factors: ['removeTotp'], throttle: ['reserve'] }] as const satisfies UsesDeclaration;
 
 /**
  * Turns the authenticator app off (and its recovery codes), which asks a fresh second factor: a code
@@ -148,7 +160,7 @@ export function removalRead(
  * condition, the user's flag off).
  */
 export async function removeAuthenticator(
-  repos: { batch: BatchReader; factors: FactorRepo; throttle: ThrottleRepo },
+  repos: Uses<typeof REMOVE_AUTHENTICATOR_USES> & { batch: BatchReader },
   userId: string, typed: string, now: number, read?: readonly [Factors, ThrottleRecord],
 ): Promise<RemoveOutcome> {
   const { batch, factors, throttle } = repos;

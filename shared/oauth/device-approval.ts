@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchReader } from '#shared/data/batch-read';
-import type { ClientRepo } from '#shared/data/client-repo';
-import type { DeviceGrantRepo, DeviceWriteOutcome } from '#shared/data/device-grant-repo';
-import type { GrantRepo } from '#shared/data/grant-repo';
+import type { DeviceWriteOutcome } from '#shared/data/device-grant-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import type { Client } from '#shared/domain/client';
 import {
   normalizeUserCode, USER_CODE_ENTRIES_PER_ACCOUNT, USER_CODE_ENTRIES_PER_ADDRESS, USER_CODE_WINDOW_SECONDS, type UserCode,
@@ -14,12 +13,12 @@ import { hashSecret } from '#shared/secrets';
 // The /device page's side of the device flow (RFC 8628 §3.3): the signed-in user enters the code
 // their device shows, sees who asks for what, and allows or denies.
 
-export interface DeviceApprovalDeps {
-  deviceGrants: Pick<DeviceGrantRepo, 'countUserCodeEntry' | 'getUserCode' | 'decide'>;
-  batch: Pick<BatchReader, 'read'>;
-  clients: Pick<ClientRepo, 'clientsRead'>;
-  grants: Pick<GrantRepo, 'consentRead'>;
-}
+/** The repository operations findDeviceRequest and decideDeviceRequest use (the /device page's grants: functions/needs.ts). */
+export const DEVICE_APPROVAL_USES = {
+  deviceGrants: ['countUserCodeEntry', 'getUserCode', 'decide'], clients: ['clientsRead'], grants: ['consentRead'],
+} as const satisfies UsesDeclaration;
+
+export type DeviceApprovalDeps = Uses<typeof DEVICE_APPROVAL_USES> & { batch: Pick<BatchReader, 'read'> };
 
 /** A live user code, with the application it is for and the user's consent to it so far. */
 export interface DeviceRequest {

@@ -1,16 +1,15 @@
-import type { DeviceRepo } from '#shared/data/device-repo';
-import type { PresenceOutcome, PresenceRepo } from '#shared/data/presence-repo';
+import type { PresenceOutcome } from '#shared/data/presence-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { parseLifecycleEvent, type LifecycleEventProblem } from '#shared/domain/presence';
 import type { Logger } from '#shared/log';
 
 /** What became of one lifecycle event: its effect on the device, or why it was dropped before any write. */
 export type PresenceResult = PresenceOutcome | 'unknown-device' | LifecycleEventProblem;
 
-export interface PresenceDeps {
-  devices: Pick<DeviceRepo, 'findDeviceOwner'>;
-  presence: PresenceRepo;
-  logger: Logger;
-}
+/** The repository operations recordPresence uses (its function's grants: functions/needs.ts). */
+export const PRESENCE_USES = { devices: ['findDeviceOwner'], presence: ['applyPresence'] } as const satisfies UsesDeclaration;
+
+export type PresenceDeps = Uses<typeof PRESENCE_USES> & { logger: Logger };
 
 /**
  * Records one lifecycle event of AWS IoT Core as the device's presence: the device's owner by its id

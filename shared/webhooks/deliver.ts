@@ -1,6 +1,6 @@
 import type { BatchReader } from '#shared/data/batch-read';
-import type { GrantRepo } from '#shared/data/grant-repo';
-import type { WebhookRepo, WebhookSubscription } from '#shared/data/webhook-repo';
+import type { WebhookSubscription } from '#shared/data/webhook-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { liveSecrets } from '#shared/domain/webhook';
 import { DEVICE_EVENT_SCOPE } from '#shared/webhooks/events';
 import { postWebhook, type PostOutcome } from '#shared/webhooks/http-post';
@@ -65,10 +65,13 @@ export type DeliveryOutcome =
   /** Failed for the last time: to the dead-letter queue. */
   | { result: 'dead' };
 
-export interface DeliverDeps {
+/** The repository operations deliverMessage uses (its function's grants: functions/needs.ts). */
+export const DELIVER_USES = {
+  webhooks: ['deliveryRead', 'subscriptionRead', 'recordAttempt', 'markFailing', 'clearFailing', 'disableSubscription'], grants: ['consentRead'],
+} as const satisfies UsesDeclaration;
+
+export interface DeliverDeps extends Uses<typeof DELIVER_USES> {
   batch: Pick<BatchReader, 'read'>;
-  webhooks: Pick<WebhookRepo, 'deliveryRead' | 'subscriptionRead' | 'recordAttempt' | 'markFailing' | 'clearFailing' | 'disableSubscription'>;
-  grants: Pick<GrantRepo, 'consentRead'>;
   /** The local service only: accept `http://localhost` receivers. */
   allowLocalHttp: boolean;
   /** E-mails the developer of an application whose webhook the service disabled. */

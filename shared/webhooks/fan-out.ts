@@ -2,8 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { BatchReader } from '#shared/data/batch-read';
 import { deviceVisible } from '#shared/domain/grant';
-import type { GrantRepo } from '#shared/data/grant-repo';
-import type { WebhookRepo } from '#shared/data/webhook-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { newWebhookId } from '#shared/domain/webhook';
 import { changeToEvents, scopesCover, type ChangeRecord, type TableChange } from '#shared/webhooks/events';
 import type { WebhookMessage, WebhookQueue } from '#shared/webhooks/queue';
@@ -30,9 +29,10 @@ export function toChangeRecord(record: StreamRecordLike): ChangeRecord | undefin
   return { eventId: eventID, eventName, at, newImage: image(dynamodb.NewImage), oldImage: image(dynamodb.OldImage) };
 }
 
-export interface FanOutDeps {
-  grants: Pick<GrantRepo, 'listConsentsByUser'>;
-  webhooks: Pick<WebhookRepo, 'subscriptionsRead' | 'createEventDelivery'>;
+/** The repository operations fanOut uses (its function's grants: functions/needs.ts). */
+export const FAN_OUT_USES = { grants: ['listConsentsByUser'], webhooks: ['subscriptionsRead', 'createEventDelivery'] } as const satisfies UsesDeclaration;
+
+export interface FanOutDeps extends Uses<typeof FAN_OUT_USES> {
   batch: Pick<BatchReader, 'read'>;
   queue: WebhookQueue;
   now?: () => Date;

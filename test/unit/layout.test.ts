@@ -3,6 +3,7 @@ import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { ENV, MAIL_ENV, WEBHOOK_ENV } from '#shared/config';
 import type { FunctionNeeds } from '#shared/declaration';
+import { dependencyObjects, runtimeObjects } from '../support/dependency-objects';
 
 /** The TypeScript files under `dir`, with their text. */
 function sources(dir: string): { file: string; text: string }[] {
@@ -299,6 +300,16 @@ describe('layout', () => {
       'post-new-password: writes a credential (an operation marked `credential`) without asking for a recent sign-in (recentSignIn: true)',
       "get-open: asks for a recent sign-in, but its page takes no session ('required')",
     ]);
+  });
+
+  it('lets no handler build a dependency object: a service is bound to its repositories in shared/runtime.ts', () => {
+    const objects = runtimeObjects(readFileSync('shared/runtime.ts', 'utf8'));
+    expect([...objects]).toEqual(expect.arrayContaining(['batch', 'users', 'throttle', 'grants', 'webhooks']));
+    const handlers = sources('functions').filter(({ file }) => !DECLARATION.test(file));
+    expect(handlers.flatMap(({ file, text }) => dependencyObjects(text, objects).map((object) => `${file}: ${object}`))).toEqual([]);
+    // The rule can fail: a handler that hands a service its repositories.
+    const handBuilt = "import { batch, users as people } from '#shared/runtime';\nawait attemptLogin({ batch, users: people }, { email });";
+    expect(dependencyObjects(handBuilt, objects)).toEqual(['{ batch, users: people }']);
   });
 
   it('reads the environment only in shared/config.ts', () => {
