@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import type {
-  AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { KNOWN_BROWSER_TTL_SECONDS, nextAttemptAfterReserving, retryAfterSeconds, FREE_ATTEMPTS } from '#shared/accounts/login-throttle';
 import type { BatchReader } from '#shared/data/batch-read';
 import type { PasskeyRepo, StoredPasskey } from '#shared/data/passkey-repo';
-import { normalizeName, type User } from '#shared/domain/user';
+import type { User } from '#shared/domain/user';
 import { formatTimestamp } from '#shared/domain/time';
 import { countMetric, METRIC } from '#shared/metrics';
 import type { RelyingParty } from '#shared/accounts/relying-party';
 import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert';
 import type { Uses, UsesDeclaration } from '#shared/data/uses';
+import { passkeyName, readPasskeyResponse } from '#shared/accounts/passkey-answers';
+
+export { MAX_PASSKEY_NAME, passkeyName, readPasskeyResponse } from '#shared/accounts/passkey-answers';
 
 // Passkeys (WebAuthn, discoverable credentials), with @simplewebauthn/server for the ceremonies'
 // cryptography, for the relying party of relying-party.ts. The options are plain JSON made here
@@ -54,73 +55,6 @@ export const PASSKEY_REFUSALS: Record<PasskeyRefusal, string> = {
   name: 'Give the passkey a name of 1 to 50 characters, so you can tell it from the others (for example “Laptop”).',
   'other-account': 'This passkey is of another account, not of the one signing in here. Use a passkey of this account or its code, or start again.',
 };
-
-/** The longest passkey name, in characters after normalizeName. */
-export const MAX_PASSKEY_NAME = 50;
-
-/** A passkey's name as stored (normalizeName), or undefined when empty or too long. */
-export function passkeyName(typed: string): string | undefined {
-  const name = normalizeName(typed);
-  return name.length >= 1 && [...name].length <= MAX_PASSKEY_NAME ? name : undefined;
-}
-
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
-// The pattern asks one character at least.
-const isB64 = (value: unknown, max = 4096): value is string => typeof value === 'string' && value.length <= max && BASE64URL.test(value);
-const USER_ID = /^[0-9A-Za-z-]{1,64}$/;
-
-/** The value of a JSON text, or undefined when it is not JSON. */
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // Not JSON.
-  }
-  return undefined;
-}
-
-/** A ceremony's answer as the browser sent it, with what its client data says. */
-interface ReadResponse<R> {
-  response: R;
-  credentialId: string;
-  challenge: string;
-  origin: string;
-  /** A sign-in's user handle: the id of the user the passkey was registered to. */
-  userId?: string;
-}
-
-/**
- * Reads a browser's answer (the JSON of a PublicKeyCredential, as @simplewebauthn/browser gives
- * it) without trusting it: the fields a ceremony needs, each base64url and bounded, and the client
- * data's type, challenge and origin. Undefined when anything is missing or malformed.
- */
-export function readPasskeyResponse(json: string, kind: 'create'): ReadResponse<RegistrationResponseJSON> | undefined;
-export function readPasskeyResponse(json: string, kind: 'get'): ReadResponse<AuthenticationResponseJSON> | undefined;
-export function readPasskeyResponse(json: string, kind: 'create' | 'get'): ReadResponse<RegistrationResponseJSON | AuthenticationResponseJSON> | undefined {
-  // A value that is no object (a string, a number) has none of the fields asked below: only null
-  // and undefined (not JSON) must be told apart before reading them.
-  const value = parseJson(json);
-  if (value === null || value === undefined) return undefined;
-  const credential = value as { id?: unknown; rawId?: unknown; type?: unknown; response?: Record<string, unknown> | null };
-  const inner = credential.response;
-  if (!isB64(credential.id, 1400) || credential.rawId !== credential.id || credential.type !== 'public-key' || inner === null || inner === undefined) return undefined;
-  if (!isB64(inner.clientDataJSON)) return undefined;
-  const needed = kind === 'create' ? [inner.attestationObject] : [inner.authenticatorData, inner.signature];
-  if (!needed.every((field) => isB64(field, 8192))) return undefined;
-  const clientData = parseJson(Buffer.from(inner.clientDataJSON, 'base64url').toString('utf8')) as { type?: unknown; challenge?: unknown; origin?: unknown } | null | undefined;
-  if (clientData === null || clientData === undefined) return undefined;
-  if (clientData.type !== `webauthn.${kind}` || !isB64(clientData.challenge, 128) || typeof clientData.origin !== 'string') return undefined;
-  let userId: string | undefined;
-  if (kind === 'get') {
-    if (!isB64(inner.userHandle, 128)) return undefined;
-    userId = Buffer.from(inner.userHandle, 'base64url').toString('utf8');
-    if (!USER_ID.test(userId)) return undefined;
-  }
-  return {
-    response: value as RegistrationResponseJSON | AuthenticationResponseJSON,
-    credentialId: credential.id, challenge: clientData.challenge, origin: clientData.origin, userId,
-  };
-}
 
 /** A new challenge: 256 random bits, base64url (the options carry it; the table keeps its hash). */
 const newChallenge = () => randomBytes(32).toString('base64url');
