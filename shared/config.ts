@@ -196,9 +196,14 @@ let providedRecentSignInRoutes: ReadonlySet<string> | undefined;
  * infra/bundling.ts's functionDefine): an error, never a page that skips the question.
  */
 export function asksRecentSignIn(routeKey: string): boolean {
-  // Written out as `process.env.RECENT_SIGN_IN`: the expression the bundles' define replaces.
-  const compiled = process.env.RECENT_SIGN_IN;
-  if (compiled) return compiled === 'yes';
+  // `process.env.RECENT_SIGN_IN` is the expression the bundles' define replaces: written as the
+  // condition of a conditional expression, so that esbuild drops the other branch as dead code and a
+  // bundle carries neither the list nor its message.
+  return process.env.RECENT_SIGN_IN ? process.env.RECENT_SIGN_IN === 'yes' : listedForRecentSignIn(routeKey);
+}
+
+/** A local process's answer: whether the registry listed `routeKey` (an error before it did). */
+function listedForRecentSignIn(routeKey: string): boolean {
   if (!providedRecentSignInRoutes) {
     throw new Error(`No ${BUNDLE_ENV.recentSignIn}: bundle with infra/bundling.ts's functionDefine, or load functions/registry.ts before the handler`);
   }
