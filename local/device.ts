@@ -38,6 +38,12 @@ const client = mqtt.connect(facts.iot.url, {
 });
 client.on('connect', () => console.log(`Device ${deviceId} connected to ${facts.iot!.url}. Press Ctrl-C to disconnect.`));
 client.on('error', (error) => {
+  // While disconnecting, the broker may close the socket before the client has (ECONNRESET): the
+  // disconnection asked for has happened.
+  if (stopping) {
+    console.log(`Device ${deviceId} disconnected.`);
+    process.exit(0);
+  }
   console.error(`Device ${deviceId} could not connect: ${error.message}`);
   process.exit(1);
 });
