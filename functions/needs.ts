@@ -7,6 +7,7 @@ import { FACTOR_SUMMARY_REPO_OPERATIONS as factorSummaries } from '#shared/data/
 import { PASSKEY_REPO_OPERATIONS as passkeys } from '#shared/data/passkey-repo';
 import { PRESENCE_REPO_OPERATIONS as presence } from '#shared/data/presence-repo';
 import { RECOVERY_CODE_REPO_OPERATIONS as recoveryCodes } from '#shared/data/recovery-code-repo';
+import { SERIAL_REPO_OPERATIONS as serials } from '#shared/data/serial-repo';
 import { GRANT_REPO_OPERATIONS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_OPERATIONS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_OPERATIONS as mailLimits } from '#shared/data/mail-limit-repo';
@@ -26,6 +27,7 @@ import { PASSKEY_SIGN_IN_USES } from '#shared/accounts/passkeys';
 import { NEW_PASSWORD_USES, RESET_LINK_USES } from '#shared/accounts/password-reset';
 import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
 import { PRESENCE_USES } from '#shared/presence/record-presence';
+import { PRE_PROVISIONING_USES } from '#shared/fleet/pre-provisioning';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
@@ -39,12 +41,12 @@ import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
 export {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
+  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions, signingKeys,
   throttle, users, webhooks,
 };
 
 const REPOSITORIES = {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
+  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions, signingKeys,
   throttle, users, webhooks,
 } as const;
 
@@ -119,3 +121,6 @@ export const recordPresence = usesOf(PRESENCE_USES);
 export const fanOut = usesOf(FAN_OUT_USES);
 /** webhooks/deliver.ts deliverMessage: delivery, subscription and consent in one read, then the attempt's outcome. */
 export const deliverMessage = usesOf(DELIVER_USES);
+
+/** fleet/pre-provisioning.ts checkProvisioning: the serial admitted, once. */
+export const checkProvisioning = usesOf(PRE_PROVISIONING_USES);

@@ -4,6 +4,7 @@ import { createServer, type TLSSocket } from 'node:tls';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { DEVICE_TOPIC_ROOT } from '#shared/domain/presence';
 import type { LocalCa } from '#local/iot-ca';
+import type { FleetStandIn } from '#local/iot-fleet';
 
 // A local stand-in for AWS IoT Core's MQTT broker, for what presence needs: aedes in-process behind
 // TLS with client certificates of a local CA (local/iot-ca.ts), refusing what the stack's device
@@ -22,6 +23,8 @@ export interface IotBrokerOptions {
   onLifecycleEvent(event: LifecycleMessage): Promise<unknown>;
   /** Ids (certificateId) of revoked certificates: refused at CONNECT, as an INACTIVE certificate is. */
   revoked?: ReadonlySet<string>;
+  /** Fleet provisioning by claim (local/iot-fleet.ts): claim certificates, and the certificates it attached to things. */
+  fleet?: FleetStandIn;
 }
 
 export interface IotBroker {
@@ -43,7 +46,10 @@ export interface IotBroker {
 export async function startIotBroker(options: IotBrokerOptions, port = 0): Promise<IotBroker> {
   const events = new EventEmitter();
   const versions = new Map<string, number>();
-  const connections = new WeakMap<Client, { version: number; session: string; principal: string; reason?: string }>();
+  const connections = new WeakMap<Client, { version: number; session: string; principal: string; reason?: string; claim?: boolean }>();
+  // Fleet provisioning's answers, each for the one connection that asked (by topic and payload).
+  const replies = new Map<string, Client>();
+  const replyKey = (topic: string, payload: Buffer | string) => `${topic}\n${payload.toString()}`;
   let held: LifecycleMessage[] | undefined;
   let pending = Promise.resolve();
 
@@ -61,8 +67,11 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
     authenticate(client, _username, _password, done) {
       const cert = peer(client);
       const principal = cert?.raw ? createHash('sha256').update(cert.raw).digest('hex') : '';
-      // The device policy: iot:Connect only as client/<thing name>, the certificate attached to that thing.
-      if (!cert?.subject || cert.subject.CN !== client.id || options.revoked?.has(principal)) {
+      // A claim certificate connects with any client id, for fleet provisioning only (the claim policy);
+      // a device's, by the device policy, only as client/<thing name>, the certificate attached to that thing.
+      const claim = options.fleet?.isClaim(principal) === true;
+      const thing = !claim && cert?.subject !== undefined && (cert.subject.CN === client.id || options.fleet?.thingOf(principal) === client.id);
+      if (!(claim || thing) || options.revoked?.has(principal)) {
         const error = new Error('Not authorized') as AuthenticateError;
         error.returnCode = 5;
         done(error, false);
@@ -70,22 +79,40 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
       }
       const version = (versions.get(client.id) ?? 0) + 1;
       versions.set(client.id, version);
-      connections.set(client, { version, session: randomUUID(), principal });
+      connections.set(client, { version, session: randomUUID(), principal, ...(claim ? { claim } : {}) });
       done(null, true);
     },
     authorizePublish(client, packet, done) {
       const connection = client && connections.get(client);
-      const own = client && packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`);
+      const own = client && (connection?.claim ? options.fleet!.allows(packet.topic, true) : packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`));
       if (connection && !own) connection.reason = 'AUTH_ERROR';
       if (connection && packet.payload.length > MAX_PAYLOAD_BYTES) connection.reason = 'CLIENT_ERROR';
       done(own && packet.payload.length <= MAX_PAYLOAD_BYTES ? null : new Error('publish refused'));
     },
     authorizeSubscribe(client, subscription, done) {
       // A refused filter is granted 0x80 in the SUBACK, as IoT Core answers it.
-      done(null, subscription.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`) ? subscription : null);
+      const allowed = connections.get(client)?.claim ? options.fleet!.allows(subscription.topic, false) : subscription.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`);
+      done(null, allowed ? subscription : null);
+    },
+    authorizeForward(client, packet) {
+      const target = replies.get(replyKey(packet.topic, packet.payload));
+      return target === undefined || target === client ? packet : null;
     },
   });
   await broker.listen();
+  broker.on('publish', (packet, client) => {
+    const connection = client ? connections.get(client) : undefined;
+    if (!client || !connection?.claim) return;
+    void options.fleet!.handle({
+      clientId: client.id, claimCertificateId: connection.principal, topic: packet.topic, payload: packet.payload as Buffer,
+      reply(topic, answer) {
+        const payload = Buffer.from(JSON.stringify(answer));
+        const key = replyKey(topic, payload);
+        replies.set(key, client);
+        broker.publish({ cmd: 'publish', topic, payload, qos: 0, retain: false, dup: false }, () => replies.delete(key));
+      },
+    });
+  });
   broker.on('clientReady', (client) => {
     const connection = connections.get(client)!;
     emit({

@@ -2,13 +2,16 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLocalCa } from '#local/iot-ca';
 import { startIotBroker, type IotBroker } from '#local/iot-broker';
-import { runPresenceRule } from '#local/iot-rules';
+import { createFleetStandIn, LOCAL_FLEET_TEMPLATE } from '#local/iot-fleet';
+import { runPresenceRule, runProvisioningHook } from '#local/iot-rules';
 
 /** The local IoT Core stand-in of a running service, and where its devices' credentials are. */
 export interface LocalIot {
   broker: IotBroker;
-  /** `<state dir>/iot`: `ca.pem`, and `<device id>.cert.pem` / `<device id>.key.pem` per device. */
+  /** `<state dir>/iot`: `ca.pem`, `<device id>.cert.pem` / `<device id>.key.pem` per device, and the factory's claim certificate (`claim.cert.pem` / `claim.key.pem`). */
   credentialsDir: string;
+  /** The provisioning template a device with the claim certificate registers with. */
+  fleetTemplate: string;
   stop(): Promise<void>;
 }
 
@@ -34,7 +37,13 @@ export async function startLocalIot(stateDir: string, deviceIds: readonly string
     writeFileSync(files.cert, creds.certPem);
     writeFileSync(files.key, creds.keyPem, { mode: 0o600 });
   }
-  const broker = await startIotBroker({ ca, onLifecycleEvent: (event) => runPresenceRule(event) });
+  // The factory's claim certificate, shared by a batch: it may only ask for a certificate of the device's own (fleet provisioning).
+  const claim = await ca.issue('fleet-claim');
+  const claimFiles = credentialFiles(credentialsDir, 'claim');
+  writeFileSync(claimFiles.cert, claim.certPem);
+  writeFileSync(claimFiles.key, claim.keyPem, { mode: 0o600 });
+  const fleet = createFleetStandIn({ ca, claimCertificates: new Set([claim.certificateId]), preProvisioningHook: runProvisioningHook });
+  const broker = await startIotBroker({ ca, fleet, onLifecycleEvent: (event) => runPresenceRule(event) });
   // The credentials are this run's (a fresh CA each start): they go with the broker.
-  return { broker, credentialsDir, stop: () => broker.stop().finally(() => rmSync(credentialsDir, { recursive: true, force: true })) };
+  return { broker, credentialsDir, fleetTemplate: LOCAL_FLEET_TEMPLATE, stop: () => broker.stop().finally(() => rmSync(credentialsDir, { recursive: true, force: true })) };
 }

@@ -6,6 +6,7 @@ import { createFactorRepo } from '#shared/data/factor-repo';
 import { createRecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createPresenceRepo } from '#shared/data/presence-repo';
+import { createSerialRepo } from '#shared/data/serial-repo';
 import { relyingPartyOf, type RelyingParty } from '#shared/accounts/relying-party';
 import { SERVICE_NAME } from '#shared/views/theme';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
@@ -93,6 +94,8 @@ export const batch = /* @__PURE__ */ onFirstUse(() => createBatchReader(tableDep
 export const users = /* @__PURE__ */ onFirstUse(() => createUserRepo(tableDeps()));
 export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDeps()));
 export const presence = /* @__PURE__ */ onFirstUse(() => createPresenceRepo(tableDeps()));
+/** The fleet provisioning allow-list of serial numbers. */
+export const serials = /* @__PURE__ */ onFirstUse(() => createSerialRepo(tableDeps()));
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
 /** The device authorization grant's items (RFC 8628): the token endpoint's polls and the /device page. */

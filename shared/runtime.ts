@@ -16,6 +16,7 @@ import { createClientCache } from '#shared/oauth/client-cache';
 import { createTokenService } from '#shared/oauth/token-service';
 import { createDispatch } from '#shared/webhooks/dispatch';
 import { recordPresence as recordPresenceWith } from '#shared/presence/record-presence';
+import { checkProvisioning as checkProvisioningWith } from '#shared/fleet/pre-provisioning';
 import { fanOut as fanOutWith, type StreamRecordLike } from '#shared/webhooks/fan-out';
 import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#shared/webhooks/deliver';
 import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
@@ -28,7 +29,7 @@ import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
   allowLocalHttp, audience, batch, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
-  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
+  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, serials, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
 // The settings, clients and repositories: shared/runtime-repos.ts, the composition root's first half.
@@ -176,6 +177,8 @@ export const findDeviceRequest = (...args: After<typeof findDeviceRequestWith>) 
 export const decideDeviceRequest = (...args: After<typeof decideDeviceRequestWith>) => decideDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
 /** A device's lifecycle event recorded as its presence (shared/presence/record-presence.ts). */
 export const recordPresence = (event: unknown) => recordPresenceWith(event, { devices, presence, logger });
+/** The fleet provisioning hook's answer to one RegisterThing request (shared/fleet/pre-provisioning.ts). */
+export const checkProvisioning = (request: unknown) => checkProvisioningWith(request, { serials, logger });
 /** A batch of the table's stream turned into webhook deliveries (shared/webhooks/fan-out.ts): how many were queued. */
 export const fanOut = (records: readonly StreamRecordLike[]) => fanOutWith(records, { grants, webhooks, batch, queue });
 /** One queued webhook message delivered (shared/webhooks/deliver.ts), its `attempt`-th time. */

@@ -25,6 +25,9 @@ export const devicesSeenByClientRange = (userId: string, clientId: string) => ({
 /** GSI1 entry that finds a device by id alone (operators: provisioning, connectivity). */
 export const deviceByIdIndexKey = (deviceId: string) => ({ gsi1pk: `DEVICE#${deviceId}`, gsi1sk: 'DEVICE' });
 
+/** A serial number the operator listed for fleet provisioning, and the device it becomes (shared/data/serial-repo.ts). */
+export const serialKey = (serial: string) => ({ pk: `SERIAL#${serial}`, sk: 'SERIAL' });
+
 export const emailKey = (email: string) => ({ pk: `EMAIL#${normalizeEmail(email)}`, sk: 'EMAIL' });
 
 // Authorization server items. Secrets (session ids) appear in keys only as hashes; codes and refresh

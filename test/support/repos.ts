@@ -13,6 +13,7 @@ import { createLinkRepo } from '#shared/data/link-repo';
 import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createPresenceRepo } from '#shared/data/presence-repo';
+import { createSerialRepo } from '#shared/data/serial-repo';
 import { createRecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
@@ -38,6 +39,7 @@ export function createRepos(deps: RepoDeps) {
     factorSummaries: createFactorSummaryRepo(deps),
     passkeys: createPasskeyRepo(deps),
     presence: createPresenceRepo(deps),
+    serials: createSerialRepo(deps),
     recoveryCodes: createRecoveryCodeRepo(deps),
     signingKeys: createSigningKeyRepo(deps),
     webhooks: createWebhookRepo(deps),
