@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
   BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
@@ -21,6 +21,7 @@ import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
+import { createSerialRepo } from '#shared/data/serial-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createUserRepo } from '#shared/data/user-repo';
@@ -1192,6 +1193,24 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         const { deviceItem } = await subscriber();
         const seq = Number(deviceItem.seq);
         return repeat(n, () => streamModifyEvent(deviceItem, { ...deviceItem, active: !deviceItem.active, seq: seq + 1 }));
+      },
+    },
+    {
+      name: 'check-provisioning (listed serial)', fn: 'check-provisioning', expectResult: { allowProvisioning: true }, requestBudget: 1,
+      floor: [step.update('serial')],
+      minReason: 'a RegisterThing request of a device made in bulk, its serial listed by the operator: one conditional UpdateItem that admits '
+        + 'the serial\'s first certificate (a listed serial, no other certificate before) and reads back the device id the thing is named by',
+      events: async (n) => {
+        const serials = createSerialRepo(deps);
+        // A serial of its own per event: each is a first registration, so every call takes the admitted path.
+        return pool(n, 16, async () => {
+          const serial = `SN-${randomUUID()}`;
+          await serials.allowSerial(serial, randomUUID(), new Date());
+          return {
+            claimCertificateId: randomToken().slice(0, 64), certificateId: createHash('sha256').update(serial).digest('hex'), certificatePem: '',
+            templateArn: 'arn:aws:iot:us-east-1:000000000000:provisioningtemplate/devices', clientId: 'factory-1', parameters: { SerialNumber: serial },
+          };
+        });
       },
     },
     {

@@ -67,7 +67,7 @@ export class DeviceFleet extends Construct {
       managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSIoTThingsRegistration')],
     });
     Validations.of(provisioningRole).acknowledge({
-      id: 'AwsSolutions-IAM4',
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSIoTThingsRegistration]',
       reason: 'AWS documents this managed policy as the provisioning role\'s for fleet provisioning; the template it acts for makes only the thing, its certificate and the device policy\'s attachment.',
     });
     this.template = new CfnProvisioningTemplate(home, 'FleetTemplate', {
