@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, MAIL_ENV, optionalEnv, WEBHOOK_ENV } from '#shared/config';
@@ -14,6 +14,8 @@ import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { createSerialRepo } from '#shared/data/serial-repo';
+import { isSerial } from '#shared/domain/fleet';
 import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
 import { createLocalKeyStore } from '#shared/keys/local-signer';
@@ -41,6 +43,9 @@ const usage = `Usage:
   npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex>
                    [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>]
   npm run admin -- set-connection --device <uuid> --connected <true|false>
+  npm run admin -- allow-serials --file <serials.txt>
+                   (lists serial numbers, one a line, for fleet provisioning by claim: prints each one's device id,
+                   the thing its device will be; a serial listed before keeps its device id)
   npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)
   npm run admin -- subscribe-webhook --client <client id> --url <https URL>
                    (prints the signing secret when it creates the subscription; locally http://localhost… is accepted)
@@ -60,7 +65,7 @@ Works on the running local service (npm start), or on a deployed table when TABL
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
 const COMMANDS = [
-  'provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors', 'replay-stream-failures',
+  'provision-device', 'set-connection', 'allow-serials', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors', 'replay-stream-failures',
 ];
 
 const { positionals, values } = parseCommandLine(tool, {
@@ -70,7 +75,7 @@ const { positionals, values } = parseCommandLine(tool, {
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
     email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' }, confirm: { type: 'boolean', default: false },
-    'forget-expired': { type: 'boolean', default: false },
+    'forget-expired': { type: 'boolean', default: false }, file: { type: 'string' },
   },
 });
 
@@ -127,6 +132,22 @@ switch (command) {
     if (!owner) fail(`No device ${values.device}.`);
     await devices.setConnection(owner, values.device.toLowerCase(), values.connected === 'true', now);
     console.log(JSON.stringify({ device: values.device, connected: values.connected === 'true' }));
+    break;
+  }
+  case 'allow-serials': {
+    if (!values.file) fail(usage);
+    const lines = readFileSync(values.file, 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+    // Every line checked before anything is written: a file with a typo lists nothing.
+    const bad = lines.filter((line) => !isSerial(line));
+    if (bad.length > 0) fail(`Not serial numbers (3 to 64 of A-Z a-z 0-9 . _ -, from a letter or digit): ${bad.slice(0, 5).map((b) => JSON.stringify(b)).join(', ')}.`);
+    const repeated = lines.filter((line, i) => lines.indexOf(line) !== i);
+    if (repeated.length > 0) fail(`Listed twice in the file: ${[...new Set(repeated)].slice(0, 5).join(', ')}.`);
+    const serials = createSerialRepo({ doc, table });
+    for (const serial of lines) {
+      const deviceId = randomUUID();
+      const listed = await serials.allowSerial(serial, deviceId, new Date());
+      console.log(JSON.stringify(listed ? { serial, device: deviceId } : { serial, alreadyListed: true }));
+    }
     break;
   }
   case 'rotate-signing-key': {
