@@ -29,6 +29,12 @@ import { PRESENCE_USES } from '#shared/presence/record-presence';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
+import { ISSUE_CODE_USES } from '#shared/oauth/authorize-request';
+import { REVOKE_TOKEN_USES } from '#shared/oauth/revocation';
+import { AUTHENTICATION_OPTIONS_USES, REGISTER_PASSKEY_USES, REGISTRATION_OPTIONS_USES } from '#shared/accounts/passkeys';
+import { ENROL_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
+import { RENEW_RECOVERY_CODES_USES } from '#shared/accounts/recovery-codes';
+import { REGISTER_APP_USES, REVEAL_WEBHOOK_SECRET_USES, ROTATE_APP_SECRET_USES } from '#shared/console/developer';
 import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END_EVERY_APP_ACCESS_USES } from '#shared/oauth/app-access';
 
 // The data operations the functions' declarations (`needs.table` of functions/<area>/<name>.route.ts)
@@ -63,11 +69,11 @@ export const appPageReads = [...pageReads, webhooks.subscriptionRead, webhooks.l
 /** A webhook action's page: refused only when there is no webhook, so it never lists deliveries. */
 export const webhookFormReads = [...pageReads, webhooks.subscriptionRead];
 /** oauth/authorize-request.ts issueCode: the code alone, or with the new consent. */
-export const issueCode = [grants.createCode, grants.saveConsentWithCode];
+export const issueCode = usesOf(ISSUE_CODE_USES);
 /** oauth/grants/authorization-code.ts, oauth/grants/refresh-token.ts and oauth/revocation.ts. */
 export const exchangeCode = [grants.getCodeClientAndConsent, grants.redeemCode, grants.revokeFamily];
 export const refresh = [grants.getFamilyClientAndConsent, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
-export const revokeToken = [grants.getFamilyClientAndConsent, grants.revokeFamily];
+export const revokeToken = usesOf(REVOKE_TOKEN_USES);
 /** oauth/grants/device-code.ts: the device authorization, and a poll (the client read only for a confidential client, or a refusal). */
 export const authorizeDevice = [grants.getFamilyClientAndConsent, deviceGrants.createDeviceAuthorization];
 export const pollDeviceCode = [
@@ -111,6 +117,17 @@ export const attemptLogin = usesOf(LOGIN_USES);
 export const completeSignIn = usesOf(COMPLETE_SIGN_IN_USES);
 /** accounts/second-factor.ts removeAuthenticator: a fresh code, throttled, spent by the removal. */
 export const removeAuthenticator = usesOf(REMOVE_AUTHENTICATOR_USES);
+/** accounts/passkeys.ts registrationOptions, registerPasskey and authenticationOptions: the ceremonies' challenges, and the passkeys. */
+export const registrationOptions = usesOf(REGISTRATION_OPTIONS_USES);
+export const registerPasskey = usesOf(REGISTER_PASSKEY_USES);
+export const authenticationOptions = usesOf(AUTHENTICATION_OPTIONS_USES);
+/** accounts/second-factor.ts enrolAuthenticator and accounts/recovery-codes.ts renewRecoveryCodes: the factor and its codes, in one transaction. */
+export const enrolAuthenticator = usesOf(ENROL_AUTHENTICATOR_USES);
+export const renewRecoveryCodes = usesOf(RENEW_RECOVERY_CODES_USES);
+/** console/developer.ts registerApp, rotateAppSecret and revealWebhookSecret: the application and its secret waiting to be shown once. */
+export const registerApp = usesOf(REGISTER_APP_USES);
+export const rotateAppSecret = usesOf(ROTATE_APP_SECRET_USES);
+export const revealWebhookSecret = usesOf(REVEAL_WEBHOOK_SECRET_USES);
 /** accounts/passkeys.ts signInWithPasskey: the address's throttle, the passkey, the challenge taken, then the session. */
 export const signInWithPasskey = usesOf(PASSKEY_SIGN_IN_USES);
 /** presence/record-presence.ts recordPresence: the device's owner, then its presence. */

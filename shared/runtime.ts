@@ -23,12 +23,20 @@ import { signInWithPasskey as signInWithPasskeyWith } from '#shared/accounts/pas
 import { resetLinkAccount as resetLinkAccountWith, setNewPassword as setNewPasswordWith } from '#shared/accounts/password-reset';
 import { completeSignIn as completeSignInWith, removalRead as removalReadWith, removeAuthenticator as removeAuthenticatorWith } from '#shared/accounts/second-factor';
 import { decideDeviceRequest as decideDeviceRequestWith, findDeviceRequest as findDeviceRequestWith } from '#shared/oauth/device-approval';
-import { authorizedApps as authorizedAppsWith, deleteApplication as deleteApplicationWith } from '#shared/oauth/app-access';
+import { authorizedApps as authorizedAppsWith, deleteApplication as deleteApplicationWith, endAppAccess as endAppAccessWith } from '#shared/oauth/app-access';
+import { issueCode as issueCodeWith } from '#shared/oauth/authorize-request';
+import { revokeToken as revokeTokenWith } from '#shared/oauth/revocation';
+import {
+  authenticationOptions as authenticationOptionsWith, registerPasskey as registerPasskeyWith, registrationOptions as registrationOptionsWith,
+} from '#shared/accounts/passkeys';
+import { enrolAuthenticator as enrolAuthenticatorWith } from '#shared/accounts/second-factor';
+import { renewRecoveryCodes as renewRecoveryCodesWith } from '#shared/accounts/recovery-codes';
+import { registerApp as registerAppWith, revealWebhookSecret as revealWebhookSecretWith, rotateAppSecret as rotateAppSecretWith } from '#shared/console/developer';
 import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
   allowLocalHttp, audience, batch, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
-  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
+  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, recoveryCodes, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
 // The settings, clients and repositories: shared/runtime-repos.ts, the composition root's first half.
@@ -172,6 +180,17 @@ export const resetLinkAccount = (...args: After<typeof resetLinkAccountWith>) =>
 export const setNewPassword = (...args: After<typeof setNewPasswordWith>) => setNewPasswordWith({ grants, links, sessions, users }, ...args);
 export const authorizedApps = (...args: After<typeof authorizedAppsWith>) => authorizedAppsWith({ batch, clients, grants }, ...args);
 export const deleteApplication = (...args: After<typeof deleteApplicationWith>) => deleteApplicationWith({ grants, clients, webhooks }, ...args);
+export const endAppAccess = (...args: After<typeof endAppAccessWith>) => endAppAccessWith(grants, ...args);
+export const issueCode = (...args: After<typeof issueCodeWith>) => issueCodeWith(grants, ...args);
+export const revokeToken = (...args: After<typeof revokeTokenWith>) => revokeTokenWith(grants, ...args);
+export const registrationOptions = (...args: After<typeof registrationOptionsWith>) => registrationOptionsWith(passkeys, ...args);
+export const authenticationOptions = (...args: After<typeof authenticationOptionsWith>) => authenticationOptionsWith(passkeys, ...args);
+export const registerPasskey = (...args: After<typeof registerPasskeyWith>) => registerPasskeyWith(passkeys, ...args);
+export const enrolAuthenticator = (...args: After<typeof enrolAuthenticatorWith>) => enrolAuthenticatorWith(factors, ...args);
+export const renewRecoveryCodes = (...args: After<typeof renewRecoveryCodesWith>) => renewRecoveryCodesWith(recoveryCodes, ...args);
+export const registerApp = (...args: After<typeof registerAppWith>) => registerAppWith(clients, ...args);
+export const rotateAppSecret = (...args: After<typeof rotateAppSecretWith>) => rotateAppSecretWith(clients, ...args);
+export const revealWebhookSecret = (...args: After<typeof revealWebhookSecretWith>) => revealWebhookSecretWith(clients, ...args);
 export const findDeviceRequest = (...args: After<typeof findDeviceRequestWith>) => findDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
 export const decideDeviceRequest = (...args: After<typeof decideDeviceRequestWith>) => decideDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
 /** A device's lifecycle event recorded as its presence (shared/presence/record-presence.ts). */

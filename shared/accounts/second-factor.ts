@@ -183,6 +183,9 @@ export const FACTOR_FAILURE_MESSAGES: Record<FactorFailure, string> = {
   malformed: 'Enter the 6-digit code your authenticator app shows, or a recovery code like abcd-efgh-jkmn-pqrs.',
 };
 
+/** The repository operations enrolAuthenticator uses (its function's grants: functions/needs.ts). */
+export const ENROL_AUTHENTICATOR_USES = { factors: ['enrolTotp'] } as const satisfies UsesDeclaration;
+
 /**
  * Completes an authenticator app's enrolment with its first code (of the enrolment's secret, at
  * `now`): the factor, 10 new recovery codes stored as hashes, the same codes sealed under a new key
@@ -190,7 +193,7 @@ export const FACTOR_FAILURE_MESSAGES: Record<FactorFailure, string> = {
  * key (for the browser's cookie: without it the sealed codes are nothing), or why not.
  */
 export async function enrolAuthenticator(
-  factors: Pick<FactorRepo, 'enrolTotp'>, userId: string, secret: string, typed: string, now: number,
+  factors: Uses<typeof ENROL_AUTHENTICATOR_USES>['factors'], userId: string, secret: string, typed: string, now: number,
 ): Promise<{ outcome: 'enrolled'; revealKey: string } | { outcome: 'wrong' } | { outcome: 'already' }> {
   const code = readFactorCode(typed);
   // Stryker disable next-line ConditionalExpression: totpStepOf refuses anything but six digits, as a recovery code or nothing is
