@@ -31,6 +31,9 @@ import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
 import { ISSUE_CODE_USES } from '#shared/oauth/authorize-request';
 import { REVOKE_TOKEN_USES } from '#shared/oauth/revocation';
+import { EXCHANGE_CODE_USES } from '#shared/oauth/grants/authorization-code';
+import { REFRESH_USES } from '#shared/oauth/grants/refresh-token';
+import { AUTHORIZE_DEVICE_USES, POLL_DEVICE_CODE_USES } from '#shared/oauth/grants/device-code';
 import { AUTHENTICATION_OPTIONS_USES, REGISTER_PASSKEY_USES, REGISTRATION_OPTIONS_USES } from '#shared/accounts/passkeys';
 import { ENROL_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
 import { RENEW_RECOVERY_CODES_USES } from '#shared/accounts/recovery-codes';
@@ -71,14 +74,12 @@ export const webhookFormReads = [...pageReads, webhooks.subscriptionRead];
 /** oauth/authorize-request.ts issueCode: the code alone, or with the new consent. */
 export const issueCode = usesOf(ISSUE_CODE_USES);
 /** oauth/grants/authorization-code.ts, oauth/grants/refresh-token.ts and oauth/revocation.ts. */
-export const exchangeCode = [grants.getCodeClientAndConsent, grants.redeemCode, grants.revokeFamily];
-export const refresh = [grants.getFamilyClientAndConsent, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
+export const exchangeCode = usesOf(EXCHANGE_CODE_USES);
+export const refresh = usesOf(REFRESH_USES);
 export const revokeToken = usesOf(REVOKE_TOKEN_USES);
 /** oauth/grants/device-code.ts: the device authorization, and a poll (the client read only for a confidential client, or a refusal). */
-export const authorizeDevice = [grants.getFamilyClientAndConsent, deviceGrants.createDeviceAuthorization];
-export const pollDeviceCode = [
-  grants.getFamilyClientAndConsent, deviceGrants.recordPoll, deviceGrants.slowDown, deviceGrants.redeemDeviceCode, grants.revokeFamily,
-];
+export const authorizeDevice = usesOf(AUTHORIZE_DEVICE_USES);
+export const pollDeviceCode = usesOf(POLL_DEVICE_CODE_USES);
 /** oauth/device-approval.ts: a user code entered at /device, and the decision on it. */
 export const deviceApproval = usesOf(DEVICE_APPROVAL_USES);
 /** accounts/accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
