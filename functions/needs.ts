@@ -27,6 +27,7 @@ import { NEW_PASSWORD_USES, RESET_LINK_USES } from '#shared/accounts/password-re
 import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
 import { PRESENCE_USES } from '#shared/presence/record-presence';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
+import { DISABLED_NOTICE_USES } from '#shared/webhooks/disabled-notice';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
 import { ISSUE_CODE_USES } from '#shared/oauth/authorize-request';
@@ -137,3 +138,5 @@ export const recordPresence = usesOf(PRESENCE_USES);
 export const fanOut = usesOf(FAN_OUT_USES);
 /** webhooks/deliver.ts deliverMessage: delivery, subscription and consent in one read, then the attempt's outcome. */
 export const deliverMessage = usesOf(DELIVER_USES);
+/** webhooks/disabled-notice.ts sendDisabledNotice: the application and its developer, for the e-mail. */
+export const disabledNotice = usesOf(DISABLED_NOTICE_USES);
