@@ -28,6 +28,7 @@ import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accoun
 import { PRESENCE_USES } from '#shared/presence/record-presence';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { DISABLED_NOTICE_USES } from '#shared/webhooks/disabled-notice';
+import { APPLICATIONS_IN_USE_USES, DELETE_ACCOUNT_USES } from '#shared/accounts/account-deletion';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
 import { ISSUE_CODE_USES } from '#shared/oauth/authorize-request';
@@ -102,15 +103,11 @@ export const sendTestEvent = DISPATCH_OPERATIONS.sendTestEvent.map((op) => webho
 /** oauth/app-access.ts deleteApplication: the application, its users' grants and consents, its webhook. */
 export const deleteApplication = usesOf(DELETE_APPLICATION_USES);
 /** accounts/account-deletion.ts applicationsInUse: the user's applications, and who has authorized each. */
-export const applicationsInUse = [clients.listClientsByDeveloper, grants.grantsOf];
+export const applicationsInUse = usesOf(APPLICATIONS_IN_USE_USES);
 /** accounts/confirm-identity.ts confirmIdentity: the password asked again, within the login throttle. */
 export const confirmIdentity = usesOf(CONFIRM_IDENTITY_USES);
 /** accounts/account-deletion.ts deleteAccount: the marker, every grant, the applications, devices, address, sessions, profile. */
-export const deleteAccount = [
-  erasure.getSubject, ...applicationsInUse, grants.listConsentsByUser, erasure.markDeleting, erasure.markConsentEnding, grants.deleteConsent,
-  erasure.grantsOfUser, erasure.deleteItems, erasure.webhookKeyOf, erasure.deliveryKeysOf, ...deleteApplication, erasure.deviceKeysOf, erasure.releaseAddress,
-  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, erasure.factorKeysOf, erasure.throttleKeysOf,
-];
+export const deleteAccount = usesOf(DELETE_ACCOUNT_USES);
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [...usesOf(EXPORT_USES), webhooks.subscriptionRead];
 /** accounts/login.ts attemptLogin: the password's throttle, the user, and a session or (second factor) a pending sign-in. */

@@ -21,7 +21,9 @@ import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#sha
 import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
 import { signInWithPasskey as signInWithPasskeyWith } from '#shared/accounts/passkeys';
 import { resetLinkAccount as resetLinkAccountWith, setNewPassword as setNewPasswordWith } from '#shared/accounts/password-reset';
-import { completeSignIn as completeSignInWith, removalRead as removalReadWith, removeAuthenticator as removeAuthenticatorWith } from '#shared/accounts/second-factor';
+import {
+  completeSignIn as completeSignInWith, removalRead as removalReadWith, removeAuthenticator as removeAuthenticatorWith, resetFactorsByOperator as resetFactorsWith,
+} from '#shared/accounts/second-factor';
 import { decideDeviceRequest as decideDeviceRequestWith, findDeviceRequest as findDeviceRequestWith } from '#shared/oauth/device-approval';
 import { authorizedApps as authorizedAppsWith, deleteApplication as deleteApplicationWith, endAppAccess as endAppAccessWith } from '#shared/oauth/app-access';
 import { issueCode as issueCodeWith } from '#shared/oauth/authorize-request';
@@ -41,7 +43,7 @@ import {
 
 // The settings, clients and repositories: shared/runtime-repos.ts, the composition root's first half.
 export {
-  allowLocalHttp, audience, batch, clients, deviceGrants, devices, doc, factors, grants, issuer, links, mailLimits, outboxDir, passkeys, presence, queue,
+  allowLocalHttp, audience, batch, clients, deviceGrants, devices, doc, erasure, factors, grants, issuer, links, mailLimits, outboxDir, passkeys, presence, queue,
   recoveryCodes, relyingParty, sessions, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
@@ -150,7 +152,7 @@ export async function notifyDisabled(subscription: WebhookSubscription): Promise
 export const confirmIdentity = (user: User, proof: IdentityProof) => confirmIdentityWith({ batch, throttle, users }, user, proof);
 /** The applications the user develops that other people use: they stop the account's deletion. */
 export const appsInUse = (userId: string) => applicationsInUse({ clients, grants }, userId);
-export const exportAccount = (user: User, currentSessionId: string) => exportAccountWith({ batch, devices, grants, clients, erasure, factorSummaries, sessions, mailLimits }, user, currentSessionId);
+export const exportAccount = (user: User, currentSessionId: string | undefined) => exportAccountWith({ batch, devices, grants, clients, erasure, factorSummaries, sessions, mailLimits }, user, currentSessionId);
 /**
  * Deletes the account, or finishes its deletion (account-deletion.ts). `afterStep`: the seam where a
  * test stops the deletion after one of its steps, in the local service's process.
@@ -160,6 +162,8 @@ export const deleteAccount = (userId: string) => deleteAccountWith({
   // The webhook repository's one item it needs, without the repository (and its deliveries) in the bundle.
   webhooks: { deleteSubscriptionItem: (clientId) => subscriptionDeletionItem(table(), clientId) },
 }, userId);
+/** The operator's reset of an account's second factors (`npm run admin -- reset-factors`; shared/accounts/second-factor.ts). */
+export const resetFactorsByOperator = (email: string) => resetFactorsWith({ users, factors, passkeys, sessions, mailer: mailer(), issuer: issuer() }, email);
 let deletionStepHook: ((step: DeletionStep) => void | Promise<void>) | undefined;
 /** Local service and tests only: runs `hook` after each step of every deletion in this process (undefined: none). */
 export function onDeletionStep(hook: ((step: DeletionStep) => void | Promise<void>) | undefined): void {

@@ -5,11 +5,9 @@ import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert'
 import { randomToken } from '#shared/secrets';
 import { allOf, type BatchRead, type BatchReader } from '#shared/data/batch-read';
 import { cancellationCodes } from '#shared/data/dynamodb';
-import type { FactorRepo, Factors } from '#shared/data/factor-repo';
+import type { Factors } from '#shared/data/factor-repo';
 import { pendingSignInUserId } from '#shared/data/pending-sign-in-repo';
-import type { SessionDetails, SessionRepo } from '#shared/data/session-repo';
-import type { PasskeyRepo } from '#shared/data/passkey-repo';
-import type { UserRepo } from '#shared/data/user-repo';
+import type { SessionDetails } from '#shared/data/session-repo';
 import { greeting } from '#shared/email/mail-text';
 import type { Mailer } from '#shared/email/mailer';
 import type { ThrottleRecord } from '#shared/data/throttle-repo';
@@ -217,6 +215,11 @@ export function openRecoveryCodes(key: string, sealed: string): string[] | undef
   return undefined;
 }
 
+/** The repository operations resetFactorsByOperator uses (the admin tool's, through shared/runtime.ts). */
+export const RESET_FACTORS_USES = {
+  users: ['findUserByEmail'], factors: ['removeAllFactors'], passkeys: ['removeAllPasskeys'], sessions: ['sessionKeysOf', 'endSessions'],
+} as const satisfies UsesDeclaration;
+
 /**
  * The operator's path for a user who lost every second factor (`npm run admin -- reset-factors`),
  * after the operator has checked who is asking by means outside the service: every factor removed
@@ -225,11 +228,7 @@ export function openRecoveryCodes(key: string, sealed: string): string[] | undef
  * of a reset someone else talked the operator into. Undefined when the address has no account.
  */
 export async function resetFactorsByOperator(
-  deps: {
-    users: Pick<UserRepo, 'findUserByEmail'>; factors: Pick<FactorRepo, 'removeAllFactors'>; passkeys: Pick<PasskeyRepo, 'removeAllPasskeys'>;
-    sessions: Pick<SessionRepo, 'sessionKeysOf' | 'endSessions'>; mailer: Mailer; issuer: string;
-  },
-  email: string,
+  deps: Uses<typeof RESET_FACTORS_USES> & { mailer: Mailer; issuer: string }, email: string,
 ): Promise<{ userId: string; sessionsEnded: number; passkeysRemoved: number } | undefined> {
   const record = await deps.users.findUserByEmail(email);
   if (!record) return undefined;
