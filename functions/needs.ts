@@ -29,8 +29,19 @@ import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accoun
 import { PRESENCE_USES } from '#shared/presence/record-presence';
 import { PRE_PROVISIONING_USES } from '#shared/fleet/pre-provisioning';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
+import { DISABLED_NOTICE_USES } from '#shared/webhooks/disabled-notice';
+import { APPLICATIONS_IN_USE_USES, DELETE_ACCOUNT_USES } from '#shared/accounts/account-deletion';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
+import { ISSUE_CODE_USES } from '#shared/oauth/authorize-request';
+import { REVOKE_TOKEN_USES } from '#shared/oauth/revocation';
+import { EXCHANGE_CODE_USES } from '#shared/oauth/grants/authorization-code';
+import { REFRESH_USES } from '#shared/oauth/grants/refresh-token';
+import { AUTHORIZE_DEVICE_USES, POLL_DEVICE_CODE_USES } from '#shared/oauth/grants/device-code';
+import { AUTHENTICATION_OPTIONS_USES, REGISTER_PASSKEY_USES, REGISTRATION_OPTIONS_USES } from '#shared/accounts/passkeys';
+import { ENROL_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
+import { RENEW_RECOVERY_CODES_USES } from '#shared/accounts/recovery-codes';
+import { REGISTER_APP_USES, REVEAL_WEBHOOK_SECRET_USES, ROTATE_APP_SECRET_USES } from '#shared/console/developer';
 import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END_EVERY_APP_ACCESS_USES } from '#shared/oauth/app-access';
 
 // The data operations the functions' declarations (`needs.table` of functions/<area>/<name>.route.ts)
@@ -65,16 +76,14 @@ export const appPageReads = [...pageReads, webhooks.subscriptionRead, webhooks.l
 /** A webhook action's page: refused only when there is no webhook, so it never lists deliveries. */
 export const webhookFormReads = [...pageReads, webhooks.subscriptionRead];
 /** oauth/authorize-request.ts issueCode: the code alone, or with the new consent. */
-export const issueCode = [grants.createCode, grants.saveConsentWithCode];
+export const issueCode = usesOf(ISSUE_CODE_USES);
 /** oauth/grants/authorization-code.ts, oauth/grants/refresh-token.ts and oauth/revocation.ts. */
-export const exchangeCode = [grants.getCodeClientAndConsent, grants.redeemCode, grants.revokeFamily];
-export const refresh = [grants.getFamilyClientAndConsent, grants.getFamily, grants.rotateRefreshToken, grants.revokeFamily];
-export const revokeToken = [grants.getFamilyClientAndConsent, grants.revokeFamily];
+export const exchangeCode = usesOf(EXCHANGE_CODE_USES);
+export const refresh = usesOf(REFRESH_USES);
+export const revokeToken = usesOf(REVOKE_TOKEN_USES);
 /** oauth/grants/device-code.ts: the device authorization, and a poll (the client read only for a confidential client, or a refusal). */
-export const authorizeDevice = [grants.getFamilyClientAndConsent, deviceGrants.createDeviceAuthorization];
-export const pollDeviceCode = [
-  grants.getFamilyClientAndConsent, deviceGrants.recordPoll, deviceGrants.slowDown, deviceGrants.redeemDeviceCode, grants.revokeFamily,
-];
+export const authorizeDevice = usesOf(AUTHORIZE_DEVICE_USES);
+export const pollDeviceCode = usesOf(POLL_DEVICE_CODE_USES);
 /** oauth/device-approval.ts: a user code entered at /device, and the decision on it. */
 export const deviceApproval = usesOf(DEVICE_APPROVAL_USES);
 /** accounts/accounts.ts signUp, sendConfirmation and requestPasswordReset: each counts its mail against the address's limit. */
@@ -96,15 +105,11 @@ export const sendTestEvent = DISPATCH_OPERATIONS.sendTestEvent.map((op) => webho
 /** oauth/app-access.ts deleteApplication: the application, its users' grants and consents, its webhook. */
 export const deleteApplication = usesOf(DELETE_APPLICATION_USES);
 /** accounts/account-deletion.ts applicationsInUse: the user's applications, and who has authorized each. */
-export const applicationsInUse = [clients.listClientsByDeveloper, grants.grantsOf];
+export const applicationsInUse = usesOf(APPLICATIONS_IN_USE_USES);
 /** accounts/confirm-identity.ts confirmIdentity: the password asked again, within the login throttle. */
 export const confirmIdentity = usesOf(CONFIRM_IDENTITY_USES);
 /** accounts/account-deletion.ts deleteAccount: the marker, every grant, the applications, devices, address, sessions, profile. */
-export const deleteAccount = [
-  erasure.getSubject, ...applicationsInUse, grants.listConsentsByUser, erasure.markDeleting, erasure.markConsentEnding, grants.deleteConsent,
-  erasure.grantsOfUser, erasure.deleteItems, erasure.webhookKeyOf, erasure.deliveryKeysOf, ...deleteApplication, erasure.deviceKeysOf, erasure.releaseAddress,
-  erasure.recordFarewellMailed, sessions.sessionKeysOf, erasure.deleteProfile, erasure.factorKeysOf, erasure.throttleKeysOf,
-];
+export const deleteAccount = usesOf(DELETE_ACCOUNT_USES);
 /** accounts/account-export.ts exportAccount: everything stored about the user, read. */
 export const exportAccount = [...usesOf(EXPORT_USES), webhooks.subscriptionRead];
 /** accounts/login.ts attemptLogin: the password's throttle, the user, and a session or (second factor) a pending sign-in. */
@@ -113,6 +118,17 @@ export const attemptLogin = usesOf(LOGIN_USES);
 export const completeSignIn = usesOf(COMPLETE_SIGN_IN_USES);
 /** accounts/second-factor.ts removeAuthenticator: a fresh code, throttled, spent by the removal. */
 export const removeAuthenticator = usesOf(REMOVE_AUTHENTICATOR_USES);
+/** accounts/passkeys.ts registrationOptions, registerPasskey and authenticationOptions: the ceremonies' challenges, and the passkeys. */
+export const registrationOptions = usesOf(REGISTRATION_OPTIONS_USES);
+export const registerPasskey = usesOf(REGISTER_PASSKEY_USES);
+export const authenticationOptions = usesOf(AUTHENTICATION_OPTIONS_USES);
+/** accounts/second-factor.ts enrolAuthenticator and accounts/recovery-codes.ts renewRecoveryCodes: the factor and its codes, in one transaction. */
+export const enrolAuthenticator = usesOf(ENROL_AUTHENTICATOR_USES);
+export const renewRecoveryCodes = usesOf(RENEW_RECOVERY_CODES_USES);
+/** console/developer.ts registerApp, rotateAppSecret and revealWebhookSecret: the application and its secret waiting to be shown once. */
+export const registerApp = usesOf(REGISTER_APP_USES);
+export const rotateAppSecret = usesOf(ROTATE_APP_SECRET_USES);
+export const revealWebhookSecret = usesOf(REVEAL_WEBHOOK_SECRET_USES);
 /** accounts/passkeys.ts signInWithPasskey: the address's throttle, the passkey, the challenge taken, then the session. */
 export const signInWithPasskey = usesOf(PASSKEY_SIGN_IN_USES);
 /** presence/record-presence.ts recordPresence: the device's owner, then its presence. */
@@ -121,6 +137,7 @@ export const recordPresence = usesOf(PRESENCE_USES);
 export const fanOut = usesOf(FAN_OUT_USES);
 /** webhooks/deliver.ts deliverMessage: delivery, subscription and consent in one read, then the attempt's outcome. */
 export const deliverMessage = usesOf(DELIVER_USES);
-
+/** webhooks/disabled-notice.ts sendDisabledNotice: the application and its developer, for the e-mail. */
+export const disabledNotice = usesOf(DISABLED_NOTICE_USES);
 /** fleet/pre-provisioning.ts checkProvisioning: the serial admitted, once. */
 export const checkProvisioning = usesOf(PRE_PROVISIONING_USES);

@@ -3,40 +3,19 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, MAIL_ENV, optionalEnv, WEBHOOK_ENV } from '#shared/config';
-import { applicationsInUse, deleteAccount, type DeletionDeps } from '#shared/accounts/account-deletion';
-import { exportAccount } from '#shared/accounts/account-export';
-import { createBatchReader } from '#shared/data/batch-read';
-import { createErasureRepo } from '#shared/data/erasure-repo';
-import { createFactorSummaryRepo } from '#shared/data/factor-summary-repo';
-import { createGrantRepo } from '#shared/data/grant-repo';
-import { createSessionRepo } from '#shared/data/session-repo';
-import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
-import { createMailer, type MailSettings } from '#shared/email/create-mailer';
-import { createDocumentClient } from '#shared/data/dynamodb';
-import { createDeviceRepo } from '#shared/data/device-repo';
-import { createSerialRepo } from '#shared/data/serial-repo';
+import type { MailSettings } from '#shared/email/create-mailer';
 import { isSerial } from '#shared/domain/fleet';
-import { createUserRepo } from '#shared/data/user-repo';
 import { formatTimestamp } from '#shared/domain/time';
-import { createLocalKeyStore } from '#shared/keys/local-signer';
-import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { fail, parseCommandLine, usageError } from '#local/cli';
-import { readServiceFacts } from '#local/service';
-import { createClientRepo } from '#shared/data/client-repo';
-import { createWebhookRepo } from '#shared/data/webhook-repo';
+import { readServiceFacts, useServiceEnvironment } from '#local/service';
 import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { describeRotation, rotateSigningKeys } from '#shared/keys/rotation';
-import { resetFactorsByOperator } from '#shared/accounts/second-factor';
-import { createFactorRepo } from '#shared/data/factor-repo';
-import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { localEndpointConfig } from '#shared/aws/client-config';
-import { fanOut } from '#shared/webhooks/fan-out';
-import { sqsWebhookQueue } from '#shared/webhooks/queue';
 import { replayStreamFailures } from '#local/stream-replay';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
-// data layer.
+// data layer and services, from the composition root (shared/runtime.ts) as the functions have them.
 // Target: the running local service (.local/service.json), or AWS when TABLE_NAME is set
 // (with the usual AWS credentials and region).
 const usage = `Usage:
@@ -100,23 +79,28 @@ function target(): {
     };
   }
   try {
-    const { tableName, dynamodbEndpoint, signingKeyFile, authUrl, outboxDir, webhookQueue, streamFailures } = readServiceFacts();
+    const facts = readServiceFacts();
+    // The local service's handlers' environment, which the composition root reads (in AWS, the variables set above).
+    useServiceEnvironment(facts);
+    const { tableName, dynamodbEndpoint, signingKeyFile, authUrl, outboxDir, webhookQueue, streamFailures } = facts;
     return { table: tableName, endpoint: dynamodbEndpoint, signingKeyFile, issuer: authUrl, mail: { outboxDir }, deliveries: webhookQueue, streamFailures };
   } catch (error) {
     return fail(`${(error as Error).message} Or set TABLE_NAME to work on a deployed table.`);
   }
 }
 
-const { table, endpoint, signingKeyFile, issuer, mail, deliveries, streamFailures } = target();
-const doc = createDocumentClient({ endpoint });
-const devices = createDeviceRepo({ doc, table });
+const { endpoint, signingKeyFile, issuer, mail, deliveries, streamFailures } = target();
+// Loaded once the environment is set: it builds its DynamoDB client as it loads.
+const {
+  appsInUse, clients, deleteAccount, devices, doc, erasure, exportAccount, fanOut, resetFactorsByOperator, rotationDeps, serials, users, webhooks,
+} = await import('#shared/runtime');
 const now = formatTimestamp(new Date());
 
 switch (command) {
   case 'provision-device': {
     const { owner, name, place, reference } = values;
     if (!owner || !name || !place || !reference || !/^[0-9a-f]+$/i.test(reference)) fail(usage);
-    const record = await createUserRepo({ doc, table }).findUserByEmail(owner);
+    const record = await users.findUserByEmail(owner);
     if (!record) fail(`No account for ${owner}.`);
     const id = values.id ?? randomUUID();
     await devices.createDevice(record.user.id, {
@@ -142,7 +126,6 @@ switch (command) {
     if (bad.length > 0) fail(`Not serial numbers (3 to 64 of A-Z a-z 0-9 . _ -, from a letter or digit): ${bad.slice(0, 5).map((b) => JSON.stringify(b)).join(', ')}.`);
     const repeated = lines.filter((line, i) => lines.indexOf(line) !== i);
     if (repeated.length > 0) fail(`Listed twice in the file: ${[...new Set(repeated)].slice(0, 5).join(', ')}.`);
-    const serials = createSerialRepo({ doc, table });
     for (const serial of lines) {
       const deviceId = randomUUID();
       const listed = await serials.allowSerial(serial, deviceId, new Date());
@@ -157,29 +140,25 @@ switch (command) {
       fail('In AWS the rotation function holds the KMS permissions: aws lambda invoke --function-name <RotateSigningKeyFunctionName output> '
         + '--cli-binary-format raw-in-base64-out --payload \'{"mode":"now"}\' /dev/stdout');
     }
-    const outcome = await rotateSigningKeys({ repo: createSigningKeyRepo({ doc, table }), store: createLocalKeyStore(signingKeyFile) }, { mode: 'now' });
+    const outcome = await rotateSigningKeys(rotationDeps(), { mode: 'now' });
     console.log(describeRotation(outcome).join('\n'));
     break;
   }
   case 'subscribe-webhook': {
     if (!values.client || !values.url) fail(usage);
-    if (!(await createClientRepo({ doc, table }).getClient(values.client))) fail(`No application ${values.client}.`);
+    if (!(await clients.getClient(values.client))) fail(`No application ${values.client}.`);
     // Plain http to this machine only for the local service, as the developer console allows it.
     const checked = await checkWebhookUrl(values.url, { allowLocalHttp: endpoint !== undefined });
     if (!checked.ok) fail(checked.reason);
-    const { created, secret } = await createWebhookRepo({ doc, table }).setUrl(values.client, checked.url.href);
+    const { created, secret } = await webhooks.setUrl(values.client, checked.url.href);
     console.log(JSON.stringify({ client: values.client, url: checked.url.href, created, ...(secret ? { secret } : {}) }));
     break;
   }
   case 'export-user': {
     if (!values.email) fail(usage);
-    const record = await createUserRepo({ doc, table }).findUserByEmail(values.email);
+    const record = await users.findUserByEmail(values.email);
     if (!record) fail(`No account for ${values.email}.`);
-    const repos = { doc, table };
-    const document = await exportAccount({
-      batch: createBatchReader(repos), devices, grants: createGrantRepo(repos), clients: createClientRepo(repos), erasure: createErasureRepo(repos),
-      factorSummaries: createFactorSummaryRepo(repos), sessions: createSessionRepo(repos), mailLimits: createMailLimitRepo(repos),
-    }, record.user, undefined);
+    const document = await exportAccount(record.user, undefined);
     const text = `${JSON.stringify(document, null, 2)}\n`;
     if (values.out) {
       writeFileSync(values.out, text, { mode: 0o600 });
@@ -192,24 +171,19 @@ switch (command) {
   case 'delete-user': {
     if (Boolean(values.email) === Boolean(values.pending)) fail(usage);
     if (!issuer || !mail) fail('delete-user sends the farewell e-mail: set AUTH_ISSUER and MAIL_FROM (and MAIL_CONFIGURATION_SET) with TABLE_NAME.');
-    const repos = { doc, table };
-    const deps: DeletionDeps = {
-      erasure: createErasureRepo(repos), grants: createGrantRepo(repos), clients: createClientRepo(repos), webhooks: createWebhookRepo(repos),
-      sessions: createSessionRepo(repos), mailer: createMailer(mail), issuer,
-    };
     if (values.pending) {
-      const pending = await deps.erasure.pendingDeletions();
-      for (const userId of pending) await deleteAccount(deps, userId);
+      const pending = await erasure.pendingDeletions();
+      for (const userId of pending) await deleteAccount(userId);
       console.log(JSON.stringify({ finished: pending }));
       break;
     }
-    const record = await createUserRepo({ doc, table }).findUserByEmail(values.email!);
+    const record = await users.findUserByEmail(values.email!);
     if (!record) fail(`No account for ${values.email} (a deletion that stopped after freeing the address is finished by delete-user --pending).`);
-    const inUse = record.deleting ? [] : await applicationsInUse(deps, record.user.id);
+    const inUse = record.deleting ? [] : await appsInUse(record.user.id);
     if (inUse.length > 0) {
       fail(`Other people use applications ${values.email} develops; delete them first (their users lose access): ${inUse.map((a) => `${a.client.clientId} (${a.client.name}, ${a.users} users)`).join(', ')}.`);
     }
-    await deleteAccount(deps, record.user.id);
+    await deleteAccount(record.user.id);
     console.log(JSON.stringify({ deleted: record.user.id, email: record.user.email }));
     break;
   }
@@ -219,11 +193,7 @@ switch (command) {
       fail(`This removes every second factor of ${values.email} and signs it out everywhere: check who asks first, then run it again with --confirm.`);
     }
     if (!issuer || !mail) fail('reset-factors e-mails the owner: set AUTH_ISSUER and MAIL_FROM (and MAIL_CONFIGURATION_SET) with TABLE_NAME.');
-    const mailer = createMailer(mail);
-    const reset = await resetFactorsByOperator({
-      users: createUserRepo({ doc, table }), factors: createFactorRepo({ doc, table }), passkeys: createPasskeyRepo({ doc, table }), sessions: createSessionRepo({ doc, table }), mailer,
-      issuer,
-    }, values.email);
+    const reset = await resetFactorsByOperator(values.email);
     if (!reset) fail(`No account for ${values.email}.`);
     console.log(JSON.stringify({ factorsReset: values.email, passkeysRemoved: reset.passkeysRemoved, sessionsEnded: reset.sessionsEnded, mailed: true }));
     break;
@@ -233,13 +203,9 @@ switch (command) {
       fail('replay-stream-failures reads the stream-failures queue and sends to the delivery queue: set STREAM_FAILURES_QUEUE_URL and WEBHOOK_QUEUE_URL '
         + '(the stack\'s outputs) with TABLE_NAME, or run the local service with its webhook pipeline.');
     }
-    const repos = { doc, table };
     const streams = new DynamoDBStreamsClient(localEndpointConfig(endpoint));
     const sqs = new SQSClient(localEndpointConfig(streamFailures.endpoint));
-    const deps = { grants: createGrantRepo(repos), webhooks: createWebhookRepo(repos), batch: createBatchReader(repos), queue: sqsWebhookQueue(deliveries.queueUrl, deliveries.endpoint) };
-    const report = await replayStreamFailures({
-      streams, sqs, failuresQueueUrl: streamFailures.queueUrl, forgetExpired: values['forget-expired'], fanOut: (records) => fanOut(records, deps),
-    });
+    const report = await replayStreamFailures({ streams, sqs, failuresQueueUrl: streamFailures.queueUrl, forgetExpired: values['forget-expired'], fanOut });
     streams.destroy();
     sqs.destroy();
     console.log(JSON.stringify(report));

@@ -22,20 +22,30 @@ import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#sha
 import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
 import { signInWithPasskey as signInWithPasskeyWith } from '#shared/accounts/passkeys';
 import { resetLinkAccount as resetLinkAccountWith, setNewPassword as setNewPasswordWith } from '#shared/accounts/password-reset';
-import { completeSignIn as completeSignInWith, removalRead as removalReadWith, removeAuthenticator as removeAuthenticatorWith } from '#shared/accounts/second-factor';
+import {
+  completeSignIn as completeSignInWith, removalRead as removalReadWith, removeAuthenticator as removeAuthenticatorWith, resetFactorsByOperator as resetFactorsWith,
+} from '#shared/accounts/second-factor';
 import { decideDeviceRequest as decideDeviceRequestWith, findDeviceRequest as findDeviceRequestWith } from '#shared/oauth/device-approval';
-import { authorizedApps as authorizedAppsWith, deleteApplication as deleteApplicationWith } from '#shared/oauth/app-access';
+import { authorizedApps as authorizedAppsWith, deleteApplication as deleteApplicationWith, endAppAccess as endAppAccessWith } from '#shared/oauth/app-access';
+import { issueCode as issueCodeWith } from '#shared/oauth/authorize-request';
+import { revokeToken as revokeTokenWith } from '#shared/oauth/revocation';
+import {
+  authenticationOptions as authenticationOptionsWith, registerPasskey as registerPasskeyWith, registrationOptions as registrationOptionsWith,
+} from '#shared/accounts/passkeys';
+import { enrolAuthenticator as enrolAuthenticatorWith } from '#shared/accounts/second-factor';
+import { renewRecoveryCodes as renewRecoveryCodesWith } from '#shared/accounts/recovery-codes';
+import { registerApp as registerAppWith, revealWebhookSecret as revealWebhookSecretWith, rotateAppSecret as rotateAppSecretWith } from '#shared/console/developer';
 import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
   allowLocalHttp, audience, batch, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
-  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, serials, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
+  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, recoveryCodes, serials, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
 // The settings, clients and repositories: shared/runtime-repos.ts, the composition root's first half.
 export {
-  allowLocalHttp, audience, batch, clients, deviceGrants, devices, doc, factors, grants, issuer, links, mailLimits, outboxDir, passkeys, presence, queue,
-  recoveryCodes, relyingParty, sessions, throttle, users, webhooks,
+  allowLocalHttp, audience, batch, clients, deviceGrants, devices, doc, erasure, factors, grants, issuer, links, mailLimits, outboxDir, passkeys, presence, queue,
+  recoveryCodes, relyingParty, serials, sessions, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
 // The composition root: every client, repository and service the functions use is built here, from
@@ -143,7 +153,7 @@ export async function notifyDisabled(subscription: WebhookSubscription): Promise
 export const confirmIdentity = (user: User, proof: IdentityProof) => confirmIdentityWith({ batch, throttle, users }, user, proof);
 /** The applications the user develops that other people use: they stop the account's deletion. */
 export const appsInUse = (userId: string) => applicationsInUse({ clients, grants }, userId);
-export const exportAccount = (user: User, currentSessionId: string) => exportAccountWith({ batch, devices, grants, clients, erasure, factorSummaries, sessions, mailLimits }, user, currentSessionId);
+export const exportAccount = (user: User, currentSessionId: string | undefined) => exportAccountWith({ batch, devices, grants, clients, erasure, factorSummaries, sessions, mailLimits }, user, currentSessionId);
 /**
  * Deletes the account, or finishes its deletion (account-deletion.ts). `afterStep`: the seam where a
  * test stops the deletion after one of its steps, in the local service's process.
@@ -153,6 +163,8 @@ export const deleteAccount = (userId: string) => deleteAccountWith({
   // The webhook repository's one item it needs, without the repository (and its deliveries) in the bundle.
   webhooks: { deleteSubscriptionItem: (clientId) => subscriptionDeletionItem(table(), clientId) },
 }, userId);
+/** The operator's reset of an account's second factors (`npm run admin -- reset-factors`; shared/accounts/second-factor.ts). */
+export const resetFactorsByOperator = (email: string) => resetFactorsWith({ users, factors, passkeys, sessions, mailer: mailer(), issuer: issuer() }, email);
 let deletionStepHook: ((step: DeletionStep) => void | Promise<void>) | undefined;
 /** Local service and tests only: runs `hook` after each step of every deletion in this process (undefined: none). */
 export function onDeletionStep(hook: ((step: DeletionStep) => void | Promise<void>) | undefined): void {
@@ -173,6 +185,17 @@ export const resetLinkAccount = (...args: After<typeof resetLinkAccountWith>) =>
 export const setNewPassword = (...args: After<typeof setNewPasswordWith>) => setNewPasswordWith({ grants, links, sessions, users }, ...args);
 export const authorizedApps = (...args: After<typeof authorizedAppsWith>) => authorizedAppsWith({ batch, clients, grants }, ...args);
 export const deleteApplication = (...args: After<typeof deleteApplicationWith>) => deleteApplicationWith({ grants, clients, webhooks }, ...args);
+export const endAppAccess = (...args: After<typeof endAppAccessWith>) => endAppAccessWith(grants, ...args);
+export const issueCode = (...args: After<typeof issueCodeWith>) => issueCodeWith(grants, ...args);
+export const revokeToken = (...args: After<typeof revokeTokenWith>) => revokeTokenWith(grants, ...args);
+export const registrationOptions = (...args: After<typeof registrationOptionsWith>) => registrationOptionsWith(passkeys, ...args);
+export const authenticationOptions = (...args: After<typeof authenticationOptionsWith>) => authenticationOptionsWith(passkeys, ...args);
+export const registerPasskey = (...args: After<typeof registerPasskeyWith>) => registerPasskeyWith(passkeys, ...args);
+export const enrolAuthenticator = (...args: After<typeof enrolAuthenticatorWith>) => enrolAuthenticatorWith(factors, ...args);
+export const renewRecoveryCodes = (...args: After<typeof renewRecoveryCodesWith>) => renewRecoveryCodesWith(recoveryCodes, ...args);
+export const registerApp = (...args: After<typeof registerAppWith>) => registerAppWith(clients, ...args);
+export const rotateAppSecret = (...args: After<typeof rotateAppSecretWith>) => rotateAppSecretWith(clients, ...args);
+export const revealWebhookSecret = (...args: After<typeof revealWebhookSecretWith>) => revealWebhookSecretWith(clients, ...args);
 export const findDeviceRequest = (...args: After<typeof findDeviceRequestWith>) => findDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
 export const decideDeviceRequest = (...args: After<typeof decideDeviceRequestWith>) => decideDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
 /** A device's lifecycle event recorded as its presence (shared/presence/record-presence.ts). */

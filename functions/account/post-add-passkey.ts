@@ -1,6 +1,6 @@
-import { PASSKEY_REFUSALS, registerPasskey } from '#shared/accounts/passkeys';
+import { PASSKEY_REFUSALS } from '#shared/accounts/passkeys';
 import { securityPage } from '#shared/views/security-pages';
-import { passkeys, relyingParty } from '#shared/runtime';
+import { registerPasskey, relyingParty } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { securityState } from '#shared/pages/security';
 import { redirect } from '#shared/http/responses';
@@ -15,7 +15,7 @@ export const handler = pageHandler({ form: true, csrf: true, session: 'required'
   const refuse = async (passkeyError: string) =>
     securityPage(viewer, { ...(await securityState(signedIn.user.id, signedIn.sessionId)), passkeyError, passkeyName: form.name, status: 400 });
   if (!form.response) return refuse('Adding a passkey needs a browser that supports passkeys, with JavaScript on.');
-  const result = await registerPasskey(passkeys, relyingParty(), signedIn.user, { response: form.response, name: form.name ?? '' }, new Date());
+  const result = await registerPasskey(relyingParty(), signedIn.user, { response: form.response, name: form.name ?? '' }, new Date());
   if (result.outcome === 'refused') return refuse(PASSKEY_REFUSALS[result.refusal]);
   return redirect('/account/security?done=passkey-added', 303);
 });

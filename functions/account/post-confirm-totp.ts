@@ -1,8 +1,7 @@
-import { enrolAuthenticator } from '#shared/accounts/second-factor';
 import { totpUri } from '#shared/accounts/totp';
 import { qrCodeDataUrl } from '#shared/views/qr-code';
 import { totpSetupPage } from '#shared/views/security-pages';
-import { factors } from '#shared/runtime';
+import { enrolAuthenticator, factors } from '#shared/runtime';
 import { secureCookie } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { RECOVERY_CODES_PATH, RECOVERY_KEY_COOKIE, TOTP_ISSUER_NAME } from '#shared/pages/security';
@@ -22,7 +21,7 @@ export const handler = pageHandler({
   const { user } = signedIn;
   const now = Date.now();
   if (secret === undefined) return redirect('/account/security/totp', 303);
-  const result = await enrolAuthenticator(factors, user.id, secret, form.code ?? '', now);
+  const result = await enrolAuthenticator(user.id, secret, form.code ?? '', now);
   if (result.outcome === 'already') return redirect('/account/security', 303);
   if (result.outcome === 'wrong') {
     const uri = totpUri(secret, user.email, TOTP_ISSUER_NAME);

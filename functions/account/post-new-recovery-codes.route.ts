@@ -1,11 +1,11 @@
 import { auth, defineEndpoint } from '#shared/declaration';
-import { pageReads, recoveryCodes } from '#functions/needs';
+import { pageReads, renewRecoveryCodes } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/security/recovery-codes', 'page')],
   // Replaces a second factor: only for a sign-in of the last minutes (the page middleware checks).
   recentSignIn: true,
-  needs: { table: [...pageReads, recoveryCodes.replaceRecoveryCodes] },
+  needs: { table: [...pageReads, ...renewRecoveryCodes] },
   sample: {
     // The demo user has no authenticator app: nothing is written, and the page goes back to the security page.
     status: 303,

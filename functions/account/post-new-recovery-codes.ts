@@ -1,5 +1,4 @@
-import { renewRecoveryCodes } from '#shared/accounts/recovery-codes';
-import { recoveryCodes } from '#shared/runtime';
+import { renewRecoveryCodes } from '#shared/runtime';
 import { secureCookie } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { RECOVERY_CODES_PATH, RECOVERY_KEY_COOKIE } from '#shared/pages/security';
@@ -14,7 +13,7 @@ import { redirect } from '#shared/http/responses';
  * account without an authenticator app: 303 to the security page, nothing written.
  */
 export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account/security' }, async ({ signedIn }) => {
-  const result = await renewRecoveryCodes(recoveryCodes, signedIn.user.id, Date.now());
+  const result = await renewRecoveryCodes(signedIn.user.id, Date.now());
   if (result.outcome === 'not-enrolled') return redirect('/account/security', 303);
   return redirect(RECOVERY_CODES_PATH, 303, [setCookie(RECOVERY_KEY_COOKIE, result.revealKey, { secure: secureCookie(), path: RECOVERY_CODES_PATH, maxAgeSeconds: RECOVERY_REVEAL_SECONDS })]);
 });

@@ -1,5 +1,4 @@
-import { registrationOptions } from '#shared/accounts/passkeys';
-import { passkeys, relyingParty } from '#shared/runtime';
+import { registrationOptions, relyingParty } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { jsonOf } from '#shared/pages/security';
 
@@ -9,4 +8,4 @@ import { jsonOf } from '#shared/pages/security';
  * and PutItem of the challenge, this user's, 5 minutes, single use).
  */
 export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account/security' }, async ({ signedIn }) =>
-  jsonOf(await registrationOptions(passkeys, relyingParty(), signedIn.user, new Date())));
+  jsonOf(await registrationOptions(relyingParty(), signedIn.user, new Date())));

@@ -1,5 +1,4 @@
-import { endAppAccess } from '#shared/oauth/app-access';
-import { grants } from '#shared/runtime';
+import { endAppAccess } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { redirect } from '#shared/http/responses';
@@ -14,6 +13,6 @@ import { countMetric, METRIC } from '#shared/metrics';
 export const handler = pageHandler({ form: true, csrf: true, session: 'required', loginReturn: '/account' }, async ({ event, signedIn }) => {
   const clientId = event.pathParameters?.client_id;
   if (!isPlausibleClientId(clientId)) return redirect('/account', 303);
-  countMetric(METRIC.grantsRevoked, await endAppAccess(grants, signedIn.user.id, clientId));
+  countMetric(METRIC.grantsRevoked, await endAppAccess(signedIn.user.id, clientId));
   return redirect('/account', 303);
 });

@@ -1,6 +1,6 @@
-import { checkAuthorizationRequest, issueCode, mayReuseConsent, repeatedParams } from '#shared/oauth/authorize-request';
+import { checkAuthorizationRequest, mayReuseConsent, repeatedParams } from '#shared/oauth/authorize-request';
 import { asksForDevices, consentPage } from '#shared/views/oauth-pages';
-import { devices, grants, issuer } from '#shared/runtime';
+import { devices, issueCode, issuer } from '#shared/runtime';
 import { loginRedirect } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { BadRequestError } from '#shared/errors';
@@ -29,7 +29,7 @@ export const handler = pageHandler({
   const granted = consent?.scopes ?? [];
   // A native application's loopback or private-use redirect asks every time (RFC 8252 §8.6, mayReuseConsent).
   if (consent && request.scopes.every((scope) => granted.includes(scope)) && mayReuseConsent(check.client, request.redirectUri)) {
-    return redirect((await issueCode(grants, request, issuer(), consent))!);
+    return redirect((await issueCode(request, issuer(), consent))!);
   }
   // A request for device scopes lets the user choose the devices (one Query of them).
   const choice = asksForDevices(request.scopes) ? { owned: await devices.listDevicesByOwner(signedIn.user.id), choice: consent } : undefined;

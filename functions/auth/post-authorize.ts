@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { checkAuthorizationRequest, issueCode, redirectWith } from '#shared/oauth/authorize-request';
-import { devices, grants, issuer } from '#shared/runtime';
+import { checkAuthorizationRequest, redirectWith } from '#shared/oauth/authorize-request';
+import { devices, issueCode, issuer } from '#shared/runtime';
 import { checkDeviceFormSize, DEVICE_CHOICE_FORM_BYTES, deviceChoiceFromForm } from '#shared/pages/device-choice';
 import { asksForDevices } from '#shared/views/oauth-pages';
 import { loginRedirect } from '#shared/pages/session';
@@ -46,7 +46,7 @@ export const handler = pageHandler({
     userId: signedIn.user.id, clientId: request.clientId, requested: request.scopes, grantedAt: formatTimestamp(new Date()), freshGeneration: randomUUID(),
     ...(chosen ? { devices: chosen } : {}),
   });
-  const location = await issueCode(grants, request, issuer(), allowed, { previous: consent });
+  const location = await issueCode(request, issuer(), allowed, { previous: consent });
   // The consent changed while the user decided (revoked, or allowed in another tab): the
   // authorization request starts again from what is stored now.
   return redirect(location ?? `/oauth/authorize?${authorizeQuery(form)}`, 303);

@@ -1,5 +1,4 @@
-import { authenticationOptions } from '#shared/accounts/passkeys';
-import { passkeys, relyingParty } from '#shared/runtime';
+import { authenticationOptions, relyingParty } from '#shared/runtime';
 import { pageHandler } from '#shared/pages/page-handler';
 import { jsonOf } from '#shared/pages/security';
 
@@ -8,4 +7,4 @@ import { jsonOf } from '#shared/pages/security';
  * new challenge (one PutItem, 5 minutes, single use). A form post with the page's CSRF field, so no
  * other site can have challenges made in a signed-out browser's name.
  */
-export const handler = pageHandler({ form: true, csrf: true }, async () => jsonOf(await authenticationOptions(passkeys, relyingParty(), new Date())));
+export const handler = pageHandler({ form: true, csrf: true }, async () => jsonOf(await authenticationOptions(relyingParty(), new Date())));

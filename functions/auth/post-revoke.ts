@@ -1,10 +1,9 @@
-import { grants } from '#shared/runtime';
+import { revokeToken } from '#shared/runtime';
 import { readClientCredentials } from '#shared/oauth/client-auth';
 import { parseForm, requireParams } from '#shared/http/form';
 import { publicHandler } from '#shared/http/http';
 import { ok } from '#shared/http/responses';
 import { TOKEN_ENDPOINT_HEADERS } from '#shared/http/security-headers';
-import { revokeToken } from '#shared/oauth/revocation';
 import { withClientCors } from '#shared/oauth/cors';
 
 /**
@@ -16,6 +15,6 @@ import { withClientCors } from '#shared/oauth/cors';
 export const handler = publicHandler((event) => withClientCors(event, async (identified) => {
   const form = parseForm(event, { emptyAsOmitted: true });
   const { token } = requireParams(form, ['token']);
-  await revokeToken(grants, { ...readClientCredentials(event.headers.authorization, form, 'invalid_client'), identified }, token);
+  await revokeToken({ ...readClientCredentials(event.headers.authorization, form, 'invalid_client'), identified }, token);
   return ok({});
 }), TOKEN_ENDPOINT_HEADERS);

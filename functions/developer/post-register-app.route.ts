@@ -1,10 +1,10 @@
 import { auth, defineEndpoint } from '#shared/declaration';
-import { clients, pageReads } from '#functions/needs';
+import { clients, pageReads, registerApp } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/developer/apps', 'page')],
   // registerClient: a server application with its secret to show; createClient: a native or browser application, without one.
-  needs: { table: [...pageReads, clients.listClientsByDeveloper, clients.registerClient, clients.createClient] },
+  needs: { table: [...pageReads, clients.listClientsByDeveloper, ...registerApp] },
   sample: {
     status: 303,
     make: async (kit) => kit.page('POST /developer/apps, signed in: registers an application, then to the page that shows its secret once', {

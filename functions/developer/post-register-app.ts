@@ -1,5 +1,5 @@
-import { clientTypeFrom, registerApp, registrationFrom } from '#shared/console/developer';
-import { audience, clients } from '#shared/runtime';
+import { clientTypeFrom, registrationFrom } from '#shared/console/developer';
+import { audience, clients, registerApp } from '#shared/runtime';
 import { secureCookie } from '#shared/pages/session';
 import { pageHandler } from '#shared/pages/page-handler';
 import { registrationProblems } from '#shared/domain/client';
@@ -25,6 +25,6 @@ export const handler = pageHandler({ form: true, csrf: true, session: 'required'
   if (Object.keys(problems).length > 0) {
     return developerPage(viewer, audience(), await clients.listClientsByDeveloper(signedIn.user.id), form, problems, 400);
   }
-  const { app, cookie } = await registerApp(clients, signedIn.user, { ...registration, clientType: clientType! }, secureCookie());
+  const { app, cookie } = await registerApp(signedIn.user, { ...registration, clientType: clientType! }, secureCookie());
   return cookie === undefined ? redirect(appPath(app.clientId), 303) : redirect(secretPath(app.clientId), 303, [cookie]);
 });

@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/declaration';
-import { appPageReads, clients } from '#functions/needs';
+import { appPageReads, rotateAppSecret } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/developer/apps/{client_id}/secret', 'page')],
-  needs: { table: [...appPageReads, clients.rotateSecret] },
+  needs: { table: [...appPageReads, ...rotateAppSecret] },
   sample: {
     status: 303,
     // The demo application's secret is in the running example app: a scratch application's changes instead.

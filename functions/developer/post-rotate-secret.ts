@@ -1,5 +1,5 @@
-import { ownedApp, pathClientId, rotateAppSecret } from '#shared/console/developer';
-import { clients } from '#shared/runtime';
+import { ownedApp, pathClientId } from '#shared/console/developer';
+import { rotateAppSecret } from '#shared/runtime';
 import { webhookView } from '#shared/pages/webhook-forms';
 import { pageHandler, thisPage } from '#shared/pages/page-handler';
 import { secureCookie } from '#shared/pages/session';
@@ -26,5 +26,5 @@ export const handler = pageHandler({
   if (form.confirm !== 'yes') {
     return appPage(viewer, app, undefined, { confirm: 'Tick the box to confirm that you want a new secret.' }, 400, await webhookView(app.clientId, webhook));
   }
-  return redirect(secretPath(app.clientId), 303, [await rotateAppSecret(clients, app, secureCookie())]);
+  return redirect(secretPath(app.clientId), 303, [await rotateAppSecret(app, secureCookie())]);
 });

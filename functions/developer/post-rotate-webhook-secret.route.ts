@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/declaration';
-import { appPageReads, clients, webhooks } from '#functions/needs';
+import { appPageReads, revealWebhookSecret, webhooks } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/developer/apps/{client_id}/webhook/secret', 'page')],
-  needs: { table: [...appPageReads, webhooks.rotateSecret, clients.saveSecretReveal] },
+  needs: { table: [...appPageReads, webhooks.rotateSecret, ...revealWebhookSecret] },
   sample: {
     status: 303,
     make: async (kit) => kit.page(

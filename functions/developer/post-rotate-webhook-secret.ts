@@ -1,5 +1,4 @@
-import { revealWebhookSecret } from '#shared/console/developer';
-import { clients, webhooks } from '#shared/runtime';
+import { revealWebhookSecret, webhooks } from '#shared/runtime';
 import { secureCookie } from '#shared/pages/session';
 import { NO_WEBHOOK, WEBHOOK_FORM, webhookForm } from '#shared/pages/webhook-forms';
 import { pageHandler } from '#shared/pages/page-handler';
@@ -19,5 +18,5 @@ export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
   if (!read.subscription) return read.refuse('webhook_url', NO_WEBHOOK);
   if (read.form.confirm !== 'yes') return read.refuse('webhook_rotate', 'Tick the box to confirm that you want a new signing secret.');
   const secret = await webhooks.rotateSecret(read.app.clientId, WEBHOOK_SECRET_OVERLAP_SECONDS);
-  return redirect(secretPath(read.app.clientId), 303, [await revealWebhookSecret(clients, read.app, secret, 'webhook-rotated', secureCookie())]);
+  return redirect(secretPath(read.app.clientId), 303, [await revealWebhookSecret(read.app, secret, 'webhook-rotated', secureCookie())]);
 });

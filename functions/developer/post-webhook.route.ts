@@ -1,9 +1,9 @@
 import { auth, defineEndpoint } from '#shared/declaration';
-import { appPageReads, clients, webhooks } from '#functions/needs';
+import { appPageReads, revealWebhookSecret, webhooks } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/developer/apps/{client_id}/webhook', 'page')],
-  needs: { table: [...appPageReads, webhooks.setUrl, clients.saveSecretReveal] },
+  needs: { table: [...appPageReads, webhooks.setUrl, ...revealWebhookSecret] },
   sample: {
     status: 303,
     // Webhook forms act on a scratch application with a webhook of its own (a public address never called: nothing is delivered).

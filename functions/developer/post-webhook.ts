@@ -1,5 +1,4 @@
-import { revealWebhookSecret } from '#shared/console/developer';
-import { allowLocalHttp, clients, webhooks } from '#shared/runtime';
+import { allowLocalHttp, revealWebhookSecret, webhooks } from '#shared/runtime';
 import { secureCookie } from '#shared/pages/session';
 import { WEBHOOK_FORM, webhookForm } from '#shared/pages/webhook-forms';
 import { pageHandler } from '#shared/pages/page-handler';
@@ -25,5 +24,5 @@ export const handler = pageHandler(WEBHOOK_FORM, async (page) => {
   if (!checked.ok) return read.refuse('webhook_url', checked.reason, raw);
   const { secret } = await webhooks.setUrl(read.app.clientId, checked.url.href);
   if (secret === undefined) return redirect(webhookDonePath(read.app.clientId, 'webhook-saved'), 303);
-  return redirect(secretPath(read.app.clientId), 303, [await revealWebhookSecret(clients, read.app, secret, 'webhook-registered', secureCookie())]);
+  return redirect(secretPath(read.app.clientId), 303, [await revealWebhookSecret(read.app, secret, 'webhook-registered', secureCookie())]);
 });

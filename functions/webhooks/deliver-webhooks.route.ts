@@ -1,5 +1,5 @@
 import { defineEndpoint } from '#shared/declaration';
-import { clients, deliverMessage, users } from '#functions/needs';
+import { deliverMessage, disabledNotice } from '#functions/needs';
 
 export default defineEndpoint({
   eventSource: 'webhook-queue',
@@ -7,7 +7,7 @@ export default defineEndpoint({
   lazyModules: ['shared/webhooks/disabled-notice.ts'],
   // shared/webhooks/deliver.ts (delivery, subscription and consent in one read), and the e-mail to the developer of a disabled one.
   needs: {
-    table: [...deliverMessage, clients.getClient, users.getUserById],
+    table: [...deliverMessage, ...disabledNotice],
     sendsMail: true,
     webhookQueue: ['retry'],
   },

@@ -1,15 +1,11 @@
-import type { ClientRepo } from '#shared/data/client-repo';
-import type { ErasureRepo } from '#shared/data/erasure-repo';
-import type { GrantRepo } from '#shared/data/grant-repo';
-import type { SessionRepo } from '#shared/data/session-repo';
 import { BACKUP_RETENTION_DAYS } from '#shared/data/table-schema';
-import type { WebhookRepo } from '#shared/data/webhook-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import type { Client } from '#shared/domain/client';
 import { formatTimestamp } from '#shared/domain/time';
 import { greeting } from '#shared/email/mail-text';
 import type { Mailer } from '#shared/email/mailer';
 import { ConflictError, NotFoundError } from '#shared/errors';
-import { deleteApplication } from '#shared/oauth/app-access';
+import { DELETE_APPLICATION_USES, deleteApplication } from '#shared/oauth/app-access';
 
 /**
  * The steps of an account's deletion, in their order. The first writes the deletion marker on the
@@ -27,20 +23,28 @@ import { deleteApplication } from '#shared/oauth/app-access';
 export const DELETION_STEPS = ['mark', 'grants', 'applications', 'devices', 'address', 'mail', 'sessions', 'profile'] as const;
 export type DeletionStep = (typeof DELETION_STEPS)[number];
 
-/** What an account's deletion works with (shared/runtime.ts builds it; the admin tool builds its own). */
-export interface DeletionDeps {
-  erasure: ErasureRepo;
-  grants: GrantRepo;
-  clients: Pick<ClientRepo, 'listClientsByDeveloper' | 'deleteClientItem'>;
-  webhooks: Pick<WebhookRepo, 'deleteSubscriptionItem'>;
-  sessions: Pick<SessionRepo, 'sessionKeysOf'>;
+/** The repository operations applicationsInUse uses (its functions' grants: functions/needs.ts). */
+export const APPLICATIONS_IN_USE_USES = { clients: ['listClientsByDeveloper'], grants: ['grantsOf'] } as const satisfies UsesDeclaration;
+
+/** The repository operations deleteAccount uses, applicationsInUse's and deleteApplication's among them. */
+export const DELETE_ACCOUNT_USES = [APPLICATIONS_IN_USE_USES, DELETE_APPLICATION_USES, {
+  erasure: [
+    'getSubject', 'markDeleting', 'markConsentEnding', 'grantsOfUser', 'deleteItems', 'webhookKeyOf', 'deliveryKeysOf', 'deviceKeysOf', 'factorKeysOf',
+    'throttleKeysOf', 'releaseAddress', 'recordFarewellMailed', 'deleteProfile',
+  ],
+  grants: ['listConsentsByUser', 'deleteConsent'],
+  sessions: ['sessionKeysOf'],
+}] as const satisfies UsesDeclaration;
+
+/** What an account's deletion works with (shared/runtime.ts binds it). */
+export type DeletionDeps = Uses<typeof DELETE_ACCOUNT_USES> & {
   mailer: Mailer;
   /** The authorization server's URL, for the farewell e-mail. */
   issuer: string;
   /** Runs after each step completes: where progress can be observed (the tests stop a deletion there). */
   afterStep?: (step: DeletionStep) => void | Promise<void>;
   now?: () => Date;
-}
+};
 
 /** An application the user develops that someone else still uses: the account cannot be deleted before it. */
 export interface ApplicationInUse {
@@ -61,7 +65,7 @@ export class ApplicationsInUseError extends ConflictError {
  * stands: a token family without its consent is refused at its next refresh): one Query on GSI1 for
  * the list, one per application.
  */
-export async function applicationsInUse(deps: Pick<DeletionDeps, 'clients' | 'grants'>, userId: string): Promise<ApplicationInUse[]> {
+export async function applicationsInUse(deps: Uses<typeof APPLICATIONS_IN_USE_USES>, userId: string): Promise<ApplicationInUse[]> {
   const apps = await deps.clients.listClientsByDeveloper(userId);
   const inUse = await Promise.all(apps.map(async (client) => {
     const { consentUserIds } = await deps.grants.grantsOf(client.clientId);

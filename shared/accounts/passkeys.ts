@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { KNOWN_BROWSER_TTL_SECONDS, nextAttemptAfterReserving, retryAfterSeconds, FREE_ATTEMPTS } from '#shared/accounts/login-throttle';
 import type { BatchReader } from '#shared/data/batch-read';
-import type { PasskeyRepo, StoredPasskey } from '#shared/data/passkey-repo';
+import type { StoredPasskey } from '#shared/data/passkey-repo';
 import type { User } from '#shared/domain/user';
 import { formatTimestamp } from '#shared/domain/time';
 import { countMetric, METRIC } from '#shared/metrics';
@@ -59,6 +59,9 @@ export const PASSKEY_REFUSALS: Record<PasskeyRefusal, string> = {
 /** A new challenge: 256 random bits, base64url (the options carry it; the table keeps its hash). */
 const newChallenge = () => randomBytes(32).toString('base64url');
 
+/** The repository operations registrationOptions uses (its function's grants: functions/needs.ts). */
+export const REGISTRATION_OPTIONS_USES = { passkeys: ['passkeysOf', 'createChallenge'] } as const satisfies UsesDeclaration;
+
 /**
  * The options of a passkey's registration for a signed-in user: a discoverable credential
  * (resident key required) with user verification, no attestation, and the user's passkeys excluded
@@ -66,7 +69,7 @@ const newChallenge = () => randomBytes(32).toString('base64url');
  * Query (the user's passkeys) + PutItem (challenge).
  */
 export async function registrationOptions(
-  passkeys: Pick<PasskeyRepo, 'passkeysOf' | 'createChallenge'>, rp: RelyingParty, user: User, now: Date,
+  passkeys: Uses<typeof REGISTRATION_OPTIONS_USES>['passkeys'], rp: RelyingParty, user: User, now: Date,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = await passkeys.passkeysOf(user.id);
   const challenge = newChallenge();
@@ -84,16 +87,22 @@ export async function registrationOptions(
   };
 }
 
+/** The repository operations authenticationOptions uses (its function's grants: functions/needs.ts). */
+export const AUTHENTICATION_OPTIONS_USES = { passkeys: ['createChallenge'] } as const satisfies UsesDeclaration;
+
 /**
  * The options of a passkey sign-in: any passkey of this site (no allowCredentials: the browser
  * offers the user's discoverable credentials, in its autofill too), user verification required.
  * Its challenge is stored for 5 minutes. One PutItem.
  */
-export async function authenticationOptions(passkeys: Pick<PasskeyRepo, 'createChallenge'>, rp: RelyingParty, now: Date): Promise<PublicKeyCredentialRequestOptionsJSON> {
+export async function authenticationOptions(passkeys: Uses<typeof AUTHENTICATION_OPTIONS_USES>['passkeys'], rp: RelyingParty, now: Date): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const challenge = newChallenge();
   await passkeys.createChallenge(challenge, 'authenticate', undefined, now);
   return { challenge, timeout: CEREMONY_TIMEOUT_MS, rpId: rp.id, allowCredentials: [], userVerification: 'required' };
 }
+
+/** The repository operations registerPasskey uses (its function's grants: functions/needs.ts). */
+export const REGISTER_PASSKEY_USES = { passkeys: ['takeChallenge', 'addPasskey'] } as const satisfies UsesDeclaration;
 
 /**
  * Registers the passkey a signed-in user's browser just made: the answer read, its challenge taken
@@ -102,7 +111,7 @@ export async function authenticationOptions(passkeys: Pick<PasskeyRepo, 'createC
  * is written when it is refused. Requests: DeleteItem (challenge) + TransactWriteItems.
  */
 export async function registerPasskey(
-  passkeys: Pick<PasskeyRepo, 'takeChallenge' | 'addPasskey'>, rp: RelyingParty, user: User, answer: { response: string; name: string }, now: Date,
+  passkeys: Uses<typeof REGISTER_PASSKEY_USES>['passkeys'], rp: RelyingParty, user: User, answer: { response: string; name: string }, now: Date,
 ): Promise<{ outcome: 'added'; name: string } | { outcome: 'refused'; refusal: PasskeyRefusal }> {
   const refused = (refusal: PasskeyRefusal) => ({ outcome: 'refused' as const, refusal });
   const name = passkeyName(answer.name);

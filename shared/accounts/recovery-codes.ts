@@ -1,10 +1,13 @@
 import { newRecoveryCodes, recoveryCodeHash } from '#shared/accounts/totp';
 import { sealWith } from '#shared/oauth/sealing';
 import { randomToken } from '#shared/secrets';
-import type { RecoveryCodeRepo } from '#shared/data/recovery-code-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 
 /** At most this many recovery codes left: the security page warns, and offers new ones. */
 export const FEW_RECOVERY_CODES = 3;
+
+/** The repository operations renewRecoveryCodes uses (its function's grants: functions/needs.ts). */
+export const RENEW_RECOVERY_CODES_USES = { recoveryCodes: ['replaceRecoveryCodes'] } as const satisfies UsesDeclaration;
 
 /**
  * Makes 10 new recovery codes for an account whose two-step sign-in is on, without turning it off:
@@ -14,7 +17,7 @@ export const FEW_RECOVERY_CODES = 3;
  * written when the account has no authenticator app.
  */
 export async function renewRecoveryCodes(
-  repo: Pick<RecoveryCodeRepo, 'replaceRecoveryCodes'>, userId: string, now: number,
+  repo: Uses<typeof RENEW_RECOVERY_CODES_USES>['recoveryCodes'], userId: string, now: number,
 ): Promise<{ outcome: 'renewed'; revealKey: string } | { outcome: 'not-enrolled' }> {
   const codes = newRecoveryCodes();
   const revealKey = randomToken();

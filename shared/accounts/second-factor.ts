@@ -5,11 +5,9 @@ import { signInAlertOf, type SignInAlert } from '#shared/accounts/sign-in-alert'
 import { randomToken } from '#shared/secrets';
 import { allOf, type BatchRead, type BatchReader } from '#shared/data/batch-read';
 import { cancellationCodes } from '#shared/data/dynamodb';
-import type { FactorRepo, Factors } from '#shared/data/factor-repo';
+import type { Factors } from '#shared/data/factor-repo';
 import { pendingSignInUserId } from '#shared/data/pending-sign-in-repo';
-import type { SessionDetails, SessionRepo } from '#shared/data/session-repo';
-import type { PasskeyRepo } from '#shared/data/passkey-repo';
-import type { UserRepo } from '#shared/data/user-repo';
+import type { SessionDetails } from '#shared/data/session-repo';
 import { greeting } from '#shared/email/mail-text';
 import type { Mailer } from '#shared/email/mailer';
 import type { ThrottleRecord } from '#shared/data/throttle-repo';
@@ -183,6 +181,9 @@ export const FACTOR_FAILURE_MESSAGES: Record<FactorFailure, string> = {
   malformed: 'Enter the 6-digit code your authenticator app shows, or a recovery code like abcd-efgh-jkmn-pqrs.',
 };
 
+/** The repository operations enrolAuthenticator uses (its function's grants: functions/needs.ts). */
+export const ENROL_AUTHENTICATOR_USES = { factors: ['enrolTotp'] } as const satisfies UsesDeclaration;
+
 /**
  * Completes an authenticator app's enrolment with its first code (of the enrolment's secret, at
  * `now`): the factor, 10 new recovery codes stored as hashes, the same codes sealed under a new key
@@ -190,7 +191,7 @@ export const FACTOR_FAILURE_MESSAGES: Record<FactorFailure, string> = {
  * key (for the browser's cookie: without it the sealed codes are nothing), or why not.
  */
 export async function enrolAuthenticator(
-  factors: Pick<FactorRepo, 'enrolTotp'>, userId: string, secret: string, typed: string, now: number,
+  factors: Uses<typeof ENROL_AUTHENTICATOR_USES>['factors'], userId: string, secret: string, typed: string, now: number,
 ): Promise<{ outcome: 'enrolled'; revealKey: string } | { outcome: 'wrong' } | { outcome: 'already' }> {
   const code = readFactorCode(typed);
   // Stryker disable next-line ConditionalExpression: totpStepOf refuses anything but six digits, as a recovery code or nothing is
@@ -214,6 +215,11 @@ export function openRecoveryCodes(key: string, sealed: string): string[] | undef
   return undefined;
 }
 
+/** The repository operations resetFactorsByOperator uses (the admin tool's, through shared/runtime.ts). */
+export const RESET_FACTORS_USES = {
+  users: ['findUserByEmail'], factors: ['removeAllFactors'], passkeys: ['removeAllPasskeys'], sessions: ['sessionKeysOf', 'endSessions'],
+} as const satisfies UsesDeclaration;
+
 /**
  * The operator's path for a user who lost every second factor (`npm run admin -- reset-factors`),
  * after the operator has checked who is asking by means outside the service: every factor removed
@@ -222,11 +228,7 @@ export function openRecoveryCodes(key: string, sealed: string): string[] | undef
  * of a reset someone else talked the operator into. Undefined when the address has no account.
  */
 export async function resetFactorsByOperator(
-  deps: {
-    users: Pick<UserRepo, 'findUserByEmail'>; factors: Pick<FactorRepo, 'removeAllFactors'>; passkeys: Pick<PasskeyRepo, 'removeAllPasskeys'>;
-    sessions: Pick<SessionRepo, 'sessionKeysOf' | 'endSessions'>; mailer: Mailer; issuer: string;
-  },
-  email: string,
+  deps: Uses<typeof RESET_FACTORS_USES> & { mailer: Mailer; issuer: string }, email: string,
 ): Promise<{ userId: string; sessionsEnded: number; passkeysRemoved: number } | undefined> {
   const record = await deps.users.findUserByEmail(email);
   if (!record) return undefined;

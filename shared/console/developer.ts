@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { openWith, sealWith } from '#shared/oauth/sealing';
-import type { ClientRepo, SecretReveal } from '#shared/data/client-repo';
+import type { SecretReveal } from '#shared/data/client-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import type { Client, ClientRegistration, ClientType, NewClientRegistration } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
@@ -77,6 +78,9 @@ export function openReveal(key: string, sealedSecret: string): string | undefine
   }
 }
 
+/** The repository operations registerApp uses (its function's grants: functions/needs.ts). */
+export const REGISTER_APP_USES = { clients: ['registerClient', 'createClient'] } as const satisfies UsesDeclaration;
+
 /**
  * Registers the developer's application. A server application (confidential) gets a new client
  * secret, stored as its hash, and that secret waiting to be shown once (newSecretReveal), in one
@@ -84,7 +88,7 @@ export function openReveal(key: string, sealedSecret: string): string | undefine
  * application (public) gets no secret at all: one PutItem, and no cookie.
  */
 export async function registerApp(
-  clients: Pick<ClientRepo, 'registerClient' | 'createClient'>, developer: User, registration: NewClientRegistration, secure: boolean, now = new Date(),
+  clients: Uses<typeof REGISTER_APP_USES>['clients'], developer: User, registration: NewClientRegistration, secure: boolean, now = new Date(),
 ): Promise<{ app: Client; cookie?: string }> {
   const { clientType, ...fields } = registration;
   const registered = {
@@ -106,20 +110,26 @@ export async function registerApp(
   return { app, cookie };
 }
 
+/** The repository operations rotateAppSecret uses (its function's grants: functions/needs.ts). */
+export const ROTATE_APP_SECRET_USES = { clients: ['rotateSecret'] } as const satisfies UsesDeclaration;
+
 /**
  * Gives the application a new client secret (the current one becomes the previous, see
  * ClientRepo.rotateSecret), waiting to be shown once, in one transaction. Returns the cookie that opens it.
  */
-export async function rotateAppSecret(clients: Pick<ClientRepo, 'rotateSecret'>, app: Client, secure: boolean, now = new Date()): Promise<string> {
+export async function rotateAppSecret(clients: Uses<typeof ROTATE_APP_SECRET_USES>['clients'], app: Client, secure: boolean, now = new Date()): Promise<string> {
   const secret = randomToken();
   const { reveal, cookie } = newSecretReveal(app, secret, 'rotated', now, secure);
   await clients.rotateSecret(app.developerId, app.clientId, hashSecret(secret), formatTimestamp(now), reveal);
   return cookie;
 }
 
+/** The repository operations revealWebhookSecret uses (its functions' grants: functions/needs.ts). */
+export const REVEAL_WEBHOOK_SECRET_USES = { clients: ['saveSecretReveal'] } as const satisfies UsesDeclaration;
+
 /** Keeps a new webhook signing secret of the application to be shown once (one PutItem). Returns the cookie that opens it. */
 export async function revealWebhookSecret(
-  clients: Pick<ClientRepo, 'saveSecretReveal'>, app: Client, secret: string, reason: 'webhook-registered' | 'webhook-rotated', secure: boolean,
+  clients: Uses<typeof REVEAL_WEBHOOK_SECRET_USES>['clients'], app: Client, secret: string, reason: 'webhook-registered' | 'webhook-rotated', secure: boolean,
 ): Promise<string> {
   const { reveal, cookie } = newSecretReveal(app, secret, reason, new Date(), secure);
   await clients.saveSecretReveal(reveal);

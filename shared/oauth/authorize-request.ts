@@ -1,5 +1,5 @@
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
-import type { GrantRepo } from '#shared/data/grant-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { isPublicClient, isRegisteredRedirectUri, type Client } from '#shared/domain/client';
 import type { Consent } from '#shared/domain/grant';
 import { isScope, parseScopeString } from '#shared/domain/scopes';
@@ -94,6 +94,9 @@ export function repeatedParams(rawQueryString: string): string[] {
   return [...repeated].filter((name) => (AUTHORIZE_PARAMS as readonly string[]).includes(name));
 }
 
+/** The repository operations issueCode uses (its functions' grants: functions/needs.ts): the code alone, or with the new consent. */
+export const ISSUE_CODE_USES = { grants: ['createCode', 'saveConsentWithCode'] } as const satisfies UsesDeclaration;
+
 /**
  * Issues a single-use code for the request under `consent` (the code records its grant
  * generation) and returns the redirect that delivers it. With `record`, the consent is new or
@@ -101,7 +104,7 @@ export function repeatedParams(rawQueryString: string): string[] {
  * the stored consent is still `record.previous`; undefined, and nothing written, when it changed.
  */
 export async function issueCode(
-  grants: GrantRepo, request: AuthorizationRequest, issuer: string, consent: Consent, record?: { previous: Consent | undefined },
+  grants: Uses<typeof ISSUE_CODE_USES>['grants'], request: AuthorizationRequest, issuer: string, consent: Consent, record?: { previous: Consent | undefined },
 ): Promise<string | undefined> {
   const { code, stored } = newAuthorizationCode({
     clientId: request.clientId,

@@ -3,7 +3,8 @@ import { authenticateClient, type ClientCredentials } from '#shared/oauth/client
 import type { ClientCache } from '#shared/oauth/client-cache';
 import type { TokenSigner } from '#shared/keys/signer';
 import type { GrantRepo } from '#shared/data/grant-repo';
-import type { DeviceGrantRepo } from '#shared/data/device-grant-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
+import type { TOKEN_SERVICE_USES } from '#shared/oauth/token-service';
 import type { Client } from '#shared/domain/client';
 import { ACCESS_TOKEN_TTL_SECONDS, type Consent, type RevocationReason, type TokenFamily } from '#shared/domain/grant';
 import { epochSeconds } from '#shared/domain/time';
@@ -22,10 +23,19 @@ export interface TokenResponse {
   scope: string;
 }
 
+/**
+ * The repository operation of every grant's client authentication (withClient): the client read
+ * again after a grant authenticated from the cache is refused. Each grant's `*_USES` holds it.
+ */
+export const CLIENT_AUTHENTICATION_USES = { grants: ['getFamilyClientAndConsent'] } as const satisfies UsesDeclaration;
+
+type TokenRepos = Uses<typeof TOKEN_SERVICE_USES>;
+
 export interface TokenServiceDeps {
-  grants: GrantRepo;
+  /** The grants' items, with the operations the grants declare (TOKEN_SERVICE_USES). */
+  grants: TokenRepos['grants'];
   /** The device authorization grant's items (RFC 8628); without them the device flow is not offered. */
-  deviceGrants?: DeviceGrantRepo;
+  deviceGrants?: TokenRepos['deviceGrants'];
   /** The signer, or a function giving the signer of the moment (the active key of a rotation). */
   signer: Promise<TokenSigner> | (() => Promise<TokenSigner>);
   issuer: string;
@@ -36,7 +46,14 @@ export interface TokenServiceDeps {
   clientCache?: ClientCache;
 }
 
-export type GrantContext = ReturnType<typeof createGrantContext>;
+/**
+ * What a grant of shared/oauth/grants/ is given: the context, its repositories narrowed to `R`, the
+ * operations it declares (`Uses<typeof ITS_USES>`), so that calling one it did not declare does not
+ * compile. The device grants' repository is there only in a token service made with it.
+ */
+export type GrantContext<R extends { grants: object }> = Omit<ReturnType<typeof createGrantContext>, 'grants' | 'deviceGrants'> & Omit<R, 'deviceGrants'> & {
+  deviceGrants?: R extends { deviceGrants: infer DeviceGrants } ? DeviceGrants : unknown;
+};
 
 export function createGrantContext(deps: TokenServiceDeps) {
   const now = deps.now ?? (() => new Date());

@@ -1,8 +1,12 @@
 import type { ClientCredentials } from '#shared/oauth/client-auth';
 import { createGrantContext, type TokenServiceDeps } from '#shared/oauth/grant-context';
-import { exchangeCode, type CodeExchange } from '#shared/oauth/grants/authorization-code';
-import { refreshTokens, type RefreshRequest } from '#shared/oauth/grants/refresh-token';
-import { authorizeDevice, pollDeviceCode } from '#shared/oauth/grants/device-code';
+import { EXCHANGE_CODE_USES, exchangeCode, type CodeExchange } from '#shared/oauth/grants/authorization-code';
+import { REFRESH_USES, refreshTokens, type RefreshRequest } from '#shared/oauth/grants/refresh-token';
+import { AUTHORIZE_DEVICE_USES, authorizeDevice, POLL_DEVICE_CODE_USES, pollDeviceCode } from '#shared/oauth/grants/device-code';
+import type { UsesDeclaration } from '#shared/data/uses';
+
+/** The repository operations of the token service: those of its grants (the token endpoint's grants: functions/needs.ts). */
+export const TOKEN_SERVICE_USES = [EXCHANGE_CODE_USES, REFRESH_USES, AUTHORIZE_DEVICE_USES, POLL_DEVICE_CODE_USES] as const satisfies UsesDeclaration;
 
 export type TokenService = ReturnType<typeof createTokenService>;
 

@@ -1,16 +1,16 @@
-import type { ClientRepo } from '#shared/data/client-repo';
-import type { UserRepo } from '#shared/data/user-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import type { WebhookSubscription } from '#shared/data/webhook-repo';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 
-export interface DisabledNoticeDeps {
-  clients: Pick<ClientRepo, 'getClient'>;
-  users: Pick<UserRepo, 'getUserById'>;
+/** The repository operations sendDisabledNotice uses (the delivery function's grants: functions/needs.ts). */
+export const DISABLED_NOTICE_USES = { clients: ['getClient'], users: ['getUserById'] } as const satisfies UsesDeclaration;
+
+export type DisabledNoticeDeps = Uses<typeof DISABLED_NOTICE_USES> & {
   /** The authorization server's URL, where the developer console is. */
   issuer: string;
   /** Where the message goes; its mailer (and SES client) is made here, in this module's own bundle. */
   mail: MailSettings;
-}
+};
 
 /**
  * E-mails the developer of an application whose webhook was disabled (GetItem application, GetItem

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { ClientCredentials } from '#shared/oauth/client-auth';
-import { consentStands, revokeFamily, type GrantContext, type TokenResponse } from '#shared/oauth/grant-context';
+import { CLIENT_AUTHENTICATION_USES, consentStands, revokeFamily, type GrantContext, type TokenResponse } from '#shared/oauth/grant-context';
 import { grantTokenNames, newGrantToken, type GrantTokenNames } from '#shared/oauth/grant-tokens';
 import { GrantWriteError } from '#shared/data/grant-repo';
 import type { Consent, GrantItem } from '#shared/domain/grant';
 import { InvalidGrantError } from '#shared/errors';
 import { hashSecret, safeEqual } from '#shared/secrets';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 
 /** Attempts of a code exchange that met a revocation's transaction holding the code. */
 const REDEMPTION_ATTEMPTS = 4;
@@ -19,6 +20,12 @@ export interface CodeExchange {
   codeVerifier?: string;
 }
 
+/** The repository operations exchangeCode uses (the token endpoint's grants: functions/needs.ts). */
+export const EXCHANGE_CODE_USES = [
+  CLIENT_AUTHENTICATION_USES, { grants: ['getCodeClientAndConsent', 'redeemCode', 'revokeFamily'] },
+] as const satisfies UsesDeclaration;
+type Context = GrantContext<Uses<typeof EXCHANGE_CODE_USES>>;
+
 /**
  * grant_type=authorization_code (docs/api.md#token-request-authorization-code; RFC 6749 §4.1.3,
  * RFC 7636). Two DynamoDB requests: BatchGetItem of the code (in its family's item), the client
@@ -27,7 +34,7 @@ export interface CodeExchange {
  * nothing is written. Of concurrent exchanges each signs, one wins the write, and the others,
  * finding the code spent, revoke the family it became (a replay).
  */
-export function exchangeCode(ctx: GrantContext, credentials: ClientCredentials, form: CodeExchange): Promise<TokenResponse> {
+export function exchangeCode(ctx: Context, credentials: ClientCredentials, form: CodeExchange): Promise<TokenResponse> {
   const names = grantTokenNames(form.code);
   return ctx.withClient(credentials,
     (readClient) => ctx.grants.getCodeClientAndConsent(names?.familyId, credentials.clientId, names?.userId, readClient),
@@ -36,7 +43,7 @@ export function exchangeCode(ctx: GrantContext, credentials: ClientCredentials, 
 
 /** The code exchange once the client is authenticated: `stored` and `consent` as read with it. */
 async function redeem(
-  ctx: GrantContext, credentials: ClientCredentials, form: CodeExchange,
+  ctx: Context, credentials: ClientCredentials, form: CodeExchange,
   names: GrantTokenNames | undefined, stored: GrantItem | undefined, consent: Consent | undefined,
 ): Promise<TokenResponse> {
   const codeHash = hashSecret(form.code);

@@ -1,7 +1,7 @@
 import { authenticateClient, type ClientCredentials } from '#shared/oauth/client-auth';
-import { revokeFamily, type GrantContext, type TokenResponse } from '#shared/oauth/grant-context';
+import { CLIENT_AUTHENTICATION_USES, revokeFamily, type GrantContext, type TokenResponse } from '#shared/oauth/grant-context';
 import { deviceCodeFamily, newDeviceCode, newGrantToken } from '#shared/oauth/grant-tokens';
-import type { DeviceGrantRepo } from '#shared/data/device-grant-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import {
   DEVICE_CODE_TTL_SECONDS, formatUserCode, newUserCode, POLL_INTERVAL_SECONDS, SLOW_DOWN_STEP_SECONDS,
   isDeviceAuthorization, type DeviceAuthorization,
@@ -31,8 +31,17 @@ export interface DeviceAuthorizationResponse {
   interval: number;
 }
 
+/** The repository operations authorizeDevice uses (the device authorization endpoint's grants: functions/needs.ts). */
+export const AUTHORIZE_DEVICE_USES = [CLIENT_AUTHENTICATION_USES, { deviceGrants: ['createDeviceAuthorization'] }] as const satisfies UsesDeclaration;
+/** The repository operations pollDeviceCode uses (the token endpoint's grants: functions/needs.ts). */
+export const POLL_DEVICE_CODE_USES = [
+  CLIENT_AUTHENTICATION_USES, { grants: ['revokeFamily'], deviceGrants: ['recordPoll', 'slowDown', 'redeemDeviceCode'] },
+] as const satisfies UsesDeclaration;
+type AuthorizeContext = GrantContext<Uses<typeof AUTHORIZE_DEVICE_USES>>;
+type PollContext = GrantContext<Uses<typeof POLL_DEVICE_CODE_USES>>;
+
 /** The device grant's repository, which only a token service created with it has. */
-function repoOf(ctx: GrantContext): DeviceGrantRepo {
+function repoOf<DeviceGrants>(ctx: { deviceGrants?: DeviceGrants }): DeviceGrants {
   if (!ctx.deviceGrants) throw new Error('This token service has no device grant repository.');
   return ctx.deviceGrants;
 }
@@ -44,7 +53,7 @@ function repoOf(ctx: GrantContext): DeviceGrantRepo {
  * One read of the client (none from the cache), one transaction of the device authorization and its
  * user code.
  */
-export function authorizeDevice(ctx: GrantContext, credentials: ClientCredentials, form: { scope?: string }): Promise<DeviceAuthorizationResponse> {
+export function authorizeDevice(ctx: AuthorizeContext, credentials: ClientCredentials, form: { scope?: string }): Promise<DeviceAuthorizationResponse> {
   // The client is always read (its device-flow setting is not in the cache's keeping): withClient authenticates it,
   // from the cache when it has the client; deleted since, the read finds none.
   return ctx.withClient(credentials,
@@ -55,7 +64,7 @@ export function authorizeDevice(ctx: GrantContext, credentials: ClientCredential
     });
 }
 
-async function start(ctx: GrantContext, client: Client, scope: string | undefined): Promise<DeviceAuthorizationResponse> {
+async function start(ctx: AuthorizeContext, client: Client, scope: string | undefined): Promise<DeviceAuthorizationResponse> {
   if (!client.deviceFlow) {
     throw new UnauthorizedClientError('This application does not use the device flow: its developer can enable it in the developer console.');
   }
@@ -98,14 +107,14 @@ async function start(ctx: GrantContext, client: Client, scope: string | undefine
  * its family on condition that the user's consent still stands. A device code presented after its
  * redemption revokes the family it became (as a replayed authorization code does).
  */
-export function pollDeviceCode(ctx: GrantContext, credentials: ClientCredentials, form: { deviceCode: string }): Promise<TokenResponse> {
+export function pollDeviceCode(ctx: PollContext, credentials: ClientCredentials, form: { deviceCode: string }): Promise<TokenResponse> {
   if (credentials.clientSecret === undefined) return poll(ctx, credentials, form.deviceCode, false);
   return ctx.withClient(credentials,
     (readClient) => ctx.grants.getFamilyClientAndConsent(undefined, credentials.clientId, undefined, readClient),
     () => poll(ctx, credentials, form.deviceCode, true));
 }
 
-async function poll(ctx: GrantContext, credentials: ClientCredentials, deviceCode: string, confidential: boolean): Promise<TokenResponse> {
+async function poll(ctx: PollContext, credentials: ClientCredentials, deviceCode: string, confidential: boolean): Promise<TokenResponse> {
   const repo = repoOf(ctx);
   const familyId = deviceCodeFamily(deviceCode);
   const hash = hashSecret(deviceCode);
@@ -132,7 +141,7 @@ async function poll(ctx: GrantContext, credentials: ClientCredentials, deviceCod
 
 /** A poll whose condition failed on an authorization of this code and client: expired, another client type, or too early. */
 async function refusedPoll(
-  ctx: GrantContext, credentials: ClientCredentials, item: DeviceAuthorization, hash: string, now: number, confidential: boolean,
+  ctx: PollContext, credentials: ClientCredentials, item: DeviceAuthorization, hash: string, now: number, confidential: boolean,
 ): Promise<never> {
   if (item.confidential !== confidential) {
     await authenticatePublic(ctx, credentials);
@@ -145,12 +154,12 @@ async function refusedPoll(
 }
 
 /** Authenticates a client that named itself by client_id alone, as a public client (one read of it). */
-async function authenticatePublic(ctx: GrantContext, credentials: ClientCredentials): Promise<void> {
+async function authenticatePublic(ctx: PollContext, credentials: ClientCredentials): Promise<void> {
   const { client } = await ctx.grants.getFamilyClientAndConsent(undefined, credentials.clientId);
   authenticateClient(client, credentials, ctx.now());
 }
 
-async function redeem(ctx: GrantContext, item: DeviceAuthorization, hash: string): Promise<TokenResponse> {
+async function redeem(ctx: PollContext, item: DeviceAuthorization, hash: string): Promise<TokenResponse> {
   const userId = item.userId!;
   const accessToken = await ctx.signAccessToken(userId, item.clientId, item.scopes);
   const refreshToken = newGrantToken(userId, item.familyId);

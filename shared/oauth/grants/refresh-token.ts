@@ -1,5 +1,5 @@
 import type { ClientCredentials } from '#shared/oauth/client-auth';
-import { consentStands, revokeFamily, type GrantContext, type TokenResponse } from '#shared/oauth/grant-context';
+import { CLIENT_AUTHENTICATION_USES, consentStands, revokeFamily, type GrantContext, type TokenResponse } from '#shared/oauth/grant-context';
 import { grantTokenNames, newGrantToken, type GrantTokenNames } from '#shared/oauth/grant-tokens';
 import { openWith, sealWith } from '#shared/oauth/sealing';
 import { GrantWriteError } from '#shared/data/grant-repo';
@@ -8,6 +8,7 @@ import { parseScopeString } from '#shared/domain/scopes';
 import { InvalidGrantError, InvalidScopeError } from '#shared/errors';
 import { countMetric, METRIC } from '#shared/metrics';
 import { hashSecret } from '#shared/secrets';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 
 const ROTATION_ATTEMPTS = 8;
 
@@ -15,6 +16,12 @@ export interface RefreshRequest {
   refreshToken: string;
   scope?: string;
 }
+
+/** The repository operations refreshTokens uses (the token endpoint's grants: functions/needs.ts). */
+export const REFRESH_USES = [
+  CLIENT_AUTHENTICATION_USES, { grants: ['getFamily', 'rotateRefreshToken', 'revokeFamily'] },
+] as const satisfies UsesDeclaration;
+type Context = GrantContext<Uses<typeof REFRESH_USES>>;
 
 /**
  * grant_type=refresh_token (docs/api.md#token-request-refresh; RFC 6749 §6): rotates the token (two
@@ -26,7 +33,7 @@ export interface RefreshRequest {
  * access token is signed before the rotation is written (and only once, however many attempts a
  * race takes): if signing fails, nothing is.
  */
-export function refreshTokens(ctx: GrantContext, credentials: ClientCredentials, form: RefreshRequest): Promise<TokenResponse> {
+export function refreshTokens(ctx: Context, credentials: ClientCredentials, form: RefreshRequest): Promise<TokenResponse> {
   const names = grantTokenNames(form.refreshToken);
   return ctx.withClient(credentials,
     (readClient) => ctx.grants.getFamilyClientAndConsent(names?.familyId, credentials.clientId, names?.userId, readClient),
@@ -35,7 +42,7 @@ export function refreshTokens(ctx: GrantContext, credentials: ClientCredentials,
 
 /** The rotation once the client is authenticated: `stored` and `consent` as read with it. */
 async function rotate(
-  ctx: GrantContext, credentials: ClientCredentials, form: RefreshRequest,
+  ctx: Context, credentials: ClientCredentials, form: RefreshRequest,
   names: GrantTokenNames | undefined, stored: GrantItem | undefined, consent: Consent | undefined,
 ): Promise<TokenResponse> {
   const presentedHash = hashSecret(form.refreshToken);
