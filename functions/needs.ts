@@ -16,7 +16,7 @@ import { SIGNING_KEY_REPO_OPERATIONS as signingKeys } from '#shared/data/signing
 import { THROTTLE_REPO_OPERATIONS as throttle } from '#shared/data/throttle-repo';
 import { USER_REPO_OPERATIONS as users } from '#shared/data/user-repo';
 import { WEBHOOK_REPO_OPERATIONS as webhooks } from '#shared/data/webhook-repo';
-import { DISPATCH_OPERATIONS } from '#shared/webhooks/dispatch';
+import { REDELIVER_USES, SEND_TEST_EVENT_USES } from '#shared/webhooks/dispatch';
 import type { TableOperation } from '#shared/data/table-access';
 import type { UsesDeclaration } from '#shared/data/uses';
 import { EXPORT_USES } from '#shared/accounts/account-export';
@@ -99,9 +99,9 @@ export const authorizedApps = usesOf(AUTHORIZED_APPS_USES);
 /** accounts/password-reset.ts resetLinkAccount and setNewPassword. */
 export const resetLinkAccount = usesOf(RESET_LINK_USES);
 export const setNewPassword = usesOf(NEW_PASSWORD_USES);
-/** webhooks/dispatch.ts redeliver and sendTestEvent (DISPATCH_OPERATIONS). */
-export const redeliver = DISPATCH_OPERATIONS.redeliver.map((op) => webhooks[op]);
-export const sendTestEvent = DISPATCH_OPERATIONS.sendTestEvent.map((op) => webhooks[op]);
+/** webhooks/dispatch.ts redeliver and sendTestEvent. */
+export const redeliver = usesOf(REDELIVER_USES);
+export const sendTestEvent = usesOf(SEND_TEST_EVENT_USES);
 /** oauth/app-access.ts deleteApplication: the application, its users' grants and consents, its webhook. */
 export const deleteApplication = usesOf(DELETE_APPLICATION_USES);
 /** accounts/account-deletion.ts applicationsInUse: the user's applications, and who has authorized each. */

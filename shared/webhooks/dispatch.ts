@@ -1,10 +1,14 @@
-import type { WebhookRepo } from '#shared/data/webhook-repo';
+import type { Uses, UsesDeclaration } from '#shared/data/uses';
 import { newWebhookId } from '#shared/domain/webhook';
 import { testEvent } from '#shared/webhooks/events';
 import type { WebhookQueue } from '#shared/webhooks/queue';
 
-export interface DispatchDeps {
-  webhooks: Pick<WebhookRepo, 'getDelivery' | 'createDelivery' | 'recordAttempt' | 'getSubscription'>;
+/** The repository operations `redeliver` uses (the console's "send again": its grants, functions/needs.ts). */
+export const REDELIVER_USES = { webhooks: ['getDelivery', 'recordAttempt'] } as const satisfies UsesDeclaration;
+/** The repository operations `sendTestEvent` uses. */
+export const SEND_TEST_EVENT_USES = { webhooks: ['getSubscription', 'createDelivery'] } as const satisfies UsesDeclaration;
+
+export interface DispatchDeps extends Uses<readonly [typeof REDELIVER_USES, typeof SEND_TEST_EVENT_USES]> {
   queue: WebhookQueue;
   now?: () => Date;
 }
@@ -43,9 +47,3 @@ export function createDispatch({ webhooks, queue, now = () => new Date() }: Disp
     },
   };
 }
-
-/** The operations `redeliver` and `sendTestEvent` use, for the console functions' grants (infra/function-grants.ts). */
-export const DISPATCH_OPERATIONS = {
-  redeliver: ['getDelivery', 'recordAttempt'],
-  sendTestEvent: ['getSubscription', 'createDelivery'],
-} as const;
