@@ -1,3 +1,4 @@
+import { CLAIM_REPO_OPERATIONS as claims } from '#shared/data/claim-repo';
 import { CLIENT_REPO_OPERATIONS as clients } from '#shared/data/client-repo';
 import { DEVICE_GRANT_REPO_OPERATIONS as deviceGrants } from '#shared/data/device-grant-repo';
 import { DEVICE_REPO_OPERATIONS as devices } from '#shared/data/device-repo';
@@ -26,6 +27,7 @@ import { PASSKEY_SIGN_IN_USES } from '#shared/accounts/passkeys';
 import { NEW_PASSWORD_USES, RESET_LINK_USES } from '#shared/accounts/password-reset';
 import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
 import { PRESENCE_USES } from '#shared/presence/record-presence';
+import { CLAIM_USES, REMOVE_DEVICE_USES } from '#shared/devices/claiming';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
@@ -39,12 +41,12 @@ import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
 export {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
   throttle, users, webhooks,
 };
 
 const REPOSITORIES = {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
   throttle, users, webhooks,
 } as const;
 
@@ -119,3 +121,7 @@ export const recordPresence = usesOf(PRESENCE_USES);
 export const fanOut = usesOf(FAN_OUT_USES);
 /** webhooks/deliver.ts deliverMessage: delivery, subscription and consent in one read, then the attempt's outcome. */
 export const deliverMessage = usesOf(DELIVER_USES);
+/** devices/claiming.ts claimDevice: the entry counted, the code and its device read, then the claim. */
+export const claimDevice = usesOf(CLAIM_USES);
+/** devices/claiming.ts removeDevice: the user's consents, the device marked, then freed and dropped from the consents. */
+export const removeDevice = usesOf(REMOVE_DEVICE_USES);

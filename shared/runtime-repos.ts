@@ -1,5 +1,6 @@
 import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
 import { createBatchReader } from '#shared/data/batch-read';
+import { createClaimRepo } from '#shared/data/claim-repo';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
@@ -93,6 +94,8 @@ export const batch = /* @__PURE__ */ onFirstUse(() => createBatchReader(tableDep
 export const users = /* @__PURE__ */ onFirstUse(() => createUserRepo(tableDeps()));
 export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDeps()));
 export const presence = /* @__PURE__ */ onFirstUse(() => createPresenceRepo(tableDeps()));
+/** Devices changing hands: claim codes, unclaimed devices, claims and removals. */
+export const claims = /* @__PURE__ */ onFirstUse(() => createClaimRepo(tableDeps()));
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
 /** The device authorization grant's items (RFC 8628): the token endpoint's polls and the /device page. */

@@ -16,6 +16,8 @@ import { createClientCache } from '#shared/oauth/client-cache';
 import { createTokenService } from '#shared/oauth/token-service';
 import { createDispatch } from '#shared/webhooks/dispatch';
 import { recordPresence as recordPresenceWith } from '#shared/presence/record-presence';
+import { claimDevice as claimDeviceWith, removeDevice as removeDeviceWith, type DeviceCertificates } from '#shared/devices/claiming';
+import { createIotCertificates } from '#shared/aws/iot-certificates';
 import { fanOut as fanOutWith, type StreamRecordLike } from '#shared/webhooks/fan-out';
 import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#shared/webhooks/deliver';
 import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
@@ -27,7 +29,7 @@ import { authorizedApps as authorizedAppsWith, deleteApplication as deleteApplic
 import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
-  allowLocalHttp, audience, batch, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
+  allowLocalHttp, audience, batch, claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
   mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
@@ -181,3 +183,10 @@ export const fanOut = (records: readonly StreamRecordLike[]) => fanOutWith(recor
 /** One queued webhook message delivered (shared/webhooks/deliver.ts), its `attempt`-th time. */
 export const deliverMessage = (message: WebhookMessage, attempt: number): Promise<DeliveryOutcome> =>
   deliverMessageWith(message, attempt, { batch, webhooks, grants, allowLocalHttp: allowLocalHttp(), notifyDisabled });
+
+/** IoT Core's device certificates (shared/aws/iot-certificates.ts), its client built on first use. */
+const deviceCertificates = /* @__PURE__ */ once((): DeviceCertificates => createIotCertificates());
+/** A claim code entered on the account's device page (shared/devices/claiming.ts). */
+export const claimDevice = (...args: After<typeof claimDeviceWith>) => claimDeviceWith({ claims }, ...args);
+/** A device removed from the user's account and freed, its certificate deactivated (shared/devices/claiming.ts). */
+export const removeDevice = (...args: After<typeof removeDeviceWith>) => removeDeviceWith({ grants, claims, certificates: deviceCertificates }, ...args);

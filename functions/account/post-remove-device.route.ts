@@ -1,0 +1,14 @@
+import { auth, defineEndpoint } from '#shared/declaration';
+import { devices, pageReads, removeDevice } from '#functions/needs';
+
+export default defineEndpoint({
+  routes: [auth('POST', '/account/devices/{device_id}/remove', 'page')],
+  needs: { table: [...pageReads, ...removeDevice, devices.listDevicesByOwner] },
+  sample: {
+    // A device the demo user does not own: looked for, nothing written.
+    status: 404,
+    make: async (kit) => kit.page('POST /account/devices/{device_id}/remove, signed in, a device the user does not own: the devices page, 404', {
+      pathParameters: { device_id: '00000000-0000-4000-8000-000000000000' }, form: {}, cookies: [await kit.session()],
+    }),
+  },
+});
