@@ -31,6 +31,10 @@ import { localEndpointConfig } from '#shared/aws/client-config';
 import { fanOut } from '#shared/webhooks/fan-out';
 import { sqsWebhookQueue } from '#shared/webhooks/queue';
 import { replayStreamFailures } from '#local/stream-replay';
+import { IoTClient } from '@aws-sdk/client-iot';
+import { createClaimRepo } from '#shared/data/claim-repo';
+import { iotDeviceRegistry } from '#local/device-registry';
+import { provisionDevice } from '#local/provision-device';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
@@ -38,8 +42,14 @@ import { replayStreamFailures } from '#local/stream-replay';
 // Target: the running local service (.local/service.json), or AWS when TABLE_NAME is set
 // (with the usual AWS credentials and region).
 const usage = `Usage:
-  npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex>
-                   [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>]
+  npm run admin -- provision-device --name <text> --place <text> --reference <hex>
+                   [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>] [--out <dir>] [--policy <name>]
+                   (a device that belongs to nobody: its IoT thing, certificate and key files, and its claim code, printed
+                   once for its label; its owner adds it on the account's devices page. --id of a device freed by its owner
+                   resets it: a new certificate and claim code. Locally the files go to the service's iot folder; in AWS to
+                   --out (default .) and --policy is the stack's DevicePolicyName output)
+  npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex> [...]
+                   (a device provisioned straight to an account, without an IoT identity: seed data)
   npm run admin -- set-connection --device <uuid> --connected <true|false>
   npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)
   npm run admin -- subscribe-webhook --client <client id> --url <https URL>
@@ -70,7 +80,7 @@ const { positionals, values } = parseCommandLine(tool, {
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
     email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' }, confirm: { type: 'boolean', default: false },
-    'forget-expired': { type: 'boolean', default: false },
+    'forget-expired': { type: 'boolean', default: false }, policy: { type: 'string' },
   },
 });
 
@@ -109,6 +119,10 @@ const now = formatTimestamp(new Date());
 
 switch (command) {
   case 'provision-device': {
+    if (!values.owner) {
+      await provisionUnclaimed();
+      break;
+    }
     const { owner, name, place, reference } = values;
     if (!owner || !name || !place || !reference || !/^[0-9a-f]+$/i.test(reference)) fail(usage);
     const record = await createUserRepo({ doc, table }).findUserByEmail(owner);
@@ -230,3 +244,25 @@ switch (command) {
     fail(usage);
 }
 doc.destroy();
+
+/** provision-device without an owner (local/provision-device.ts), on the local registry stand-in or on AWS IoT Core. */
+async function provisionUnclaimed(): Promise<void> {
+  const local = endpoint === undefined ? undefined : readServiceFacts().iot;
+  if (endpoint !== undefined && !local?.registryUrl) fail('The local service runs without its IoT stand-in: restart it with npm start.');
+  if (!local && !values.policy) fail('In AWS give --policy <the stack\'s DevicePolicyName output>.');
+  const client = new IoTClient(local ? localEndpointConfig(local.registryUrl, 'us-east-1') : {});
+  try {
+    const provisioned = await provisionDevice({
+      claims: createClaimRepo({ doc, table }), devices, registry: iotDeviceRegistry(client, values.policy ?? 'local-device-policy'),
+      outDir: local ? local.credentialsDir : values.out ?? '.',
+    }, {
+      id: values.id, name: values.name, place: values.place, reference: values.reference, version: values.version!,
+      latitude: Number(values.latitude), longitude: Number(values.longitude), now,
+    });
+    console.log(JSON.stringify(provisioned));
+  } catch (error) {
+    fail((error as Error).message);
+  } finally {
+    client.destroy();
+  }
+}

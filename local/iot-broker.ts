@@ -22,6 +22,11 @@ export interface IotBrokerOptions {
   onLifecycleEvent(event: LifecycleMessage): Promise<unknown>;
   /** Ids (certificateId) of revoked certificates: refused at CONNECT, as an INACTIVE certificate is. */
   revoked?: ReadonlySet<string>;
+  /**
+   * The thing a certificate is attached to in the registry (local/iot-registry.ts), which the client
+   * id must be; a certificate the registry does not know names its thing by its subject's CN.
+   */
+  thingOf?(certificateId: string): string | undefined;
 }
 
 export interface IotBroker {
@@ -62,7 +67,8 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
       const cert = peer(client);
       const principal = cert?.raw ? createHash('sha256').update(cert.raw).digest('hex') : '';
       // The device policy: iot:Connect only as client/<thing name>, the certificate attached to that thing.
-      if (!cert?.subject || cert.subject.CN !== client.id || options.revoked?.has(principal)) {
+      const thing = options.thingOf?.(principal) ?? cert?.subject?.CN;
+      if (!cert?.subject || thing !== client.id || options.revoked?.has(principal)) {
         const error = new Error('Not authorized') as AuthenticateError;
         error.returnCode = 5;
         done(error, false);

@@ -3,10 +3,13 @@ import { join } from 'node:path';
 import { createLocalCa } from '#local/iot-ca';
 import { startIotBroker, type IotBroker } from '#local/iot-broker';
 import { runPresenceRule } from '#local/iot-rules';
+import { startIotRegistry, type IotRegistry } from '#local/iot-registry';
 
 /** The local IoT Core stand-in of a running service, and where its devices' credentials are. */
 export interface LocalIot {
   broker: IotBroker;
+  /** The registry stand-in (local/iot-registry.ts): provisioning and deactivation, through the real IoT SDK client. */
+  registry: IotRegistry;
   /** `<state dir>/iot`: `ca.pem`, and `<device id>.cert.pem` / `<device id>.key.pem` per device. */
   credentialsDir: string;
   stop(): Promise<void>;
@@ -18,7 +21,8 @@ export const credentialFiles = (credentialsDir: string, deviceId: string) => ({
 });
 
 /**
- * Starts the broker stand-in (local/iot-broker.ts) on a free port of 127.0.0.1, behind which the
+ * Starts the broker stand-in (local/iot-broker.ts) and the registry's (local/iot-registry.ts,
+ * whose deactivated certificates the broker refuses) on free ports of 127.0.0.1; behind the broker the
  * presence rule's function runs as the topic rule runs it in AWS, with a fresh CA, and writes the
  * credentials of `deviceIds` (as an operator hands them to a device) to `<stateDir>/iot`, removed
  * when it stops. Call it once the handlers' environment is set.
@@ -34,7 +38,13 @@ export async function startLocalIot(stateDir: string, deviceIds: readonly string
     writeFileSync(files.cert, creds.certPem);
     writeFileSync(files.key, creds.keyPem, { mode: 0o600 });
   }
-  const broker = await startIotBroker({ ca, onLifecycleEvent: (event) => runPresenceRule(event) });
+  // The certificates the registry deactivates: the broker refuses them at CONNECT.
+  const revoked = new Set<string>();
+  const registry = await startIotRegistry(ca, revoked);
+  const broker = await startIotBroker({ ca, revoked, thingOf: registry.thingOf, onLifecycleEvent: (event) => runPresenceRule(event) });
   // The credentials are this run's (a fresh CA each start): they go with the broker.
-  return { broker, credentialsDir, stop: () => broker.stop().finally(() => rmSync(credentialsDir, { recursive: true, force: true })) };
+  return {
+    broker, registry, credentialsDir,
+    stop: () => broker.stop().finally(() => registry.stop()).finally(() => rmSync(credentialsDir, { recursive: true, force: true })),
+  };
 }

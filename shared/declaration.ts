@@ -78,6 +78,8 @@ export interface FunctionNeeds {
   sendsMail?: boolean;
   /** The webhook delivery queue: 'send' (sqs:SendMessage) and/or 'retry' (sqs:ChangeMessageVisibility, a failed delivery's backoff). */
   webhookQueue?: readonly ('send' | 'retry')[];
+  /** Turns device certificates INACTIVE (iot:UpdateCertificate on the account's certificates): a removed device can no longer connect. */
+  deviceCertificates?: 'deactivate';
 }
 
 /** How a function is bundled and deployed, beside what invokes it. */

@@ -3,7 +3,7 @@ import { devices, pageReads, removeDevice } from '#functions/needs';
 
 export default defineEndpoint({
   routes: [auth('POST', '/account/devices/{device_id}/remove', 'page')],
-  needs: { table: [...pageReads, ...removeDevice, devices.listDevicesByOwner] },
+  needs: { table: [...pageReads, ...removeDevice, devices.listDevicesByOwner], deviceCertificates: 'deactivate' },
   sample: {
     // A device the demo user does not own: looked for, nothing written.
     status: 404,
