@@ -8,6 +8,7 @@ import { FACTOR_SUMMARY_REPO_OPERATIONS as factorSummaries } from '#shared/data/
 import { PASSKEY_REPO_OPERATIONS as passkeys } from '#shared/data/passkey-repo';
 import { PRESENCE_REPO_OPERATIONS as presence } from '#shared/data/presence-repo';
 import { RECOVERY_CODE_REPO_OPERATIONS as recoveryCodes } from '#shared/data/recovery-code-repo';
+import { SERIAL_REPO_OPERATIONS as serials } from '#shared/data/serial-repo';
 import { GRANT_REPO_OPERATIONS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_OPERATIONS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_OPERATIONS as mailLimits } from '#shared/data/mail-limit-repo';
@@ -28,6 +29,7 @@ import { NEW_PASSWORD_USES, RESET_LINK_USES } from '#shared/accounts/password-re
 import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
 import { PRESENCE_USES } from '#shared/presence/record-presence';
 import { CLAIM_USES, REMOVE_DEVICE_USES } from '#shared/devices/claiming';
+import { PRE_PROVISION_USES } from '#shared/devices/fleet-provisioning';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
@@ -41,13 +43,13 @@ import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
 export {
-  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
-  throttle, users, webhooks,
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
+  signingKeys, throttle, users, webhooks,
 };
 
 const REPOSITORIES = {
-  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
-  throttle, users, webhooks,
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
+  signingKeys, throttle, users, webhooks,
 } as const;
 
 /** The operations a service declares it uses (its `*_USES` constant, shared/data/uses.ts), as the grants read them. */
@@ -125,3 +127,5 @@ export const deliverMessage = usesOf(DELIVER_USES);
 export const claimDevice = usesOf(CLAIM_USES);
 /** devices/claiming.ts removeDevice: the user's consents, the device marked, then freed and dropped from the consents. */
 export const removeDevice = usesOf(REMOVE_DEVICE_USES);
+/** devices/fleet-provisioning.ts preProvision: the serial read, then taken with the device's certificate. */
+export const preProvision = usesOf(PRE_PROVISION_USES);

@@ -34,7 +34,8 @@ import { replayStreamFailures } from '#local/stream-replay';
 import { IoTClient } from '@aws-sdk/client-iot';
 import { createClaimRepo } from '#shared/data/claim-repo';
 import { iotDeviceRegistry } from '#local/device-registry';
-import { provisionDevice } from '#local/provision-device';
+import { allowFactorySerials, provisionDevice } from '#local/provision-device';
+import { createSerialRepo } from '#shared/data/serial-repo';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
@@ -48,6 +49,9 @@ const usage = `Usage:
                    once for its label; its owner adds it on the account's devices page. --id of a device freed by its owner
                    resets it: a new certificate and claim code. Locally the files go to the service's iot folder; in AWS to
                    --out (default .) and --policy is the stack's DevicePolicyName output)
+  npm run admin -- allow-serials --serials <SN-1,SN-2,…> --reference <hex> [--out <file>]
+                   (a factory batch for fleet provisioning by claim: a device that belongs to nobody per serial, its claim
+                   code, the serial on the pre-provisioning hook's allow-list; the label sheet as CSV, to --out or stdout)
   npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex> [...]
                    (a device provisioned straight to an account, without an IoT identity: seed data)
   npm run admin -- set-connection --device <uuid> --connected <true|false>
@@ -70,7 +74,7 @@ Works on the running local service (npm start), or on a deployed table when TABL
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
 const COMMANDS = [
-  'provision-device', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors', 'replay-stream-failures',
+  'provision-device', 'allow-serials', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors', 'replay-stream-failures',
 ];
 
 const { positionals, values } = parseCommandLine(tool, {
@@ -80,7 +84,7 @@ const { positionals, values } = parseCommandLine(tool, {
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
     email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' }, confirm: { type: 'boolean', default: false },
-    'forget-expired': { type: 'boolean', default: false }, policy: { type: 'string' },
+    'forget-expired': { type: 'boolean', default: false }, policy: { type: 'string' }, serials: { type: 'string' },
   },
 });
 
@@ -133,6 +137,18 @@ switch (command) {
       latitude: Number(values.latitude), longitude: Number(values.longitude),
     });
     console.log(JSON.stringify({ provisioned: id, owner: record.user.email }));
+    break;
+  }
+  case 'allow-serials': {
+    try {
+      const sheet = await allowFactorySerials(
+        { claims: createClaimRepo({ doc, table }), serials: createSerialRepo({ doc, table }) }, values.serials, { reference: values.reference, version: values.version!, now },
+      );
+      if (values.out) writeFileSync(values.out, sheet, { mode: 0o600 });
+      else process.stdout.write(sheet);
+    } catch (error) {
+      fail((error as Error).message);
+    }
     break;
   }
   case 'set-connection': {

@@ -7,7 +7,7 @@ import { lambdaContext } from '#local/lambda-context';
 import { sampleEvent, type ScheduledInput } from '#local/sample-events';
 import { useServiceEnvironment, type ServiceFacts } from '#local/service';
 import { QUEUE_SOURCE, STREAM_SOURCE } from '#local/webhooks';
-import { PRESENCE_SOURCE } from '#local/iot-rules';
+import { PRESENCE_SOURCE, PROVISIONING_HOOK_SOURCE } from '#local/iot-rules';
 import type { EventSourceKind } from '#shared/declaration';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -24,7 +24,7 @@ export { isFunctionName };
 
 /** How each kind of event source is named when it invokes a function (the names test/support/deployed-form.ts gives the deployed ones). */
 const EVENT_SOURCE_NAMES: Record<EventSourceKind, { api: 'stream' | 'queue' | 'iot'; routeKey: string }> = {
-  'table-stream': STREAM_SOURCE, 'webhook-queue': QUEUE_SOURCE, 'iot-presence': PRESENCE_SOURCE,
+  'table-stream': STREAM_SOURCE, 'webhook-queue': QUEUE_SOURCE, 'iot-presence': PRESENCE_SOURCE, 'iot-provisioning-hook': PROVISIONING_HOOK_SOURCE,
 };
 
 /**

@@ -14,3 +14,18 @@ export function runPresenceRule(event: unknown): Promise<{ outcome: string }> {
     return handler(event);
   });
 }
+
+/** How the local invocations name fleet provisioning's pre-provisioning hook (and test/support/deployed-form.ts the deployed one). */
+export const PROVISIONING_HOOK_SOURCE = { api: 'iot', routeKey: 'provisioning-hook' } as const;
+
+/**
+ * Runs the pre-provisioning hook's function on one device's request, in this process, as IoT Core's
+ * fleet provisioning invokes it in AWS (synchronously, before the template's resources are made),
+ * attributed to the template so that its AWS calls are checked against the function's role.
+ */
+export function runProvisioningHook(event: unknown): Promise<{ allowProvisioning: boolean; parameterOverrides?: Record<string, string> }> {
+  return runAsFunction({ fn: 'pre-provision-device', ...PROVISIONING_HOOK_SOURCE }, async () => {
+    const { handler } = await import('#functions/devices/pre-provision-device');
+    return handler(event);
+  });
+}

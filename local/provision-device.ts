@@ -7,6 +7,8 @@ import { formatClaimCode, newClaimCode } from '#shared/domain/claim-code';
 import { normalizeDeviceId, parseDeviceChanges, type Device } from '#shared/domain/device';
 import { hashSecret } from '#shared/secrets';
 import type { DeviceRegistry } from '#local/device-registry';
+import type { SerialRepo } from '#shared/data/serial-repo';
+import { isSerialNumber } from '#shared/devices/fleet-provisioning';
 
 // `npm run admin -- provision-device` without an owner: a device provisioned to nobody, with its IoT
 // identity (certificate and key files) and its claim code, printed once for its label.
@@ -81,4 +83,35 @@ export async function provisionDevice(deps: ProvisionDeps, request: ProvisionReq
   writeFileSync(files.certificate, identity.certificatePem);
   writeFileSync(files.key, identity.privateKeyPem, { mode: 0o600 });
   return { provisioned: id, claimCode: formatClaimCode(code), certificateId: identity.certificateId, ...files, reset: existing !== undefined };
+}
+
+/**
+ * A factory batch for fleet provisioning by claim: for each serial number a device that belongs to
+ * nobody (without a certificate: the device gets its own at first connection), its claim code, and
+ * the serial on the allow-list naming it. Every serial is checked (shape, not listed yet) before
+ * anything is written. Returns the label sheet: serial, device id and claim code per line (CSV).
+ */
+export async function allowFactorySerials(
+  deps: { claims: ClaimRepo; serials: SerialRepo }, serialList: string | undefined, device: { reference?: string; version: string; now: string },
+): Promise<string> {
+  const serials = (serialList ?? '').split(',').map((serial) => serial.trim()).filter(Boolean);
+  if (serials.length === 0) throw new Error('Give the batch\'s serial numbers: --serials SN-1,SN-2,…');
+  const malformed = serials.filter((serial) => !isSerialNumber(serial));
+  if (malformed.length > 0) throw new Error(`Not serial numbers (letters, digits and dashes, up to 64): ${malformed.join(', ')}.`);
+  if (new Set(serials).size !== serials.length) throw new Error('A serial number is given twice.');
+  if (!device.reference || !/^[0-9a-f]+$/i.test(device.reference)) throw new Error('A batch needs the devices\' hexadecimal --reference.');
+  const listed = (await Promise.all(serials.map(async (serial) => ((await deps.serials.getSerial(serial)) ? serial : undefined)))).filter(Boolean);
+  if (listed.length > 0) throw new Error(`On the allow-list already: ${listed.join(', ')}.`);
+  const lines = ['serial,device_id,claim_code'];
+  for (const serial of serials) {
+    const id = randomUUID();
+    const code = newClaimCode();
+    await deps.claims.createUnclaimedDevice({
+      id, name: 'New device', place: 'Not set', reference: device.reference, version: device.version, last_connection: device.now,
+      active: false, connected: false, sound: true, latitude: 0, longitude: 0,
+    }, hashSecret(code));
+    await deps.serials.allowSerial(serial, id);
+    lines.push(`${serial},${id},${formatClaimCode(code)}`);
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -126,7 +126,8 @@ export type Trigger =
     /**
      * Has no HTTP route: an event source mapping invokes it with the records of the table's stream
      * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts), or the device
-     * presence topic rule of AWS IoT Core with one lifecycle event (infra/constructs/device-presence.ts).
+     * presence topic rule of AWS IoT Core with one lifecycle event (infra/constructs/device-presence.ts),
+     * or fleet provisioning's template with a device's request (infra/constructs/fleet-provisioning.ts).
      */
     eventSource: EventSourceKind;
     routes?: never; openApi?: never; schedule?: never; fallback?: never;
@@ -138,7 +139,7 @@ export type Trigger =
   };
 
 /** What can invoke a function that has no HTTP route, beside a schedule. */
-export type EventSourceKind = 'table-stream' | 'webhook-queue' | 'iot-presence';
+export type EventSourceKind = 'table-stream' | 'webhook-queue' | 'iot-presence' | 'iot-provisioning-hook';
 
 /** A function's declaration (see the top of this file). */
 export type EndpointDeclaration = BundlingOptions & Trigger & BenchOption & {

@@ -1,6 +1,7 @@
 import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
 import { createBatchReader } from '#shared/data/batch-read';
 import { createClaimRepo } from '#shared/data/claim-repo';
+import { createSerialRepo } from '#shared/data/serial-repo';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
@@ -96,6 +97,8 @@ export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDe
 export const presence = /* @__PURE__ */ onFirstUse(() => createPresenceRepo(tableDeps()));
 /** Devices changing hands: claim codes, unclaimed devices, claims and removals. */
 export const claims = /* @__PURE__ */ onFirstUse(() => createClaimRepo(tableDeps()));
+/** The factory's allow-list of serial numbers (fleet provisioning by claim). */
+export const serials = /* @__PURE__ */ onFirstUse(() => createSerialRepo(tableDeps()));
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
 /** The device authorization grant's items (RFC 8628): the token endpoint's polls and the /device page. */

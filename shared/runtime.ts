@@ -17,7 +17,7 @@ import { createTokenService } from '#shared/oauth/token-service';
 import { createDispatch } from '#shared/webhooks/dispatch';
 import { recordPresence as recordPresenceWith } from '#shared/presence/record-presence';
 import { claimDevice as claimDeviceWith, removeDevice as removeDeviceWith, type DeviceCertificates } from '#shared/devices/claiming';
-import { createIotCertificates } from '#shared/aws/iot-certificates';
+import { preProvision as preProvisionWith } from '#shared/devices/fleet-provisioning';
 import { fanOut as fanOutWith, type StreamRecordLike } from '#shared/webhooks/fan-out';
 import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#shared/webhooks/deliver';
 import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
@@ -30,7 +30,7 @@ import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
   allowLocalHttp, audience, batch, claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
-  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
+  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, serials, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
 // The settings, clients and repositories: shared/runtime-repos.ts, the composition root's first half.
@@ -184,9 +184,27 @@ export const fanOut = (records: readonly StreamRecordLike[]) => fanOutWith(recor
 export const deliverMessage = (message: WebhookMessage, attempt: number): Promise<DeliveryOutcome> =>
   deliverMessageWith(message, attempt, { batch, webhooks, grants, allowLocalHttp: allowLocalHttp(), notifyDisabled });
 
-/** IoT Core's device certificates (shared/aws/iot-certificates.ts), its client built on first use. */
-const deviceCertificates = /* @__PURE__ */ once((): DeviceCertificates => createIotCertificates());
+/**
+ * IoT Core's device certificates (shared/aws/iot-certificates.ts): the module and its IoT client are
+ * loaded on the first deactivation, from source its file, bundled iot-certificates.mjs beside the
+ * bundle (the remove function's lazyModules): most removals, of devices without a certificate, never load it.
+ */
+let iotCertificates: Promise<DeviceCertificates> | undefined;
+const deviceCertificates = (): DeviceCertificates => ({
+  async deactivate(certificateId) {
+    iotCertificates ??= (async () => {
+      const module = new URL(import.meta.url.endsWith('.ts') ? './aws/iot-certificates.ts' : './iot-certificates.mjs', import.meta.url).href;
+      return ((await import(module)) as typeof import('#shared/aws/iot-certificates')).createIotCertificates();
+    })().catch((error: unknown) => {
+      iotCertificates = undefined;
+      throw error;
+    });
+    await (await iotCertificates).deactivate(certificateId);
+  },
+});
 /** A claim code entered on the account's device page (shared/devices/claiming.ts). */
 export const claimDevice = (...args: After<typeof claimDeviceWith>) => claimDeviceWith({ claims }, ...args);
 /** A device removed from the user's account and freed, its certificate deactivated (shared/devices/claiming.ts). */
 export const removeDevice = (...args: After<typeof removeDeviceWith>) => removeDeviceWith({ grants, claims, certificates: deviceCertificates }, ...args);
+/** Fleet provisioning's pre-provisioning hook: a device's serial checked against the allow-list (shared/devices/fleet-provisioning.ts). */
+export const preProvision = (event: unknown) => preProvisionWith({ serials, warn: (message, facts) => logger.warn(message, facts) }, event);

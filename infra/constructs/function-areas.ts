@@ -18,7 +18,7 @@ export type FunctionArea = 'ResourceApi' | 'AuthServer' | 'Console' | 'Webhooks'
 export function areaOf(fn: FunctionName, api?: ApiName): FunctionArea {
   const def = endpointOf(fn);
   if (def.schedule) return 'Operations';
-  if (def.eventSource === 'iot-presence') return 'Devices';
+  if (def.eventSource === 'iot-presence' || def.eventSource === 'iot-provisioning-hook') return 'Devices';
   if (def.eventSource) return 'Webhooks';
   if (api === 'resource') return 'ResourceApi';
   if (def.entry.startsWith('functions/developer/')) return 'Console';

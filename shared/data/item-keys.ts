@@ -33,6 +33,8 @@ export const claimCodeKey = (codeHash: string) => ({ pk: `CLAIMCODE#${codeHash}`
 export const claimEntriesKey = (scope: 'account' | 'address', subject: string, windowStart: number) => ({
   pk: `CLAIMENTRIES#${scope}#${subject}`, sk: `WINDOW#${windowStart}`,
 });
+/** A serial number the factory may provision by claim (fleet provisioning's allow-list), naming its device. */
+export const factorySerialKey = (serial: string) => ({ pk: `SERIAL#${serial}`, sk: 'SERIAL' });
 /** GSI1 entry that finds a device by id alone (operators: provisioning, connectivity). */
 export const deviceByIdIndexKey = (deviceId: string) => ({ gsi1pk: `DEVICE#${deviceId}`, gsi1sk: 'DEVICE' });
 

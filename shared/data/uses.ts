@@ -11,6 +11,7 @@ import type { MailLimitRepo } from '#shared/data/mail-limit-repo';
 import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { PresenceRepo } from '#shared/data/presence-repo';
 import type { RecoveryCodeRepo } from '#shared/data/recovery-code-repo';
+import type { SerialRepo } from '#shared/data/serial-repo';
 import type { SessionRepo } from '#shared/data/session-repo';
 import type { SigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { ThrottleRepo } from '#shared/data/throttle-repo';
@@ -37,6 +38,7 @@ export interface Repos {
   passkeys: PasskeyRepo;
   presence: PresenceRepo;
   recoveryCodes: RecoveryCodeRepo;
+  serials: SerialRepo;
   sessions: SessionRepo;
   signingKeys: SigningKeyRepo;
   throttle: ThrottleRepo;

@@ -16,6 +16,9 @@ export interface DeviceCertificates {
   deactivate(certificateId: string): Promise<void>;
 }
 
+/** The IoT client's module, bundled on its own beside the function that removes devices (EndpointDeclaration.lazyModules). */
+export const IOT_CERTIFICATES_ENTRY = 'shared/aws/iot-certificates.ts';
+
 /** The repository operations claimDevice uses (its function's grants: functions/needs.ts). */
 export const CLAIM_USES = { claims: ['countClaimEntry', 'getClaimCode', 'getUnclaimedDevice', 'claimDevice'] } as const satisfies UsesDeclaration;
 /** The repository operations removeDevice uses. */

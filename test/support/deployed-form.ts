@@ -221,6 +221,14 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
       functionOfRoute.set('iot presence', fn);
     }
   }
+  // The function fleet provisioning's template asks first: `iot provisioning-hook` (as local/iot-rules.ts names it).
+  for (const [, template] of ofType('AWS::IoT::ProvisioningTemplate')) {
+    const hook = template.Properties.PreProvisioningHook as { TargetArn: { 'Fn::GetAtt': [string, string] } } | undefined;
+    const fn = functions.get(hook?.TargetArn['Fn::GetAtt'][0] ?? '');
+    if (!fn) continue;
+    fn.routes.push('iot provisioning-hook');
+    functionOfRoute.set('iot provisioning-hook', fn);
+  }
   // The queues Lambda sends a function's failed asynchronous runs to (on-failure destinations), with the function's role.
   const asyncFailureQueues = ofType('AWS::Lambda::EventInvokeConfig')
     .map(([, config]) => config.Properties.DestinationConfig?.OnFailure?.Destination).filter((arn) => arn !== undefined).map((arn) => resolve(arn) as string);
