@@ -189,18 +189,9 @@ export const deliverMessage = (message: WebhookMessage, attempt: number): Promis
  * loaded on the first deactivation, from source its file, bundled iot-certificates.mjs beside the
  * bundle (the remove function's lazyModules): most removals, of devices without a certificate, never load it.
  */
-let iotCertificates: Promise<DeviceCertificates> | undefined;
 const deviceCertificates = (): DeviceCertificates => ({
-  async deactivate(certificateId) {
-    iotCertificates ??= (async () => {
-      const module = new URL(import.meta.url.endsWith('.ts') ? './aws/iot-certificates.ts' : './iot-certificates.mjs', import.meta.url).href;
-      return ((await import(module)) as typeof import('#shared/aws/iot-certificates')).createIotCertificates();
-    })().catch((error: unknown) => {
-      iotCertificates = undefined;
-      throw error;
-    });
-    await (await iotCertificates).deactivate(certificateId);
-  },
+  deactivate: async (certificateId) => ((await import(new URL(import.meta.url.endsWith('.ts') ? './aws/iot-certificates.ts' : './iot-certificates.mjs', import.meta.url).href)) as
+    typeof import('#shared/aws/iot-certificates')).deactivateCertificate(certificateId),
 });
 /** A claim code entered on the account's device page (shared/devices/claiming.ts). */
 export const claimDevice = (...args: After<typeof claimDeviceWith>) => claimDeviceWith({ claims }, ...args);

@@ -16,3 +16,7 @@ export function createIotCertificates(client: IotSend = observeClient(new IoTCli
     },
   };
 }
+
+let certificates: ReturnType<typeof createIotCertificates> | undefined;
+/** Deactivates a certificate with this module's one client (built on first use): what the functions load lazily (shared/runtime.ts). */
+export const deactivateCertificate = (certificateId: string): Promise<void> => (certificates ??= createIotCertificates()).deactivate(certificateId);
