@@ -164,7 +164,6 @@ const ITEMS: Record<ItemKind, Record<string, unknown>> = {
   },
   passkeyClaim: { userId: USER_ID },
   challenge: { purpose: 'authenticate', expiresAt: 1_800_000_000 },
-  serial: { deviceId: USER_ID, listedAt: '2026-01-02T03:04:05.678Z' },
   delivery: {
     clientId: CLIENT_ID, webhookId: 'msg_mjwq8ry8c_5a4b3c2d1e0f9a8b7c6d', eventType: 'device.updated', status: 'delivered', attempts: 1,
     payload: JSON.stringify({ type: 'device.updated', timestamp: '2026-01-02T03:04:05.678Z', data: { user_id: USER_ID, device_id: USER_ID, sequence: 7, changes: { active: true } } }),
@@ -187,8 +186,6 @@ const CHANGES: Partial<Record<ItemKind, Record<string, unknown>>> = {
   throttle: { failures: 1, nextAttemptAt: 1_800_000_000_000, expiresAt: 1_800_000_000 },
   webhook: { url: 'https://dashboard.example.com/webhooks', updatedAt: STAMP },
   // An attempt recorded: delivered (the function also adds one to `attempts`).
-  // A serial's first certificate admitted.
-  serial: { certificateId: HASH, provisionedAt: '2026-01-02T03:04:05.678Z' },
   delivery: { status: 'delivered', lastAttemptAt: '2026-01-02T03:04:05.900Z', lastStatusCode: 204, lastLatencyMs: 3, attempts: 1 },
 };
 

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
   BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
@@ -15,13 +15,14 @@ import { createDocumentClient } from '#shared/data/dynamodb';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { createClaimRepo } from '#shared/data/claim-repo';
+import { createSerialRepo } from '#shared/data/serial-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
-import { createSerialRepo } from '#shared/data/serial-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createUserRepo } from '#shared/data/user-repo';
@@ -32,6 +33,7 @@ import {
 import type { Device } from '#shared/domain/device';
 import { REVOKED_GRANT_SECONDS } from '#shared/domain/grant';
 import { newUserCode } from '#shared/domain/device-authorization';
+import { formatClaimCode, newClaimCode } from '#shared/domain/claim-code';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { formatTimestamp } from '#shared/domain/time';
 import type { User } from '#shared/domain/user';
@@ -1196,24 +1198,6 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
       },
     },
     {
-      name: 'check-provisioning (listed serial)', fn: 'check-provisioning', expectResult: { allowProvisioning: true }, requestBudget: 1,
-      floor: [step.update('serial')],
-      minReason: 'a RegisterThing request of a device made in bulk, its serial listed by the operator: one conditional UpdateItem that admits '
-        + 'the serial\'s first certificate (a listed serial, no other certificate before) and reads back the device id the thing is named by',
-      events: async (n) => {
-        const serials = createSerialRepo(deps);
-        // A serial of its own per event: each is a first registration, so every call takes the admitted path.
-        return pool(n, 16, async () => {
-          const serial = `SN-${randomUUID()}`;
-          await serials.allowSerial(serial, randomUUID(), new Date());
-          return {
-            claimCertificateId: randomToken().slice(0, 64), certificateId: createHash('sha256').update(serial).digest('hex'), certificatePem: '',
-            templateArn: 'arn:aws:iot:us-east-1:000000000000:provisioningtemplate/devices', clientId: 'factory-1', parameters: { SerialNumber: serial },
-          };
-        });
-      },
-    },
-    {
       name: 'record-presence (connected)', fn: 'record-presence', expectResult: { outcome: 'applied' }, requestBudget: 2,
       floor: [step.query('device', 1, 'gsi1'), step.update('device')],
       minReason: 'a connect lifecycle event of IoT Core naming a device by its id alone: Query(GSI1: the device\'s owner, whose '
@@ -1230,6 +1214,62 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
           };
         });
       },
+    },
+    {
+      name: 'post-claim-device (claimed)', fn: 'post-claim-device', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.transact('throttle', 'throttle'), step.get('code'), step.get('device'), step.transact('code', 'device', 'device')],
+      minReason: 'BatchGetItem(session, user) + TransactWriteItems(the entry counted per account and per address, before any lookup) + GetItem(claim code) '
+        + '+ GetItem(the device that belongs to nobody) + TransactWriteItems(code used up, device moved into the owner\'s partition)',
+      events: async (n) => {
+        const accounts = await freshAccounts(n, true);
+        const cookies = await pool(n, 16, (i) => sessions.createSession(accounts[i]!.id));
+        const codes = await pool(n, 16, async () => {
+          const code = newClaimCode();
+          const device: Device = { ...DEMO_USERS[0].devices[0], id: randomUUID(), version: '2.4.1', last_connection: formatTimestamp(new Date(0)) };
+          await createClaimRepo(deps).createUnclaimedDevice(device, hashSecret(code));
+          return formatClaimCode(code);
+        });
+        // Each from an address of its own: the entry limit counts per address too.
+        return codes.map((code, i) => authEvent('POST', '/account/devices/claim', {
+          cookies: [`session=${cookies[i]}`, `csrf=${csrf}`], form: { csrf, claim_code: code }, sourceIp: `2001:db8::${(i + 1).toString(16)}`,
+        }));
+      },
+    },
+    {
+      name: 'post-remove-device (removed)', fn: 'post-remove-device', expectStatus: 303,
+      floor: [step.batchGet('session', 'user'), step.query('consent', 1), step.update('device'), step.transact('device', 'device')],
+      minReason: 'BatchGetItem(session, user) + Query(the user\'s consents: who sees the device) + UpdateItem(the device marked with them) '
+        + '+ TransactWriteItems(device moved out of the owner\'s partition to belong to nobody; none of the consents names it here)',
+      events: async (n) => {
+        const accounts = await freshAccounts(n, true);
+        const cookies = await pool(n, 16, (i) => sessions.createSession(accounts[i]!.id));
+        const ids = await pool(n, 16, async (i) => {
+          const device: Device = { ...DEMO_USERS[0].devices[0], id: randomUUID(), version: '2.4.1', last_connection: formatTimestamp(new Date(0)) };
+          await createDeviceRepo(deps).createDevice(accounts[i]!.id, device);
+          await consentOf(accounts[i]!.id, DEMO_CLIENT.clientId);
+          return device.id;
+        });
+        return ids.map((id, i) => authEvent('POST', '/account/devices/{device_id}/remove', {
+          cookies: [`session=${cookies[i]}`, `csrf=${csrf}`], form: { csrf }, pathParameters: { device_id: id },
+        }));
+      },
+    },
+    {
+      name: 'pre-provision-device (allowed)', fn: 'pre-provision-device', expectResult: { allowProvisioning: true }, requestBudget: 2,
+      floor: [step.get('device'), step.transact('device', 'device')],
+      minReason: 'fleet provisioning\'s pre-provisioning hook with a serial of the allow-list: GetItem(the serial, naming its device) + '
+        + 'TransactWriteItems(the serial used up, the device\'s certificate recorded on the device that belongs to nobody)',
+      events: async (n) => pool(n, 16, async () => {
+        // A serial of its own per event, on the allow-list for a device that belongs to nobody: every call takes the allowed path.
+        const device: Device = { ...DEMO_USERS[0].devices[0], id: randomUUID(), version: '2.4.1', last_connection: formatTimestamp(new Date(0)), connected: false };
+        const serial = `SN-${randomUUID()}`;
+        await createClaimRepo(deps).createUnclaimedDevice(device, hashSecret(randomToken()));
+        await createSerialRepo(deps).allowSerial(serial, device.id);
+        return {
+          claimCertificateId: '0'.repeat(64), certificateId: randomBytes(32).toString('hex'),
+          certificatePem: '', templateArn: 'arn:aws:iot:us-east-1:000000000000:provisioningtemplate/devices', clientId: 'factory', parameters: { SerialNumber: serial },
+        };
+      }),
     },
     {
       name: 'deliver-webhooks (delivered)', fn: 'deliver-webhooks', expectResult: { batchItemFailures: [] },

@@ -74,7 +74,8 @@ export function declarationProblems(file: string, name: string, value: unknown, 
   if (!isObject(d.needs)) {
     problems.push(`${file}: needs is required, what the handler uses of AWS (its IAM grants); {} when nothing`);
   } else {
-    const { table, signingKey, sendsMail, webhookQueue } = d.needs;
+    const { table, signingKey, sendsMail, webhookQueue, deviceCertificates } = d.needs;
+    if (deviceCertificates !== undefined && deviceCertificates !== 'deactivate') problems.push(`${file}: needs.deviceCertificates must be 'deactivate' when given`);
     if (table !== undefined && !(Array.isArray(table) && table.every(isObject))) problems.push(`${file}: needs.table must be a list of repository operations (functions/needs.ts)`);
     if (signingKey !== undefined && !SIGNING_KEY_USES.includes(signingKey as string)) problems.push(`${file}: needs.signingKey must be one of ${SIGNING_KEY_USES.join(', ')}`);
     if (sendsMail !== undefined && typeof sendsMail !== 'boolean') problems.push(`${file}: needs.sendsMail must be a boolean`);

@@ -1,3 +1,4 @@
+import { CLAIM_REPO_OPERATIONS as claims } from '#shared/data/claim-repo';
 import { CLIENT_REPO_OPERATIONS as clients } from '#shared/data/client-repo';
 import { DEVICE_GRANT_REPO_OPERATIONS as deviceGrants } from '#shared/data/device-grant-repo';
 import { DEVICE_REPO_OPERATIONS as devices } from '#shared/data/device-repo';
@@ -27,7 +28,8 @@ import { PASSKEY_SIGN_IN_USES } from '#shared/accounts/passkeys';
 import { NEW_PASSWORD_USES, RESET_LINK_USES } from '#shared/accounts/password-reset';
 import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
 import { PRESENCE_USES } from '#shared/presence/record-presence';
-import { PRE_PROVISIONING_USES } from '#shared/fleet/pre-provisioning';
+import { CLAIM_USES, REMOVE_DEVICE_USES } from '#shared/devices/claiming';
+import { PRE_PROVISION_USES } from '#shared/devices/fleet-provisioning';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { DISABLED_NOTICE_USES } from '#shared/webhooks/disabled-notice';
 import { APPLICATIONS_IN_USE_USES, DELETE_ACCOUNT_USES } from '#shared/accounts/account-deletion';
@@ -52,13 +54,13 @@ import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
 export {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions, signingKeys,
-  throttle, users, webhooks,
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
+  signingKeys, throttle, users, webhooks,
 };
 
 const REPOSITORIES = {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions, signingKeys,
-  throttle, users, webhooks,
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
+  signingKeys, throttle, users, webhooks,
 } as const;
 
 /** The operations a service declares it uses (its `*_USES` constant, shared/data/uses.ts), as the grants read them. */
@@ -139,5 +141,9 @@ export const fanOut = usesOf(FAN_OUT_USES);
 export const deliverMessage = usesOf(DELIVER_USES);
 /** webhooks/disabled-notice.ts sendDisabledNotice: the application and its developer, for the e-mail. */
 export const disabledNotice = usesOf(DISABLED_NOTICE_USES);
-/** fleet/pre-provisioning.ts checkProvisioning: the serial admitted, once. */
-export const checkProvisioning = usesOf(PRE_PROVISIONING_USES);
+/** devices/claiming.ts claimDevice: the entry counted, the code and its device read, then the claim. */
+export const claimDevice = usesOf(CLAIM_USES);
+/** devices/claiming.ts removeDevice: the user's consents, the device marked, then freed and dropped from the consents. */
+export const removeDevice = usesOf(REMOVE_DEVICE_USES);
+/** devices/fleet-provisioning.ts preProvision: the serial read, then taken with the device's certificate. */
+export const preProvision = usesOf(PRE_PROVISION_USES);

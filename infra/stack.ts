@@ -13,8 +13,8 @@ import { SigningKeyLifecycle } from '#infra/constructs/signing-key-lifecycle';
 import { AccountMail } from '#infra/constructs/account-mail';
 import { Monitoring } from '#infra/constructs/monitoring';
 import { Webhooks } from '#infra/constructs/webhooks';
-import { DeviceFleet } from '#infra/constructs/device-fleet';
 import { DevicePresence, PRESENCE_FAILURES_DESCRIPTION } from '#infra/constructs/device-presence';
+import { FleetProvisioning } from '#infra/constructs/fleet-provisioning';
 import {
   ALARM_EMAIL_CONTEXT, alarmEmail, customDomainSettings, EMAIL_ADDRESS, serviceStage, StackConfigurationError, STAGE_CONTEXT,
   TRACING_CONTEXT, tracingEnabled,
@@ -125,8 +125,8 @@ export class DeviceUserServiceStack extends Stack {
     functions.bindWebhookQueue(webhooks.queue);
     // Devices on IoT Core: their policy, and their presence from the broker's lifecycle events.
     const presence = new DevicePresence(this, 'DevicePresence', { functions });
-    // Devices made in bulk: fleet provisioning by claim, admitted by serial number.
-    const fleet = new DeviceFleet(this, 'DeviceFleet', { functions, devicePolicyName: presence.devicePolicy.ref });
+    // Devices provisioned by claim at the factory: the template, its pre-provisioning hook, the claim policy.
+    const fleet = new FleetProvisioning(this, 'FleetProvisioning', { functions, devicePolicy: presence.devicePolicy });
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
       webhookDeadLetters: webhooks.deadLetters, webhookStreamFailures: webhooks.streamFailures,
@@ -146,8 +146,8 @@ export class DeviceUserServiceStack extends Stack {
     new CfnOutput(this, 'AlarmTopicArn', { value: monitoring.topic.topicArn, description: 'SNS topic every alarm notifies (subscribe to it)' });
     new CfnOutput(this, 'DashboardName', { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard of the service' });
     new CfnOutput(this, 'DevicePolicyName', { value: presence.devicePolicy.ref, description: 'The IoT policy to attach to every device certificate' });
-    new CfnOutput(this, 'FleetTemplateName', { value: fleet.template.ref, description: 'The provisioning template a device made in bulk registers with (its serial listed: npm run admin -- allow-serials)' });
-    new CfnOutput(this, 'FleetClaimPolicyName', { value: fleet.claimPolicy.ref, description: 'The IoT policy to attach to the claim certificate a batch of devices leaves the factory with' });
+    new CfnOutput(this, 'ProvisioningTemplateName', { value: fleet.templateName, description: 'Fleet provisioning by claim: the template devices register with' });
+    new CfnOutput(this, 'ClaimPolicyName', { value: fleet.claimPolicy.ref, description: 'The IoT policy of the factory\'s claim certificates' });
     new CfnOutput(this, 'SigningKeyId', { value: signingKey.key.keyId, description: 'The first KMS key that signs access tokens (rotations add others)' });
     for (const { fn, function: scheduledFn } of scheduled) {
       new CfnOutput(this, `${pascal(fn)}FunctionName`, { value: scheduledFn.functionName, description: `Function ${fn} (aws lambda invoke)` });

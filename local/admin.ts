@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV, MAIL_ENV, optionalEnv, WEBHOOK_ENV } from '#shared/config';
 import type { MailSettings } from '#shared/email/create-mailer';
-import { isSerial } from '#shared/domain/fleet';
 import { formatTimestamp } from '#shared/domain/time';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { readServiceFacts, useServiceEnvironment } from '#local/service';
@@ -12,6 +11,9 @@ import { checkWebhookUrl } from '#shared/webhooks/url-safety';
 import { describeRotation, rotateSigningKeys } from '#shared/keys/rotation';
 import { localEndpointConfig } from '#shared/aws/client-config';
 import { replayStreamFailures } from '#local/stream-replay';
+import { IoTClient } from '@aws-sdk/client-iot';
+import { iotDeviceRegistry } from '#local/device-registry';
+import { allowFactorySerials, provisionDevice } from '#local/provision-device';
 
 // `npm run admin -- <command> …`: operator tasks the public API does not offer (no operation
 // creates a device or changes `connected`: docs/api.md#what-the-api-does-not-offer), over the same
@@ -19,12 +21,18 @@ import { replayStreamFailures } from '#local/stream-replay';
 // Target: the running local service (.local/service.json), or AWS when TABLE_NAME is set
 // (with the usual AWS credentials and region).
 const usage = `Usage:
-  npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex>
-                   [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>]
+  npm run admin -- provision-device --name <text> --place <text> --reference <hex>
+                   [--latitude <deg>] [--longitude <deg>] [--version <x.y.z>] [--id <uuid>] [--out <dir>] [--policy <name>]
+                   (a device that belongs to nobody: its IoT thing, certificate and key files, and its claim code, printed
+                   once for its label; its owner adds it on the account's devices page. --id of a device freed by its owner
+                   resets it: a new certificate and claim code. Locally the files go to the service's iot folder; in AWS to
+                   --out (default .) and --policy is the stack's DevicePolicyName output)
+  npm run admin -- allow-serials --serials <SN-1,SN-2,…> --reference <hex> [--out <file>]
+                   (a factory batch for fleet provisioning by claim: a device that belongs to nobody per serial, its claim
+                   code, the serial on the pre-provisioning hook's allow-list; the label sheet as CSV, to --out or stdout)
+  npm run admin -- provision-device --owner <email> --name <text> --place <text> --reference <hex> [...]
+                   (a device provisioned straight to an account, without an IoT identity: seed data)
   npm run admin -- set-connection --device <uuid> --connected <true|false>
-  npm run admin -- allow-serials --file <serials.txt>
-                   (lists serial numbers, one a line, for fleet provisioning by claim: prints each one's device id,
-                   the thing its device will be; a serial listed before keeps its device id)
   npm run admin -- rotate-signing-key     (local service; in AWS invoke the stack's rotation function)
   npm run admin -- subscribe-webhook --client <client id> --url <https URL>
                    (prints the signing secret when it creates the subscription; locally http://localhost… is accepted)
@@ -44,7 +52,7 @@ Works on the running local service (npm start), or on a deployed table when TABL
 usual AWS credentials and region are set.`;
 const tool = { name: 'admin', usage };
 const COMMANDS = [
-  'provision-device', 'set-connection', 'allow-serials', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors', 'replay-stream-failures',
+  'provision-device', 'allow-serials', 'set-connection', 'rotate-signing-key', 'subscribe-webhook', 'export-user', 'delete-user', 'reset-factors', 'replay-stream-failures',
 ];
 
 const { positionals, values } = parseCommandLine(tool, {
@@ -54,7 +62,7 @@ const { positionals, values } = parseCommandLine(tool, {
     latitude: { type: 'string', default: '0' }, longitude: { type: 'string', default: '0' }, version: { type: 'string', default: '1.0.0' },
     id: { type: 'string' }, device: { type: 'string' }, connected: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' },
     email: { type: 'string' }, out: { type: 'string' }, pending: { type: 'boolean' }, confirm: { type: 'boolean', default: false },
-    'forget-expired': { type: 'boolean', default: false }, file: { type: 'string' },
+    'forget-expired': { type: 'boolean', default: false }, policy: { type: 'string' }, serials: { type: 'string' },
   },
 });
 
@@ -92,12 +100,16 @@ function target(): {
 const { endpoint, signingKeyFile, issuer, mail, deliveries, streamFailures } = target();
 // Loaded once the environment is set: it builds its DynamoDB client as it loads.
 const {
-  appsInUse, clients, deleteAccount, devices, doc, erasure, exportAccount, fanOut, resetFactorsByOperator, rotationDeps, serials, users, webhooks,
+  appsInUse, claims, clients, deleteAccount, devices, doc, erasure, exportAccount, fanOut, resetFactorsByOperator, rotationDeps, serials, users, webhooks,
 } = await import('#shared/runtime');
 const now = formatTimestamp(new Date());
 
 switch (command) {
   case 'provision-device': {
+    if (!values.owner) {
+      await provisionUnclaimed();
+      break;
+    }
     const { owner, name, place, reference } = values;
     if (!owner || !name || !place || !reference || !/^[0-9a-f]+$/i.test(reference)) fail(usage);
     const record = await users.findUserByEmail(owner);
@@ -110,27 +122,24 @@ switch (command) {
     console.log(JSON.stringify({ provisioned: id, owner: record.user.email }));
     break;
   }
+  case 'allow-serials': {
+    try {
+      const sheet = await allowFactorySerials(
+        { claims, serials }, values.serials, { reference: values.reference, version: values.version!, now },
+      );
+      if (values.out) writeFileSync(values.out, sheet, { mode: 0o600 });
+      else process.stdout.write(sheet);
+    } catch (error) {
+      fail((error as Error).message);
+    }
+    break;
+  }
   case 'set-connection': {
     if (!values.device || !['true', 'false'].includes(values.connected ?? '')) fail(usage);
     const owner = await devices.findDeviceOwner(values.device.toLowerCase());
     if (!owner) fail(`No device ${values.device}.`);
     await devices.setConnection(owner, values.device.toLowerCase(), values.connected === 'true', now);
     console.log(JSON.stringify({ device: values.device, connected: values.connected === 'true' }));
-    break;
-  }
-  case 'allow-serials': {
-    if (!values.file) fail(usage);
-    const lines = readFileSync(values.file, 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
-    // Every line checked before anything is written: a file with a typo lists nothing.
-    const bad = lines.filter((line) => !isSerial(line));
-    if (bad.length > 0) fail(`Not serial numbers (3 to 64 of A-Z a-z 0-9 . _ -, from a letter or digit): ${bad.slice(0, 5).map((b) => JSON.stringify(b)).join(', ')}.`);
-    const repeated = lines.filter((line, i) => lines.indexOf(line) !== i);
-    if (repeated.length > 0) fail(`Listed twice in the file: ${[...new Set(repeated)].slice(0, 5).join(', ')}.`);
-    for (const serial of lines) {
-      const deviceId = randomUUID();
-      const listed = await serials.allowSerial(serial, deviceId, new Date());
-      console.log(JSON.stringify(listed ? { serial, device: deviceId } : { serial, alreadyListed: true }));
-    }
     break;
   }
   case 'rotate-signing-key': {
@@ -217,3 +226,25 @@ switch (command) {
     fail(usage);
 }
 doc.destroy();
+
+/** provision-device without an owner (local/provision-device.ts), on the local registry stand-in or on AWS IoT Core. */
+async function provisionUnclaimed(): Promise<void> {
+  const local = endpoint === undefined ? undefined : readServiceFacts().iot;
+  if (endpoint !== undefined && !local?.registryUrl) fail('The local service runs without its IoT stand-in: restart it with npm start.');
+  if (!local && !values.policy) fail('In AWS give --policy <the stack\'s DevicePolicyName output>.');
+  const client = new IoTClient(local ? localEndpointConfig(local.registryUrl, 'us-east-1') : {});
+  try {
+    const provisioned = await provisionDevice({
+      claims, devices, registry: iotDeviceRegistry(client, values.policy ?? 'local-device-policy'),
+      outDir: local ? local.credentialsDir : values.out ?? '.',
+    }, {
+      id: values.id, name: values.name, place: values.place, reference: values.reference, version: values.version!,
+      latitude: Number(values.latitude), longitude: Number(values.longitude), now,
+    });
+    console.log(JSON.stringify(provisioned));
+  } catch (error) {
+    fail((error as Error).message);
+  } finally {
+    client.destroy();
+  }
+}

@@ -25,6 +25,11 @@ export interface IotBrokerOptions {
   revoked?: ReadonlySet<string>;
   /** Fleet provisioning by claim (local/iot-fleet.ts): claim certificates, and the certificates it attached to things. */
   fleet?: FleetStandIn;
+  /**
+   * The thing a certificate is attached to in the registry (local/iot-registry.ts), which the client
+   * id must be; a certificate the registry does not know names its thing by its subject's CN.
+   */
+  thingOf?(certificateId: string): string | undefined;
 }
 
 export interface IotBroker {
@@ -70,8 +75,8 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
       // A claim certificate connects with any client id, for fleet provisioning only (the claim policy);
       // a device's, by the device policy, only as client/<thing name>, the certificate attached to that thing.
       const claim = options.fleet?.isClaim(principal) === true;
-      const thing = !claim && cert?.subject !== undefined && (cert.subject.CN === client.id || options.fleet?.thingOf(principal) === client.id);
-      if (!(claim || thing) || options.revoked?.has(principal)) {
+      const thing = options.thingOf?.(principal) ?? options.fleet?.thingOf(principal) ?? cert?.subject?.CN;
+      if (!cert?.subject || !(claim || thing === client.id) || options.revoked?.has(principal)) {
         const error = new Error('Not authorized') as AuthenticateError;
         error.returnCode = 5;
         done(error, false);

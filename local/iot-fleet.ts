@@ -16,7 +16,7 @@ const PROVISION = `$aws/provisioning-templates/${LOCAL_FLEET_TEMPLATE}/provision
 /** How long a certificate ownership token is good for (AWS: one hour). */
 const TOKEN_LIFETIME_MS = 3_600_000;
 
-/** The hook's answer, as the check-provisioning function returns it. */
+/** The hook's answer, as the pre-provision-device function returns it. */
 export interface HookAnswer {
   allowProvisioning: boolean;
   parameterOverrides?: Record<string, string>;
@@ -47,6 +47,8 @@ export interface FleetOptions {
   /** The claim certificates' ids (what the factory's batch certificate is). */
   claimCertificates: ReadonlySet<string>;
   preProvisioningHook(input: unknown): Promise<HookAnswer>;
+  /** Where the template's certificate and thing are recorded besides (the registry stand-in), when there is one. */
+  attach?(certificateId: string, thingName: string): void;
   now?: () => number;
 }
 
@@ -91,6 +93,7 @@ export function createFleetStandIn(options: FleetOptions): FleetStandIn {
     if (!thingName) return reject(400, 'InvalidParameters', 'The template names the thing by its ThingName parameter.');
     issued.delete(token);
     attached.set(certificate.certificateId, thingName);
+    options.attach?.(certificate.certificateId, thingName);
     request.reply(`${PROVISION}/accepted`, { deviceConfiguration: {}, thingName });
   }
 

@@ -2,8 +2,6 @@ import { runAsFunction } from '#local/invocation-context';
 
 /** How the local invocations name the device presence topic rule (and test/support/deployed-form.ts the deployed one). */
 export const PRESENCE_SOURCE = { api: 'iot', routeKey: 'presence' } as const;
-/** How they name the fleet provisioning template's pre-provisioning hook. */
-export const PROVISIONING_HOOK_SOURCE = { api: 'iot', routeKey: 'provisioning-hook' } as const;
 
 /**
  * Runs the presence rule's function on one lifecycle event, in this process, as the topic rule's
@@ -17,14 +15,17 @@ export function runPresenceRule(event: unknown): Promise<{ outcome: string }> {
   });
 }
 
+/** How the local invocations name fleet provisioning's pre-provisioning hook (and test/support/deployed-form.ts the deployed one). */
+export const PROVISIONING_HOOK_SOURCE = { api: 'iot', routeKey: 'provisioning-hook' } as const;
+
 /**
- * Runs the pre-provisioning hook's function on one RegisterThing request, as IoT Core's fleet
- * provisioning does before it creates the thing, attributed to the provisioning template. Returns
- * the hook's answer.
+ * Runs the pre-provisioning hook's function on one device's request, in this process, as IoT Core's
+ * fleet provisioning invokes it in AWS (synchronously, before the template's resources are made),
+ * attributed to the template so that its AWS calls are checked against the function's role.
  */
-export function runProvisioningHook(request: unknown): Promise<{ allowProvisioning: boolean; parameterOverrides?: Record<string, string> }> {
-  return runAsFunction({ fn: 'check-provisioning', ...PROVISIONING_HOOK_SOURCE }, async () => {
-    const { handler } = await import('#functions/devices/check-provisioning');
-    return handler(request);
+export function runProvisioningHook(event: unknown): Promise<{ allowProvisioning: boolean; parameterOverrides?: Record<string, string> }> {
+  return runAsFunction({ fn: 'pre-provision-device', ...PROVISIONING_HOOK_SOURCE }, async () => {
+    const { handler } = await import('#functions/devices/pre-provision-device');
+    return handler(event);
   });
 }

@@ -110,6 +110,11 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       const { startLocalIot } = await import('#local/iot');
       service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)));
       stops.push(service.iot.stop);
+      // The functions' IoT client (a removed device's certificate deactivated) reaches the registry stand-in.
+      Object.assign(process.env, {
+        AWS_ENDPOINT_URL_IOT: service.iot.registry.url, [AWS_ENV.region]: process.env[AWS_ENV.region] ?? 'us-east-1',
+        AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local', AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+      });
     }
     if (options.awsStandIns) {
       createLocalSigner(signingKeyFile);
@@ -188,7 +193,7 @@ export interface ServiceFacts extends ServiceEnvironment {
   /** The webhook fan-out's stream-failures queue (stand-in), for `npm run admin -- replay-stream-failures`. */
   streamFailures?: { queueUrl: string; endpoint: string };
   /** The IoT Core stand-in, when the service runs one: its URL and the devices' credentials (`npm run device`). */
-  iot?: { url: string; credentialsDir: string };
+  iot?: { url: string; credentialsDir: string; registryUrl?: string };
   demoClient: { clientId: string; clientSecret: string; redirectUri: string };
   users: { id: string; email: string; emailConfirmed: boolean; password: string; devices: string[] }[];
 }
@@ -202,7 +207,7 @@ export function serviceFacts(service: LocalService, redirectUri: string = DEMO_C
       webhookQueue: { queueUrl: webhooks.queue.queueUrl, endpoint: webhooks.queue.url },
       streamFailures: { queueUrl: webhooks.streamFailures.queueUrl, endpoint: webhooks.streamFailures.url },
     } : {}),
-    ...(iot ? { iot: { url: iot.broker.url, credentialsDir: iot.credentialsDir } } : {}),
+    ...(iot ? { iot: { url: iot.broker.url, credentialsDir: iot.credentialsDir, registryUrl: iot.registry.url } } : {}),
     demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri },
     users: DEMO_USERS.map(({ user, password, devices }) => ({
       id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),

@@ -7,9 +7,7 @@ export type ItemKind =
   | 'user' | 'email' | 'device' | 'session' | 'client' | 'consent' | 'code' | 'family' | 'link' | 'reveal' | 'throttle'
   | 'knownBrowser' | 'mailLimit' | 'webhook' | 'delivery' | 'keySchedule'
   // Strong sign-in (shared/data/factor-repo.ts, passkey-repo.ts).
-  | 'totp' | 'totpEnrolment' | 'recoveryCodes' | 'recoveryReveal' | 'pendingSignIn' | 'passkey' | 'passkeyClaim' | 'challenge'
-  // Fleet provisioning's allow-list (shared/data/serial-repo.ts).
-  | 'serial';
+  | 'totp' | 'totpEnrolment' | 'recoveryCodes' | 'recoveryReveal' | 'pendingSignIn' | 'passkey' | 'passkeyClaim' | 'challenge';
 
 export type FloorStep =
   | { op: 'GetItem'; of: ItemKind }

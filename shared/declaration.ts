@@ -78,6 +78,8 @@ export interface FunctionNeeds {
   sendsMail?: boolean;
   /** The webhook delivery queue: 'send' (sqs:SendMessage) and/or 'retry' (sqs:ChangeMessageVisibility, a failed delivery's backoff). */
   webhookQueue?: readonly ('send' | 'retry')[];
+  /** Turns device certificates INACTIVE (iot:UpdateCertificate on the account's certificates): a removed device can no longer connect. */
+  deviceCertificates?: 'deactivate';
 }
 
 /** How a function is bundled and deployed, beside what invokes it. */
@@ -125,7 +127,7 @@ export type Trigger =
      * Has no HTTP route: an event source mapping invokes it with the records of the table's stream
      * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts), or the device
      * presence topic rule of AWS IoT Core with one lifecycle event (infra/constructs/device-presence.ts),
-     * or IoT Core's fleet provisioning with one RegisterThing request (infra/constructs/device-fleet.ts).
+     * or fleet provisioning's template with a device's request (infra/constructs/fleet-provisioning.ts).
      */
     eventSource: EventSourceKind;
     routes?: never; openApi?: never; schedule?: never; fallback?: never;

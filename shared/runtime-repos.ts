@@ -1,12 +1,13 @@
 import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
 import { createBatchReader } from '#shared/data/batch-read';
+import { createClaimRepo } from '#shared/data/claim-repo';
+import { createSerialRepo } from '#shared/data/serial-repo';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { createRecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createPresenceRepo } from '#shared/data/presence-repo';
-import { createSerialRepo } from '#shared/data/serial-repo';
 import { relyingPartyOf, type RelyingParty } from '#shared/accounts/relying-party';
 import { SERVICE_NAME } from '#shared/views/theme';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
@@ -94,7 +95,9 @@ export const batch = /* @__PURE__ */ onFirstUse(() => createBatchReader(tableDep
 export const users = /* @__PURE__ */ onFirstUse(() => createUserRepo(tableDeps()));
 export const devices = /* @__PURE__ */ onFirstUse(() => createDeviceRepo(tableDeps()));
 export const presence = /* @__PURE__ */ onFirstUse(() => createPresenceRepo(tableDeps()));
-/** The fleet provisioning allow-list of serial numbers. */
+/** Devices changing hands: claim codes, unclaimed devices, claims and removals. */
+export const claims = /* @__PURE__ */ onFirstUse(() => createClaimRepo(tableDeps()));
+/** The factory's allow-list of serial numbers (fleet provisioning by claim). */
 export const serials = /* @__PURE__ */ onFirstUse(() => createSerialRepo(tableDeps()));
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));

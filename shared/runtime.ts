@@ -16,7 +16,8 @@ import { createClientCache } from '#shared/oauth/client-cache';
 import { createTokenService } from '#shared/oauth/token-service';
 import { createDispatch } from '#shared/webhooks/dispatch';
 import { recordPresence as recordPresenceWith } from '#shared/presence/record-presence';
-import { checkProvisioning as checkProvisioningWith } from '#shared/fleet/pre-provisioning';
+import { claimDevice as claimDeviceWith, removeDevice as removeDeviceWith, type DeviceCertificates } from '#shared/devices/claiming';
+import { preProvision as preProvisionWith } from '#shared/devices/fleet-provisioning';
 import { fanOut as fanOutWith, type StreamRecordLike } from '#shared/webhooks/fan-out';
 import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#shared/webhooks/deliver';
 import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
@@ -38,13 +39,13 @@ import { registerApp as registerAppWith, revealWebhookSecret as revealWebhookSec
 import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
-  allowLocalHttp, audience, batch, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
+  allowLocalHttp, audience, batch, claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
   mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, recoveryCodes, serials, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
 // The settings, clients and repositories: shared/runtime-repos.ts, the composition root's first half.
 export {
-  allowLocalHttp, audience, batch, clients, deviceGrants, devices, doc, erasure, factors, grants, issuer, links, mailLimits, outboxDir, passkeys, presence, queue,
+  allowLocalHttp, audience, batch, claims, clients, deviceGrants, devices, doc, erasure, factors, grants, issuer, links, mailLimits, outboxDir, passkeys, presence, queue,
   recoveryCodes, relyingParty, serials, sessions, throttle, users, webhooks,
 } from '#shared/runtime-repos';
 
@@ -200,10 +201,24 @@ export const findDeviceRequest = (...args: After<typeof findDeviceRequestWith>) 
 export const decideDeviceRequest = (...args: After<typeof decideDeviceRequestWith>) => decideDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
 /** A device's lifecycle event recorded as its presence (shared/presence/record-presence.ts). */
 export const recordPresence = (event: unknown) => recordPresenceWith(event, { devices, presence, logger });
-/** The fleet provisioning hook's answer to one RegisterThing request (shared/fleet/pre-provisioning.ts). */
-export const checkProvisioning = (request: unknown) => checkProvisioningWith(request, { serials, logger });
 /** A batch of the table's stream turned into webhook deliveries (shared/webhooks/fan-out.ts): how many were queued. */
 export const fanOut = (records: readonly StreamRecordLike[]) => fanOutWith(records, { grants, webhooks, batch, queue });
 /** One queued webhook message delivered (shared/webhooks/deliver.ts), its `attempt`-th time. */
 export const deliverMessage = (message: WebhookMessage, attempt: number): Promise<DeliveryOutcome> =>
   deliverMessageWith(message, attempt, { batch, webhooks, grants, allowLocalHttp: allowLocalHttp(), notifyDisabled });
+
+/**
+ * IoT Core's device certificates (shared/aws/iot-certificates.ts): the module and its IoT client are
+ * loaded on the first deactivation, from source its file, bundled iot-certificates.mjs beside the
+ * bundle (the remove function's lazyModules): most removals, of devices without a certificate, never load it.
+ */
+const deviceCertificates = (): DeviceCertificates => ({
+  deactivate: async (certificateId) => ((await import(new URL(import.meta.url.endsWith('.ts') ? './aws/iot-certificates.ts' : './iot-certificates.mjs', import.meta.url).href)) as
+    typeof import('#shared/aws/iot-certificates')).deactivateCertificate(certificateId),
+});
+/** A claim code entered on the account's device page (shared/devices/claiming.ts). */
+export const claimDevice = (...args: After<typeof claimDeviceWith>) => claimDeviceWith({ claims }, ...args);
+/** A device removed from the user's account and freed, its certificate deactivated (shared/devices/claiming.ts). */
+export const removeDevice = (...args: After<typeof removeDeviceWith>) => removeDeviceWith({ grants, claims, certificates: deviceCertificates }, ...args);
+/** Fleet provisioning's pre-provisioning hook: a device's serial checked against the allow-list (shared/devices/fleet-provisioning.ts). */
+export const preProvision = (event: unknown) => preProvisionWith({ serials, warn: (message, facts) => logger.warn(message, facts) }, event);

@@ -175,6 +175,15 @@ export class ServiceFunctions extends Construct {
         ],
       }));
     }
+    if (needs.deviceCertificates === 'deactivate') {
+      // A removed device's certificate turned INACTIVE (UpdateCertificate is authorized on the certificate).
+      const { region, account, partition } = Stack.of(fnc);
+      fnc.addToRolePolicy(new PolicyStatement({ actions: ['iot:UpdateCertificate'], resources: [`arn:${partition}:iot:${region}:${account}:cert/*`] }));
+      Validations.of(fnc.role!).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:cert/*]',
+        reason: 'A device\'s certificate is known only at run time (its id is on the device\'s item): the one action, which deactivates, on the account\'s certificates.',
+      });
+    }
     return fnc;
   }
 

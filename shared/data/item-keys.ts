@@ -22,11 +22,21 @@ export const deviceKey = (userId: string, deviceId: string) => ({
 export const devicesSeenByClientRange = (userId: string, clientId: string) => ({
   pk: `${USER_PK_PREFIX}${userId}`, from: `${CONSENT_SK_PREFIX}${clientId}`, to: `${DEVICE_SK_PREFIX}\uffff`, devicePrefix: DEVICE_SK_PREFIX,
 });
+/**
+ * A device that belongs to nobody (provisioned, or removed from its owner's account): its fields, its
+ * certificate's id and the hash of its live claim code, until an owner claims it into their partition.
+ */
+export const unclaimedDeviceKey = (deviceId: string) => ({ pk: `UNCLAIMED#${deviceId}`, sk: 'DEVICE' });
+/** A claim code, by the hash of its canonical form: names the unclaimed device it adds, single use. */
+export const claimCodeKey = (codeHash: string) => ({ pk: `CLAIMCODE#${codeHash}`, sk: 'CLAIMCODE' });
+/** The count of claim codes entered by one account, or from one address, in one window (as userCodeEntriesKey). */
+export const claimEntriesKey = (scope: 'account' | 'address', subject: string, windowStart: number) => ({
+  pk: `CLAIMENTRIES#${scope}#${subject}`, sk: `WINDOW#${windowStart}`,
+});
+/** A serial number the factory may provision by claim (fleet provisioning's allow-list), naming its device. */
+export const factorySerialKey = (serial: string) => ({ pk: `SERIAL#${serial}`, sk: 'SERIAL' });
 /** GSI1 entry that finds a device by id alone (operators: provisioning, connectivity). */
 export const deviceByIdIndexKey = (deviceId: string) => ({ gsi1pk: `DEVICE#${deviceId}`, gsi1sk: 'DEVICE' });
-
-/** A serial number the operator listed for fleet provisioning, and the device it becomes (shared/data/serial-repo.ts). */
-export const serialKey = (serial: string) => ({ pk: `SERIAL#${serial}`, sk: 'SERIAL' });
 
 export const emailKey = (email: string) => ({ pk: `EMAIL#${normalizeEmail(email)}`, sk: 'EMAIL' });
 

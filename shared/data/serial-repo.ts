@@ -1,58 +1,71 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { serialKey } from '#shared/data/item-keys';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { RepoOperations } from '#shared/data/table-access';
+import { ConflictError } from '#shared/errors';
+import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
+import { factorySerialKey, unclaimedDeviceKey } from '#shared/data/item-keys';
+
+/** A serial number of the factory's allow-list: the device it becomes, and whether it was provisioned. */
+export interface FactorySerial {
+  deviceId: string;
+  status: 'allowed' | 'provisioned';
+  certificateId?: string;
+}
 
 export type SerialRepo = ReturnType<typeof createSerialRepo>;
 
 /**
- * What the hook may do with a serial: provision it as `deviceId`; `unknown` (not listed by the
- * operator); `used` (already provisioned with another certificate).
- */
-export type SerialAdmission = { deviceId: string } | 'unknown' | 'used';
-
-/**
- * The fleet provisioning allow-list: one item per serial number (`SERIAL#<serial>`) with the device id
- * it becomes, and, once a device has provisioned with it, the certificate it got. A serial admits one
- * certificate: a second device claiming the same serial (a copied serial, or a claim certificate
- * leaked from the factory) is refused, while IoT Core's retry of the same request is not.
+ * The factory's allow-list for fleet provisioning by claim: each serial number names the device
+ * (provisioned to nobody, with its claim code) that it becomes, and is used once: the pre-provisioning
+ * hook takes it and records the device's certificate in one transaction.
  */
 export function createSerialRepo({ doc, table }: RepoDeps) {
   return {
-    /** Lists `serial` as device `deviceId`; false (nothing written) when the serial is listed already. */
-    async allowSerial(serial: string, deviceId: string, now: Date): Promise<boolean> {
+    /** Adds a serial to the allow-list for `deviceId` (operators); ConflictError, nothing written, when it is there already. */
+    async allowSerial(serial: string, deviceId: string): Promise<void> {
       try {
         await doc.send(new PutCommand({
-          TableName: table,
-          Item: { ...serialKey(serial), deviceId, listedAt: now.toISOString() },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          TableName: table, Item: { ...factorySerialKey(serial), deviceId, status: 'allowed' }, ConditionExpression: 'attribute_not_exists(pk)',
         }));
-        return true;
       } catch (error) {
-        if (isConditionalCheckFailed(error)) return false;
+        if (isConditionalCheckFailed(error)) throw new ConflictError(`Serial ${serial} is on the allow-list already.`);
         throw error;
       }
     },
 
+    /** A serial of the allow-list (one consistent GetItem), or undefined. */
+    async getSerial(serial: string): Promise<FactorySerial | undefined> {
+      const { Item } = await doc.send(new GetCommand({ TableName: table, Key: factorySerialKey(serial), ConsistentRead: true }));
+      return Item ? { deviceId: String(Item.deviceId), status: Item.status === 'provisioned' ? 'provisioned' : 'allowed', ...(Item.certificateId ? { certificateId: String(Item.certificateId) } : {}) } : undefined;
+    },
+
     /**
-     * Admits `certificateId` for `serial` in one conditional UpdateItem: the serial must be listed and
-     * not yet provisioned with another certificate (the same one again is a retry, admitted again).
+     * Uses a serial up for the certificate a device is being provisioned with: one transaction that
+     * marks the serial provisioned (if it was only allowed) and records the certificate on its device,
+     * which must still belong to nobody and have none. False, and nothing written, otherwise.
      */
-    async admitSerial(serial: string, certificateId: string, now: Date): Promise<SerialAdmission> {
+    async takeSerial(serial: string, deviceId: string, certificateId: string): Promise<boolean> {
       try {
-        const { Attributes } = await doc.send(new UpdateCommand({
-          TableName: table,
-          Key: serialKey(serial),
-          UpdateExpression: 'SET certificateId = :cert, provisionedAt = if_not_exists(provisionedAt, :now)',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(certificateId) OR certificateId = :cert)',
-          ExpressionAttributeValues: { ':cert': certificateId, ':now': now.toISOString() },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        await doc.send(new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: table, Key: factorySerialKey(serial), UpdateExpression: 'SET #status = :provisioned, certificateId = :cert',
+                ConditionExpression: '#status = :allowed AND deviceId = :device', ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':provisioned': 'provisioned', ':allowed': 'allowed', ':cert': certificateId, ':device': deviceId },
+              },
+            },
+            {
+              Update: {
+                TableName: table, Key: unclaimedDeviceKey(deviceId), UpdateExpression: 'SET certificateId = :cert',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(certificateId)', ExpressionAttributeValues: { ':cert': certificateId },
+              },
+            },
+          ],
         }));
-        return { deviceId: String(Attributes!.deviceId) };
+        return true;
       } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-        return (error as { Item?: unknown }).Item ? 'used' : 'unknown';
+        if (isCancelled(error) && cancellationCodes(error).includes('ConditionalCheckFailed')) return false;
+        throw error;
       }
     },
   };
@@ -61,5 +74,6 @@ export function createSerialRepo({ doc, table }: RepoDeps) {
 /** The DynamoDB actions each method sends (see table-access.ts). */
 export const SERIAL_REPO_OPERATIONS = {
   allowSerial: { actions: ['PutItem'] },
-  admitSerial: { actions: ['UpdateItem'] },
+  getSerial: { actions: ['GetItem'] },
+  takeSerial: { actions: ['UpdateItem'] },
 } as const satisfies RepoOperations<SerialRepo>;

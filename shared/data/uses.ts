@@ -1,3 +1,4 @@
+import type { ClaimRepo } from '#shared/data/claim-repo';
 import type { ClientRepo } from '#shared/data/client-repo';
 import type { DeviceGrantRepo } from '#shared/data/device-grant-repo';
 import type { DeviceRepo } from '#shared/data/device-repo';
@@ -24,6 +25,7 @@ import type { WebhookRepo } from '#shared/data/webhook-repo';
 
 /** Every repository, under the name shared/runtime.ts gives the one it builds. */
 export interface Repos {
+  claims: ClaimRepo;
   clients: ClientRepo;
   deviceGrants: DeviceGrantRepo;
   devices: DeviceRepo;

@@ -89,6 +89,11 @@ export interface Consent extends DeviceChoice {
    * carries it into the application's `grant.revoked` event. Absent on a live consent.
    */
   endedReason?: RevocationReason;
+  /**
+   * Set by the last write that dropped a freed device from the lists (`<device id> <token>`): that
+   * write tells the application nothing of a grant change (the device's `device.removed` does).
+   */
+  deviceRelease?: string;
 }
 
 /**

@@ -140,6 +140,7 @@ export function accountPage(viewer: Viewer, user: User, authorized: { consent: C
     </tbody></table>
     ${user.email_confirmed ? '' : html`<form method="post" action="/confirm-email/resend">${csrfField(viewer)}<button type="submit" class="secondary">Send the confirmation e-mail again</button></form>`}
     <p><a href="/account/security">Sign-in and security</a> (two-step sign-in)</p>
+    <p><a href="/account/devices">Your devices</a> (add one with its claim code)</p>
     </div>
     <div class="card"><h2>Applications you have authorized</h2>
     ${authorized.length === 0 ? html`<p class="muted">No application has access to your account.</p>` : html`<ul class="apps">

@@ -86,7 +86,14 @@ export function testEvent(clientId: string, at: Date): WebhookEvent<'webhook.tes
  * choice shares `deviceId`; a grant event goes to `clientId` only.
  */
 export type TableChange =
-  | { kind: 'device'; ownerId: string; deviceId: string; events: WebhookEvent[]; sourceId: string }
+  | {
+    kind: 'device'; ownerId: string; deviceId: string; events: WebhookEvent[]; sourceId: string;
+    /**
+     * A device freed by its owner: the applications that saw it when it was removed (the consents
+     * no longer name it by the time the removal is read: shared/data/claim-repo.ts releaseDevice).
+     */
+    seenBy?: readonly string[];
+  }
   | { kind: 'grant'; ownerId: string; clientId: string; events: WebhookEvent[]; sourceId: string };
 
 /** The part of a DynamoDB stream record the events are made from, with images already unmarshalled. */
@@ -191,7 +198,9 @@ function deviceChange(record: ChangeRecord, ownerId: string, deviceId: string): 
       }, record.at));
     }
   }
-  return events.length > 0 ? { kind: 'device', ownerId, deviceId, events, sourceId: record.eventId } : undefined;
+  if (events.length === 0) return undefined;
+  const seenBy = record.eventName === 'REMOVE' && Array.isArray(before?.seenBy) ? { seenBy: (before.seenBy as unknown[]).map(String) } : {};
+  return { kind: 'device', ownerId, deviceId, events, sourceId: record.eventId, ...seenBy };
 }
 
 /** A consent rewritten with other scopes or another device choice: the application is told what changed (not the devices). */
@@ -199,6 +208,8 @@ function grantUpdated(record: ChangeRecord, userId: string, clientId: string): T
   const before = record.oldImage;
   const after = record.newImage;
   if (!before || !after) return undefined;
+  // A freed device dropped from the consent's lists (Consent.deviceRelease): its `device.removed` tells it.
+  if (after.deviceRelease !== undefined && after.deviceRelease !== before.deviceRelease) return undefined;
   const changed: GrantUpdatedData['changed'] = [];
   if (!sameValue(before.scopes, after.scopes)) changed.push('scopes');
   if (!sameValue(before.onlyDevices, after.onlyDevices) || !sameValue(before.exceptDevices, after.exceptDevices)) changed.push('devices');

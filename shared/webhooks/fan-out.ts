@@ -64,7 +64,9 @@ export async function fanOut(records: readonly StreamRecordLike[], deps: FanOutD
     const held = await consents;
     return change.events.map((event) => ({
       // Only the applications whose device choice shares the device hear of it.
-      change, event, clientIds: held.filter((c) => scopesCover(event.type, c.scopes) && deviceVisible(c, change.deviceId)).map((c) => c.clientId),
+      // A freed device's removal goes to the applications that saw it before the consents dropped it.
+      change, event, clientIds: held.filter((c) => scopesCover(event.type, c.scopes)
+        && (change.seenBy ? change.seenBy.includes(c.clientId) : deviceVisible(c, change.deviceId))).map((c) => c.clientId),
     }));
   }));
   const flat = targets.flat();

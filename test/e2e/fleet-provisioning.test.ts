@@ -1,178 +1,107 @@
-import { randomUUID } from 'node:crypto';
-import mqtt, { type MqttClient } from 'mqtt';
-import { iot, iotidentity, mqtt as crtMqtt } from 'aws-iot-device-sdk-v2';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalCa, type DeviceCredentials, type LocalCa } from '#local/iot-ca';
-import { startIotBroker, type IotBroker, type LifecycleMessage } from '#local/iot-broker';
-import { createFleetStandIn, LOCAL_FLEET_TEMPLATE } from '#local/iot-fleet';
-import { runPresenceRule, runProvisioningHook } from '#local/iot-rules';
-import { DEMO_USERS } from '#local/seed';
-import { createDeviceRepo } from '#shared/data/device-repo';
-import { createSerialRepo } from '#shared/data/serial-repo';
-import { tokenFor, useTable, useTestService } from '../support/service';
-import { makeDevice } from '../support/factories';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runProvisioningHook } from '#local/iot-rules';
+import { serviceFacts } from '#local/service';
+import { deviceKey, factorySerialKey, unclaimedDeviceKey } from '#shared/data/item-keys';
+import { Browser, createAccount, formFields, signIn } from '../support/oauth-client';
+import { runTool } from '../support/run-tool';
+import { useTable, useTestService } from '../support/service';
 
-// Fleet provisioning by claim, as a device made in bulk does it with AWS's own device SDK
-// (aws-iot-device-sdk-v2's identity client) against the local IoT Core stand-in: the factory's claim
-// certificate asks for a certificate of the device's own and registers it with the device's serial;
-// the pre-provisioning hook's function admits a listed serial once; the new certificate then
-// connects as the device, and presence reaches GET /devices.
-const [ALICE] = DEMO_USERS;
+// Devices provisioned in bulk at the factory, by claim: the operator puts a batch of serial numbers on
+// the allow-list (`npm run admin -- allow-serials`: a device that belongs to nobody per serial, its
+// claim code on the label sheet); IoT Core's pre-provisioning hook, run here as fleet provisioning
+// runs it, lets a listed serial register once, named as its device, its certificate recorded; the
+// owner then claims the device with the label's code. Refusals write nothing.
+
+const certificateId = () => randomBytes(32).toString('hex');
+/** A RegisterThing request as IoT Core hands it to the hook (payload version 2020-04-01). */
+const request = (serial: unknown, certificate = certificateId()) => ({
+  claimCertificateId: 'c'.repeat(64), certificateId: certificate, certificatePem: '-----BEGIN CERTIFICATE-----\n…', clientId: 'factory-line-3',
+  templateArn: 'arn:aws:iot:us-east-1:000000000000:provisioningtemplate/devices', parameters: { SerialNumber: serial },
+});
 
 describe('fleet provisioning by claim', () => {
   const service = useTestService();
   const { doc } = useTable(service, { requestTimeoutMs: 10_000 });
-  let ca: LocalCa;
-  let claim: DeviceCredentials;
-  let broker: IotBroker;
-  const clients: MqttClient[] = [];
-  const connections: crtMqtt.MqttClientConnection[] = [];
+  let local: Record<string, string>;
 
-  beforeAll(async () => {
-    ca = await createLocalCa();
-    claim = await ca.issue('fleet-claim');
-    const fleet = createFleetStandIn({ ca, claimCertificates: new Set([claim.certificateId]), preProvisioningHook: runProvisioningHook });
-    broker = await startIotBroker({ ca, fleet, onLifecycleEvent: (event) => runPresenceRule(event) });
-  });
-  afterAll(async () => {
-    await Promise.all(connections.map((c) => c.disconnect().catch(() => undefined)));
-    await Promise.all(clients.map((c) => c.endAsync(true)));
-    await broker?.stop();
+  beforeAll(() => {
+    local = { STATE_DIR: dirname(service.signingKeyFile), TABLE_NAME: '' };
+    writeFileSync(join(local.STATE_DIR!, 'service.json'), JSON.stringify(serviceFacts(service)));
   });
 
-  /** A serial the operator lists as a new device of Alice's (its item made as the demo's are). */
-  async function listedSerial() {
-    const serial = `SN-${randomUUID().slice(0, 8)}`;
-    const device = makeDevice({ connected: false });
-    await createDeviceRepo({ doc, table: service.tableName }).createDevice(ALICE.user.id, device);
-    expect(await createSerialRepo({ doc, table: service.tableName }).allowSerial(serial, device.id, new Date())).toBe(true);
-    return { serial, deviceId: device.id };
+  const raw = async (key: Record<string, string>) => (await doc.send(new GetCommand({ TableName: service.tableName, Key: key, ConsistentRead: true }))).Item;
+  async function scanAll(): Promise<string[]> {
+    const { Items = [] } = await doc.send(new ScanCommand({ TableName: service.tableName, ConsistentRead: true }));
+    return Items.map((item) => JSON.stringify(Object.entries(item).sort())).sort();
   }
-  /** A device at its first start: connected with the claim certificate through the SDK, its identity client ready. */
-  async function factoryDevice(clientId = `factory-${randomUUID()}`) {
-    const config = iot.AwsIotMqttConnectionConfigBuilder.new_mtls_builder(claim.certPem, claim.keyPem)
-      .with_certificate_authority(ca.certPem).with_endpoint('127.0.0.1').with_port(broker.port)
-      .with_client_id(clientId).with_clean_session(true).with_keep_alive_seconds(30).build();
-    const connection = new crtMqtt.MqttClient().new_connection(config);
-    connections.push(connection);
-    await connection.connect();
-    return new iotidentity.IotIdentityClient(connection);
-  }
-  /** The first message of `subscribe`'s topic, accepted or rejected, whichever comes. */
-  function firstAnswer<A, R>(subscribeAccepted: (handler: (e?: unknown, r?: A) => void) => Promise<unknown>, subscribeRejected: (handler: (e?: unknown, r?: R) => void) => Promise<unknown>) {
-    let settle!: (answer: { accepted?: A; rejected?: R }) => void;
-    const answer = new Promise<{ accepted?: A; rejected?: R }>((resolve) => (settle = resolve));
-    const subscribed = Promise.all([
-      subscribeAccepted((_e, r) => settle({ accepted: r })),
-      subscribeRejected((_e, r) => settle({ rejected: r })),
-    ]);
-    return { subscribed, answer };
-  }
-  async function createKeys(identity: iotidentity.IotIdentityClient) {
-    const { subscribed, answer } = firstAnswer<iotidentity.model.CreateKeysAndCertificateResponse, iotidentity.model.ErrorResponse>(
-      (h) => identity.subscribeToCreateKeysAndCertificateAccepted({}, crtMqtt.QoS.AtLeastOnce, h),
-      (h) => identity.subscribeToCreateKeysAndCertificateRejected({}, crtMqtt.QoS.AtLeastOnce, h),
-    );
-    await subscribed;
-    await identity.publishCreateKeysAndCertificate({}, crtMqtt.QoS.AtLeastOnce);
-    const { accepted } = await answer;
-    expect(accepted?.certificateOwnershipToken).toBeTruthy();
-    return accepted!;
-  }
-  async function register(identity: iotidentity.IotIdentityClient, token: string, parameters: Record<string, string>) {
-    const templateName = LOCAL_FLEET_TEMPLATE;
-    const { subscribed, answer } = firstAnswer<iotidentity.model.RegisterThingResponse, iotidentity.model.ErrorResponse>(
-      (h) => identity.subscribeToRegisterThingAccepted({ templateName }, crtMqtt.QoS.AtLeastOnce, h),
-      (h) => identity.subscribeToRegisterThingRejected({ templateName }, crtMqtt.QoS.AtLeastOnce, h),
-    );
-    await subscribed;
-    await identity.publishRegisterThing({ templateName, certificateOwnershipToken: token, parameters }, crtMqtt.QoS.AtLeastOnce);
-    return answer;
-  }
-  const connectedOf = (c: MqttClient) => new Promise<void>((resolve, reject) => {
-    c.once('connect', () => resolve());
-    c.once('error', reject);
-  });
-  function client(certPem: string, keyPem: string, clientId: string) {
-    const c = mqtt.connect(broker.url, { clientId, key: keyPem, cert: certPem, ca: ca.certPem, keepalive: 30, reconnectPeriod: 0, protocolVersion: 4 });
-    clients.push(c);
-    return c;
-  }
-  const recorded = (clientId: string, type: string) => new Promise<[LifecycleMessage, unknown]>((resolve) => {
-    const listener = (event: LifecycleMessage, result: unknown) => {
-      if (event.clientId !== clientId || event.eventType !== type) return;
-      broker.events.off('recorded', listener);
-      resolve([event, result]);
-    };
-    broker.events.on('recorded', listener);
-  });
-  async function listed(id: string) {
-    const token = await tokenFor(service, ALICE.user.id, ['read_device']);
-    const res = await fetch(`${service.apiUrl}/devices`, { headers: { authorization: `Bearer ${token}` } });
-    return ((await res.json()) as { id: string; connected: boolean }[]).find((d) => d.id === id);
+  /** A batch on the allow-list; its label sheet, by serial. */
+  async function batch(...serials: string[]): Promise<Map<string, { deviceId: string; claimCode: string }>> {
+    const out = join(local.STATE_DIR!, `batch-${randomBytes(4).toString('hex')}.csv`);
+    const { code, stderr } = await runTool('local/admin.ts', ['allow-serials', '--serials', serials.join(','), '--reference', '0a1b2c', '--out', out], local);
+    expect(code, stderr).toBe(0);
+    const [header, ...lines] = readFileSync(out, 'utf8').trim().split('\n');
+    expect(header).toBe('serial,device_id,claim_code');
+    return new Map(lines.map((line) => line.split(',')).map(([serial, deviceId, claimCode]) => [serial!, { deviceId: deviceId!, claimCode: claimCode! }]));
   }
 
-  it('a device of a listed serial gets its own certificate and thing, connects as its device, and shows connected', async () => {
-    const { serial, deviceId } = await listedSerial();
-    const identity = await factoryDevice();
-    const keys = await createKeys(identity);
-    // Not attached to a thing yet: the new certificate connects as nothing.
-    const early = client(keys.certificatePem!, keys.privateKey!, deviceId);
-    await expect(connectedOf(early)).rejects.toMatchObject({ code: 5 });
+  it('lets a listed serial register once, as its device with its certificate; its owner claims it with the label\'s code', async () => {
+    const sheet = await batch('SN-A-0001', 'SN-A-0002');
+    const { deviceId, claimCode } = sheet.get('SN-A-0001')!;
+    const certificate = certificateId();
 
-    const { accepted, rejected } = await register(identity, keys.certificateOwnershipToken!, { SerialNumber: serial });
-    expect(rejected).toBeUndefined();
-    expect(accepted).toEqual({ deviceConfiguration: {}, thingName: deviceId });
+    expect(await runProvisioningHook(request('SN-A-0001', certificate))).toEqual({ allowProvisioning: true, parameterOverrides: { ThingName: deviceId } });
+    expect(await raw(unclaimedDeviceKey(deviceId))).toMatchObject({ id: deviceId, certificateId: certificate });
+    expect(await raw(factorySerialKey('SN-A-0001'))).toMatchObject({ status: 'provisioned', deviceId, certificateId: certificate });
 
-    const connected = recorded(deviceId, 'connected');
-    const device = client(keys.certificatePem!, keys.privateKey!, deviceId);
-    await connectedOf(device);
-    expect((await connected)[1]).toEqual({ outcome: 'applied' });
-    expect(await listed(deviceId)).toMatchObject({ connected: true });
-    // As that device only.
-    const other = client(keys.certificatePem!, keys.privateKey!, randomUUID());
-    await expect(connectedOf(other)).rejects.toMatchObject({ code: 5 });
+    // The same serial again (a cloned claim, a replay): refused, nothing written.
+    const before = await scanAll();
+    expect(await runProvisioningHook(request('SN-A-0001'))).toEqual({ allowProvisioning: false });
+    expect(await scanAll()).toEqual(before);
+
+    const owner = await createAccount(service);
+    const b = new Browser(service.authUrl);
+    expect((await signIn(b, owner, '/account/devices')).status).toBe(303);
+    const page = await b.get('/account/devices');
+    expect((await b.postForm('/account/devices/claim', { ...formFields(page.text, '/account/devices/claim'), claim_code: claimCode })).status).toBe(303);
+    expect(await raw(deviceKey(owner.user.id, deviceId))).toMatchObject({ certificateId: certificate });
   });
 
-  it('refuses a serial nobody listed, a listed serial a second time, a forged ownership token and malformed parameters', async () => {
-    const identity = await factoryDevice();
-    const unlisted = await createKeys(identity);
-    expect((await register(identity, unlisted.certificateOwnershipToken!, { SerialNumber: 'SN-NOT-LISTED' })).rejected)
-      .toMatchObject({ statusCode: 403, errorCode: 'AccessDenied' });
-    expect((await register(identity, unlisted.certificateOwnershipToken!, {})).rejected).toMatchObject({ statusCode: 403 });
-
-    const { serial } = await listedSerial();
-    const first = await createKeys(identity);
-    expect((await register(identity, first.certificateOwnershipToken!, { SerialNumber: serial })).accepted).toBeDefined();
-    // Another certificate for the same serial: a copied serial, or the claim certificate in other hands.
-    const second = await createKeys(identity);
-    expect((await register(identity, second.certificateOwnershipToken!, { SerialNumber: serial })).rejected).toMatchObject({ statusCode: 403 });
-    // The first token was used up; a made-up one is nobody's.
-    expect((await register(identity, first.certificateOwnershipToken!, { SerialNumber: serial })).rejected).toMatchObject({ errorCode: 'InvalidCertificateOwnershipToken' });
-    expect((await register(identity, 'forged', { SerialNumber: serial })).rejected).toMatchObject({ errorCode: 'InvalidCertificateOwnershipToken' });
+  it('of ten concurrent registrations of one serial, one is allowed', async () => {
+    const sheet = await batch('SN-B-0001');
+    const answers = await Promise.all(Array.from({ length: 10 }, () => runProvisioningHook(request('SN-B-0001'))));
+    expect(answers.filter((a) => a.allowProvisioning)).toHaveLength(1);
+    expect(answers.find((a) => a.allowProvisioning)!.parameterOverrides).toEqual({ ThingName: sheet.get('SN-B-0001')!.deviceId });
   });
 
-  it('answers each request on its own connection only, and lets a claim certificate use nothing but this API', async () => {
-    const { deviceId } = await listedSerial();
-    const asking = await factoryDevice();
-    // Another device of the batch listens where the answers go: it gets no one else's private key.
-    const listener = client(claim.certPem, claim.keyPem, `factory-${randomUUID()}`);
-    await connectedOf(listener);
-    const overheard: string[] = [];
-    listener.on('message', (topic) => overheard.push(topic));
-    await listener.subscribeAsync('$aws/certificates/create/json/accepted');
-    await createKeys(asking);
-    // A round trip of the listener's own after the answer: anything forwarded to it has arrived by then.
-    const ownAnswer = new Promise((resolve) => listener.once('message', resolve));
-    await listener.publishAsync('$aws/certificates/create/json', '{}', { qos: 1 });
-    await ownAnswer;
-    expect(overheard).toEqual(['$aws/certificates/create/json/accepted']);
+  it.each([
+    ['a serial not on the allow-list', request('SN-NOT-LISTED')],
+    ['no serial', request(undefined)],
+    ['a serial that is not one', request('../SN-A-0002')],
+    ['a serial of another type', request(42)],
+    ['a malformed certificate id', { ...request('SN-A-0002'), certificateId: 'not-hex' }],
+    ['no parameters', { certificateId: certificateId() }],
+    ['not an object', 'SN-A-0002'],
+  ])('refuses %s, writing nothing', async (_label, event) => {
+    const before = await scanAll();
+    expect(await runProvisioningHook(event)).toEqual({ allowProvisioning: false });
+    expect(await scanAll()).toEqual(before);
+  });
 
-    // No device topic, to publish or subscribe, and no other template.
-    await expect(listener.subscribeAsync(`devices/${deviceId}/commands`)).rejects.toMatchObject({ packet: { granted: [128] } });
-    await expect(listener.subscribeAsync('$aws/provisioning-templates/other/provision/json/accepted')).rejects.toMatchObject({ packet: { granted: [128] } });
-    const gone = recorded(listener.options.clientId!, 'disconnected');
-    listener.publish(`devices/${deviceId}/state`, '{}', { qos: 0 });
-    expect((await gone)[0]).toMatchObject({ disconnectReason: 'AUTH_ERROR' });
+  it.each([
+    ['a malformed serial', ['--serials', 'SN 1', '--reference', 'ab'], 'Not serial numbers'],
+    ['a serial given twice', ['--serials', 'SN-C-1,SN-C-1', '--reference', 'ab'], 'given twice'],
+    ['a serial listed already', ['--serials', 'SN-C-2,SN-A-0002', '--reference', 'ab'], 'On the allow-list already: SN-A-0002'],
+    ['no reference', ['--serials', 'SN-C-3'], 'hexadecimal --reference'],
+  ])('the operator\'s batch refuses %s: exit 2, nothing written', async (_label, args, message) => {
+    // SN-A-0002 was listed by the first test's batch.
+    const before = await scanAll();
+    const { code, stderr } = await runTool('local/admin.ts', ['allow-serials', ...args], local);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+    expect(await scanAll()).toEqual(before);
   });
 });

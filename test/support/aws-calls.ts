@@ -32,7 +32,8 @@ export interface AwsCall {
     | { type: 'identity'; identity: string }
     | { type: 'configuration-set'; name: string }
     | { type: 'queue'; queueUrl: string }
-    | { type: 'stack'; stackId: string };
+    | { type: 'stack'; stackId: string }
+    | { type: 'certificate'; certificateId: string };
   /** The SDK command that needed it, and the test that sent it (the scenario). */
   command: string;
   test: string;
@@ -111,6 +112,10 @@ export function authorizationsOf(clientName: string, commandName: string, input:
   if (clientName === 'CloudFormationClient' && operation === 'DescribeStacks') {
     // Authorized against the stack it names (Service Authorization Reference, AWS CloudFormation).
     return [{ action: 'cloudformation:DescribeStacks', resource: { type: 'stack', stackId: String(input.StackName) }, command: operation }];
+  }
+  if (clientName === 'IoTClient' && operation === 'UpdateCertificate') {
+    // Authorized against the certificate it names (Service Authorization Reference, AWS IoT: `cert`).
+    return [{ action: 'iot:UpdateCertificate', resource: { type: 'certificate', certificateId: String(input.certificateId) }, command: operation }];
   }
   throw new Error(`No IAM mapping for ${clientName} ${commandName}: add one before the service uses it`);
 }

@@ -221,7 +221,7 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
       functionOfRoute.set('iot presence', fn);
     }
   }
-  // The function a fleet provisioning template runs as its pre-provisioning hook: `iot provisioning-hook` (as local/iot-rules.ts names it).
+  // The function fleet provisioning's template asks first: `iot provisioning-hook` (as local/iot-rules.ts names it).
   for (const [, template] of ofType('AWS::IoT::ProvisioningTemplate')) {
     const hook = template.Properties.PreProvisioningHook as { TargetArn: { 'Fn::GetAtt': [string, string] } } | undefined;
     const fn = functions.get(hook?.TargetArn['Fn::GetAtt'][0] ?? '');

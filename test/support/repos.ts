@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { createBatchReader } from '#shared/data/batch-read';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
+import { createClaimRepo } from '#shared/data/claim-repo';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDeviceGrantRepo } from '#shared/data/device-grant-repo';
 import { createDeviceRepo } from '#shared/data/device-repo';
@@ -27,6 +28,7 @@ import { countRequests } from './count-requests';
 export function createRepos(deps: RepoDeps) {
   return {
     users: createUserRepo(deps),
+    claims: createClaimRepo(deps),
     clients: createClientRepo(deps),
     grants: createGrantRepo(deps),
     deviceGrants: createDeviceGrantRepo(deps),
