@@ -11,6 +11,7 @@ import { GRANT_REPO_OPERATIONS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_OPERATIONS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_OPERATIONS as mailLimits } from '#shared/data/mail-limit-repo';
 import { SESSION_REPO_OPERATIONS as sessions } from '#shared/data/session-repo';
+import { SHADOW_REPO_OPERATIONS as shadowReports } from '#shared/data/shadow-repo';
 import { SIGNING_KEY_REPO_OPERATIONS as signingKeys } from '#shared/data/signing-key-repo';
 import { THROTTLE_REPO_OPERATIONS as throttle } from '#shared/data/throttle-repo';
 import { USER_REPO_OPERATIONS as users } from '#shared/data/user-repo';
@@ -26,6 +27,7 @@ import { PASSKEY_SIGN_IN_USES } from '#shared/accounts/passkeys';
 import { NEW_PASSWORD_USES, RESET_LINK_USES } from '#shared/accounts/password-reset';
 import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accounts/second-factor';
 import { PRESENCE_USES } from '#shared/presence/record-presence';
+import { REPORT_USES } from '#shared/shadow/record-report';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { FAN_OUT_USES } from '#shared/webhooks/fan-out';
 import { DEVICE_APPROVAL_USES } from '#shared/oauth/device-approval';
@@ -39,12 +41,12 @@ import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
 export {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
+  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, shadowReports, signingKeys,
   throttle, users, webhooks,
 };
 
 const REPOSITORIES = {
-  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, signingKeys,
+  clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, sessions, shadowReports, signingKeys,
   throttle, users, webhooks,
 } as const;
 
@@ -115,6 +117,8 @@ export const removeAuthenticator = usesOf(REMOVE_AUTHENTICATOR_USES);
 export const signInWithPasskey = usesOf(PASSKEY_SIGN_IN_USES);
 /** presence/record-presence.ts recordPresence: the device's owner, then its presence. */
 export const recordPresence = usesOf(PRESENCE_USES);
+/** shadow/record-report.ts recordReport: the device's owner, then the report. */
+export const recordReport = usesOf(REPORT_USES);
 /** webhooks/fan-out.ts fanOut: the owners' consents, the subscriptions, a delivery per event. */
 export const fanOut = usesOf(FAN_OUT_USES);
 /** webhooks/deliver.ts deliverMessage: delivery, subscription and consent in one read, then the attempt's outcome. */

@@ -14,6 +14,7 @@ import { AccountMail } from '#infra/constructs/account-mail';
 import { Monitoring } from '#infra/constructs/monitoring';
 import { Webhooks } from '#infra/constructs/webhooks';
 import { DevicePresence, PRESENCE_FAILURES_DESCRIPTION } from '#infra/constructs/device-presence';
+import { DeviceShadow, SHADOW_FAILURES_DESCRIPTION } from '#infra/constructs/device-shadow';
 import {
   ALARM_EMAIL_CONTEXT, alarmEmail, customDomainSettings, EMAIL_ADDRESS, serviceStage, StackConfigurationError, STAGE_CONTEXT,
   TRACING_CONTEXT, tracingEnabled,
@@ -124,12 +125,15 @@ export class DeviceUserServiceStack extends Stack {
     functions.bindWebhookQueue(webhooks.queue);
     // Devices on IoT Core: their policy, and their presence from the broker's lifecycle events.
     const presence = new DevicePresence(this, 'DevicePresence', { functions });
+    // And their shadows: owners' commands to the devices, the devices' reports to the table.
+    const shadow = new DeviceShadow(this, 'DeviceShadow', { table, functions });
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
       webhookDeadLetters: webhooks.deadLetters, webhookStreamFailures: webhooks.streamFailures,
       scheduledFailures: [
         ...scheduled.map(({ fn, failures }) => ({ fn, queue: failures })),
         { fn: presence.fn, queue: presence.failures, description: PRESENCE_FAILURES_DESCRIPTION },
+        { fn: 'device-shadow', queue: shadow.failures, description: SHADOW_FAILURES_DESCRIPTION },
       ],
     });
 

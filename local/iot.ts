@@ -1,14 +1,26 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLocalCa } from '#local/iot-ca';
+import { createLocalCa, type LocalCa } from '#local/iot-ca';
 import { startIotBroker, type IotBroker } from '#local/iot-broker';
-import { runPresenceRule } from '#local/iot-rules';
+import { startDataPlane, type DataPlaneStandIn } from '#local/iot-data-plane';
+import { startLocalDesiredState, type LocalDesiredState } from '#local/device-shadow';
+import { createShadowStore, type ShadowUpdate } from '#local/iot-shadow';
+import { runPresenceRule, runReportsRule } from '#local/iot-rules';
+import { SHADOW_ENV } from '#shared/config';
 
 /** The local IoT Core stand-in of a running service, and where its devices' credentials are. */
 export interface LocalIot {
   broker: IotBroker;
+  /** This run's CA: it issues the devices' certificates (tests issue their own devices' too). */
+  ca: LocalCa;
+  /** The shadows' data-plane HTTP API (what the desired-state function calls). */
+  dataPlane: DataPlaneStandIn;
+  /** The table's stream → the shadows' desired state, with its on-failure queue. */
+  desiredState: LocalDesiredState;
   /** `<state dir>/iot`: `ca.pem`, and `<device id>.cert.pem` / `<device id>.key.pem` per device. */
   credentialsDir: string;
+  /** Resolves once every command so far reached the shadows and every report so far was recorded. */
+  settled(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -21,9 +33,12 @@ export const credentialFiles = (credentialsDir: string, deviceId: string) => ({
  * Starts the broker stand-in (local/iot-broker.ts) on a free port of 127.0.0.1, behind which the
  * presence rule's function runs as the topic rule runs it in AWS, with a fresh CA, and writes the
  * credentials of `deviceIds` (as an operator hands them to a device) to `<stateDir>/iot`, removed
- * when it stops. Call it once the handlers' environment is set.
+ * when it stops. With the shadows: the data-plane stand-in (IOT_DATA_ENDPOINT names it to the
+ * handlers), the reports rule's function on every shadow update's documents (one at a time, in
+ * order; the broker's `events` emit `reported` (thing, documents, result) after each), and the table's
+ * stream read for the owners' commands. Call it once the handlers' environment is set.
  */
-export async function startLocalIot(stateDir: string, deviceIds: readonly string[]): Promise<LocalIot> {
+export async function startLocalIot(stateDir: string, deviceIds: readonly string[], table: { endpoint: string; tableName: string }): Promise<LocalIot> {
   const ca = await createLocalCa();
   const credentialsDir = join(stateDir, 'iot');
   mkdirSync(credentialsDir, { recursive: true });
@@ -34,7 +49,32 @@ export async function startLocalIot(stateDir: string, deviceIds: readonly string
     writeFileSync(files.cert, creds.certPem);
     writeFileSync(files.key, creds.keyPem, { mode: 0o600 });
   }
-  const broker = await startIotBroker({ ca, onLifecycleEvent: (event) => runPresenceRule(event) });
+  const shadows = createShadowStore();
+  const dataPlane = await startDataPlane(shadows);
+  process.env[SHADOW_ENV.dataEndpoint] = dataPlane.url;
+  const broker = await startIotBroker({ ca, shadows, onLifecycleEvent: (event) => runPresenceRule(event) });
+  let reports = Promise.resolve();
+  shadows.events.on('updated', (thing: string, update: ShadowUpdate) => {
+    reports = reports.then(async () => {
+      const result = await runReportsRule(thing, update.documents).catch((error: unknown) => ({ error: String(error) }));
+      broker.events.emit('reported', thing, update.documents, result);
+    });
+  });
+  const desiredState = await startLocalDesiredState(table.endpoint, table.tableName);
   // The credentials are this run's (a fresh CA each start): they go with the broker.
-  return { broker, credentialsDir, stop: () => broker.stop().finally(() => rmSync(credentialsDir, { recursive: true, force: true })) };
+  return {
+    broker, ca, dataPlane, desiredState, credentialsDir,
+    async settled() {
+      await desiredState.settled();
+      await reports;
+    },
+    async stop() {
+      await desiredState.stop();
+      await broker.stop();
+      await reports;
+      await dataPlane.stop();
+      shadows.events.removeAllListeners();
+      rmSync(credentialsDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -37,7 +37,7 @@ export interface LocalServiceOptions {
    * retry schedule multiplied by `timeScale` (default 1). `false`: none.
    */
   webhooks?: { timeScale?: number; observe?: InvocationObserver } | false;
-  /** The IoT Core stand-in (local/iot.ts), with credentials for every demo device under `<stateDir>/iot`. Default: none. */
+  /** The IoT Core stand-in (local/iot.ts: broker, shadows, rules), with credentials for every demo device under `<stateDir>/iot`. Default: none. */
   iot?: boolean;
 }
 
@@ -108,7 +108,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     if (options.iot) {
       // Loaded only when asked: the broker and the CA's libraries are not every local service's.
       const { startLocalIot } = await import('#local/iot');
-      service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)));
+      service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)), { endpoint: dynamodbEndpoint, tableName });
       stops.push(service.iot.stop);
     }
     if (options.awsStandIns) {

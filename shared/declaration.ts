@@ -78,6 +78,8 @@ export interface FunctionNeeds {
   sendsMail?: boolean;
   /** The webhook delivery queue: 'send' (sqs:SendMessage) and/or 'retry' (sqs:ChangeMessageVisibility, a failed delivery's backoff). */
   webhookQueue?: readonly ('send' | 'retry')[];
+  /** The devices' shadows on AWS IoT Core: 'read' (iot:GetThingShadow) and/or 'write' (iot:UpdateThingShadow), on the things. */
+  deviceShadow?: readonly ('read' | 'write')[];
 }
 
 /** How a function is bundled and deployed, beside what invokes it. */
@@ -124,7 +126,8 @@ export type Trigger =
     /**
      * Has no HTTP route: an event source mapping invokes it with the records of the table's stream
      * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts), or the device
-     * presence topic rule of AWS IoT Core with one lifecycle event (infra/constructs/device-presence.ts).
+     * presence topic rule of AWS IoT Core with one lifecycle event (infra/constructs/device-presence.ts),
+     * or the device reports topic rule with one shadow documents message (infra/constructs/device-shadow.ts).
      */
     eventSource: EventSourceKind;
     routes?: never; openApi?: never; schedule?: never; fallback?: never;
@@ -136,7 +139,7 @@ export type Trigger =
   };
 
 /** What can invoke a function that has no HTTP route, beside a schedule. */
-export type EventSourceKind = 'table-stream' | 'webhook-queue' | 'iot-presence';
+export type EventSourceKind = 'table-stream' | 'webhook-queue' | 'iot-presence' | 'iot-shadow';
 
 /** A function's declaration (see the top of this file). */
 export type EndpointDeclaration = BundlingOptions & Trigger & BenchOption & {

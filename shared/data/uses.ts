@@ -11,6 +11,7 @@ import type { PasskeyRepo } from '#shared/data/passkey-repo';
 import type { PresenceRepo } from '#shared/data/presence-repo';
 import type { RecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import type { SessionRepo } from '#shared/data/session-repo';
+import type { ShadowRepo } from '#shared/data/shadow-repo';
 import type { SigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { ThrottleRepo } from '#shared/data/throttle-repo';
 import type { UserRepo } from '#shared/data/user-repo';
@@ -36,6 +37,7 @@ export interface Repos {
   presence: PresenceRepo;
   recoveryCodes: RecoveryCodeRepo;
   sessions: SessionRepo;
+  shadowReports: ShadowRepo;
   signingKeys: SigningKeyRepo;
   throttle: ThrottleRepo;
   users: UserRepo;

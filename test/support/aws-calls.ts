@@ -15,7 +15,8 @@ import { setClientHook } from '#shared/aws/client-config';
  * and, when the request names one, the configuration set too (Service Authorization Reference,
  * "Actions, resources, and condition keys for Amazon SES": SendEmail's resource types are
  * `identity`, required, and `configuration-set`); SQS checks the queue, SendMessageBatch as
- * sqs:SendMessage; CloudFormation's DescribeStacks checks the stack it names.
+ * sqs:SendMessage; CloudFormation's DescribeStacks checks the stack it names; IoT's
+ * GetThingShadow and UpdateThingShadow check the thing they name.
  */
 export interface AwsCall {
   /** The function and the route through which it was invoked. */
@@ -32,7 +33,8 @@ export interface AwsCall {
     | { type: 'identity'; identity: string }
     | { type: 'configuration-set'; name: string }
     | { type: 'queue'; queueUrl: string }
-    | { type: 'stack'; stackId: string };
+    | { type: 'stack'; stackId: string }
+    | { type: 'thing'; thingName: string };
   /** The SDK command that needed it, and the test that sent it (the scenario). */
   command: string;
   test: string;
@@ -111,6 +113,10 @@ export function authorizationsOf(clientName: string, commandName: string, input:
   if (clientName === 'CloudFormationClient' && operation === 'DescribeStacks') {
     // Authorized against the stack it names (Service Authorization Reference, AWS CloudFormation).
     return [{ action: 'cloudformation:DescribeStacks', resource: { type: 'stack', stackId: String(input.StackName) }, command: operation }];
+  }
+  if (clientName === 'IoTDataPlaneClient' && /^(Get|Update|Delete)ThingShadow$/.test(operation)) {
+    // Authorized against the thing it names (Service Authorization Reference, AWS IoT: resource type `thing`).
+    return [{ action: `iot:${operation}`, resource: { type: 'thing', thingName: String(input.thingName) }, command: operation }];
   }
   throw new Error(`No IAM mapping for ${clientName} ${commandName}: add one before the service uses it`);
 }
