@@ -1,6 +1,12 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DESIRED_STATE_SOURCE } from '#local/device-shadow';
+import { runAsFunction } from '#local/invocation-context';
 import { DEMO_USERS } from '#local/seed';
 import { createDeviceRepo } from '#shared/data/device-repo';
+import { deviceKey } from '#shared/data/item-keys';
 import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 import { tokenFor, useTable, useTestService } from '../support/service';
 import { connectShadowDevice } from '../support/shadow-device';
@@ -60,4 +66,27 @@ describe('desired state on a failing shadow service', () => {
     await service.iot!.settled();
     expect(service.iot!.broker.shadows.get(device.id)).toMatchObject({ ok: { state: { desired: { sound: false, active: true } } } });
   }, 90_000);
+
+  it('a repeated or stale stream record (a retry, a replay) never overwrites a newer command in the shadow', async () => {
+    const device = await newDevice();
+    await put(device.id, { sound: false });
+    await service.iot!.settled();
+    const { Item: older } = await doc.send(new GetCommand({ TableName: service.tableName, Key: deviceKey(ALICE.user.id, device.id) }));
+    await put(device.id, { sound: true });
+    await service.iot!.settled();
+    const { Item: newer } = await doc.send(new GetCommand({ TableName: service.tableName, Key: deviceKey(ALICE.user.id, device.id) }));
+    const record = (item: Record<string, unknown>) => ({
+      eventID: randomUUID(), eventName: 'MODIFY', eventSource: 'aws:dynamodb',
+      dynamodb: { ApproximateCreationDateTime: Math.floor(Date.now() / 1000), NewImage: marshall(item), OldImage: marshall({ ...item, seq: Number(item.seq) - 1 }) },
+    });
+    const replay = (item: Record<string, unknown>) => runAsFunction({ fn: 'sync-desired-state', ...DESIRED_STATE_SOURCE }, async () => {
+      const { handler } = await import('#functions/devices/sync-desired-state');
+      return handler({ Records: [record(item)] } as never);
+    });
+    const writes = updatesOf(device.id);
+    expect(await replay(older!)).toEqual({ written: 0, superseded: 1 });
+    expect(await replay(newer!)).toEqual({ written: 0, superseded: 1 });
+    expect(updatesOf(device.id)).toBe(writes);
+    expect(service.iot!.broker.shadows.get(device.id)).toMatchObject({ ok: { state: { desired: { sound: true, command: newer!.commandSeq } } } });
+  });
 });
