@@ -43,6 +43,7 @@ describe('desired state on a failing shadow service', () => {
     const creds = await service.iot!.ca.issue(device.id);
     const thing = await connectShadowDevice(creds, service.iot!.ca.certPem, service.iot!.broker.port, { sound: true, active: false });
     stops.push(() => thing.disconnect().catch(() => undefined));
+    // Both failures land on the first invocation (the SDK tries a call twice): the stream must hand the batch over again.
     service.iot!.dataPlane.failUpdates(2);
     await put(device.id, { sound: false });
     await thing.reaches({ sound: false });
