@@ -8,7 +8,9 @@ import { EventEmitter } from 'node:events';
 // and a null removes a member (`"desired": null` the section); each accepted update adds one to the
 // version; a request with a `version` other than the shadow's is refused (409); the stored state,
 // desired and reported together, is at most 8 KB (413); at most 6 levels of nesting (400); a
-// `clientToken` (at most 64 bytes) comes back in every answer to its request.
+// `clientToken` (at most 64 bytes) comes back in every answer to its request; the delta is published
+// whenever an update leaves a member it touched different between desired and reported (a new
+// desired value, or a report that does not match it: the device is told again).
 
 /** The largest stored state, desired and reported together, as JSON bytes (metadata not counted). */
 export const SHADOW_STATE_MAX_BYTES = 8 * 1024;
@@ -161,10 +163,13 @@ export function createShadowStore(): ShadowStore {
       const delta = deltaOf(next.state.desired, next.state.reported);
       const snapshot = (s: Stored) => ({ state: s.state, metadata: s.metadata, version: s.version });
       const documents = { ...(old ? { previous: snapshot(old) } : {}), current: snapshot(next), timestamp: at, ...token };
+      // Published whenever the update touched a member that now differs between desired and reported:
+      // a new desired value, or a report that does not match the desired one (the device is told again).
+      const touched = new Set([...Object.keys(isObj(state.desired) ? state.desired : {}), ...Object.keys(isObj(state.reported) ? state.reported : {})]);
+      const publishDelta = delta !== undefined && Object.keys(delta).some((key) => touched.has(key));
       const update: ShadowUpdate = {
         accepted, documents,
-        // Published when the request sets desired state and the desired state now differs from the reported.
-        ...(isObj(state.desired) && delta ? { delta: { version: next.version, timestamp: at, state: delta, metadata: pick(next.metadata.desired, delta), ...token } } : {}),
+        ...(publishDelta ? { delta: { version: next.version, timestamp: at, state: delta, metadata: pick(next.metadata.desired, delta), ...token } } : {}),
       };
       events.emit('updated', thing, update);
       return { ok: update };

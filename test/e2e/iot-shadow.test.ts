@@ -64,14 +64,16 @@ describe('the local device shadow', () => {
     expect(first).toMatchObject({ state: { reported: { sound: true } }, version: 1, clientToken: 'a1', metadata: { reported: { sound: { timestamp: expect.any(Number) } } } });
     const delta = await d.next('update/delta', () => d.publish('update', { state: { desired: { sound: false } }, clientToken: 'a2' }));
     expect(delta).toMatchObject({ state: { sound: false }, version: 2, clientToken: 'a2' });
+    // A report that does not match the desired value is told the delta again.
+    expect(await d.next('update/delta', () => d.publish('update', { state: { reported: { sound: true, fan: 1 } } }))).toMatchObject({ state: { sound: false }, version: 3 });
     const documents = d.received.find((m) => m.topic === `${d.root}/update/documents` && m.body.current.version === 2)!.body;
     expect(documents).toMatchObject({ previous: { version: 1, state: { reported: { sound: true } } }, current: { version: 2, state: { desired: { sound: false }, reported: { sound: true } } } });
-    expect(await d.next('update/rejected', () => d.publish('update', { state: { reported: { sound: false } }, version: 1, clientToken: 'a3' })))
+    expect(await d.next('update/rejected', () => d.publish('update', { state: { reported: { sound: false } }, version: 2, clientToken: 'a3' })))
       .toMatchObject({ code: 409, message: 'Version conflict', clientToken: 'a3' });
     const got = await d.next('get/accepted', () => d.publish('get', {}));
-    expect(got).toMatchObject({ version: 2, state: { desired: { sound: false }, reported: { sound: true }, delta: { sound: false } } });
+    expect(got).toMatchObject({ version: 3, state: { desired: { sound: false }, reported: { sound: true, fan: 1 }, delta: { sound: false } } });
     // A null removes a member; a version equal to the shadow's is accepted.
-    expect(await d.next('update/accepted', () => d.publish('update', { state: { desired: { sound: null } }, version: 2 }))).toMatchObject({ version: 3 });
+    expect(await d.next('update/accepted', () => d.publish('update', { state: { desired: { sound: null }, reported: { fan: null } }, version: 3 }))).toMatchObject({ version: 4 });
     expect((await d.next('get/accepted', () => d.publish('get', {}))).state).toEqual({ reported: { sound: true } });
   });
 
