@@ -25,7 +25,7 @@ describe('device presence: IoT policy, topic rule, function', () => {
   });
 
   it('the rule hands every connect and disconnect lifecycle event, as it is, to the presence function, and its failures to a queue', () => {
-    const [[, rule]] = ofType('AWS::IoT::TopicRule') as [[string, Resource]];
+    const [[, rule]] = ofType('AWS::IoT::TopicRule').filter(([, r]) => r.Properties.TopicRulePayload.Sql === PRESENCE_RULE_SQL) as [[string, Resource]];
     const payload = rule.Properties.TopicRulePayload;
     expect(payload.Sql).toBe(PRESENCE_RULE_SQL);
     expect(PRESENCE_RULE_SQL).toBe("SELECT * FROM '$aws/events/presence/+/+'");
@@ -50,7 +50,7 @@ describe('device presence: IoT policy, topic rule, function', () => {
   });
 
   it('only IoT Core, through this rule of this account, may invoke the function', () => {
-    const [[, rule]] = ofType('AWS::IoT::TopicRule') as [[string, Resource]];
+    const [[, rule]] = ofType('AWS::IoT::TopicRule').filter(([, r]) => r.Properties.TopicRulePayload.Sql === PRESENCE_RULE_SQL) as [[string, Resource]];
     const fnId = rule.Properties.TopicRulePayload.Actions[0].Lambda.FunctionArn['Fn::GetAtt'][0] as string;
     const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => p.Properties.FunctionName['Fn::GetAtt']?.[0] === fnId);
     expect(permissions).toHaveLength(1);
