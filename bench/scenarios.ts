@@ -45,6 +45,7 @@ import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { endpointOf, FUNCTIONS, ROUTES, type FunctionName } from '#functions/registry';
 import { ROOT } from './bundle.ts';
 import { basicAuth, formBody, FORM_TYPE, makeEvent, sqsEvent, streamModifyEvent } from './events.ts';
+import { shadowScenarios } from './shadow-scenarios.ts';
 import { step, type FloorStep } from '#shared/bench-floor';
 import { BENCH_WEBHOOK_ADDRESS } from './floors.ts';
 import type { WebhookEnds } from './webhook-ends.ts';
@@ -1295,6 +1296,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         if (received !== runs) throw new Error(`the receiver got ${received} deliveries from the ${runs} cold starts of deliver-webhooks: not the delivered path`);
       },
     },
+    ...shadowScenarios({ deps, user: fay, step, pool }),
   ];
 
   // A function without a scenario here gets its declaration's (functions/<area>/<name>.route.ts):

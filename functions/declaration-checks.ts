@@ -10,7 +10,7 @@ export const DECLARATION_SUFFIX = '.route.ts';
 const NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 const TRIGGERS = ['routes', 'schedule', 'eventSource', 'fallback'] as const;
 // Every kind, and only those: the compiler checks the record's keys against the type.
-const EVENT_SOURCES: readonly string[] = Object.keys({ 'table-stream': 0, 'webhook-queue': 0, 'iot-presence': 0, 'iot-provisioning-hook': 0 } satisfies Record<EventSourceKind, 0>);
+const EVENT_SOURCES: readonly string[] = Object.keys({ 'table-stream': 0, 'webhook-queue': 0, 'iot-presence': 0, 'iot-provisioning-hook': 0, 'iot-shadow': 0 } satisfies Record<EventSourceKind, 0>);
 const SIGNING_KEY_USES = ['sign', 'verify', 'rotate'];
 const QUEUE_USES = ['send', 'retry'];
 const APIS = ['resource', 'auth'];

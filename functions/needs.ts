@@ -13,6 +13,7 @@ import { GRANT_REPO_OPERATIONS as grants } from '#shared/data/grant-repo';
 import { LINK_REPO_OPERATIONS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_OPERATIONS as mailLimits } from '#shared/data/mail-limit-repo';
 import { SESSION_REPO_OPERATIONS as sessions } from '#shared/data/session-repo';
+import { SHADOW_REPO_OPERATIONS as shadowReports } from '#shared/data/shadow-repo';
 import { SIGNING_KEY_REPO_OPERATIONS as signingKeys } from '#shared/data/signing-key-repo';
 import { THROTTLE_REPO_OPERATIONS as throttle } from '#shared/data/throttle-repo';
 import { USER_REPO_OPERATIONS as users } from '#shared/data/user-repo';
@@ -30,6 +31,7 @@ import { COMPLETE_SIGN_IN_USES, REMOVE_AUTHENTICATOR_USES } from '#shared/accoun
 import { PRESENCE_USES } from '#shared/presence/record-presence';
 import { CLAIM_USES, REMOVE_DEVICE_USES } from '#shared/devices/claiming';
 import { PRE_PROVISION_USES } from '#shared/devices/fleet-provisioning';
+import { REPORT_USES } from '#shared/shadow/record-report';
 import { DELIVER_USES } from '#shared/webhooks/deliver';
 import { DISABLED_NOTICE_USES } from '#shared/webhooks/disabled-notice';
 import { APPLICATIONS_IN_USE_USES, DELETE_ACCOUNT_USES } from '#shared/accounts/account-deletion';
@@ -55,12 +57,12 @@ import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
 export {
   claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
-  signingKeys, throttle, users, webhooks,
+  shadowReports, signingKeys, throttle, users, webhooks,
 };
 
 const REPOSITORIES = {
   claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
-  signingKeys, throttle, users, webhooks,
+  shadowReports, signingKeys, throttle, users, webhooks,
 } as const;
 
 /** The operations a service declares it uses (its `*_USES` constant, shared/data/uses.ts), as the grants read them. */
@@ -135,6 +137,8 @@ export const revealWebhookSecret = usesOf(REVEAL_WEBHOOK_SECRET_USES);
 export const signInWithPasskey = usesOf(PASSKEY_SIGN_IN_USES);
 /** presence/record-presence.ts recordPresence: the device's owner, then its presence. */
 export const recordPresence = usesOf(PRESENCE_USES);
+/** shadow/record-report.ts recordReport: the device's owner, then the report. */
+export const recordReport = usesOf(REPORT_USES);
 /** webhooks/fan-out.ts fanOut: the owners' consents, the subscriptions, a delivery per event. */
 export const fanOut = usesOf(FAN_OUT_USES);
 /** webhooks/deliver.ts deliverMessage: delivery, subscription and consent in one read, then the attempt's outcome. */

@@ -15,6 +15,7 @@ import { Monitoring } from '#infra/constructs/monitoring';
 import { Webhooks } from '#infra/constructs/webhooks';
 import { DevicePresence, PRESENCE_FAILURES_DESCRIPTION } from '#infra/constructs/device-presence';
 import { FleetProvisioning } from '#infra/constructs/fleet-provisioning';
+import { DeviceShadow, SHADOW_FAILURES_DESCRIPTION } from '#infra/constructs/device-shadow';
 import {
   ALARM_EMAIL_CONTEXT, alarmEmail, customDomainSettings, EMAIL_ADDRESS, serviceStage, StackConfigurationError, STAGE_CONTEXT,
   TRACING_CONTEXT, tracingEnabled,
@@ -127,12 +128,15 @@ export class DeviceUserServiceStack extends Stack {
     const presence = new DevicePresence(this, 'DevicePresence', { functions });
     // Devices provisioned by claim at the factory: the template, its pre-provisioning hook, the claim policy.
     const fleet = new FleetProvisioning(this, 'FleetProvisioning', { functions, devicePolicy: presence.devicePolicy });
+    // And their shadows: owners' commands to the devices, the devices' reports to the table.
+    const shadow = new DeviceShadow(this, 'DeviceShadow', { table, functions });
     const monitoring = new Monitoring(this, 'Monitoring', {
       apis: [authApi, resourceApi], functions: functions.all(), table, mail, metricsNamespace, alarmEmail: alarmSubscriber,
       webhookDeadLetters: webhooks.deadLetters, webhookStreamFailures: webhooks.streamFailures,
       scheduledFailures: [
         ...scheduled.map(({ fn, failures }) => ({ fn, queue: failures })),
         { fn: presence.fn, queue: presence.failures, description: PRESENCE_FAILURES_DESCRIPTION },
+        { fn: 'device-shadow', queue: shadow.failures, description: SHADOW_FAILURES_DESCRIPTION },
       ],
     });
 

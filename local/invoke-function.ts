@@ -7,7 +7,8 @@ import { lambdaContext } from '#local/lambda-context';
 import { sampleEvent, type ScheduledInput } from '#local/sample-events';
 import { useServiceEnvironment, type ServiceFacts } from '#local/service';
 import { QUEUE_SOURCE, STREAM_SOURCE } from '#local/webhooks';
-import { PRESENCE_SOURCE, PROVISIONING_HOOK_SOURCE } from '#local/iot-rules';
+import { PRESENCE_SOURCE, PROVISIONING_HOOK_SOURCE, REPORTS_SOURCE } from '#local/iot-rules';
+import { DESIRED_STATE_SOURCE } from '#local/device-shadow';
 import type { EventSourceKind } from '#shared/declaration';
 
 type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -25,7 +26,10 @@ export { isFunctionName };
 /** How each kind of event source is named when it invokes a function (the names test/support/deployed-form.ts gives the deployed ones). */
 const EVENT_SOURCE_NAMES: Record<EventSourceKind, { api: 'stream' | 'queue' | 'iot'; routeKey: string }> = {
   'table-stream': STREAM_SOURCE, 'webhook-queue': QUEUE_SOURCE, 'iot-presence': PRESENCE_SOURCE, 'iot-provisioning-hook': PROVISIONING_HOOK_SOURCE,
+  'iot-shadow': REPORTS_SOURCE,
 };
+/** The table's stream has two mappings: the webhook fan-out's, and the devices' desired state's. */
+const sourceOf = (fn: FunctionName, kind: EventSourceKind) => (fn === 'sync-desired-state' ? DESIRED_STATE_SOURCE : EVENT_SOURCE_NAMES[kind]);
 
 /**
  * Runs one function's handler in this process against a running local service, with the service's
@@ -45,7 +49,7 @@ export async function invokeFunction(facts: ServiceFacts, fn: FunctionName, even
     if (schedule || eventSource) {
       // Attributed as its EventBridge rule or event source mapping invokes it, so its AWS calls are checked against its role too.
       const { handler } = (await import(entry)) as { handler: ScheduledHandler };
-      const source = schedule ? { api: 'schedule' as const, routeKey: schedule } : EVENT_SOURCE_NAMES[eventSource!];
+      const source = schedule ? { api: 'schedule' as const, routeKey: schedule } : sourceOf(fn, eventSource!);
       const output = await runAsFunction({ fn, ...source }, () => handler(sent as ScheduledInput, context));
       return { result: { statusCode: 200, body: JSON.stringify(output) }, ...(sample ? { sample: sample.description } : {}) };
     }

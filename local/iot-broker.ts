@@ -5,11 +5,14 @@ import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { DEVICE_TOPIC_ROOT } from '#shared/domain/presence';
 import type { LocalCa } from '#local/iot-ca';
 import type { FleetStandIn } from '#local/iot-fleet';
+import { createShadowStore, shadowRequestOf, shadowTopic, type ShadowStore, type ShadowUpdate } from '#local/iot-shadow';
 
 // A local stand-in for AWS IoT Core's MQTT broker, for what presence needs: aedes in-process behind
 // TLS with client certificates of a local CA (local/iot-ca.ts), refusing what the stack's device
 // policy refuses, and publishing connect and disconnect lifecycle events with IoT Core's fields to
-// the presence rule (what the caller hands as `onLifecycleEvent`, e.g. local/iot-rules.ts).
+// the presence rule (what the caller hands as `onLifecycleEvent`, e.g. local/iot-rules.ts); and the
+// Device Shadow service's MQTT topics (local/iot-shadow.ts), each device its own thing's only, as the
+// device policy allows.
 
 /** IoT Core's largest MQTT payload (AWS IoT Core quotas: 128 KB per message). */
 export const MAX_PAYLOAD_BYTES = 128 * 1024;
@@ -30,6 +33,8 @@ export interface IotBrokerOptions {
    * id must be; a certificate the registry does not know names its thing by its subject's CN.
    */
   thingOf?(certificateId: string): string | undefined;
+  /** The shadow service (default: a fresh one), shared with the data-plane stand-in (local/iot-data-plane.ts). */
+  shadows?: ShadowStore;
 }
 
 export interface IotBroker {
@@ -38,6 +43,8 @@ export interface IotBroker {
   port: number;
   /** Emits `recorded` (event, the rule's result) after each lifecycle event has been handled. */
   events: EventEmitter;
+  /** The Device Shadow service behind the `$aws/things/<thing>/shadow/…` topics. */
+  shadows: ShadowStore;
   /**
    * Tests: holds back lifecycle events until `release`, which hands the held ones to the rule in the
    * order `arrange` gives them (e.g. reversed, or each twice), as IoT Core may deliver them.
@@ -57,6 +64,7 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
   const replyKey = (topic: string, payload: Buffer | string) => `${topic}\n${payload.toString()}`;
   let held: LifecycleMessage[] | undefined;
   let pending = Promise.resolve();
+  const shadows = options.shadows ?? createShadowStore();
 
   const deliver = (event: LifecycleMessage) => {
     pending = pending.then(async () => {
@@ -89,20 +97,51 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
     },
     authorizePublish(client, packet, done) {
       const connection = client && connections.get(client);
-      const own = client && (connection?.claim ? options.fleet!.allows(packet.topic, true) : packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`));
+      // A claim certificate: the fleet provisioning API only. A device: its own topics, and the requests (update, get, delete) of its own thing's shadow.
+      const own = client && (connection?.claim
+        ? options.fleet!.allows(packet.topic, true)
+        : packet.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`) || shadowRequestOf(packet.topic)?.thing === client.id);
       if (connection && !own) connection.reason = 'AUTH_ERROR';
       if (connection && packet.payload.length > MAX_PAYLOAD_BYTES) connection.reason = 'CLIENT_ERROR';
       done(own && packet.payload.length <= MAX_PAYLOAD_BYTES ? null : new Error('publish refused'));
     },
     authorizeSubscribe(client, subscription, done) {
       // A refused filter is granted 0x80 in the SUBACK, as IoT Core answers it.
-      const allowed = connections.get(client)?.claim ? options.fleet!.allows(subscription.topic, false) : subscription.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`);
+      const allowed = connections.get(client)?.claim
+        ? options.fleet!.allows(subscription.topic, false)
+        : subscription.topic.startsWith(`${DEVICE_TOPIC_ROOT}/${client.id}/`) || subscription.topic.startsWith(`${shadowTopic(client.id)}/`);
       done(null, allowed ? subscription : null);
     },
     authorizeForward(client, packet) {
       const target = replies.get(replyKey(packet.topic, packet.payload));
       return target === undefined || target === client ? packet : null;
     },
+  });
+  // Responses go out in the order the shadow service made them (one chain), at QoS 1.
+  let publishing = Promise.resolve();
+  const publish = (topic: string, body: unknown) => {
+    publishing = publishing.then(() => new Promise<void>((resolve) => {
+      broker.publish({ cmd: 'publish', topic, payload: Buffer.from(JSON.stringify(body)), qos: 1, retain: false, dup: false }, () => resolve());
+    }));
+    return publishing;
+  };
+  // Every accepted update, whether a device's (MQTT) or the cloud's (the data-plane API), is published on its topics.
+  const onUpdated = (thing: string, update: ShadowUpdate) => {
+    const topic = `${shadowTopic(thing)}/update`;
+    void publish(`${topic}/accepted`, update.accepted);
+    if (update.delta) void publish(`${topic}/delta`, update.delta);
+    void publish(`${topic}/documents`, update.documents);
+  };
+  shadows.events.on('updated', onUpdated);
+  broker.on('publish', (packet, client) => {
+    const request = client ? shadowRequestOf(packet.topic) : undefined;
+    if (!request) return;
+    const topic = `${shadowTopic(request.thing)}/${request.operation}`;
+    const payload = packet.payload as Buffer;
+    const result = request.operation === 'update' ? shadows.update(request.thing, payload)
+      : request.operation === 'get' ? shadows.get(request.thing, payload) : shadows.delete(request.thing, payload);
+    if ('error' in result) void publish(`${topic}/rejected`, result.error);
+    else if (request.operation !== 'update') void publish(`${topic}/accepted`, result.ok);
   });
   await broker.listen();
   broker.on('publish', (packet, client) => {
@@ -152,6 +191,7 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
     url: `mqtts://127.0.0.1:${address.port}`,
     port: address.port,
     events,
+    shadows,
     hold() {
       held ??= [];
     },
@@ -163,6 +203,7 @@ export async function startIotBroker(options: IotBrokerOptions, port = 0): Promi
     },
     async stop() {
       // The broker first: it ends its clients' connections, which the server waits for.
+      shadows.events.off('updated', onUpdated);
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await pending;

@@ -3,6 +3,21 @@ import { runAsFunction } from '#local/invocation-context';
 /** How the local invocations name the device presence topic rule (and test/support/deployed-form.ts the deployed one). */
 export const PRESENCE_SOURCE = { api: 'iot', routeKey: 'presence' } as const;
 
+/** How the local invocations name the device reports topic rule (and test/support/deployed-form.ts the deployed one). */
+export const REPORTS_SOURCE = { api: 'iot', routeKey: 'shadow-reports' } as const;
+
+/**
+ * Runs the reports rule's function on one shadow documents message of `thing`, in this process, as
+ * the topic rule's Lambda action does in AWS (`SELECT *, topic(3) AS thingName`: the message with
+ * the thing's name), attributed to that rule. Returns what the handler returns.
+ */
+export function runReportsRule(thing: string, documents: Record<string, unknown>): Promise<{ outcome: string }> {
+  return runAsFunction({ fn: 'record-shadow-report', ...REPORTS_SOURCE }, async () => {
+    const { handler } = await import('#functions/devices/record-shadow-report');
+    return handler({ ...documents, thingName: thing });
+  });
+}
+
 /**
  * Runs the presence rule's function on one lifecycle event, in this process, as the topic rule's
  * Lambda action does in AWS (the message as the event, `SELECT *`), attributed to that rule so that

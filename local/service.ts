@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { AWS_ENV, ENV, LOCAL_ENV, MAIL_ENV, optionalEnv, WEBHOOK_ENV } from '#shared/config';
+import { AWS_ENV, ENV, LOCAL_ENV, MAIL_ENV, optionalEnv, SHADOW_ENV, WEBHOOK_ENV } from '#shared/config';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { createLocalSigner } from '#shared/keys/local-signer';
 import { startAwsStandIns, type AwsStandIns } from '#local/aws-stand-ins';
@@ -37,7 +37,7 @@ export interface LocalServiceOptions {
    * retry schedule multiplied by `timeScale` (default 1). `false`: none.
    */
   webhooks?: { timeScale?: number; observe?: InvocationObserver } | false;
-  /** The IoT Core stand-in (local/iot.ts), with credentials for every demo device under `<stateDir>/iot`. Default: none. */
+  /** The IoT Core stand-in (local/iot.ts: broker, shadows, rules), with credentials for every demo device under `<stateDir>/iot`. Default: none. */
   iot?: boolean;
 }
 
@@ -108,7 +108,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     if (options.iot) {
       // Loaded only when asked: the broker and the CA's libraries are not every local service's.
       const { startLocalIot } = await import('#local/iot');
-      service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)));
+      service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)), { endpoint: dynamodbEndpoint, tableName });
       stops.push(service.iot.stop);
       // The functions' IoT client (a removed device's certificate deactivated) reaches the registry stand-in.
       Object.assign(process.env, {
@@ -174,6 +174,9 @@ export function useServiceEnvironment(service: ServiceEnvironment): void {
       [WEBHOOK_ENV.allowLocalHttp]: 'true',
     });
   }
+  // A running service's shadows (its data-plane stand-in), for a desired-state function run outside it.
+  const dataPlaneUrl = (service as Partial<ServiceFacts>).iot?.dataPlaneUrl;
+  if (dataPlaneUrl) process.env[SHADOW_ENV.dataEndpoint] = dataPlaneUrl;
   // Set in the shell for AWS work, it would send the handlers to KMS instead of the local key.
   delete process.env[ENV.signingKeyId];
 }
@@ -193,7 +196,7 @@ export interface ServiceFacts extends ServiceEnvironment {
   /** The webhook fan-out's stream-failures queue (stand-in), for `npm run admin -- replay-stream-failures`. */
   streamFailures?: { queueUrl: string; endpoint: string };
   /** The IoT Core stand-in, when the service runs one: its URL and the devices' credentials (`npm run device`). */
-  iot?: { url: string; credentialsDir: string; registryUrl?: string };
+  iot?: { url: string; credentialsDir: string; registryUrl?: string; dataPlaneUrl?: string };
   demoClient: { clientId: string; clientSecret: string; redirectUri: string };
   users: { id: string; email: string; emailConfirmed: boolean; password: string; devices: string[] }[];
 }
@@ -207,7 +210,7 @@ export function serviceFacts(service: LocalService, redirectUri: string = DEMO_C
       webhookQueue: { queueUrl: webhooks.queue.queueUrl, endpoint: webhooks.queue.url },
       streamFailures: { queueUrl: webhooks.streamFailures.queueUrl, endpoint: webhooks.streamFailures.url },
     } : {}),
-    ...(iot ? { iot: { url: iot.broker.url, credentialsDir: iot.credentialsDir, registryUrl: iot.registry.url } } : {}),
+    ...(iot ? { iot: { url: iot.broker.url, credentialsDir: iot.credentialsDir, registryUrl: iot.registry.url, dataPlaneUrl: iot.dataPlane.url } } : {}),
     demoClient: { clientId: DEMO_CLIENT.clientId, clientSecret: DEMO_CLIENT.clientSecret, redirectUri },
     users: DEMO_USERS.map(({ user, password, devices }) => ({
       id: user.id, email: user.email, emailConfirmed: user.email_confirmed, password, devices: devices.map((d) => d.id),

@@ -38,7 +38,8 @@ export type EnvName =
   | (typeof LOG_ENV)[keyof typeof LOG_ENV]
   | (typeof LOCAL_ENV)[keyof typeof LOCAL_ENV]
   | (typeof METRICS_ENV)[keyof typeof METRICS_ENV]
-  | (typeof WEBHOOK_ENV)[keyof typeof WEBHOOK_ENV];
+  | (typeof WEBHOOK_ENV)[keyof typeof WEBHOOK_ENV]
+  | (typeof SHADOW_ENV)[keyof typeof SHADOW_ENV];
 
 /** A setting with a value that cannot work; its message is one line naming the variable. */
 export class ConfigError extends Error {
@@ -81,6 +82,15 @@ export const MAIL_ENV = {
   configurationSet: 'MAIL_CONFIGURATION_SET',
   /** Folder of the local outbox; when set, mail is written there instead of sent through SES. */
   outboxDir: 'OUTBOX_DIR',
+} as const;
+
+/** The device shadow's settings (shared/shadow/). */
+export const SHADOW_ENV = {
+  /**
+   * The IoT Core data-plane endpoint the shadows are read and written at: the local stand-in
+   * (local/iot-data-plane.ts); absent in AWS, where the region's default data endpoint is used.
+   */
+  dataEndpoint: 'IOT_DATA_ENDPOINT',
 } as const;
 
 /** Set by the Lambda runtime; the local service and the benchmark set them to the same effect. */

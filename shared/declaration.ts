@@ -80,6 +80,8 @@ export interface FunctionNeeds {
   webhookQueue?: readonly ('send' | 'retry')[];
   /** Turns device certificates INACTIVE (iot:UpdateCertificate on the account's certificates): a removed device can no longer connect. */
   deviceCertificates?: 'deactivate';
+  /** The devices' shadows on AWS IoT Core: 'read' (iot:GetThingShadow) and/or 'write' (iot:UpdateThingShadow), on the things. */
+  deviceShadow?: readonly ('read' | 'write')[];
 }
 
 /** How a function is bundled and deployed, beside what invokes it. */
@@ -127,7 +129,8 @@ export type Trigger =
      * Has no HTTP route: an event source mapping invokes it with the records of the table's stream
      * or the messages of the webhook delivery queue (infra/constructs/webhooks.ts), or the device
      * presence topic rule of AWS IoT Core with one lifecycle event (infra/constructs/device-presence.ts),
-     * or fleet provisioning's template with a device's request (infra/constructs/fleet-provisioning.ts).
+     * or fleet provisioning's template with a device's request (infra/constructs/fleet-provisioning.ts),
+     * or the device reports topic rule with one shadow documents message (infra/constructs/device-shadow.ts).
      */
     eventSource: EventSourceKind;
     routes?: never; openApi?: never; schedule?: never; fallback?: never;
@@ -139,7 +142,7 @@ export type Trigger =
   };
 
 /** What can invoke a function that has no HTTP route, beside a schedule. */
-export type EventSourceKind = 'table-stream' | 'webhook-queue' | 'iot-presence' | 'iot-provisioning-hook';
+export type EventSourceKind = 'table-stream' | 'webhook-queue' | 'iot-presence' | 'iot-provisioning-hook' | 'iot-shadow';
 
 /** A function's declaration (see the top of this file). */
 export type EndpointDeclaration = BundlingOptions & Trigger & BenchOption & {

@@ -1,4 +1,4 @@
-import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, WEBHOOK_ENV } from '#shared/config';
+import { AWS_ENV, ENV, MAIL_ENV, optionalEnv, requireEnv, SHADOW_ENV, WEBHOOK_ENV } from '#shared/config';
 import { createBatchReader } from '#shared/data/batch-read';
 import { createClaimRepo } from '#shared/data/claim-repo';
 import { createSerialRepo } from '#shared/data/serial-repo';
@@ -8,6 +8,8 @@ import { createFactorRepo } from '#shared/data/factor-repo';
 import { createRecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
 import { createPresenceRepo } from '#shared/data/presence-repo';
+import { createShadowRepo } from '#shared/data/shadow-repo';
+import { iotDeviceShadows } from '#shared/shadow/device-shadows';
 import { relyingPartyOf, type RelyingParty } from '#shared/accounts/relying-party';
 import { SERVICE_NAME } from '#shared/views/theme';
 import { createDocumentClient, type RepoDeps } from '#shared/data/dynamodb';
@@ -84,6 +86,9 @@ function newDocumentClient() {
 /** The webhook delivery queue (SQS); with WEBHOOK_SQS_ENDPOINT, the local queue stand-in. */
 export const queue = /* @__PURE__ */ onFirstUse(() => sqsWebhookQueue(requireEnv(WEBHOOK_ENV.queueUrl), optionalEnv(WEBHOOK_ENV.sqsEndpoint), region()));
 
+/** The devices' shadows (IoT Core's data plane); with IOT_DATA_ENDPOINT, the local stand-in. */
+export const deviceShadows = /* @__PURE__ */ onFirstUse(() => iotDeviceShadows(optionalEnv(SHADOW_ENV.dataEndpoint), region()));
+
 /** Account e-mail: the local outbox, or SES (its client built with it). */
 export const mailer = /* @__PURE__ */ once(() => createMailer(mailSettings()));
 
@@ -99,6 +104,7 @@ export const presence = /* @__PURE__ */ onFirstUse(() => createPresenceRepo(tabl
 export const claims = /* @__PURE__ */ onFirstUse(() => createClaimRepo(tableDeps()));
 /** The factory's allow-list of serial numbers (fleet provisioning by claim). */
 export const serials = /* @__PURE__ */ onFirstUse(() => createSerialRepo(tableDeps()));
+export const shadowReports = /* @__PURE__ */ onFirstUse(() => createShadowRepo(tableDeps()));
 export const clients = /* @__PURE__ */ onFirstUse(() => createClientRepo(tableDeps()));
 export const grants = /* @__PURE__ */ onFirstUse(() => createGrantRepo(tableDeps()));
 /** The device authorization grant's items (RFC 8628): the token endpoint's polls and the /device page. */

@@ -18,6 +18,8 @@ import { createDispatch } from '#shared/webhooks/dispatch';
 import { recordPresence as recordPresenceWith } from '#shared/presence/record-presence';
 import { claimDevice as claimDeviceWith, removeDevice as removeDeviceWith, type DeviceCertificates } from '#shared/devices/claiming';
 import { preProvision as preProvisionWith } from '#shared/devices/fleet-provisioning';
+import { recordReport as recordReportWith } from '#shared/shadow/record-report';
+import { syncDesiredState as syncDesiredStateWith } from '#shared/shadow/sync-desired';
 import { fanOut as fanOutWith, type StreamRecordLike } from '#shared/webhooks/fan-out';
 import { deliverMessage as deliverMessageWith, type DeliveryOutcome } from '#shared/webhooks/deliver';
 import { attemptLogin as attemptLoginWith } from '#shared/accounts/login';
@@ -39,8 +41,9 @@ import { registerApp as registerAppWith, revealWebhookSecret as revealWebhookSec
 import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
-  allowLocalHttp, audience, batch, claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile, mailer,
-  mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, recoveryCodes, serials, sessions, signingKeyId, signingKeys, table, throttle, users, webhooks,
+  allowLocalHttp, audience, batch, claims, clients, deviceGrants, deviceShadows, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile,
+  mailer, mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, recoveryCodes, serials, sessions, shadowReports, signingKeyId, signingKeys, table, throttle,
+  users, webhooks,
 } from '#shared/runtime-repos';
 
 // The settings, clients and repositories: shared/runtime-repos.ts, the composition root's first half.
@@ -201,6 +204,10 @@ export const findDeviceRequest = (...args: After<typeof findDeviceRequestWith>) 
 export const decideDeviceRequest = (...args: After<typeof decideDeviceRequestWith>) => decideDeviceRequestWith({ deviceGrants, batch, clients, grants }, ...args);
 /** A device's lifecycle event recorded as its presence (shared/presence/record-presence.ts). */
 export const recordPresence = (event: unknown) => recordPresenceWith(event, { devices, presence, logger });
+/** A device's report from its shadow recorded on its item (shared/shadow/record-report.ts). */
+export const recordReport = (documents: unknown) => recordReportWith(documents, { devices, shadowReports, logger });
+/** A batch of the table's stream: the owners' commands written to their devices' shadows (shared/shadow/sync-desired.ts). */
+export const syncDesiredState = (records: readonly StreamRecordLike[]) => syncDesiredStateWith(records, { shadows: deviceShadows, logger });
 /** A batch of the table's stream turned into webhook deliveries (shared/webhooks/fan-out.ts): how many were queued. */
 export const fanOut = (records: readonly StreamRecordLike[]) => fanOutWith(records, { grants, webhooks, batch, queue });
 /** One queued webhook message delivered (shared/webhooks/deliver.ts), its `attempt`-th time. */

@@ -20,7 +20,9 @@ export const PRESENCE_RULE_SQL = `SELECT * FROM '${PRESENCE_TOPIC_FILTER}'`;
  * Devices on AWS IoT Core, as far as presence needs them:
  * - the IoT policy every device certificate gets (`DevicePolicy`): a device connects only with its
  *   own thing name as client id (the certificate attached to that thing), and publishes, subscribes
- *   and receives only under its own `devices/<thing name>/` (thing policy variables);
+ *   and receives only under its own `devices/<thing name>/` (thing policy variables), and uses its own
+ *   thing's shadow only (publishes its update, get and delete requests, subscribes to and receives
+ *   its answers: `$aws/things/<thing name>/shadow/…`; DeviceShadow in device-shadow.ts);
  * - the topic rule that hands each connect and disconnect lifecycle event to the function declared
  *   with `eventSource: 'iot-presence'` (record-presence: one invocation per event, asynchronous),
  *   allowed to invoke it by a resource policy naming the rule;
@@ -70,6 +72,8 @@ export class DevicePresence extends Construct {
     const iot = `arn:${partition}:iot:${region}:${account}`;
     const own = `${DEVICE_TOPIC_ROOT}/\${iot:Connection.Thing.ThingName}/*`;
     const attached = { Bool: { 'iot:Connection.Thing.IsAttached': 'true' } };
+    // Its own thing's classic shadow: the requests it may make (update, get, delete), and every answer of it.
+    const shadow = '$aws/things/${iot:Connection.Thing.ThingName}/shadow';
     this.devicePolicy = new CfnPolicy(scope, 'DevicePolicy', {
       policyDocument: {
         Version: '2012-10-17',
@@ -77,6 +81,9 @@ export class DevicePresence extends Construct {
           { Effect: 'Allow', Action: 'iot:Connect', Resource: `${iot}:client/\${iot:Connection.Thing.ThingName}`, Condition: attached },
           { Effect: 'Allow', Action: ['iot:Publish', 'iot:Receive'], Resource: `${iot}:topic/${own}`, Condition: attached },
           { Effect: 'Allow', Action: 'iot:Subscribe', Resource: `${iot}:topicfilter/${own}`, Condition: attached },
+          { Effect: 'Allow', Action: 'iot:Publish', Resource: ['update', 'get', 'delete'].map((op) => `${iot}:topic/${shadow}/${op}`), Condition: attached },
+          { Effect: 'Allow', Action: 'iot:Receive', Resource: `${iot}:topic/${shadow}/*`, Condition: attached },
+          { Effect: 'Allow', Action: 'iot:Subscribe', Resource: `${iot}:topicfilter/${shadow}/*`, Condition: attached },
         ],
       },
     });

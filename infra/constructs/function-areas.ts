@@ -12,13 +12,14 @@ export type FunctionArea = 'ResourceApi' | 'AuthServer' | 'Console' | 'Webhooks'
 /**
  * The area of function `fn` as `api` serves it: the resource API's functions (its fallback
  * included), the developer console's pages, the webhook pipeline, the operators' functions without
- * a route, the devices' presence and fleet provisioning from AWS IoT Core, and the authorization server with its sign-in and
+ * a route, the devices' presence, shadow and fleet provisioning on AWS IoT Core, and the authorization server with its sign-in and
  * account pages (its fallback included).
  */
 export function areaOf(fn: FunctionName, api?: ApiName): FunctionArea {
   const def = endpointOf(fn);
   if (def.schedule) return 'Operations';
-  if (def.eventSource === 'iot-presence' || def.eventSource === 'iot-provisioning-hook') return 'Devices';
+  // The devices' own functions (presence, the shadow's desired state and reports), whatever invokes them.
+  if (def.eventSource && def.entry.startsWith('functions/devices/')) return 'Devices';
   if (def.eventSource) return 'Webhooks';
   if (api === 'resource') return 'ResourceApi';
   if (def.entry.startsWith('functions/developer/')) return 'Console';

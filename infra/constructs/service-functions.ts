@@ -12,6 +12,7 @@ import { ServiceFunction } from '#infra/constructs/service-function';
 import type { AccountMail } from '#infra/constructs/account-mail';
 import type { SigningKey } from '#infra/constructs/signing-key';
 import { needsOf, tableGrantOf } from '#infra/function-grants';
+import { shadowStatement } from '#infra/constructs/device-shadow';
 import { ENV, MAIL_ENV, METRICS_ENV, WEBHOOK_ENV } from '#shared/config';
 import { endpointOf, type FunctionName } from '#functions/registry';
 import type { ApiName } from '#shared/routes';
@@ -162,6 +163,13 @@ export class ServiceFunctions extends Construct {
     if (needs.signingKey === 'sign') props.signingKey.grantSign(fnc);
     if (needs.signingKey === 'verify') props.signingKey.grantVerify(fnc);
     if (needs.signingKey === 'rotate') props.signingKey.grantRotate(fnc);
+    if (needs.deviceShadow?.length) {
+      fnc.addToRolePolicy(shadowStatement(fnc, needs.deviceShadow));
+      Validations.of(fnc.role!).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:thing/*]',
+        reason: 'Any device of the account may be commanded by its owner: the things are the devices, created per device by the operator, not by the stack.',
+      });
+    }
     if (needs.sendsMail) {
       // SendEmail is authorized against the verified identity SES sends as, which may be the address,
       // its domain or any parent domain of it (SES verifies a domain for all its subdomains); naming a

@@ -153,14 +153,17 @@ export function createDeviceRepo({ doc, table }: RepoDeps) {
 
 /**
  * The update that applies the present members to an existing device, adding one to its `seq` (the
- * sequence of its webhook events): alone, or in a transaction.
+ * sequence of its webhook events): alone, or in a transaction. A change of a device-side member
+ * (`active`, `sound`) is the owner's command to the device: `commandSeq` takes the write's `seq`,
+ * which the device shadow's functions read (shared/domain/shadow.ts).
  */
 function deviceUpdate(table: string, userId: string, deviceId: string, changes: DeviceChanges) {
   const entries = Object.entries(changes);
+  const command = 'active' in changes || 'sound' in changes ? ', commandSeq = seq + :one' : '';
   return {
     TableName: table,
     Key: deviceKey(userId, deviceId),
-    UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')} ADD seq :one`,
+    UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}${command} ADD seq :one`,
     ConditionExpression: 'attribute_exists(pk)',
     ExpressionAttributeNames: Object.fromEntries(entries.map(([name], i) => [`#f${i}`, name])),
     ExpressionAttributeValues: { ...Object.fromEntries(entries.map(([, value], i) => [`:v${i}`, value])), ':one': 1 },

@@ -13,6 +13,7 @@ import type { PresenceRepo } from '#shared/data/presence-repo';
 import type { RecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import type { SerialRepo } from '#shared/data/serial-repo';
 import type { SessionRepo } from '#shared/data/session-repo';
+import type { ShadowRepo } from '#shared/data/shadow-repo';
 import type { SigningKeyRepo } from '#shared/data/signing-key-repo';
 import type { ThrottleRepo } from '#shared/data/throttle-repo';
 import type { UserRepo } from '#shared/data/user-repo';
@@ -40,6 +41,7 @@ export interface Repos {
   recoveryCodes: RecoveryCodeRepo;
   serials: SerialRepo;
   sessions: SessionRepo;
+  shadowReports: ShadowRepo;
   signingKeys: SigningKeyRepo;
   throttle: ThrottleRepo;
   users: UserRepo;

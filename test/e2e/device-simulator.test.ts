@@ -11,7 +11,8 @@ import { tokenFor, useTestService } from '../support/service';
 
 // `npm run device` against a local service with its IoT Core stand-in (as `npm start` runs it): the
 // demo device connects with the certificate the service wrote for it, shows connected in
-// GET /devices, and disconnected once the simulator is stopped with Ctrl-C.
+// GET /devices, and disconnected once the simulator is stopped with Ctrl-C; it obeys its shadow's
+// deltas, and a press of its button (a line on its input) reaches the API.
 const [ALICE] = DEMO_USERS;
 const DEVICE = ALICE.devices[0].id;
 
@@ -59,6 +60,44 @@ describe('npm run device', () => {
       expect(await listed()).toMatchObject({ connected: false });
     } finally {
       child.kill('SIGKILL');
+    }
+  });
+
+  it('obeys an owner\'s PUT from its shadow\'s delta, and its button press reaches GET /devices', async () => {
+    writeFileSync(join(stateDir, 'service.json'), JSON.stringify(serviceFacts(service)));
+    const child = spawn(process.execPath, ['--import', 'tsx', resolve('local/device.ts')], {
+      env: { ...process.env, STATE_DIR: stateDir }, stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    const until = async (text: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!output.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`the simulator never said "${text}": ${output}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    };
+    try {
+      await until('connected to');
+      await service.iot!.settled();
+      const token = await tokenFor(service, ALICE.user.id, ['read_device', 'write_device']);
+      const res = await fetch(`${service.apiUrl}/devices/${DEVICE}`, {
+        method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"sound":false}',
+      });
+      expect(res.status).toBe(204);
+      await until('obeys: sound → false');
+      child.stdin.write('s\n');
+      await until('button pressed, sound → true');
+      const deadline = Date.now() + 20_000;
+      while ((await listed() as { sound?: boolean } | undefined)?.sound !== true && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(await listed()).toMatchObject({ sound: true });
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGKILL');
+        await exited;
+      }
     }
   });
 });

@@ -25,7 +25,7 @@ describe('device presence: IoT policy, topic rule, function', () => {
   });
 
   it('the rule hands every connect and disconnect lifecycle event, as it is, to the presence function, and its failures to a queue', () => {
-    const [[, rule]] = ofType('AWS::IoT::TopicRule') as [[string, Resource]];
+    const [[, rule]] = ofType('AWS::IoT::TopicRule').filter(([, r]) => r.Properties.TopicRulePayload.Sql === PRESENCE_RULE_SQL) as [[string, Resource]];
     const payload = rule.Properties.TopicRulePayload;
     expect(payload.Sql).toBe(PRESENCE_RULE_SQL);
     expect(PRESENCE_RULE_SQL).toBe("SELECT * FROM '$aws/events/presence/+/+'");
@@ -50,7 +50,7 @@ describe('device presence: IoT policy, topic rule, function', () => {
   });
 
   it('only IoT Core, through this rule of this account, may invoke the function', () => {
-    const [[, rule]] = ofType('AWS::IoT::TopicRule') as [[string, Resource]];
+    const [[, rule]] = ofType('AWS::IoT::TopicRule').filter(([, r]) => r.Properties.TopicRulePayload.Sql === PRESENCE_RULE_SQL) as [[string, Resource]];
     const fnId = rule.Properties.TopicRulePayload.Actions[0].Lambda.FunctionArn['Fn::GetAtt'][0] as string;
     const permissions = ofType('AWS::Lambda::Permission').filter(([, p]) => p.Properties.FunctionName['Fn::GetAtt']?.[0] === fnId);
     expect(permissions).toHaveLength(1);
@@ -63,12 +63,20 @@ describe('device presence: IoT policy, topic rule, function', () => {
   it('a device connects only as its own thing, and uses only its own topics', () => {
     const [[, policy]] = ofType('AWS::IoT::Policy') as [[string, Resource]];
     const statements = policy.Properties.PolicyDocument.Statement as { Effect: string; Action: string | string[]; Resource: any; Condition: unknown }[];
-    const arnTail = (resource: any) => String(resource['Fn::Join'][1].at(-1));
+    const tail = (resource: any) => String(resource['Fn::Join'][1].at(-1));
+    const arnTail = (resource: any) => (Array.isArray(resource) ? resource.map(tail) : tail(resource));
     const attached = { Bool: { 'iot:Connection.Thing.IsAttached': 'true' } };
     expect(statements.map((s) => ({ effect: s.Effect, actions: [s.Action].flat(), resource: arnTail(s.Resource), condition: s.Condition }))).toEqual([
       { effect: 'Allow', actions: ['iot:Connect'], resource: ':client/${iot:Connection.Thing.ThingName}', condition: attached },
       { effect: 'Allow', actions: ['iot:Publish', 'iot:Receive'], resource: ':topic/devices/${iot:Connection.Thing.ThingName}/*', condition: attached },
       { effect: 'Allow', actions: ['iot:Subscribe'], resource: ':topicfilter/devices/${iot:Connection.Thing.ThingName}/*', condition: attached },
+      // Its own thing's shadow: the three requests, and every answer (accepted, rejected, delta, documents).
+      {
+        effect: 'Allow', actions: ['iot:Publish'], condition: attached,
+        resource: ['update', 'get', 'delete'].map((op) => `:topic/$aws/things/\${iot:Connection.Thing.ThingName}/shadow/${op}`),
+      },
+      { effect: 'Allow', actions: ['iot:Receive'], resource: ':topic/$aws/things/${iot:Connection.Thing.ThingName}/shadow/*', condition: attached },
+      { effect: 'Allow', actions: ['iot:Subscribe'], resource: ':topicfilter/$aws/things/${iot:Connection.Thing.ThingName}/shadow/*', condition: attached },
     ]);
   });
 

@@ -117,6 +117,8 @@ describe('IAM: the deployed roles allow exactly the AWS calls the functions make
         // Locally the stand-in's one stack; deployed, the stack that holds the lifecycle resource (SIGNING_KEY_STACK_ID).
         case 'stack': return { resourceArn: STACK_ID, context: {} };
         case 'certificate': return { resourceArn: `arn:aws:iot:${region}:${ACCOUNT}:cert/${call.resource.certificateId}`, context: {} };
+        // Every device's thing is named after its id, in the stack's region and account.
+        case 'thing': return { resourceArn: `arn:aws:iot:${region}:${ACCOUNT}:thing/${call.resource.thingName}`, context: {} };
       }
     })();
     return { ...target, context: { ...principal, ...target.context } };

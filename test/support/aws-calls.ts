@@ -15,7 +15,8 @@ import { setClientHook } from '#shared/aws/client-config';
  * and, when the request names one, the configuration set too (Service Authorization Reference,
  * "Actions, resources, and condition keys for Amazon SES": SendEmail's resource types are
  * `identity`, required, and `configuration-set`); SQS checks the queue, SendMessageBatch as
- * sqs:SendMessage; CloudFormation's DescribeStacks checks the stack it names.
+ * sqs:SendMessage; CloudFormation's DescribeStacks checks the stack it names; IoT's
+ * GetThingShadow and UpdateThingShadow check the thing they name.
  */
 export interface AwsCall {
   /** The function and the route through which it was invoked. */
@@ -33,7 +34,8 @@ export interface AwsCall {
     | { type: 'configuration-set'; name: string }
     | { type: 'queue'; queueUrl: string }
     | { type: 'stack'; stackId: string }
-    | { type: 'certificate'; certificateId: string };
+    | { type: 'certificate'; certificateId: string }
+    | { type: 'thing'; thingName: string };
   /** The SDK command that needed it, and the test that sent it (the scenario). */
   command: string;
   test: string;
@@ -116,6 +118,10 @@ export function authorizationsOf(clientName: string, commandName: string, input:
   if (clientName === 'IoTClient' && operation === 'UpdateCertificate') {
     // Authorized against the certificate it names (Service Authorization Reference, AWS IoT: `cert`).
     return [{ action: 'iot:UpdateCertificate', resource: { type: 'certificate', certificateId: String(input.certificateId) }, command: operation }];
+  }
+  if (clientName === 'IoTDataPlaneClient' && /^(Get|Update|Delete)ThingShadow$/.test(operation)) {
+    // Authorized against the thing it names (Service Authorization Reference, AWS IoT: resource type `thing`).
+    return [{ action: `iot:${operation}`, resource: { type: 'thing', thingName: String(input.thingName) }, command: operation }];
   }
   throw new Error(`No IAM mapping for ${clientName} ${commandName}: add one before the service uses it`);
 }

@@ -200,7 +200,8 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
     const [sourceId, attribute] = (mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
     const isStream = attribute === 'StreamArn';
     if (!isStream) webhookQueueArn = arnOf(sourceId, resources);
-    const key = isStream ? 'stream table' : 'queue webhook-deliveries';
+    // The stream's second mapping is the desired state's (`stream desired-state`, as local/device-shadow.ts names it).
+    const key = !isStream ? 'queue webhook-deliveries' : fn.id.startsWith('SyncDesiredStateFunction') ? 'stream desired-state' : 'stream table';
     fn.routes.push(key);
     functionOfRoute.set(key, fn);
   }
@@ -213,12 +214,14 @@ export function readDeployedForm(template: Record<string, any>): DeployedForm {
   // A function an IoT Core topic rule invokes: `iot presence` for the device presence rule (as local/iot-rules.ts names it).
   for (const [, rule] of ofType('AWS::IoT::TopicRule')) {
     const payload = rule.Properties.TopicRulePayload as { Sql: string; Actions: { Lambda?: { FunctionArn: { 'Fn::GetAtt': [string, string] } } }[] };
-    if (!payload.Sql.includes('$aws/events/presence/')) throw new Error(`a topic rule this form does not know: ${payload.Sql}`);
+    // …and `iot shadow-reports` for the device reports rule.
+    const key = payload.Sql.includes('$aws/events/presence/') ? 'iot presence' : payload.Sql.includes('/shadow/update/documents') ? 'iot shadow-reports' : undefined;
+    if (!key) throw new Error(`a topic rule this form does not know: ${payload.Sql}`);
     for (const action of payload.Actions) {
       const fn = functions.get(action.Lambda?.FunctionArn['Fn::GetAtt'][0] ?? '');
       if (!fn) continue;
-      fn.routes.push('iot presence');
-      functionOfRoute.set('iot presence', fn);
+      fn.routes.push(key);
+      functionOfRoute.set(key, fn);
     }
   }
   // The function fleet provisioning's template asks first: `iot provisioning-hook` (as local/iot-rules.ts names it).
