@@ -195,8 +195,8 @@ export function serviceFactsFile(): string {
 export interface ServiceFacts extends ServiceEnvironment {
   /** The webhook fan-out's stream-failures queue (stand-in), for `npm run admin -- replay-stream-failures`. */
   streamFailures?: { queueUrl: string; endpoint: string };
-  /** The IoT Core stand-in, when the service runs one: its URL and the devices' credentials (`npm run device`). */
-  iot?: { url: string; credentialsDir: string; registryUrl?: string; dataPlaneUrl?: string };
+  /** With the IoT Core stand-in: its URL and credentials, its stand-ins' endpoints, and the demo device `npm start` connects itself. */
+  iot?: { url: string; credentialsDir: string; registryUrl?: string; dataPlaneUrl?: string; connectedDevice?: string };
   demoClient: { clientId: string; clientSecret: string; redirectUri: string };
   users: { id: string; email: string; emailConfirmed: boolean; password: string; devices: string[] }[];
 }

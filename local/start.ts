@@ -5,7 +5,9 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { startExampleApp } from '#local/example-app';
 import { subscribeExampleApp } from '#local/example-webhook';
-import { DEMO_CLIENT } from '#local/seed';
+import { connectDemoDevice, seededFirmwareState } from '#local/demo-device';
+import { runFirmware } from '#local/device-firmware';
+import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { localStateDir, serviceFacts, startLocalService } from '#local/service';
 
 // `npm start`: the whole service on this machine. Ctrl-C stops everything, Java child included.
@@ -111,8 +113,20 @@ if (!(DEMO_CLIENT.redirectUris as readonly string[]).includes(redirectUri)) {
 await subscribeExampleApp(exampleApp, { dynamodbEndpoint: service.dynamodbEndpoint, tableName: service.tableName, clientId: DEMO_CLIENT.clientId })
   .catch((error: unknown) => abort(error, () => exampleApp.stop().then(() => service.stop())));
 
+// A demo device connected as its firmware would connect to AWS IoT Core: Alice's first device shows
+// connected, obeys a PUT of `active` or `sound` from its shadow, and reports it back.
+const demoDeviceId = DEMO_USERS[0].devices[0].id;
+const demoDevice = connectDemoDevice({ url: service.iot!.broker.url, credentialsDir: service.iot!.credentialsDir }, demoDeviceId);
+await new Promise<void>((resolve, reject) => {
+  demoDevice.once('connect', () => resolve());
+  demoDevice.once('error', reject);
+}).then(() => runFirmware(demoDevice, demoDeviceId, seededFirmwareState(demoDeviceId), (line) => console.log(line)))
+  .catch((error: unknown) => abort(error, () => demoDevice.endAsync(true).then(() => exampleApp.stop()).then(() => service.stop())));
+
+const served = serviceFacts(service, redirectUri);
 const facts = {
-  ...serviceFacts(service, redirectUri),
+  ...served,
+  iot: { ...served.iot!, connectedDevice: demoDeviceId },
   persistence: dataDir ? `folder ${dataDir}` : 'in memory',
   exampleAppUrl: exampleApp.url,
 };
@@ -127,11 +141,12 @@ Device and User Service is running (data ${facts.persistence}).
   DynamoDB Local        ${service.dynamodbEndpoint}, table ${service.tableName} (its stream feeds the webhooks${webhookTimeScale === 1 ? '' : `, retries ×${webhookTimeScale}`})
   Example app           ${exampleApp.url} — sign in as ${facts.users[0]!.email} / ${facts.users[0]!.password}
                         (webhook ${exampleApp.webhookUrl}: its device page updates live)
-  IoT Core stand-in     ${service.iot!.broker.url} — connect a demo device: npm run device (another: npm run device -- <device id>)
+  IoT Core stand-in     ${service.iot!.broker.url} — demo device ${demoDeviceId} (Alice's ${DEMO_USERS[0].devices[0].name}) is connected
+                        and obeys PUTs of active and sound; connect another: npm run device (or npm run device -- <device id>)
 Demo accounts:
 ${facts.users.map((u) => `  ${u.email.padEnd(20)} password ${u.password.padEnd(22)} ${u.devices.length} devices`).join('\n')}
 Try:  TOKEN=$(npm run -s token -- --user alice@example.com --scope "read_user read_device write_device")
       curl -H "Authorization: Bearer $TOKEN" ${service.apiUrl}/devices
 The same facts are in ${join(stateDir, 'service.json')}. Press Ctrl-C to stop.
 `);
-stopRunning = () => exampleApp.stop().then(() => service.stop());
+stopRunning = () => demoDevice.endAsync().then(() => exampleApp.stop()).then(() => service.stop());
