@@ -207,7 +207,7 @@ export const recordPresence = (event: unknown) => recordPresenceWith(event, { de
 /** A device's report from its shadow recorded on its item (shared/shadow/record-report.ts). */
 export const recordReport = (documents: unknown) => recordReportWith(documents, { devices, shadowReports, logger });
 /** A batch of the table's stream: the owners' commands written to their devices' shadows (shared/shadow/sync-desired.ts). */
-export const syncDesiredState = (records: readonly StreamRecordLike[]) => syncDesiredStateWith(records, { shadows: deviceShadows, logger });
+export const syncDesiredState = (records: readonly StreamRecordLike[]) => syncDesiredStateWith(records, { shadows: deviceShadows, certificates: deviceCertificates, logger });
 /** A batch of the table's stream turned into webhook deliveries (shared/webhooks/fan-out.ts): how many were queued. */
 export const fanOut = (records: readonly StreamRecordLike[]) => fanOutWith(records, { grants, webhooks, batch, queue });
 /** One queued webhook message delivered (shared/webhooks/deliver.ts), its `attempt`-th time. */

@@ -7,7 +7,7 @@ import { syncDesiredState } from '#shared/runtime';
  * writes each owner's command of a device-side field (`active`, `sound`) to the device's shadow as
  * its desired state (shared/shadow/sync-desired.ts). A failure fails the batch, which the stream
  * hands over again, then to the on-failure queue; what was already written is not written again.
- * No HTTP route.
+ * A device deleted with its account has its certificate deactivated. No HTTP route.
  */
 export async function handler(event: DynamoDBStreamEvent) {
   return syncDesiredState(event.Records as StreamRecordLike[]);

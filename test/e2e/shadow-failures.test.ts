@@ -85,8 +85,8 @@ describe('desired state on a failing shadow service', () => {
       return handler({ Records: [record(item)] } as never);
     });
     const writes = updatesOf(device.id);
-    expect(await replay(older!)).toEqual({ written: 0, superseded: 1 });
-    expect(await replay(newer!)).toEqual({ written: 0, superseded: 1 });
+    expect(await replay(older!)).toEqual({ written: 0, superseded: 1, deactivated: 0 });
+    expect(await replay(newer!)).toEqual({ written: 0, superseded: 1, deactivated: 0 });
     expect(updatesOf(device.id)).toBe(writes);
     expect(service.iot!.broker.shadows.get(device.id)).toMatchObject({ ok: { state: { desired: { sound: true, command: newer!.commandSeq } } } });
   });

@@ -35,14 +35,15 @@ describe('device shadow: desired state, reports, failures', () => {
     expect(mapping.Properties.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]).toBe(failuresId);
   });
 
-  it('the desired-state function may read and update the things\' shadows, nothing else of IoT', () => {
+  it('the desired-state function may read and update the things\' shadows and deactivate certificates (a device deleted with its account), nothing else of IoT', () => {
     const role = (resources[fnId(/SyncDesiredState/)]!.Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
     const statements = ofType('AWS::IAM::Policy').filter(([, p]) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === role))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: any }[]);
     const iot = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('iot:')));
-    expect(iot).toHaveLength(1);
-    expect([iot[0]!.Action].flat()).toEqual(['iot:GetThingShadow', 'iot:UpdateThingShadow']);
-    expect(JSON.stringify(iot[0]!.Resource)).toContain(':thing/*');
+    expect(iot.map((s) => ({ actions: [s.Action].flat(), resource: JSON.stringify(s.Resource).match(/:(thing|cert)\/\*/)?.[0] }))).toEqual([
+      { actions: ['iot:GetThingShadow', 'iot:UpdateThingShadow'], resource: ':thing/*' },
+      { actions: ['iot:UpdateCertificate'], resource: ':cert/*' },
+    ]);
   });
 
   it('the reports rule hands each shadow\'s documents, with the thing\'s name, to the reports function, and its failures to the same queue', () => {
