@@ -228,4 +228,4 @@ export const claimDevice = (...args: After<typeof claimDeviceWith>) => claimDevi
 /** A device removed from the user's account and freed, its certificate deactivated (shared/devices/claiming.ts). */
 export const removeDevice = (...args: After<typeof removeDeviceWith>) => removeDeviceWith({ grants, claims, certificates: deviceCertificates }, ...args);
 /** Fleet provisioning's pre-provisioning hook: a device's serial checked against the allow-list (shared/devices/fleet-provisioning.ts). */
-export const preProvision = (event: unknown) => preProvisionWith({ serials, warn: (message, facts) => logger.warn(message, facts) }, event);
+export const preProvision = (event: unknown) => preProvisionWith({ serials, devices, warn: (message, facts) => logger.warn(message, facts) }, event);

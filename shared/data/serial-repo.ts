@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import type { RepoOperations } from '#shared/data/table-access';
 import { ConflictError } from '#shared/errors';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
-import { factorySerialKey, unclaimedDeviceKey } from '#shared/data/item-keys';
+import { deviceKey, factorySerialKey, unclaimedDeviceKey } from '#shared/data/item-keys';
 
 /** A serial number of the factory's allow-list: the device it becomes, and whether it was provisioned. */
 export interface FactorySerial {
@@ -41,9 +41,10 @@ export function createSerialRepo({ doc, table }: RepoDeps) {
     /**
      * Uses a serial up for the certificate a device is being provisioned with: one transaction that
      * marks the serial provisioned (if it was only allowed) and records the certificate on its device,
-     * which must still belong to nobody and have none. False, and nothing written, otherwise.
+     * which must have none: the device of nobody's, or, with `ownerId`, the one its owner claimed
+     * (from its label) before its first start. False, and nothing written, otherwise.
      */
-    async takeSerial(serial: string, deviceId: string, certificateId: string): Promise<boolean> {
+    async takeSerial(serial: string, deviceId: string, certificateId: string, ownerId?: string): Promise<boolean> {
       try {
         await doc.send(new TransactWriteCommand({
           TransactItems: [
@@ -56,7 +57,7 @@ export function createSerialRepo({ doc, table }: RepoDeps) {
             },
             {
               Update: {
-                TableName: table, Key: unclaimedDeviceKey(deviceId), UpdateExpression: 'SET certificateId = :cert',
+                TableName: table, Key: ownerId ? deviceKey(ownerId, deviceId) : unclaimedDeviceKey(deviceId), UpdateExpression: 'SET certificateId = :cert',
                 ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(certificateId)', ExpressionAttributeValues: { ':cert': certificateId },
               },
             },

@@ -6,7 +6,7 @@ import type { Uses, UsesDeclaration } from '#shared/data/uses';
 // Guide, "Pre-provisioning hooks"). Only a serial of the allow-list, once, becomes its device.
 
 /** The repository operations preProvision uses (its function's grants: functions/needs.ts). */
-export const PRE_PROVISION_USES = { serials: ['getSerial', 'takeSerial'] } as const satisfies UsesDeclaration;
+export const PRE_PROVISION_USES = { serials: ['getSerial', 'takeSerial'], devices: ['findDeviceOwner'] } as const satisfies UsesDeclaration;
 
 export type PreProvisionDeps = Uses<typeof PRE_PROVISION_USES> & { warn(message: string, facts: Record<string, unknown>): void };
 
@@ -38,8 +38,9 @@ function parseRequest(event: unknown): { serial: string; certificateId: string }
 /**
  * Decides a device's registration: a well-formed request whose serial is on the allow-list and not
  * used yet (or used by this very certificate: a retry) is allowed, named as the serial's device (`ThingName` overridden, whatever the device
- * sent), and the serial is used up with the device's certificate recorded on its item (one
- * transaction, takeSerial), so that removing the device deactivates it. Anything else is refused,
+ * sent), and the serial is used up with the device's certificate recorded on its item, whether it
+ * still waits for an owner or was claimed already (one transaction, takeSerial; a claimed device's
+ * owner found first), so that removing the device deactivates it. Anything else is refused,
  * logged with why (never with the certificate), and writes nothing.
  */
 export async function preProvision(deps: PreProvisionDeps, event: unknown): Promise<PreProvisionAnswer> {
@@ -57,7 +58,10 @@ export async function preProvision(deps: PreProvisionDeps, event: unknown): Prom
     deps.warn('provisioning refused', { reason: entry ? 'serial-used' : 'serial-not-allowed' });
     return { allowProvisioning: false };
   }
-  if (!await deps.serials.takeSerial(request.serial, entry.deviceId, request.certificateId)) {
+  // The device of nobody's, as it waits; or, when its owner claimed it from its label before its first start, the owner's.
+  const taken = await deps.serials.takeSerial(request.serial, entry.deviceId, request.certificateId)
+    || await deps.devices.findDeviceOwner(entry.deviceId).then((owner) => owner !== undefined && deps.serials.takeSerial(request.serial, entry.deviceId, request.certificateId, owner));
+  if (!taken) {
     deps.warn('provisioning refused', { reason: 'serial-taken-meanwhile' });
     return { allowProvisioning: false };
   }

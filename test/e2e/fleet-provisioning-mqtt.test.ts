@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import mqtt, { type MqttClient } from 'mqtt';
 import { iot, iotidentity, mqtt as crtMqtt } from 'aws-iot-device-sdk-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { createFleetStandIn, LOCAL_FLEET_TEMPLATE } from '#local/iot-fleet';
 import { runPresenceRule, runProvisioningHook } from '#local/iot-rules';
 import { DEMO_USERS } from '#local/seed';
 import { createClaimRepo } from '#shared/data/claim-repo';
+import { deviceKey } from '#shared/data/item-keys';
 import { createSerialRepo } from '#shared/data/serial-repo';
 import { claimDevice } from '#shared/devices/claiming';
 import { newClaimCode } from '#shared/domain/claim-code';
@@ -140,6 +142,16 @@ describe('fleet provisioning by claim', () => {
     // As that device only.
     const other = client(keys.certificatePem!, keys.privateKey!, randomUUID());
     await expect(connectedOf(other)).rejects.toMatchObject({ code: 5 });
+  });
+
+  it('provisions a device its owner claimed from its label before its first start: the certificate is recorded on the owned device', async () => {
+    const { serial, deviceId, claimCode } = await listedSerial();
+    expect(await claimDevice({ claims: createClaimRepo({ doc, table: service.tableName }) }, claimCode, ALICE.user.id, '192.0.2.7')).toMatchObject({ device: { id: deviceId } });
+    const identity = await factoryDevice();
+    const keys = await createKeys(identity);
+    expect(await register(identity, keys.certificateOwnershipToken!, { SerialNumber: serial })).toEqual({ accepted: { deviceConfiguration: {}, thingName: deviceId } });
+    const { Item } = await doc.send(new GetCommand({ TableName: service.tableName, Key: deviceKey(ALICE.user.id, deviceId), ConsistentRead: true }));
+    expect(Item).toMatchObject({ certificateId: keys.certificateId });
   });
 
   it('refuses a serial nobody listed, a listed serial a second time, a forged ownership token and malformed parameters', async () => {

@@ -6,8 +6,8 @@ import { makeDevice } from '../support/factories';
 import { useRepoTable } from '../support/repos';
 
 // The pre-provisioning hook under IoT Core's own behaviour against DynamoDB Local: many devices
-// racing with one serial (a copied label, a leaked claim certificate), and IoT Core asking again for
-// the certificate it already admitted (a device's retry of RegisterThing with the same token).
+// racing with one serial (a copied label, a leaked claim certificate), and IoT Core asking again for the
+// certificate it already admitted (a device's retry of RegisterThing with the same token).
 
 /** IoT Core's request to the hook, with every field it sends. */
 const request = (serial: string, certificateId = randomBytes(32).toString('hex')) => ({
@@ -17,7 +17,7 @@ const request = (serial: string, certificateId = randomBytes(32).toString('hex')
 
 describe('the pre-provisioning hook, raced and retried', () => {
   const { repos } = useRepoTable();
-  const deps = { serials: repos.serials, warn: () => undefined };
+  const deps = { serials: repos.serials, devices: repos.devices, warn: () => undefined };
 
   async function listed() {
     const device = makeDevice({ connected: false });
@@ -42,4 +42,5 @@ describe('the pre-provisioning hook, raced and retried', () => {
     expect(await preProvision(deps, first)).toEqual({ allowProvisioning: true, parameterOverrides: { ThingName: deviceId } });
     expect(await preProvision(deps, request(serial))).toEqual({ allowProvisioning: false });
   });
+
 });
