@@ -150,8 +150,9 @@ describe('device repository', () => {
       await repo.updateOwnedDevice(ownerId, device!.id, { sound: false });
 
       // Assess
-      // …and adds one to its sequence number, which its webhook events carry.
-      expect(await rawItem(ownerId, device!.id)).toEqual({ ...before, sound: false, seq: Number(before!.seq) + 1 });
+      // …and adds one to its sequence number, which its webhook events carry; a device-side member's
+      // change is an owner's command, numbered by that write's sequence (commandSeq: the shadow's desired state).
+      expect(await rawItem(ownerId, device!.id)).toEqual({ ...before, sound: false, seq: Number(before!.seq) + 1, commandSeq: Number(before!.seq) + 1 });
     });
 
     it('treats {} as a no-op that costs one GetItem', async () => {
