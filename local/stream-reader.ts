@@ -18,6 +18,10 @@ import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 // shard and sequence-number range) handed to `onFailure`, and the reader goes on past it.
 // With `filters` (the event source mapping's), records that match none are dropped before the
 // handler, and a batch left empty is not handed over at all, as Lambda's event filtering does.
+// Like Lambda's stream poller (about four GetRecords a second per shard when there is nothing new),
+// it backs off while the shard is idle: from `pollMs` doubling to `idlePollMs` between empty reads,
+// and reads again at once while records keep coming. `caughtUp()` wakes it, so a test waits for one
+// fresh read, not for the backoff.
 
 export interface StreamReader {
   /** Resolves once every record written so far has been handed over and handled. */
@@ -31,8 +35,12 @@ export interface StreamReaderOptions {
   handle(records: _Record[]): Promise<unknown>;
   /** The event source mapping's filter patterns; none: every record. */
   filters?: readonly FilterPattern[];
-  /** Between polls of an idle shard, ms. */
+  /** After a read that brought records, the first pause before reading again once the shard is idle, ms (default 25). */
   pollMs?: number;
+  /** The longest pause between reads of an idle shard, ms: the backoff doubles `pollMs` up to it (default 250, Lambda's pace). */
+  idlePollMs?: number;
+  /** Records per GetRecords, at most (the event source mapping's batch size; default 100, Lambda's default for DynamoDB streams). */
+  batchSize?: number;
   onError?(error: unknown): void;
   /** Lambda's handling of a batch that keeps failing; none: it is handed over until it succeeds. */
   failures?: {
@@ -58,11 +66,35 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   if (!streamArn) throw new Error(`Table ${options.tableName} has no stream`);
   const streams = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const pollMs = options.pollMs ?? 25;
+  const idlePollMs = Math.max(options.idlePollMs ?? 250, pollMs);
+  const batchSize = options.batchSize ?? 100;
   /** Shard id → its next iterator (undefined: closed and read to its end). */
   const iterators = new Map<string, string | undefined>();
   let stopped = false;
-  let idle = false;
   let started = false;
+  /** Reads begun so far, and the number of the last one that found every shard empty (caughtUp waits on them). */
+  let reads = 0;
+  let lastEmptyRead = 0;
+  /** Ends the current pause early (caughtUp, stop). */
+  let wake: (() => void) | undefined;
+  /** Waiters for the end of the current read round. */
+  let roundEnded: (() => void)[] = [];
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      wake = undefined;
+      resolve();
+    }, ms);
+    wake = () => {
+      clearTimeout(timer);
+      wake = undefined;
+      resolve();
+    };
+  });
+  const endRound = () => {
+    const waiting = roundEnded;
+    roundEnded = [];
+    for (const resolve of waiting) resolve();
+  };
 
   async function discover() {
     let start: string | undefined;
@@ -86,10 +118,11 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
       if (!iterator) continue;
       let answer;
       try {
-        answer = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+        answer = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: batchSize }));
       } catch (error) {
         if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
           iterators.delete(shardId);
+          rediscover = true;
           continue;
         }
         throw error;
@@ -100,6 +133,8 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
       // Not advanced until handled (or given up on, with `failures`): a failing batch is read again.
       if (records.length > 0) await (options.failures ? withRetries(shardId, records, options.failures) : options.handle(records));
       iterators.set(shardId, answer.NextShardIterator);
+      // A shard read to its end has children: find them now rather than at the next periodic look.
+      if (!answer.NextShardIterator) rediscover = true;
     }
     return any;
   }
@@ -145,29 +180,48 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
 
   await discover();
   let rounds = 1;
+  let rediscover = false;
+  let wait = pollMs;
   const loop = (async () => {
     while (!stopped) {
       try {
-        if (rounds++ % 40 === 0) await discover();
+        if (rounds++ % 40 === 0 || rediscover) {
+          rediscover = false;
+          await discover();
+        }
+        const read = ++reads;
         const any = await readOnce();
-        idle = !any;
-        if (!any) await new Promise((r) => setTimeout(r, pollMs));
+        if (!any) lastEmptyRead = read;
+        endRound();
+        if (any) {
+          wait = pollMs;
+        } else {
+          await pause(wait);
+          wait = Math.min(wait * 2, idlePollMs);
+        }
       } catch (error) {
-        idle = false;
+        endRound();
         if (stopped) break;
         options.onError?.(error);
-        await new Promise((r) => setTimeout(r, pollMs * 4));
+        await pause(pollMs * 4);
       }
     }
+    endRound();
   })();
 
   return {
     async caughtUp() {
-      idle = false;
-      while (!idle && !stopped) await new Promise((r) => setTimeout(r, pollMs));
+      // A read begun after this call that finds nothing new: everything written before it was handled.
+      const after = reads;
+      while (lastEmptyRead <= after && !stopped) {
+        const ended = new Promise<void>((resolve) => roundEnded.push(resolve));
+        wake?.();
+        await ended;
+      }
     },
     async stop() {
       stopped = true;
+      wake?.();
       await loop;
       streams.destroy();
     },

@@ -4,9 +4,9 @@ import { startFailureQueue, type FailureQueueStandIn } from '#local/failure-queu
 import { startStreamReader, type StreamReader } from '#local/stream-reader';
 import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
 import { logger } from '#shared/log';
-import { DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
+import { DELIVERY_BATCH_SIZE, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
 import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
-import { FAN_OUT_MAX_RECORD_AGE_SECONDS, FAN_OUT_RETRY_ATTEMPTS } from '#shared/webhooks/stream-failures';
+import { FAN_OUT_BATCH_SIZE, FAN_OUT_MAX_RECORD_AGE_SECONDS, FAN_OUT_RETRY_ATTEMPTS } from '#shared/webhooks/stream-failures';
 
 // The webhook pipeline of the local service, with the functions that run it in AWS: the table's
 // stream, filtered as the event source mapping filters it → fan-out-events (the same handler) → the delivery queue (an SQS stand-in with the
@@ -48,6 +48,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
     visibilityTimeoutSeconds: QUEUE_VISIBILITY_TIMEOUT_SECONDS,
     maxReceiveCount: MAX_DELIVERY_ATTEMPTS,
     maxConcurrency: DELIVERY_MAX_CONCURRENCY,
+    batchSize: DELIVERY_BATCH_SIZE,
     deliver: (event: SQSEvent) => runAsFunction({ fn: 'deliver-webhooks', ...QUEUE_SOURCE }, async () => {
       const { handler } = await import('#functions/webhooks/deliver-webhooks');
       return timed('deliver-webhooks', () => handler(event));
@@ -62,6 +63,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
         endpoint,
         tableName,
         filters: FAN_OUT_FILTER_PATTERNS,
+        batchSize: FAN_OUT_BATCH_SIZE,
         handle: (records) => runAsFunction({ fn: 'fan-out-events', ...STREAM_SOURCE }, async () => {
           const { handler } = await import('#functions/webhooks/fan-out-events');
           return timed('fan-out-events', () => handler({ Records: records as never }));
