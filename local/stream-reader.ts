@@ -18,10 +18,10 @@ import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 // shard and sequence-number range) handed to `onFailure`, and the reader goes on past it.
 // With `filters` (the event source mapping's), records that match none are dropped before the
 // handler, and a batch left empty is not handed over at all, as Lambda's event filtering does.
-// Like Lambda's stream poller (about four GetRecords a second per shard when there is nothing new),
-// it backs off while the shard is idle: from `pollMs` doubling to `idlePollMs` between empty reads,
-// and reads again at once while records keep coming. `caughtUp()` wakes it, so a test waits for one
-// fresh read, not for the backoff.
+// Like Lambda's stream poller, it reads each shard about four times a second (`pollMs`, 250 ms
+// between reads), busy or idle, and reads again at once only after a full batch (`batchSize`
+// records): a steady trickle of writes costs four GetRecords a second, not one per write.
+// `caughtUp()` wakes it, so a test waits for one fresh read, not for the pace.
 
 export interface StreamReader {
   /** Resolves once every record written so far has been handed over and handled. */
@@ -35,10 +35,8 @@ export interface StreamReaderOptions {
   handle(records: _Record[]): Promise<unknown>;
   /** The event source mapping's filter patterns; none: every record. */
   filters?: readonly FilterPattern[];
-  /** After a read that brought records, the first pause before reading again once the shard is idle, ms (default 25). */
+  /** Between reads of the stream unless the last brought a full batch, ms (default 250: Lambda's four polls a second per shard). */
   pollMs?: number;
-  /** The longest pause between reads of an idle shard, ms: the backoff doubles `pollMs` up to it (default 250, Lambda's pace). */
-  idlePollMs?: number;
   /** Records per GetRecords, at most (the event source mapping's batch size; default 100, Lambda's default for DynamoDB streams). */
   batchSize?: number;
   onError?(error: unknown): void;
@@ -52,11 +50,11 @@ export interface StreamReaderOptions {
 }
 
 /**
- * Pause before the next retry of a failing batch: doubling from 4 polls, at most 4 s, so that the
+ * Pause before the next retry of a failing batch: doubling from 100 ms, at most 4 s, so that the
  * local service's 10 retries span some 20 s: a DynamoDB Local slowed down by a busy machine for a
  * few seconds does not make it give up on a batch (Lambda backs off too; it documents no schedule).
  */
-const retryPauseMs = (pollMs: number, retries: number) => Math.min(pollMs * 4 * 2 ** retries, 4000);
+const retryPauseMs = (retries: number) => Math.min(100 * 2 ** retries, 4000);
 
 export async function startStreamReader(options: StreamReaderOptions): Promise<StreamReader> {
   const ddb = localClient(options.endpoint);
@@ -65,8 +63,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   const streamArn = Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`Table ${options.tableName} has no stream`);
   const streams = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const pollMs = options.pollMs ?? 25;
-  const idlePollMs = Math.max(options.idlePollMs ?? 250, pollMs);
+  const pollMs = options.pollMs ?? 250;
   const batchSize = options.batchSize ?? 100;
   /** Shard id → its next iterator (undefined: closed and read to its end). */
   const iterators = new Map<string, string | undefined>();
@@ -112,8 +109,10 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
     started = true;
   }
 
-  async function readOnce(): Promise<boolean> {
+  /** Reads each shard once; whether any record came, and whether a batch was full (more may be waiting). */
+  async function readOnce(): Promise<{ any: boolean; full: boolean }> {
     let any = false;
+    let full = false;
     for (const [shardId, iterator] of iterators) {
       if (!iterator) continue;
       let answer;
@@ -129,6 +128,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
       }
       const read = answer.Records ?? [];
       if (read.length > 0) any = true;
+      if (read.length >= batchSize) full = true;
       const records = read.filter((record) => matchesFilters(options.filters ?? [], record));
       // Not advanced until handled (or given up on, with `failures`): a failing batch is read again.
       if (records.length > 0) await (options.failures ? withRetries(shardId, records, options.failures) : options.handle(records));
@@ -136,7 +136,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
       // A shard read to its end has children: find them now rather than at the next periodic look.
       if (!answer.NextShardIterator) rediscover = true;
     }
-    return any;
+    return { any, full };
   }
 
   /** Hands `records` over until they are handled, split or given up on, as Lambda's event source mapping does. */
@@ -158,7 +158,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
           return withRetries(shardId, records.slice(half), failures);
         }
         if (retries >= failures.retryAttempts) return failures.onFailure(failureRecord(shardId, records, 'RetryAttemptsExhausted', retries + 1));
-        await new Promise((r) => setTimeout(r, retryPauseMs(pollMs, retries)));
+        await new Promise((r) => setTimeout(r, retryPauseMs(retries)));
       }
     }
   }
@@ -181,29 +181,24 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   await discover();
   let rounds = 1;
   let rediscover = false;
-  let wait = pollMs;
   const loop = (async () => {
     while (!stopped) {
       try {
+        // New shards: every 40 reads (10 s at the default pace), and at once when one has closed.
         if (rounds++ % 40 === 0 || rediscover) {
           rediscover = false;
           await discover();
         }
         const read = ++reads;
-        const any = await readOnce();
+        const { any, full } = await readOnce();
         if (!any) lastEmptyRead = read;
         endRound();
-        if (any) {
-          wait = pollMs;
-        } else {
-          await pause(wait);
-          wait = Math.min(wait * 2, idlePollMs);
-        }
+        if (!full) await pause(pollMs);
       } catch (error) {
         endRound();
         if (stopped) break;
         options.onError?.(error);
-        await pause(pollMs * 4);
+        await pause(Math.max(pollMs, 100));
       }
     }
     endRound();
