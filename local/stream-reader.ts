@@ -18,14 +18,20 @@ import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 // shard and sequence-number range) handed to `onFailure`, and the reader goes on past it.
 // With `filters` (the event source mapping's), records that match none are dropped before the
 // handler, and a batch left empty is not handed over at all, as Lambda's event filtering does.
-// Like Lambda's stream poller, it reads each shard about four times a second (`pollMs`, 250 ms
-// between reads), busy or idle, and reads again at once only after a full batch (`batchSize`
-// records): a steady trickle of writes costs four GetRecords a second, not one per write.
-// `caughtUp()` wakes it, so a test waits for one fresh read, not for the pace.
+// Like Lambda's stream poller, it reads each shard about four times a second while records come
+// (`pollMs`, 250 ms between reads), and again at once only after a full batch (`batchSize`
+// records): a steady trickle of writes costs four GetRecords a second, not one per write. Idle, it
+// backs off (the pause doubles up to `idlePollMs`) until `nudge()` says a write may have come (the
+// local service nudges after every invocation of a function) and it is back at its 250 ms pace. So
+// the service's own writes reach the handler as soon as at Lambda's pace, another process's within
+// `idlePollMs`; what is handed over, in which batches and order, is the same. `caughtUp()` reads at
+// once, so a test waits for one fresh read, not for the pace.
 
 export interface StreamReader {
   /** Resolves once every record written so far has been handed over and handled. */
   caughtUp(): Promise<void>;
+  /** A write may have come: an idle reader goes back to its pace (its next read at most `pollMs` after its last). */
+  nudge(): void;
   stop(): Promise<void>;
 }
 
@@ -35,8 +41,10 @@ export interface StreamReaderOptions {
   handle(records: _Record[]): Promise<unknown>;
   /** The event source mapping's filter patterns; none: every record. */
   filters?: readonly FilterPattern[];
-  /** Between reads of the stream unless the last brought a full batch, ms (default 250: Lambda's four polls a second per shard). */
+  /** Between reads of the stream while records come, unless the last brought a full batch, ms (default 250: Lambda's four polls a second per shard). */
   pollMs?: number;
+  /** The longest pause of an idle reader, ms: after each empty read the pause doubles from `pollMs` up to it (default 2000). */
+  idlePollMs?: number;
   /** Records per GetRecords, at most (the event source mapping's batch size; default 100, Lambda's default for DynamoDB streams). */
   batchSize?: number;
   onError?(error: unknown): void;
@@ -64,6 +72,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   if (!streamArn) throw new Error(`Table ${options.tableName} has no stream`);
   const streams = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const pollMs = options.pollMs ?? 250;
+  const idlePollMs = Math.max(options.idlePollMs ?? 2000, pollMs);
   const batchSize = options.batchSize ?? 100;
   /** Shard id → its next iterator (undefined: closed and read to its end). */
   const iterators = new Map<string, string | undefined>();
@@ -72,19 +81,24 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   /** Reads begun so far, and the number of the last one that found every shard empty (caughtUp waits on them). */
   let reads = 0;
   let lastEmptyRead = 0;
-  /** Ends the current pause early (caughtUp, stop). */
-  let wake: (() => void) | undefined;
+  /** Ends the current pause by `at` (performance.now() ms; 0: now) if it would end later: caughtUp, nudge, stop. */
+  let endPauseBy: ((at: number) => void) | undefined;
+  /** The next idle pause: doubles after each empty read, back to `pollMs` once records come or a nudge. */
+  let idleWait = pollMs;
   /** Waiters for the end of the current read round. */
   let roundEnded: (() => void)[] = [];
   const pause = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      wake = undefined;
+    let endsAt = performance.now() + ms;
+    const end = () => {
+      endPauseBy = undefined;
       resolve();
-    }, ms);
-    wake = () => {
+    };
+    let timer = setTimeout(end, ms);
+    endPauseBy = (at) => {
+      if (at >= endsAt) return;
+      endsAt = at;
       clearTimeout(timer);
-      wake = undefined;
-      resolve();
+      timer = setTimeout(end, Math.max(0, at - performance.now()));
     };
   });
   const endRound = () => {
@@ -181,6 +195,8 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   await discover();
   let rounds = 1;
   let rediscover = false;
+  /** When the last read began (performance.now() ms): a nudge puts the next at most `pollMs` after it. */
+  let lastReadAt = performance.now();
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -190,10 +206,14 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
           await discover();
         }
         const read = ++reads;
+        const readAt = performance.now();
         const { any, full } = await readOnce();
         if (!any) lastEmptyRead = read;
         endRound();
-        if (!full) await pause(pollMs);
+        lastReadAt = readAt;
+        const wait = any ? pollMs : idleWait;
+        idleWait = any ? pollMs : Math.min(idleWait * 2, idlePollMs);
+        if (!full) await pause(wait);
       } catch (error) {
         endRound();
         if (stopped) break;
@@ -205,18 +225,22 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   })();
 
   return {
+    nudge() {
+      idleWait = pollMs;
+      endPauseBy?.(lastReadAt + pollMs);
+    },
     async caughtUp() {
       // A read begun after this call that finds nothing new: everything written before it was handled.
       const after = reads;
       while (lastEmptyRead <= after && !stopped) {
         const ended = new Promise<void>((resolve) => roundEnded.push(resolve));
-        wake?.();
+        endPauseBy?.(0);
         await ended;
       }
     },
     async stop() {
       stopped = true;
-      wake?.();
+      endPauseBy?.(0);
       await loop;
       streams.destroy();
     },

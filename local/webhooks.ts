@@ -1,5 +1,5 @@
 import type { SQSEvent } from 'aws-lambda';
-import { runAsFunction } from '#local/invocation-context';
+import { afterEveryInvocation, runAsFunction } from '#local/invocation-context';
 import { startFailureQueue, type FailureQueueStandIn } from '#local/failure-queue';
 import { startStreamReader, type StreamReader } from '#local/stream-reader';
 import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
@@ -35,6 +35,7 @@ export type InvocationObserver = (fn: 'fan-out-events' | 'deliver-webhooks', ms:
 
 export async function startLocalWebhooks(endpoint: string, tableName: string, timeScale: number, observe?: InvocationObserver): Promise<LocalWebhooks> {
   let reader: StreamReader | undefined;
+  let stopNudging: (() => void) | undefined;
   const timed = async <T>(fn: 'fan-out-events' | 'deliver-webhooks', work: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
@@ -78,12 +79,16 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
           },
         },
       });
+      // An idle reader backs off; a function that ran may have written, so it goes back to Lambda's pace.
+      const read = reader;
+      stopNudging = afterEveryInvocation(() => read.nudge());
     },
     async settled() {
       await reader?.caughtUp();
       await queue.drained();
     },
     async stop() {
+      stopNudging?.();
       await reader?.stop();
       await queue.stop();
       await streamFailures.stop();
