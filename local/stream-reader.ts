@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { randomUUID } from 'node:crypto';
 import { localClient } from '#local/dynamodb-local';
+import { SDK_LOGGER_MIDDLEWARE } from '#shared/aws/client-config';
 import { matchesFilters, type FilterPattern } from '#shared/webhooks/stream-filter';
 import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 
@@ -71,6 +72,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   const streamArn = Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`Table ${options.tableName} has no stream`);
   const streams = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  streams.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE); // It walks every batch of records for no logger (observeClient).
   const pollMs = options.pollMs ?? 250;
   const idlePollMs = Math.max(options.idlePollMs ?? 2000, pollMs);
   const batchSize = options.batchSize ?? 100;
