@@ -1,5 +1,5 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
 import { createLocalSigner } from '#shared/keys/local-signer';
@@ -30,6 +30,9 @@ import { comparePeer } from './peer/compare.ts';
 import { latencyPlot } from './peer/plot.ts';
 import { peerSection, renderPeer, type PeerSection } from './peer/report.ts';
 import { PeerMissingError, peerVersion } from './peer/servers.ts';
+import { compareAsUsers } from './peer/as-users.ts';
+import { asUsersSection, renderAsUsers } from './peer/as-users-report.ts';
+import { IDLE_BUDGET_PERCENT } from './peer/npm-start.ts';
 
 // `npm run bench [-- --quick] [--informational] [--functions a,b]`: bundle sizes, cold starts, warm latency, DynamoDB requests per call
 // and token endpoint throughput of every declared function (functions/registry.ts), each as a ratio to a reference
@@ -75,7 +78,7 @@ try {
   const budgets = await main();
   await stopAll();
   const { exitCode, message } = outcome(budgets, options.informational);
-  progress(options.peerOnly ? 'peer comparison done (it carries no budget).' : message);
+  progress(options.peerOnly && !options.asUsers ? 'peer comparison done (it carries no budget).' : message);
   process.exit(exitCode);
 } catch (error) {
   process.stderr.write(error instanceof PeerMissingError ? `bench: ${error.message}\n` : `bench failed: ${(error as Error).stack ?? String(error)}\n`);
@@ -106,6 +109,7 @@ async function peerComparison(local: DynamoDbLocal, keyFile: string): Promise<Pe
 
 /** `--peer`: DynamoDB Local with the demo data, a signing key, and the comparison alone. */
 async function peerOnly(): Promise<BudgetCheck[]> {
+  if (options.asUsers) return peerAsUsers(options.asUsers);
   progress(`mode ${options.quick ? 'quick' : 'full'}, peer comparison only; starting DynamoDB Local`);
   ddb = await startDynamoDbLocal();
   await createTable(ddb.endpoint, TABLE);
@@ -127,6 +131,26 @@ async function peerOnly(): Promise<BudgetCheck[]> {
   process.stdout.write(`\n${renderPeer(peer)}\n`);
   progress(`wrote bench-results.json and ${peer.plot}`);
   return [];
+}
+
+/** `--peer --as-users`: npm start and the peer beside it (bench/peer/as-users.ts); npm start stops itself, whatever happens. */
+async function peerAsUsers(counts: NonNullable<typeof options.asUsers>): Promise<BudgetCheck[]> {
+  progress(`mode ${options.quick ? 'quick' : 'full'}, peer comparison as users run the service`);
+  const load = { before: loadavg().map((v) => round(v, 2)), after: [] as number[] };
+  const comparison = await compareAsUsers(stateDir, counts, progress);
+  load.after = loadavg().map((v) => round(v, 2));
+  const peerAsUsers = asUsersSection(comparison, load);
+  const results = {
+    schemaVersion: 2, mode: options.quick ? 'quick-peer-as-users' : 'peer-as-users', startedAt: startedAt.toISOString(),
+    durationSeconds: round((Date.now() - startedAt.getTime()) / 1000, 1), machine: machine(), peerAsUsers,
+  };
+  writeFileSync(join(ROOT, 'bench-results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\n${renderAsUsers(peerAsUsers)}\n`);
+  progress('wrote bench-results.json');
+  // The idle figure is a budget (CPU seconds, which a busy machine changes little); the ratios are not (bench/RESULTS.md).
+  return Object.entries(peerAsUsers.idle).flatMap(([when, figure]) => (typeof figure === 'object' && figure
+    ? [check('idle-cpu-percent', `npm start ${when} the rounds`, 'npm start left alone: CPU of its process group, % of one core', figure.percentOfOneCore, IDLE_BUDGET_PERCENT)]
+    : []));
 }
 
 async function main(): Promise<BudgetCheck[]> {

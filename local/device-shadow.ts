@@ -1,4 +1,4 @@
-import { runAsFunction } from '#local/invocation-context';
+import { afterEveryInvocation, runAsFunction } from '#local/invocation-context';
 import { startFailureQueue, type FailureQueueStandIn } from '#local/failure-queue';
 import { startStreamReader, type StreamReader } from '#local/stream-reader';
 import { logger } from '#shared/log';
@@ -28,6 +28,7 @@ export async function startLocalDesiredState(endpoint: string, tableName: string
     reader = await startStreamReader({
       endpoint,
       tableName,
+      functionName: 'sync-desired-state',
       filters: DESIRED_STATE_FILTER_PATTERNS,
       handle: (records) => runAsFunction({ fn: 'sync-desired-state', ...DESIRED_STATE_SOURCE }, async () => {
         const { handler } = await import('#functions/devices/sync-desired-state');
@@ -47,10 +48,13 @@ export async function startLocalDesiredState(endpoint: string, tableName: string
     await failures.stop();
     throw error;
   }
+  // An idle reader backs off; a function that ran may have written a command, so it goes back to Lambda's pace.
+  const stopNudging = afterEveryInvocation(() => reader.nudge());
   return {
     failures,
     settled: () => reader.caughtUp(),
     async stop() {
+      stopNudging();
       await reader.stop();
       await failures.stop();
     },

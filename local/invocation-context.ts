@@ -20,13 +20,32 @@ export interface Invocation {
 const running = new AsyncLocalStorage<Invocation>();
 const counts = new Map<string, Invocation & { count: number }>();
 
+const ended = new Set<() => void>();
+
 /** Runs `work` as an invocation; everything it awaits is attributed to it. */
 export function runAsFunction<T>(invocation: Invocation, work: () => T): T {
   const id = `${invocation.api} ${invocation.routeKey}`;
   const seen = counts.get(id) ?? { ...invocation, count: 0 };
   seen.count += 1;
   counts.set(id, seen);
-  return running.run(invocation, work);
+  const result = running.run(invocation, work);
+  if (ended.size > 0) {
+    const tell = () => {
+      for (const listener of ended) listener();
+    };
+    if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') (result as PromiseLike<unknown>).then(tell, tell);
+    else tell();
+  }
+  return result;
+}
+
+/**
+ * Calls `listener` whenever an invocation in this process ends (it may have written to the table: the
+ * local stream readers read again soon). Returns what stops it.
+ */
+export function afterEveryInvocation(listener: () => void): () => void {
+  ended.add(listener);
+  return () => ended.delete(listener);
 }
 
 /** The invocation the current work runs for, if any. */

@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { randomUUID } from 'node:crypto';
 import { localClient } from '#local/dynamodb-local';
+import { SDK_LOGGER_MIDDLEWARE } from '#shared/aws/client-config';
 import { matchesFilters, type FilterPattern } from '#shared/webhooks/stream-filter';
 import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 
@@ -18,10 +19,20 @@ import type { StreamBatchFailure } from '#shared/webhooks/stream-failures';
 // shard and sequence-number range) handed to `onFailure`, and the reader goes on past it.
 // With `filters` (the event source mapping's), records that match none are dropped before the
 // handler, and a batch left empty is not handed over at all, as Lambda's event filtering does.
+// Like Lambda's stream poller, it reads each shard about four times a second while records come
+// (`pollMs`, 250 ms between reads), and again at once only after a full batch (`batchSize`
+// records): a steady trickle of writes costs four GetRecords a second, not one per write. Idle, it
+// backs off (the pause doubles up to `idlePollMs`) until `nudge()` says a write may have come (the
+// local service nudges after every invocation of a function) and it is back at its 250 ms pace. So
+// the service's own writes reach the handler as soon as at Lambda's pace, another process's within
+// `idlePollMs`; what is handed over, in which batches and order, is the same. `caughtUp()` reads at
+// once, so a test waits for one fresh read, not for the pace.
 
 export interface StreamReader {
   /** Resolves once every record written so far has been handed over and handled. */
   caughtUp(): Promise<void>;
+  /** A write may have come: an idle reader goes back to its pace (its next read at most `pollMs` after its last). */
+  nudge(): void;
   stop(): Promise<void>;
 }
 
@@ -29,10 +40,16 @@ export interface StreamReaderOptions {
   endpoint: string;
   tableName: string;
   handle(records: _Record[]): Promise<unknown>;
+  /** The function the mapping invokes, as its on-failure records name it. Default: fan-out-events. */
+  functionName?: string;
   /** The event source mapping's filter patterns; none: every record. */
   filters?: readonly FilterPattern[];
-  /** Between polls of an idle shard, ms. */
+  /** Between reads of the stream while records come, unless the last brought a full batch, ms (default 250: Lambda's four polls a second per shard). */
   pollMs?: number;
+  /** The longest pause of an idle reader, ms: after each empty read the pause doubles from `pollMs` up to it (default 2000). */
+  idlePollMs?: number;
+  /** Records per GetRecords, at most (the event source mapping's batch size; default 100, Lambda's default for DynamoDB streams). */
+  batchSize?: number;
   onError?(error: unknown): void;
   /** Lambda's handling of a batch that keeps failing; none: it is handed over until it succeeds. */
   failures?: {
@@ -44,11 +61,11 @@ export interface StreamReaderOptions {
 }
 
 /**
- * Pause before the next retry of a failing batch: doubling from 4 polls, at most 4 s, so that the
+ * Pause before the next retry of a failing batch: doubling from 100 ms, at most 4 s, so that the
  * local service's 10 retries span some 20 s: a DynamoDB Local slowed down by a busy machine for a
  * few seconds does not make it give up on a batch (Lambda backs off too; it documents no schedule).
  */
-const retryPauseMs = (pollMs: number, retries: number) => Math.min(pollMs * 4 * 2 ** retries, 4000);
+const retryPauseMs = (retries: number) => Math.min(100 * 2 ** retries, 4000);
 
 export async function startStreamReader(options: StreamReaderOptions): Promise<StreamReader> {
   const ddb = localClient(options.endpoint);
@@ -57,12 +74,42 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   const streamArn = Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`Table ${options.tableName} has no stream`);
   const streams = new DynamoDBStreamsClient({ endpoint: options.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const pollMs = options.pollMs ?? 25;
+  streams.middlewareStack.remove(SDK_LOGGER_MIDDLEWARE); // It walks every batch of records for no logger (observeClient).
+  const pollMs = options.pollMs ?? 250;
+  const idlePollMs = Math.max(options.idlePollMs ?? 2000, pollMs);
+  const batchSize = options.batchSize ?? 100;
   /** Shard id → its next iterator (undefined: closed and read to its end). */
   const iterators = new Map<string, string | undefined>();
   let stopped = false;
-  let idle = false;
   let started = false;
+  /** Reads begun so far, and the number of the last one that found every shard empty (caughtUp waits on them). */
+  let reads = 0;
+  let lastEmptyRead = 0;
+  /** Ends the current pause by `at` (performance.now() ms; 0: now) if it would end later: caughtUp, nudge, stop. */
+  let endPauseBy: ((at: number) => void) | undefined;
+  /** The next idle pause: doubles after each empty read, back to `pollMs` once records come or a nudge. */
+  let idleWait = pollMs;
+  /** Waiters for the end of the current read round. */
+  let roundEnded: (() => void)[] = [];
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    let endsAt = performance.now() + ms;
+    const end = () => {
+      endPauseBy = undefined;
+      resolve();
+    };
+    let timer = setTimeout(end, ms);
+    endPauseBy = (at) => {
+      if (at >= endsAt) return;
+      endsAt = at;
+      clearTimeout(timer);
+      timer = setTimeout(end, Math.max(0, at - performance.now()));
+    };
+  });
+  const endRound = () => {
+    const waiting = roundEnded;
+    roundEnded = [];
+    for (const resolve of waiting) resolve();
+  };
 
   async function discover() {
     let start: string | undefined;
@@ -80,28 +127,34 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
     started = true;
   }
 
-  async function readOnce(): Promise<boolean> {
+  /** Reads each shard once; whether any record came, and whether a batch was full (more may be waiting). */
+  async function readOnce(): Promise<{ any: boolean; full: boolean }> {
     let any = false;
+    let full = false;
     for (const [shardId, iterator] of iterators) {
       if (!iterator) continue;
       let answer;
       try {
-        answer = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+        answer = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: batchSize }));
       } catch (error) {
         if (error instanceof ExpiredIteratorException || error instanceof TrimmedDataAccessException) {
           iterators.delete(shardId);
+          rediscover = true;
           continue;
         }
         throw error;
       }
       const read = answer.Records ?? [];
       if (read.length > 0) any = true;
+      if (read.length >= batchSize) full = true;
       const records = read.filter((record) => matchesFilters(options.filters ?? [], record));
       // Not advanced until handled (or given up on, with `failures`): a failing batch is read again.
       if (records.length > 0) await (options.failures ? withRetries(shardId, records, options.failures) : options.handle(records));
       iterators.set(shardId, answer.NextShardIterator);
+      // A shard read to its end has children: find them now rather than at the next periodic look.
+      if (!answer.NextShardIterator) rediscover = true;
     }
-    return any;
+    return { any, full };
   }
 
   /** Hands `records` over until they are handled, split or given up on, as Lambda's event source mapping does. */
@@ -123,7 +176,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
           return withRetries(shardId, records.slice(half), failures);
         }
         if (retries >= failures.retryAttempts) return failures.onFailure(failureRecord(shardId, records, 'RetryAttemptsExhausted', retries + 1));
-        await new Promise((r) => setTimeout(r, retryPauseMs(pollMs, retries)));
+        await new Promise((r) => setTimeout(r, retryPauseMs(retries)));
       }
     }
   }
@@ -131,7 +184,7 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
   function failureRecord(shardId: string, records: _Record[], condition: string, invocations: number): StreamBatchFailure {
     const arrival = (record: _Record) => (record.dynamodb?.ApproximateCreationDateTime ?? new Date()).toISOString();
     return {
-      requestContext: { requestId: randomUUID(), functionArn: 'arn:aws:lambda:local:000000000000:function:fan-out-events', condition, approximateInvokeCount: invocations },
+      requestContext: { requestId: randomUUID(), functionArn: `arn:aws:lambda:local:000000000000:function:${options.functionName ?? 'fan-out-events'}`, condition, approximateInvokeCount: invocations },
       responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
       version: '1.0',
       timestamp: new Date().toISOString(),
@@ -145,29 +198,53 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
 
   await discover();
   let rounds = 1;
+  let rediscover = false;
+  /** When the last read began (performance.now() ms): a nudge puts the next at most `pollMs` after it. */
+  let lastReadAt = performance.now();
   const loop = (async () => {
     while (!stopped) {
       try {
-        if (rounds++ % 40 === 0) await discover();
-        const any = await readOnce();
-        idle = !any;
-        if (!any) await new Promise((r) => setTimeout(r, pollMs));
+        // New shards: every 40 reads (10 s at the default pace), and at once when one has closed.
+        if (rounds++ % 40 === 0 || rediscover) {
+          rediscover = false;
+          await discover();
+        }
+        const read = ++reads;
+        const readAt = performance.now();
+        const { any, full } = await readOnce();
+        if (!any) lastEmptyRead = read;
+        endRound();
+        lastReadAt = readAt;
+        const wait = any ? pollMs : idleWait;
+        idleWait = any ? pollMs : Math.min(idleWait * 2, idlePollMs);
+        if (!full) await pause(wait);
       } catch (error) {
-        idle = false;
+        endRound();
         if (stopped) break;
         options.onError?.(error);
-        await new Promise((r) => setTimeout(r, pollMs * 4));
+        await pause(Math.max(pollMs, 100));
       }
     }
+    endRound();
   })();
 
   return {
+    nudge() {
+      idleWait = pollMs;
+      endPauseBy?.(lastReadAt + pollMs);
+    },
     async caughtUp() {
-      idle = false;
-      while (!idle && !stopped) await new Promise((r) => setTimeout(r, pollMs));
+      // A read begun after this call that finds nothing new: everything written before it was handled.
+      const after = reads;
+      while (lastEmptyRead <= after && !stopped) {
+        const ended = new Promise<void>((resolve) => roundEnded.push(resolve));
+        endPauseBy?.(0);
+        await ended;
+      }
     },
     async stop() {
       stopped = true;
+      endPauseBy?.(0);
       await loop;
       streams.destroy();
     },

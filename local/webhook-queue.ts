@@ -12,6 +12,10 @@ import { SQS_MAX_VISIBILITY_SECONDS } from '#shared/webhooks/deliver';
 // list, as the queue's redrive policy does; with `maxConcurrency`, like the mapping's maximum
 // concurrency, it receives nothing while that many invocations run. Every timeout is multiplied by
 // `timeScale`, so the real retry schedule runs compressed (0.001: 30 s become 30 ms).
+// It looks for messages every 10 ms only while one is visible and waiting (its batch not yet full, or
+// held by the maximum concurrency); otherwise it sleeps until the next message turns visible, or,
+// with none waiting, until one is sent or an invocation ends, as Lambda's long polls wait: an empty
+// queue costs nothing.
 //
 // ChangeMessageVisibility follows SQS's rule: a message is invisible for at most 12 hours
 // (SQS_MAX_VISIBILITY_SECONDS) counted from its receipt, and the new timeout counts from the call,
@@ -54,7 +58,7 @@ export interface WebhookQueueStandIn {
   deadLetters(): LocalQueueMessage[];
   /** Every ChangeMessageVisibility so far, accepted or refused, in order. */
   visibilityChanges(): VisibilityChange[];
-  /** How many times it has looked for visible messages so far (every 10 ms). */
+  /** How many times it has looked for visible messages so far (every 10 ms while one waits). */
   polls(): number;
   /** Messages waiting or in flight. */
   pending(): number;
@@ -107,6 +111,7 @@ export async function startWebhookQueue(options: WebhookQueueOptions): Promise<W
       const successful = entries.map((entry) => {
         const message = { messageId: randomUUID(), body: entry.MessageBody, receiveCount: 0, visibleAt: performance.now() + realMs(entry.DelaySeconds ?? 0) };
         messages.push(message);
+        schedule();
         return { Id: entry.Id, MessageId: message.messageId, MD5OfMessageBody: createHash('md5').update(entry.MessageBody).digest('hex') };
       });
       return reply(200, { Successful: successful, Failed: [] });
@@ -134,6 +139,7 @@ export async function startWebhookQueue(options: WebhookQueueOptions): Promise<W
         return invalid(`Total VisibilityTimeout for the message is beyond the limit [${SQS_MAX_VISIBILITY_SECONDS} seconds]`);
       }
       message.visibleAt = now + realMs(timeout);
+      schedule();
       return reply(200, {});
     }
     return refuse(400, 'AWS.SimpleQueueService.UnsupportedOperation', 'com.amazonaws.sqs#UnsupportedOperation', `${operation} is not supported by the local stand-in.`);
@@ -184,11 +190,29 @@ export async function startWebhookQueue(options: WebhookQueueOptions): Promise<W
       ).finally(() => {
         for (const m of ready) m.inFlight = false;
         inFlight -= 1;
+        schedule();
       });
     }
-    timer = setTimeout(poll, 10);
+    timer = undefined;
+    schedule();
   }
-  let timer = setTimeout(poll, 10);
+
+  /** The next look: in 10 ms while a message is visible and waiting, else when the first invisible one turns visible; none when nothing waits. */
+  let timer: NodeJS.Timeout | undefined;
+  let timerAt = Infinity;
+  function schedule() {
+    if (stopped) return;
+    const now = performance.now();
+    let next = Infinity;
+    for (const message of messages) {
+      if (message.inFlight) continue;
+      next = Math.min(next, message.visibleAt <= now ? now + 10 : message.visibleAt);
+    }
+    if (next === Infinity || (timer && timerAt <= next)) return;
+    clearTimeout(timer);
+    timerAt = next;
+    timer = setTimeout(poll, Math.max(0, next - now));
+  }
 
   return {
     url,

@@ -1,12 +1,12 @@
 import type { SQSEvent } from 'aws-lambda';
-import { runAsFunction } from '#local/invocation-context';
+import { afterEveryInvocation, runAsFunction } from '#local/invocation-context';
 import { startFailureQueue, type FailureQueueStandIn } from '#local/failure-queue';
 import { startStreamReader, type StreamReader } from '#local/stream-reader';
 import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
 import { logger } from '#shared/log';
-import { DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
+import { DELIVERY_BATCH_SIZE, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
 import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
-import { FAN_OUT_MAX_RECORD_AGE_SECONDS, FAN_OUT_RETRY_ATTEMPTS } from '#shared/webhooks/stream-failures';
+import { FAN_OUT_BATCH_SIZE, FAN_OUT_MAX_RECORD_AGE_SECONDS, FAN_OUT_RETRY_ATTEMPTS } from '#shared/webhooks/stream-failures';
 
 // The webhook pipeline of the local service, with the functions that run it in AWS: the table's
 // stream, filtered as the event source mapping filters it → fan-out-events (the same handler) → the delivery queue (an SQS stand-in with the
@@ -35,6 +35,7 @@ export type InvocationObserver = (fn: 'fan-out-events' | 'deliver-webhooks', ms:
 
 export async function startLocalWebhooks(endpoint: string, tableName: string, timeScale: number, observe?: InvocationObserver): Promise<LocalWebhooks> {
   let reader: StreamReader | undefined;
+  let stopNudging: (() => void) | undefined;
   const timed = async <T>(fn: 'fan-out-events' | 'deliver-webhooks', work: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
@@ -48,6 +49,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
     visibilityTimeoutSeconds: QUEUE_VISIBILITY_TIMEOUT_SECONDS,
     maxReceiveCount: MAX_DELIVERY_ATTEMPTS,
     maxConcurrency: DELIVERY_MAX_CONCURRENCY,
+    batchSize: DELIVERY_BATCH_SIZE,
     deliver: (event: SQSEvent) => runAsFunction({ fn: 'deliver-webhooks', ...QUEUE_SOURCE }, async () => {
       const { handler } = await import('#functions/webhooks/deliver-webhooks');
       return timed('deliver-webhooks', () => handler(event));
@@ -62,6 +64,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
         endpoint,
         tableName,
         filters: FAN_OUT_FILTER_PATTERNS,
+        batchSize: FAN_OUT_BATCH_SIZE,
         handle: (records) => runAsFunction({ fn: 'fan-out-events', ...STREAM_SOURCE }, async () => {
           const { handler } = await import('#functions/webhooks/fan-out-events');
           return timed('fan-out-events', () => handler({ Records: records as never }));
@@ -76,12 +79,16 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
           },
         },
       });
+      // An idle reader backs off; a function that ran may have written, so it goes back to Lambda's pace.
+      const read = reader;
+      stopNudging = afterEveryInvocation(() => read.nudge());
     },
     async settled() {
       await reader?.caughtUp();
       await queue.drained();
     },
     async stop() {
+      stopNudging?.();
       await reader?.stop();
       await queue.stop();
       await streamFailures.stop();

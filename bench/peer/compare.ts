@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { DEMO_CLIENT } from '#local/seed';
 import { percentile, round } from '../stats.ts';
 import { drive } from './driver.ts';
+import { processCpuMs } from './process-cpu.ts';
 import type { Minted, ServerStats } from './protocol.ts';
 import { peerPackage, peerVersion, startServer, type RunningServer } from './servers.ts';
 import { SERVER_ENV } from './protocol.ts';
@@ -150,7 +150,7 @@ export async function comparePeer(environment: PeerEnvironment, options: PeerOpt
 /** More failed calls than this share of a (grant, concurrency) ends the run: the figures would mean little. */
 export const MAX_ERROR_SHARE = 0.01;
 
-interface Round {
+export interface Round {
   errors: number;
   firstError?: string;
   calls: number;
@@ -161,18 +161,6 @@ interface Round {
   operationsMs: Record<string, number>;
   cpuMs: number;
   dynamodbLocalCpuMs: number | null;
-}
-
-/** User + system CPU of a process in milliseconds (Linux /proc), or null. */
-function processCpuMs(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return null;
-  }
 }
 
 /** One round on one server: grants made first (untimed), then the calls, counters read around them. */
@@ -187,7 +175,8 @@ async function runRound(server: RunningServer, grant: Grant, calls: number, conc
   return { ...load, ...delta(before, after), dynamodbLocalCpuMs: javaBefore === null || javaAfter === null ? null : javaAfter - javaBefore };
 }
 
-function formBody(grant: Grant, minted: Minted): string {
+/** The token request of `grant` for a minted code or refresh token (the demo client's credentials in the body). */
+export function formBody(grant: Grant, minted: Minted): string {
   const client = { client_id: DEMO_CLIENT.clientId, client_secret: DEMO_CLIENT.clientSecret };
   return new URLSearchParams(grant === 'refresh_token'
     ? { grant_type: 'refresh_token', refresh_token: minted.value, ...client }
@@ -211,7 +200,8 @@ function delta(before: ServerStats, after: ServerStats) {
   };
 }
 
-function figures(rounds: readonly Round[]): SideFigures {
+/** One side's figures over its rounds. */
+export function figures(rounds: readonly Round[]): SideFigures {
   const calls = rounds.reduce((s, r) => s + r.calls, 0);
   const seconds = rounds.reduce((s, r) => s + r.seconds, 0);
   const latencies = rounds.flatMap((r) => r.latenciesMs);

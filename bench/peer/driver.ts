@@ -2,6 +2,9 @@ import { Agent, request } from 'node:http';
 
 // The load generator both servers get: a closed loop of N clients over N keep-alive connections on
 // loopback. Each client sends its next request as soon as the previous answer has been read whole.
+// `drive` sends prepared bodies (a fresh code or token each); `driveChains` has each client rotate
+// its own refresh token, each request carrying the token the previous answer gave, as an
+// application refreshing its user's access does.
 
 export interface LoadResult {
   calls: number;
@@ -19,19 +22,13 @@ export interface Target {
   path: string;
 }
 
-/**
- * POSTs each form body once (`application/x-www-form-urlencoded`) with `concurrency` clients. An
- * answer other than 200 with a JSON body naming an access token and a refresh token is an error:
- * counted (the caller decides how many it accepts); a connection that fails ends the run.
- */
-export async function drive(target: Target, bodies: readonly string[], concurrency: number): Promise<LoadResult> {
+/** A poster over `concurrency` keep-alive connections that records each answer's latency and judges it. */
+function poster(target: Target, concurrency: number) {
   const { hostname, port } = new URL(target.url);
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
-  const latenciesMs: number[] = [];
-  let errors = 0;
-  let firstError: string | undefined;
-  let next = 0;
-  const post = (body: string) => new Promise<void>((resolve, reject) => {
+  const result = { latenciesMs: [] as number[], errors: 0, firstError: undefined as string | undefined };
+  /** POSTs `body`; resolves with the answer's refresh token, or undefined when the answer is an error. */
+  const post = (body: string) => new Promise<string | undefined>((resolve, reject) => {
     const started = performance.now();
     const req = request({
       host: hostname, port: Number(port), path: target.path, method: 'POST', agent,
@@ -40,26 +37,73 @@ export async function drive(target: Target, bodies: readonly string[], concurren
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
-        latenciesMs.push(performance.now() - started);
+        result.latenciesMs.push(performance.now() - started);
         const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200 || !/"access_token"/.test(text) || !/"refresh_token"/.test(text)) {
-          errors += 1;
-          firstError ??= `${target.url}${target.path} answered ${res.statusCode}: ${text.slice(0, 200)}`;
+        const refreshToken = /"refresh_token"\s*:\s*"([^"]+)"/.exec(text)?.[1];
+        if (res.statusCode !== 200 || !/"access_token"/.test(text) || !refreshToken) {
+          result.errors += 1;
+          result.firstError ??= `${target.url}${target.path} answered ${res.statusCode}: ${text.slice(0, 200)}`;
+          resolve(undefined);
+        } else {
+          resolve(refreshToken);
         }
-        resolve();
       });
       res.on('error', reject);
     });
     req.on('error', reject);
     req.end(body);
   });
+  return { post, result, close: () => agent.destroy() };
+}
+
+/** Runs `clients` until they end; the figures of every call they made. */
+async function run(target: Target, concurrency: number, clients: (post: (body: string) => Promise<string | undefined>) => Promise<number>[]): Promise<LoadResult> {
+  const { post, result, close } = poster(target, concurrency);
   const t0 = performance.now();
+  let calls = 0;
   try {
-    await Promise.all(Array.from({ length: concurrency }, async () => {
-      while (next < bodies.length) await post(bodies[next++]!);
-    }));
+    calls = (await Promise.all(clients(post))).reduce((a, b) => a + b, 0);
   } finally {
-    agent.destroy();
+    close();
   }
-  return { calls: bodies.length, seconds: (performance.now() - t0) / 1000, latenciesMs, errors, ...(firstError ? { firstError } : {}) };
+  const { latenciesMs, errors, firstError } = result;
+  return { calls, seconds: (performance.now() - t0) / 1000, latenciesMs, errors, ...(firstError ? { firstError } : {}) };
+}
+
+/**
+ * POSTs each form body once (`application/x-www-form-urlencoded`) with `concurrency` clients. An
+ * answer other than 200 with a JSON body naming an access token and a refresh token is an error:
+ * counted (the caller decides how many it accepts); a connection that fails ends the run.
+ */
+export function drive(target: Target, bodies: readonly string[], concurrency: number): Promise<LoadResult> {
+  let next = 0;
+  return run(target, concurrency, (post) => Array.from({ length: concurrency }, async () => {
+    let calls = 0;
+    while (next < bodies.length) {
+      await post(bodies[next++]!);
+      calls += 1;
+    }
+    return calls;
+  }));
+}
+
+/**
+ * One client per first token, each making `callsPerChain` refreshes in a row with the token the
+ * previous answer gave (`body` turns a token into the request). A chain whose answer is an error
+ * ends there (it has no token to go on with); its error is counted as `drive` counts it. Resolves
+ * with the figures and each chain's last token, to go on with in the next round.
+ */
+export async function driveChains(
+  target: Target, firstTokens: readonly string[], callsPerChain: number, body: (token: string) => string,
+): Promise<LoadResult & { lastTokens: (string | undefined)[] }> {
+  const lastTokens: (string | undefined)[] = [...firstTokens];
+  const load = await run(target, firstTokens.length, (post) => firstTokens.map(async (_, chain) => {
+    let calls = 0;
+    while (calls < callsPerChain && lastTokens[chain] !== undefined) {
+      lastTokens[chain] = await post(body(lastTokens[chain]!));
+      calls += 1;
+    }
+    return calls;
+  }));
+  return { ...load, lastTokens };
 }

@@ -8,10 +8,10 @@ import type { ServiceFunction } from '#infra/constructs/service-function';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
 import { WEBHOOK_ENV } from '#shared/config';
 import {
-  DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS,
+  DELIVERY_BATCH_SIZE, DELIVERY_FUNCTION_TIMEOUT_SECONDS, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS,
 } from '#shared/webhooks/deliver';
 import { FAN_OUT_FILTER_PATTERNS } from '#shared/webhooks/stream-filter';
-import { FAN_OUT_MAX_RECORD_AGE_SECONDS, FAN_OUT_RETRY_ATTEMPTS } from '#shared/webhooks/stream-failures';
+import { FAN_OUT_BATCH_SIZE, FAN_OUT_MAX_RECORD_AGE_SECONDS, FAN_OUT_RETRY_ATTEMPTS } from '#shared/webhooks/stream-failures';
 
 export interface WebhooksProps {
   table: ITableV2;
@@ -68,7 +68,7 @@ export class Webhooks extends Construct {
     this.fanOut = props.functions.eventSourceFunction('fan-out-events', { environment, queue: this.queue });
     this.fanOut.addEventSource(new DynamoEventSource(props.table, {
       startingPosition: StartingPosition.LATEST,
-      batchSize: 100,
+      batchSize: FAN_OUT_BATCH_SIZE,
       maxBatchingWindow: Duration.seconds(0),
       bisectBatchOnError: true,
       retryAttempts: FAN_OUT_RETRY_ATTEMPTS,
@@ -89,7 +89,7 @@ export class Webhooks extends Construct {
     // with any (Lambda keeps the account's unreserved concurrency at its minimum), and reserving
     // the mapping's maximum would take it from the API for good (docs/operations.md).
     this.deliver.addEventSource(new SqsEventSource(this.queue, {
-      batchSize: 10, reportBatchItemFailures: true, maxConcurrency: DELIVERY_MAX_CONCURRENCY,
+      batchSize: DELIVERY_BATCH_SIZE, reportBatchItemFailures: true, maxConcurrency: DELIVERY_MAX_CONCURRENCY,
     }));
   }
 }

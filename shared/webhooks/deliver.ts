@@ -48,6 +48,8 @@ export const MAX_DELIVERY_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
  * of the default account concurrency (1,000), so they cannot starve the API. Raise it with the users.
  */
 export const DELIVERY_MAX_CONCURRENCY = 100;
+/** Messages per delivery invocation at most: the delivery queue's event source mapping's batch size (the local queue stand-in's too). */
+export const DELIVERY_BATCH_SIZE = 10;
 /** A receiver that has failed every delivery for this long is disabled, and its developer e-mailed. */
 export const DISABLE_FAILING_AFTER_SECONDS = 3 * 24 * 3600;
 

@@ -6,6 +6,9 @@
 // stream keeps records for 24 hours, so the records are read again from there to be replayed
 // (local/stream-replay.ts, the operator's command).
 
+/** The event source mapping's BatchSize: records per invocation at most (the local stream reader reads as many per GetRecords). */
+export const FAN_OUT_BATCH_SIZE = 100;
+
 /** The event source mapping's MaximumRetryAttempts. */
 export const FAN_OUT_RETRY_ATTEMPTS = 10;
 

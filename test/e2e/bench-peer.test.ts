@@ -55,4 +55,25 @@ describe('npm run bench -- --peer', () => {
       expect(processesWith(marker)).toEqual([]);
     }, 150_000);
   });
+
+  it('--as-users goes with --peer: alone it is refused with exit status 2, and nothing starts', async () => {
+    const { code, stderr } = await runTool('bench/run.ts', ['--as-users', '--quick']);
+
+    expect(code).toBe(2);
+    expect(stderr).toContain('--as-users goes with --peer');
+    expect(stderr).not.toMatch(/starting/);
+  }, 60_000);
+
+  it('--as-users runs npm start and the peer beside it: the four scenarios, npm start left alone before and after, and no process left', async () => {
+    const marker = `BENCH_TEST_${randomUUID()}`;
+    const { code, stdout, stderr } = await runTool('bench/run.ts', ['--peer', '--as-users', '--quick', '--informational'], { BENCH_TEST_MARKER: marker }, 300_000);
+
+    expect(stderr).toContain('starting npm start');
+    expect(code, stderr).toBe(0);
+    for (const row of [/refresh_token +2 chains/, /refresh_token +16 chains/, /authorization_code +2 clients/, /authorization_code +8 clients/]) expect(stdout).toMatch(row);
+    expect(stdout).toMatch(/before the rounds: [\d.]+ % of one core over 5 s \(Node [\d.]+ %, DynamoDB Local [\d.]+ %\)/);
+    expect(stdout).toMatch(/after the rounds: [\d.]+ % of one core/);
+    // npm start's whole group (npm, tsx, the service, esbuild, DynamoDB Local's Java) and the peer: all stopped.
+    expect(processesWith(marker)).toEqual([]);
+  }, 330_000);
 });

@@ -164,3 +164,38 @@ describe('the local SQS stand-in: the event source mapping\'s maximum concurrenc
     third.finish({ batchItemFailures: [] });
   });
 });
+
+describe('the local SQS stand-in: looking for messages only while one waits, as a long poll', () => {
+  let held: Awaited<ReturnType<typeof heldQueue>>;
+
+  beforeAll(async () => {
+    held = await heldQueue({ batchSize: 1 });
+  });
+
+  afterAll(async () => {
+    await held?.stop();
+  });
+
+  /** Lets the stand-in's timers run for `ms` (it looked every 10 ms whatever the queue held). */
+  const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('does not look while the queue is empty, nor while its only message is being handled; a message sent is received at once', async () => {
+    await wait(150);
+    expect(held.queue.polls()).toBe(0);
+
+    await createSqsWebhookQueue(held.queue.queueUrl, held.sqs).send([{ clientId: 'app', webhookId: 'msg_long_poll' }]);
+    const first = await held.nextInvocation();
+    const looked = held.queue.polls();
+    expect(looked).toBeGreaterThan(0);
+    await wait(150);
+    expect(held.queue.polls()).toBe(looked);
+
+    // Failed: back after its visibility timeout (90 simulated seconds, 900 ms here), then received again.
+    first.finish({ batchItemFailures: [{ itemIdentifier: first.record.messageId }] });
+    const again = await held.nextInvocation();
+    expect(again.record.attributes.ApproximateReceiveCount).toBe('2');
+    expect(performance.now() - first.at).toBeGreaterThanOrEqual(90 * 1000 * TIME_SCALE);
+    again.finish({ batchItemFailures: [] });
+  });
+});
+

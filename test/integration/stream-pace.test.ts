@@ -1,0 +1,59 @@
+import type { _Record } from '@aws-sdk/client-dynamodb-streams';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStreamReader, type StreamReader } from '#local/stream-reader';
+import { freshTable } from '../support/service';
+
+// The local stream reader reads at Lambda's pace while records come and backs off while the stream
+// is idle, as Lambda's poller costs nothing to an idle function: an idle `npm start` must not keep a
+// core busy asking DynamoDB Local for nothing. A nudge (the local service gives one after every
+// invocation of a function: it may have written) brings it back to its pace; caughtUp reads at once.
+// The reader here backs off towards a minute, so a record it hands over came from a nudge or a
+// caughtUp, never from its own timer.
+
+describe('the local stream reader\'s pace', () => {
+  let doc: DynamoDBDocumentClient;
+  let table: string;
+  let reader: StreamReader;
+  const handed: _Record[] = [];
+  const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const put = (id: string) => doc.send(new PutCommand({ TableName: table, Item: { pk: `PACE#${id}`, sk: 'A' } }));
+  const keysHanded = () => handed.map((r) => r.dynamodb?.Keys?.pk?.S);
+
+  beforeAll(async () => {
+    let endpoint: string;
+    ({ doc, table, endpoint } = await freshTable());
+    reader = await startStreamReader({
+      endpoint, tableName: table, pollMs: 50, idlePollMs: 60_000, handle: async (records) => void handed.push(...records),
+    });
+  });
+
+  afterAll(async () => {
+    await reader?.stop();
+    doc?.destroy();
+  });
+
+  it('idle, it backs off: a record written then is not read at its busy pace', async () => {
+    // Empty reads at 0, 50, 150, 350, 750, 1550, 3150 ms, then the next one 6.4 s after that.
+    await wait(3500);
+    await put('idle');
+    await wait(1000);
+
+    expect(keysHanded()).toEqual([]);
+  }, 20_000);
+
+  it('a nudge brings it back to its pace: the record comes without a caughtUp', async () => {
+    reader.nudge();
+    for (let i = 0; i < 200 && keysHanded().length === 0; i++) await wait(25);
+
+    expect(keysHanded()).toEqual(['PACE#idle']);
+  });
+
+  it('caughtUp reads at once, however far it has backed off', async () => {
+    await wait(3500);
+    await put('caught-up');
+    await reader.caughtUp();
+
+    expect(keysHanded()).toEqual(['PACE#idle', 'PACE#caught-up']);
+  }, 20_000);
+});
