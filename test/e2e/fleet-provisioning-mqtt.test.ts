@@ -4,7 +4,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { iot, iotidentity, mqtt as crtMqtt } from 'aws-iot-device-sdk-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalCa, type DeviceCredentials, type LocalCa } from '#local/iot-ca';
-import { startIotBroker, type IotBroker, type LifecycleMessage } from '#local/iot-broker';
+import { startIotBroker, type IotBroker } from '#local/iot-broker';
 import { createFleetStandIn, LOCAL_FLEET_TEMPLATE } from '#local/iot-fleet';
 import { runPresenceRule, runProvisioningHook } from '#local/iot-rules';
 import { DEMO_USERS } from '#local/seed';
@@ -14,8 +14,9 @@ import { createSerialRepo } from '#shared/data/serial-repo';
 import { claimDevice } from '#shared/devices/claiming';
 import { newClaimCode } from '#shared/domain/claim-code';
 import { hashSecret } from '#shared/secrets';
-import { tokenFor, useTable, useTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 import { makeDevice } from '../support/factories';
+import { connectedOf, lifecycleRecorded, listedDevice } from '../support/iot-devices';
 
 // Fleet provisioning by claim over IoT Core's MQTT API, as a device made in bulk does it with AWS's
 // own device SDK (aws-iot-device-sdk-v2's identity client) against the local IoT Core stand-in: the
@@ -96,27 +97,10 @@ describe('fleet provisioning by claim', () => {
     await identity.publishRegisterThing({ templateName, certificateOwnershipToken: token, parameters }, crtMqtt.QoS.AtLeastOnce);
     return answer;
   }
-  const connectedOf = (c: MqttClient) => new Promise<void>((resolve, reject) => {
-    c.once('connect', () => resolve());
-    c.once('error', reject);
-  });
   function client(certPem: string, keyPem: string, clientId: string) {
     const c = mqtt.connect(broker.url, { clientId, key: keyPem, cert: certPem, ca: ca.certPem, keepalive: 30, reconnectPeriod: 0, protocolVersion: 4 });
     clients.push(c);
     return c;
-  }
-  const recorded = (clientId: string, type: string) => new Promise<[LifecycleMessage, unknown]>((resolve) => {
-    const listener = (event: LifecycleMessage, result: unknown) => {
-      if (event.clientId !== clientId || event.eventType !== type) return;
-      broker.events.off('recorded', listener);
-      resolve([event, result]);
-    };
-    broker.events.on('recorded', listener);
-  });
-  async function listed(id: string) {
-    const token = await tokenFor(service, ALICE.user.id, ['read_device']);
-    const res = await fetch(`${service.apiUrl}/devices`, { headers: { authorization: `Bearer ${token}` } });
-    return ((await res.json()) as { id: string; connected: boolean }[]).find((d) => d.id === id);
   }
 
   it('a device of a listed serial gets its own certificate and thing, its owner claims it, and it connects as its device, shown connected', async () => {
@@ -134,11 +118,11 @@ describe('fleet provisioning by claim', () => {
     const claimed = await claimDevice({ claims: createClaimRepo({ doc, table: service.tableName }) }, claimCode, ALICE.user.id, '192.0.2.7');
     expect(claimed).toMatchObject({ device: { id: deviceId } });
 
-    const connected = recorded(deviceId, 'connected');
+    const connected = lifecycleRecorded(broker, deviceId, 'connected');
     const device = client(keys.certificatePem!, keys.privateKey!, deviceId);
     await connectedOf(device);
     expect((await connected)[1]).toEqual({ outcome: 'applied' });
-    expect(await listed(deviceId)).toMatchObject({ connected: true });
+    expect(await listedDevice(service, ALICE.user.id, deviceId)).toMatchObject({ connected: true });
     // As that device only.
     const other = client(keys.certificatePem!, keys.privateKey!, randomUUID());
     await expect(connectedOf(other)).rejects.toMatchObject({ code: 5 });
@@ -191,7 +175,7 @@ describe('fleet provisioning by claim', () => {
     // No device topic, to publish or subscribe, and no other template.
     await expect(listener.subscribeAsync(`devices/${deviceId}/commands`)).rejects.toMatchObject({ packet: { granted: [128] } });
     await expect(listener.subscribeAsync('$aws/provisioning-templates/other/provision/json/accepted')).rejects.toMatchObject({ packet: { granted: [128] } });
-    const gone = recorded(listener.options.clientId!, 'disconnected');
+    const gone = lifecycleRecorded(broker, listener.options.clientId!, 'disconnected');
     listener.publish(`devices/${deviceId}/state`, '{}', { qos: 0 });
     expect((await gone)[0]).toMatchObject({ disconnectReason: 'AUTH_ERROR' });
   });

@@ -8,8 +8,9 @@ import { startIotBroker, MAX_PAYLOAD_BYTES, type IotBroker, type LifecycleMessag
 import { runPresenceRule } from '#local/iot-rules';
 import { DEMO_USERS } from '#local/seed';
 import { createDeviceRepo } from '#shared/data/device-repo';
-import { tokenFor, useTable, useTestService } from '../support/service';
+import { useTable, useTestService } from '../support/service';
 import { makeDevice } from '../support/factories';
+import { connectedOf, lifecycleRecorded, listedDevice } from '../support/iot-devices';
 
 // Devices connecting to the local IoT Core stand-in with their certificates (mqtt.js, and a bare
 // TLS socket for the keep-alive): presence reaches GET /devices through the presence rule's function;
@@ -40,52 +41,33 @@ describe('the local IoT broker', () => {
     await createDeviceRepo({ doc, table: service.tableName }).createDevice(ALICE.user.id, made);
     return ca.issue(made.id);
   }
-  /** The next lifecycle event the rule handled for `clientId`, and what the rule answered. */
-  const recorded = (clientId: string, type: string) => new Promise<[LifecycleMessage, unknown]>((resolve) => {
-    const listener = (event: LifecycleMessage, result: unknown) => {
-      if (event.clientId !== clientId || event.eventType !== type) return;
-      broker.events.off('recorded', listener);
-      resolve([event, result]);
-    };
-    broker.events.on('recorded', listener);
-  });
-  /** The client's next `connect`, or its next `error` (a refusal: its CONNACK code). */
-  const connectedOf = (c: MqttClient) => new Promise<void>((resolve, reject) => {
-    c.once('connect', () => resolve());
-    c.once('error', reject);
-  });
   const refusalOf = (c: MqttClient) => new Promise<Error & { code?: number }>((resolve) => c.once('error', resolve));
   function client(creds: DeviceCredentials, clientId = creds.thingName, keepalive = 30) {
     const c = mqtt.connect(broker.url, { clientId, key: creds.keyPem, cert: creds.certPem, ca: ca.certPem, keepalive, reconnectPeriod: 0, protocolVersion: 4 });
     clients.push(c);
     return c;
   }
-  async function listed(id: string) {
-    const token = await tokenFor(service, ALICE.user.id, ['read_device']);
-    const res = await fetch(`${service.apiUrl}/devices`, { headers: { authorization: `Bearer ${token}` } });
-    return ((await res.json()) as { id: string; connected: boolean }[]).find((d) => d.id === id);
-  }
 
   it('a device connecting with its certificate shows connected in GET /devices, and disconnected when it leaves', async () => {
     const creds = await device();
-    const connected = recorded(creds.thingName, 'connected');
+    const connected = lifecycleRecorded(broker, creds.thingName, 'connected');
     const c = client(creds);
     await connectedOf(c);
     const [event, result] = await connected;
     expect(result).toEqual({ outcome: 'applied' });
     expect(Object.keys(event).sort()).toEqual(['clientId', 'eventType', 'ipAddress', 'principalIdentifier', 'sessionIdentifier', 'timestamp', 'versionNumber']);
     expect(event).toMatchObject({ clientId: creds.thingName, principalIdentifier: creds.certificateId, versionNumber: 1 });
-    expect(await listed(creds.thingName)).toMatchObject({ connected: true });
+    expect(await listedDevice(service, ALICE.user.id, creds.thingName)).toMatchObject({ connected: true });
 
-    const gone = recorded(creds.thingName, 'disconnected');
+    const gone = lifecycleRecorded(broker, creds.thingName, 'disconnected');
     await c.endAsync();
     expect((await gone)[0]).toMatchObject({ disconnectReason: 'CLIENT_INITIATED_DISCONNECT', clientInitiatedDisconnect: true, versionNumber: 1 });
-    expect(await listed(creds.thingName)).toMatchObject({ connected: false });
+    expect(await listedDevice(service, ALICE.user.id, creds.thingName)).toMatchObject({ connected: false });
   });
 
   it('AWS\'s own device SDK (aws-iot-device-sdk-v2, mutual TLS) connects a device: presence reaches GET /devices', async () => {
     const creds = await device();
-    const connected = recorded(creds.thingName, 'connected');
+    const connected = lifecycleRecorded(broker, creds.thingName, 'connected');
     const config = iot.AwsIotMqttConnectionConfigBuilder.new_mtls_builder(creds.certPem, creds.keyPem)
       .with_certificate_authority(ca.certPem).with_endpoint('127.0.0.1').with_port(broker.port)
       .with_client_id(creds.thingName).with_clean_session(true).with_keep_alive_seconds(30).build();
@@ -94,12 +76,12 @@ describe('the local IoT broker', () => {
     try {
       open = await connection.connect();
       expect((await connected)[1]).toEqual({ outcome: 'applied' });
-      expect(await listed(creds.thingName)).toMatchObject({ connected: true });
-      const gone = recorded(creds.thingName, 'disconnected');
+      expect(await listedDevice(service, ALICE.user.id, creds.thingName)).toMatchObject({ connected: true });
+      const gone = lifecycleRecorded(broker, creds.thingName, 'disconnected');
       await connection.disconnect();
       open = false;
       expect((await gone)[0]).toMatchObject({ disconnectReason: 'CLIENT_INITIATED_DISCONNECT' });
-      expect(await listed(creds.thingName)).toMatchObject({ connected: false });
+      expect(await listedDevice(service, ALICE.user.id, creds.thingName)).toMatchObject({ connected: false });
     } finally {
       if (open) await connection.disconnect().catch(() => undefined);
     }
@@ -107,8 +89,8 @@ describe('the local IoT broker', () => {
 
   it('a device that goes silent is shown disconnected after 1.5 times its keep-alive (MQTT_KEEP_ALIVE_TIMEOUT)', async () => {
     const creds = await device();
-    const connected = recorded(creds.thingName, 'connected');
-    const gone = recorded(creds.thingName, 'disconnected');
+    const connected = lifecycleRecorded(broker, creds.thingName, 'connected');
+    const gone = lifecycleRecorded(broker, creds.thingName, 'disconnected');
     // A bare MQTT 3.1.1 CONNECT with a keep-alive of 1 s, then silence: no PINGREQ ever.
     const id = Buffer.from(creds.thingName);
     const body = Buffer.concat([Buffer.from([0, 4]), Buffer.from('MQTT'), Buffer.from([4, 2, 0, 1, 0, id.length]), id]);
@@ -119,7 +101,7 @@ describe('the local IoT broker', () => {
       // Applied: the device was shown connected (how long before the timeout depends on the machine's load, so not read here).
       expect((await connected)[1]).toEqual({ outcome: 'applied' });
       expect((await gone)[0]).toMatchObject({ disconnectReason: 'MQTT_KEEP_ALIVE_TIMEOUT', clientInitiatedDisconnect: false });
-      expect(await listed(creds.thingName)).toMatchObject({ connected: false });
+      expect(await listedDevice(service, ALICE.user.id, creds.thingName)).toMatchObject({ connected: false });
     } finally {
       socket.destroy();
     }
@@ -143,17 +125,17 @@ describe('the local IoT broker', () => {
     // Another device's filter is granted 0x80 (failure), and the connection stays.
     await expect(c.subscribeAsync(`devices/${theirs.thingName}/commands`)).rejects.toMatchObject({ packet: { granted: [128] } });
     await c.publishAsync(`devices/${mine.thingName}/state`, '{"ok":true}', { qos: 1 });
-    const gone = recorded(mine.thingName, 'disconnected');
+    const gone = lifecycleRecorded(broker, mine.thingName, 'disconnected');
     c.publish(`devices/${mine.thingName}/state`, Buffer.alloc(MAX_PAYLOAD_BYTES + 1), { qos: 0 });
     expect((await gone)[0]).toMatchObject({ disconnectReason: 'CLIENT_ERROR' });
 
     const again = client(mine);
     await connectedOf(again);
-    const goneAgain = recorded(mine.thingName, 'disconnected');
+    const goneAgain = lifecycleRecorded(broker, mine.thingName, 'disconnected');
     again.publish(`devices/${theirs.thingName}/state`, '{}', { qos: 0 });
     expect((await goneAgain)[0]).toMatchObject({ disconnectReason: 'AUTH_ERROR', versionNumber: 2 });
     // Nothing of the other device changed.
-    expect(await listed(theirs.thingName)).toMatchObject({ connected: false });
+    expect(await listedDevice(service, ALICE.user.id, theirs.thingName)).toMatchObject({ connected: false });
   });
 
   it('replayed and reordered lifecycle events leave the right state', async () => {
@@ -175,6 +157,6 @@ describe('the local IoT broker', () => {
       'disconnected 1 {"outcome":"stale"}', 'disconnected 1 {"outcome":"stale"}',
       'connected 1 {"outcome":"stale"}', 'connected 1 {"outcome":"stale"}',
     ]);
-    expect(await listed(creds.thingName)).toMatchObject({ connected: true });
+    expect(await listedDevice(service, ALICE.user.id, creds.thingName)).toMatchObject({ connected: true });
   });
 });
