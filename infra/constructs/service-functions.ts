@@ -13,6 +13,7 @@ import type { AccountMail } from '#infra/constructs/account-mail';
 import type { SigningKey } from '#infra/constructs/signing-key';
 import { needsOf, tableGrantOf } from '#infra/function-grants';
 import { shadowStatement } from '#infra/constructs/device-shadow';
+import { acknowledgeWildcards } from '#infra/constructs/nag-wildcards';
 import { ENV, MAIL_ENV, METRICS_ENV, WEBHOOK_ENV } from '#shared/config';
 import { endpointOf, type FunctionName } from '#functions/registry';
 import type { ApiName } from '#shared/routes';
@@ -164,11 +165,10 @@ export class ServiceFunctions extends Construct {
     if (needs.signingKey === 'verify') props.signingKey.grantVerify(fnc);
     if (needs.signingKey === 'rotate') props.signingKey.grantRotate(fnc);
     if (needs.deviceShadow?.length) {
-      fnc.addToRolePolicy(shadowStatement(fnc, needs.deviceShadow));
-      Validations.of(fnc.role!).acknowledge({
-        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:thing/*]',
-        reason: 'Any device of the account may be commanded by its owner: the things are the devices, created per device by the operator, not by the stack.',
-      });
+      const statement = shadowStatement(fnc, needs.deviceShadow);
+      fnc.addToRolePolicy(statement);
+      acknowledgeWildcards(fnc, statement.resources,
+        'Any device of the account may be commanded by its owner: the things are the devices, created per device by the operator, not by the stack.');
     }
     if (needs.sendsMail) {
       // SendEmail is authorized against the verified identity SES sends as, which may be the address,
@@ -186,11 +186,10 @@ export class ServiceFunctions extends Construct {
     if (needs.deviceCertificates === 'deactivate') {
       // A removed device's certificate turned INACTIVE (UpdateCertificate is authorized on the certificate).
       const { region, account, partition } = Stack.of(fnc);
-      fnc.addToRolePolicy(new PolicyStatement({ actions: ['iot:UpdateCertificate'], resources: [`arn:${partition}:iot:${region}:${account}:cert/*`] }));
-      Validations.of(fnc.role!).acknowledge({
-        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:cert/*]',
-        reason: 'A device\'s certificate is known only at run time (its id is on the device\'s item): the one action, which deactivates, on the account\'s certificates.',
-      });
+      const certificates = `arn:${partition}:iot:${region}:${account}:cert/*`;
+      fnc.addToRolePolicy(new PolicyStatement({ actions: ['iot:UpdateCertificate'], resources: [certificates] }));
+      acknowledgeWildcards(fnc, [certificates],
+        'A device\'s certificate is known only at run time (its id is on the device\'s item): the one action, which deactivates, on the account\'s certificates.');
     }
     return fnc;
   }

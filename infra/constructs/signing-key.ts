@@ -2,6 +2,7 @@ import { Duration, Fn, Lazy, RemovalPolicy, Stack, Tags, Validations } from 'aws
 import { AccountRootPrincipal, ArnPrincipal, PolicyDocument, PolicyStatement, type IGrantable, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
+import { acknowledgeWildcards } from '#infra/constructs/nag-wildcards';
 import { SIGNING_KEY_TAG_KEY } from '#shared/keys/kms-keys';
 import { ENV } from '#shared/config';
 
@@ -25,21 +26,7 @@ export interface RotationFunction extends IGrantable {
   addEnvironment(key: string, value: string): unknown;
 }
 
-/**
- * The wildcard resources of these grants are bounded by conditions (cdk-nag AwsSolutions-IAM5), each
- * acknowledged by its finding id: the ARN as cdk-nag renders it (`<AWS::Region>` for a pseudo parameter).
- */
-function acknowledgeWildcards(grantee: IGrantable, resources: string[], reason: string) {
-  const role = grantee.grantPrincipal;
-  if (!(role instanceof Construct)) return;
-  const rendered = (arn: string): string => {
-    const resolved = Stack.of(role).resolve(arn) as string | { 'Fn::Join': [string, (string | { Ref: string })[]] };
-    if (typeof resolved === 'string') return resolved;
-    const [separator, parts] = resolved['Fn::Join'];
-    return parts.map((part) => (typeof part === 'string' ? part : `<${part.Ref}>`)).join(separator);
-  };
-  for (const arn of resources) Validations.of(role).acknowledge({ id: `AwsSolutions::AwsSolutions-IAM5[Resource::${rendered(arn)}]`, reason });
-}
+// The wildcard resources of these grants are bounded by conditions (cdk-nag AwsSolutions-IAM5): acknowledgeWildcards.
 
 /**
  * The access-token signing keys: RSA_2048 in KMS, the private half never leaves KMS. The stack

@@ -56,12 +56,12 @@ describe('fleet provisioning: template, hook, claim policy', () => {
       || topic.startsWith(`$aws/provisioning-templates/${template!.Properties.TemplateName}/provision/json`))).toBe(true);
   });
 
-  it('the hook\'s role reads and updates items of the table, nothing else (its calls are proven by the IAM test)', () => {
+  it('the hook\'s role reads and updates items of the table and finds a claimed device\'s owner on its index, nothing else (its calls are proven by the IAM test)', () => {
     const form = readDeployedForm(synthesizeTemplate());
     const fn = form.functionOfRoute.get('iot provisioning-hook');
     expect(fn?.id).toMatch(/PreProvisionDevice/);
     const actions = fn!.policies.flatMap(({ document }) => document.Statement).flatMap((s) => [s.Action].flat())
       .filter((action) => !String(action).startsWith('logs:') && !String(action).startsWith('xray:'));
-    expect(new Set(actions)).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:UpdateItem']));
+    expect(new Set(actions)).toEqual(new Set(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query']));
   });
 });
