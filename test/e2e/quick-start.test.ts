@@ -60,7 +60,12 @@ describe('npm start', () => {
       const [code] = await exited;
       expect(code, output).toBe(0);
     } finally {
-      child.kill('SIGKILL');
+      // A failed run stops the service as Ctrl-C does, so that it stops DynamoDB Local too; SIGKILL only if it hangs.
+      if (child.exitCode === null) {
+        child.kill('SIGINT');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
+        child.kill('SIGKILL');
+      }
       rmSync(stateDir, { recursive: true, force: true });
     }
   }, 180_000);
