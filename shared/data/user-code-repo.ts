@@ -27,6 +27,13 @@ export function createUserCodeOperations({ doc, table }: RepoDeps) {
   };
 }
 
+/**
+ * How many times an entry is sent when it only collides with concurrent ones on the same counters:
+ * thirty entries at once (a guessing script) collide in turns, and nine tries, jittered, let each be
+ * counted or refused.
+ */
+export const ENTRY_COUNT_TRIES = 9;
+
 /** How many entries one account and one address may make per window. */
 export interface EntryLimits { account: number; address: number; windowSeconds: number }
 
@@ -60,8 +67,7 @@ export async function countEntries(
       const codes = cancellationCodes(error);
       if (codes.includes('ConditionalCheckFailed')) return false;
       // Only collided with a concurrent entry on the same counters: count again (each retry is counted once).
-      // Thirty entries at once (a guessing script) collide in turns: nine tries, jittered, let each be counted or refused.
-      if (attempt >= 8) throw error;
+      if (attempt >= ENTRY_COUNT_TRIES - 1) throw error;
       // Stryker disable next-line ArithmeticOperator: a jittered pause before counting again; its length changes no outcome
       await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
     }

@@ -11,6 +11,7 @@ import {
 import { deviceCodeFamily, grantTokenNames, newDeviceCode } from '#shared/oauth/grant-tokens';
 import { createBatchReader } from '#shared/data/batch-read';
 import { POLL_LEEWAY_MS, type DeviceGrantRepo } from '#shared/data/device-grant-repo';
+import { ENTRY_COUNT_TRIES } from '#shared/data/user-code-repo';
 import { clientKey, consentKey, familyKey, userCodeEntriesKey, userCodeKey } from '#shared/data/item-keys';
 import { normalizeUserCode, type DeviceAuthorization } from '#shared/domain/device-authorization';
 import type { Client } from '#shared/domain/client';
@@ -765,7 +766,7 @@ describe('device authorization grant', () => {
       expect(await getItem(userCodeEntriesKey('account', userId, epochSeconds(START)))).toMatchObject({ entries: 20 });
     });
 
-    it('counts an entry again after a conflict with a concurrent one, up to five times, and passes on other errors', async () => {
+    it('counts an entry again after a conflict with a concurrent one, up to nine times, and passes on other errors', async () => {
       const limits = { account: 20, address: 60, windowSeconds: 600 };
       let sent = 0;
       const conflict = () => {
@@ -774,17 +775,17 @@ describe('device authorization grant', () => {
       };
       const count = (userId: string) => () => deviceGrants.countUserCodeEntry(userId, address(), limits, current);
 
-      const afterFour = await withFailure('TransactWriteItemsCommand', conflict, count(randomUUID()), 4);
-      const sentAfterFour = sent;
+      const afterAllButOne = await withFailure('TransactWriteItemsCommand', conflict, count(randomUUID()), ENTRY_COUNT_TRIES - 1);
+      const sentAfterAllButOne = sent;
       sent = 0;
-      const afterFive = await withFailure('TransactWriteItemsCommand', conflict, count(randomUUID()), 5);
-      const sentAfterFive = sent;
+      const afterEveryTry = await withFailure('TransactWriteItemsCommand', conflict, count(randomUUID()), ENTRY_COUNT_TRIES);
+      const sentAfterEveryTry = sent;
       const throttledEntry = await withFailure('TransactWriteItemsCommand', throttled, count(randomUUID()), 1);
 
-      expect(afterFour).toEqual({ status: 'fulfilled', value: true });
-      expect(sentAfterFour).toBe(4);
-      expect(afterFive).toMatchObject({ status: 'rejected', reason: { name: 'TransactionCanceledException' } });
-      expect(sentAfterFive).toBe(5);
+      expect(afterAllButOne).toEqual({ status: 'fulfilled', value: true });
+      expect(sentAfterAllButOne).toBe(ENTRY_COUNT_TRIES - 1);
+      expect(afterEveryTry).toMatchObject({ status: 'rejected', reason: { name: 'TransactionCanceledException' } });
+      expect(sentAfterEveryTry).toBe(ENTRY_COUNT_TRIES);
       expect(throttledEntry).toMatchObject({ status: 'rejected', reason: { name: 'ProvisionedThroughputExceededException' } });
     });
 
