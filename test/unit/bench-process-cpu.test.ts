@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { groupCpuMs, groupDelta, processCpuMs } from '../../bench/peer/process-cpu';
@@ -5,11 +6,6 @@ import { groupCpuMs, groupDelta, processCpuMs } from '../../bench/peer/process-c
 // The benchmark's CPU figures of `npm start` and the peer come from /proc (Linux): one process's, or
 // a whole process group's with DynamoDB Local's Java apart.
 
-/** This process's group, from /proc/self/stat (its third field after the name). */
-const ownGroup = () => {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-};
 
 /** Keeps this process busy for `ms` of wall time. */
 const burn = (ms: number) => {
@@ -32,14 +28,20 @@ describe('CPU of processes and process groups', () => {
     expect(used).toBeLessThan((measured.user + measured.system) / 1000 + 200);
   });
 
-  it('counts this process in its group as Node, not as DynamoDB Local', () => {
-    const group = ownGroup();
-    const before = groupCpuMs(group);
-    burn(200);
-    const used = groupDelta(before, groupCpuMs(group))!;
+  it('counts a busy Node process of a group of its own as Node, not as DynamoDB Local', async () => {
+    // A group of its own (detached): the test run's group also holds the suite's DynamoDB Local, busy with other files.
+    const child = spawn(process.execPath, ['-e', 'const end = Date.now() + 5000; let x = 0; while (Date.now() < end) x += Math.sqrt(x + 1);'], { detached: true, stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const before = groupCpuMs(child.pid!);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const used = groupDelta(before, groupCpuMs(child.pid!))!;
 
-    expect(used.node).toBeGreaterThan(0);
-    expect(used.java).toBe(0);
+      expect(used.node).toBeGreaterThan(0);
+      expect(used.java).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('has no figure for a process that does not exist, and no group delta without both readings', () => {
