@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { groupCpuMs, groupDelta, processCpuMs } from '../../bench/peer/process-cpu';
 
