@@ -19,7 +19,7 @@ import { createClaimRepo } from '#shared/data/claim-repo';
 import { createSerialRepo } from '#shared/data/serial-repo';
 import { createFactorRepo } from '#shared/data/factor-repo';
 import { createPasskeyRepo } from '#shared/data/passkey-repo';
-import { createThrottleRepo } from '#shared/data/throttle-repo';
+import { createKnownBrowserRepo } from '#shared/data/known-browser-repo';
 import { KNOWN_BROWSER_COOKIE, KNOWN_BROWSER_TTL_SECONDS } from '#shared/accounts/login-throttle';
 import { createGrantRepo } from '#shared/data/grant-repo';
 import { createLinkRepo, type LinkPurpose } from '#shared/data/link-repo';
@@ -386,7 +386,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   // change that asks for a recent sign-in (a passkey's removal) are dated the same way.
   const factors = createFactorRepo(deps);
   const passkeyStore = createPasskeyRepo(deps);
-  const throttleStore = createThrottleRepo(deps);
+  const knownBrowserStore = createKnownBrowserRepo(deps);
   const later = () => new Date(Date.now() + 3 * 3600_000);
   const rp = { id: new URL(env.authUrl).hostname, origin: new URL(env.authUrl).origin };
   /**
@@ -675,7 +675,7 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
         + 'design) + TransactWriteItems(session, the new known browser, the old one forgotten, the user\'s last sign-in). A new browser '
         + 'reserves on the three records in a transaction instead, and its owner gets a sign-in alert',
       events: async (n) => pool(n, 16, async () => {
-        const known = throttleStore.newKnownBrowser(alice.id, KNOWN_BROWSER_TTL_SECONDS, Date.now());
+        const known = knownBrowserStore.newKnownBrowser(alice.id, KNOWN_BROWSER_TTL_SECONDS, Date.now());
         await setupDoc.send(new TransactWriteCommand({ TransactItems: [known.item] }));
         return authEvent('POST', '/login', {
           cookies: [`csrf=${csrf}`, `${KNOWN_BROWSER_COOKIE}=${known.token}`],

@@ -10,6 +10,7 @@ import { PRESENCE_REPO_OPERATIONS as presence } from '#shared/data/presence-repo
 import { RECOVERY_CODE_REPO_OPERATIONS as recoveryCodes } from '#shared/data/recovery-code-repo';
 import { SERIAL_REPO_OPERATIONS as serials } from '#shared/data/serial-repo';
 import { GRANT_REPO_OPERATIONS as grants } from '#shared/data/grant-repo';
+import { KNOWN_BROWSER_REPO_OPERATIONS as knownBrowsers } from '#shared/data/known-browser-repo';
 import { LINK_REPO_OPERATIONS as links } from '#shared/data/link-repo';
 import { MAIL_LIMIT_REPO_OPERATIONS as mailLimits } from '#shared/data/mail-limit-repo';
 import { SESSION_REPO_OPERATIONS as sessions } from '#shared/data/session-repo';
@@ -20,7 +21,7 @@ import { USER_REPO_OPERATIONS as users } from '#shared/data/user-repo';
 import { WEBHOOK_REPO_OPERATIONS as webhooks } from '#shared/data/webhook-repo';
 import { REDELIVER_USES, SEND_TEST_EVENT_USES } from '#shared/webhooks/dispatch';
 import type { TableOperation } from '#shared/data/table-access';
-import type { UsesDeclaration } from '#shared/data/uses';
+import type { Repos, UsesDeclaration } from '#shared/data/uses';
 import { EXPORT_USES } from '#shared/accounts/account-export';
 import { PASSWORD_RESET_REQUEST_USES, SEND_CONFIRMATION_USES, SIGN_UP_USES } from '#shared/accounts/accounts';
 import { CONFIRM_IDENTITY_USES } from '#shared/accounts/confirm-identity';
@@ -56,14 +57,15 @@ import { AUTHORIZED_APPS_USES, DELETE_APPLICATION_USES, END_APP_ACCESS_USES, END
 
 /** The operations of each repository, each with the DynamoDB actions it declares next to its code. */
 export {
-  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, knownBrowsers, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
   shadowReports, signingKeys, throttle, users, webhooks,
 };
 
+/** Every repository's operations, by the name shared/data/uses.ts gives it (one missing does not compile). */
 const REPOSITORIES = {
-  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, links, mailLimits, passkeys, presence, recoveryCodes, serials, sessions,
-  shadowReports, signingKeys, throttle, users, webhooks,
-} as const;
+  claims, clients, deviceGrants, devices, erasure, factors, factorSummaries, grants, knownBrowsers, links, mailLimits, passkeys, presence, recoveryCodes, serials,
+  sessions, shadowReports, signingKeys, throttle, users, webhooks,
+} as const satisfies Record<keyof Repos, object>;
 
 /** The operations a service declares it uses (its `*_USES` constant, shared/data/uses.ts), as the grants read them. */
 export function usesOf(uses: UsesDeclaration): TableOperation[] {

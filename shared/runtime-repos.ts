@@ -22,6 +22,7 @@ import { createMailLimitRepo } from '#shared/data/mail-limit-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
+import { createKnownBrowserRepo } from '#shared/data/known-browser-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createMailer, type MailSettings } from '#shared/email/create-mailer';
 import { sqsWebhookQueue } from '#shared/webhooks/queue';
@@ -119,6 +120,7 @@ export const passkeys = /* @__PURE__ */ onFirstUse(() => createPasskeyRepo(table
 /** The passkeys' relying party: the issuer's host (its custom domain, when it has one) and origin. */
 export const relyingParty = (): RelyingParty => relyingPartyOf(issuer(), SERVICE_NAME);
 export const throttle = /* @__PURE__ */ onFirstUse(() => createThrottleRepo(tableDeps()));
+export const knownBrowsers = /* @__PURE__ */ onFirstUse(() => createKnownBrowserRepo(tableDeps()));
 export const links = /* @__PURE__ */ onFirstUse(() => createLinkRepo(tableDeps()));
 export const mailLimits = /* @__PURE__ */ onFirstUse(() => createMailLimitRepo(tableDeps()));
 /** Webhook subscriptions and deliveries (the developer console and the webhook pipeline). */

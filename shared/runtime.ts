@@ -41,7 +41,7 @@ import { registerApp as registerAppWith, revealWebhookSecret as revealWebhookSec
 import type { WebhookMessage } from '#shared/webhooks/queue';
 import { ENV, requireEnv } from '#shared/config';
 import {
-  allowLocalHttp, audience, batch, claims, clients, deviceGrants, deviceShadows, devices, erasure, factors, factorSummaries, grants, issuer, links, localSigningKeyFile,
+  allowLocalHttp, audience, batch, claims, clients, deviceGrants, deviceShadows, devices, erasure, factors, factorSummaries, grants, issuer, knownBrowsers, links, localSigningKeyFile,
   mailer, mailLimits, mailSettings, once, onFirstUse, passkeys, presence, queue, recoveryCodes, serials, sessions, shadowReports, signingKeyId, signingKeys, table, throttle,
   users, webhooks,
 } from '#shared/runtime-repos';
@@ -179,10 +179,10 @@ export function onDeletionStep(hook: ((step: DeletionStep) => void | Promise<voi
 type After<Service> = Service extends (deps: never, ...rest: infer Rest) => unknown ? Rest : never;
 
 // The services given their repositories (each declares what it uses: its `*_USES`, shared/data/uses.ts).
-export const attemptLogin = (...args: After<typeof attemptLoginWith>) => attemptLoginWith({ batch, factors, sessions, throttle, users }, ...args);
-export const completeSignIn = (...args: After<typeof completeSignInWith>) => completeSignInWith({ batch, factors, sessions, throttle, users }, ...args);
+export const attemptLogin = (...args: After<typeof attemptLoginWith>) => attemptLoginWith({ batch, factors, knownBrowsers, sessions, throttle, users }, ...args);
+export const completeSignIn = (...args: After<typeof completeSignInWith>) => completeSignInWith({ batch, factors, knownBrowsers, sessions, throttle, users }, ...args);
 export const signInWithPasskey = (...args: After<typeof signInWithPasskeyWith>) =>
-  signInWithPasskeyWith({ batch, passkeys, sessions, throttle, users }, ...args);
+  signInWithPasskeyWith({ batch, knownBrowsers, passkeys, sessions, throttle, users }, ...args);
 export const removalRead = (...args: After<typeof removalReadWith>) => removalReadWith({ factors, throttle }, ...args);
 export const removeAuthenticator = (...args: After<typeof removeAuthenticatorWith>) => removeAuthenticatorWith({ batch, factors, throttle }, ...args);
 export const resetLinkAccount = (...args: After<typeof resetLinkAccountWith>) => resetLinkAccountWith({ links, users }, ...args);

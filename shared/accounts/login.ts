@@ -41,7 +41,8 @@ export type LoginOutcome =
 
 /** The repository operations attemptLogin uses (its functions' grants: functions/needs.ts). */
 export const LOGIN_USES = {
-  throttle: ['recordsRead', 'knownBrowserRead', 'reserveKnownBrowser', 'reserve', 'newKnownBrowser', 'forgetKnownBrowserItem', 'creditItems'],
+  throttle: ['recordsRead', 'reserve', 'creditItems'],
+  knownBrowsers: ['knownBrowserRead', 'reserveKnownBrowser', 'newKnownBrowser', 'forgetKnownBrowserItem'],
   users: ['userIdOfEmailRead', 'getUserRecord', 'signedInItem'],
   sessions: ['createSession'],
   factors: ['startPendingSignIn'],
@@ -65,7 +66,7 @@ export async function attemptLogin(
   repos: Uses<typeof LOGIN_USES> & { batch: BatchReader },
   { email, password, address, browser: browserName = 'An unknown browser', browserToken, now }: LoginAttempt,
 ): Promise<LoginOutcome> {
-  const { batch, factors, sessions, throttle, users } = repos;
+  const { batch, factors, knownBrowsers, sessions, throttle, users } = repos;
   // No account has a longer address, and a longer one would not fit in the throttle record's key.
   const account = email.length <= MAX_EMAIL_LENGTH ? email : '';
   const throttled = (seconds: number): LoginOutcome => {
@@ -74,10 +75,10 @@ export async function attemptLogin(
   };
 
   const [records, userId, browser] = await batch.read([
-    throttle.recordsRead(account, address, now), users.userIdOfEmailRead(account), throttle.knownBrowserRead(browserToken, now),
+    throttle.recordsRead(account, address, now), users.userIdOfEmailRead(account), knownBrowsers.knownBrowserRead(browserToken, now),
   ] as const);
   const knownHere = browser !== undefined && userId !== undefined && browser.userId === userId && browser.failures < KNOWN_BROWSER_FAILURE_LIMIT;
-  const asKnownBrowser = knownHere && await throttle.reserveKnownBrowser(browserToken!, userId, KNOWN_BROWSER_FAILURE_LIMIT, now);
+  const asKnownBrowser = knownHere && await knownBrowsers.reserveKnownBrowser(browserToken!, userId, KNOWN_BROWSER_FAILURE_LIMIT, now);
   if (!asKnownBrowser) {
     const seconds = retryAfterSeconds(records, now);
     if (seconds > 0) return throttled(seconds);
@@ -97,11 +98,11 @@ export async function attemptLogin(
   const credits = asKnownBrowser ? [] : throttle.creditItems(account, address, now);
   if (record.totpEnabled || record.passkeyCount > 0) return { outcome: 'second-factor', pendingSignIn: await factors.startPendingSignIn(record.user.id, new Date(now), credits) };
   // This browser becomes (or stays) the account's known browser, with a new token: a copy of the old one is worth nothing now.
-  const known = throttle.newKnownBrowser(record.user.id, KNOWN_BROWSER_TTL_SECONDS, now);
+  const known = knownBrowsers.newKnownBrowser(record.user.id, KNOWN_BROWSER_TTL_SECONDS, now);
   const details = { browser: browserName, address };
   const sessionId = await sessions.createSession(record.user.id, new Date(now), [
     known.item,
-    ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
+    ...(browser ? [knownBrowsers.forgetKnownBrowserItem(browserToken!)] : []),
     ...credits,
     users.signedInItem(record.user.id, new Date(now)),
   ], details);

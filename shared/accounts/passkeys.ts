@@ -145,7 +145,8 @@ export type PasskeySignInOutcome =
 
 /** The repository operations signInWithPasskey uses (its functions' grants: functions/needs.ts). */
 export const PASSKEY_SIGN_IN_USES = {
-  throttle: ['addressRecordRead', 'knownBrowserRead', 'reserve', 'addressCreditItem', 'newKnownBrowser', 'forgetKnownBrowserItem'],
+  throttle: ['addressRecordRead', 'reserve', 'addressCreditItem'],
+  knownBrowsers: ['knownBrowserRead', 'newKnownBrowser', 'forgetKnownBrowserItem'],
   passkeys: ['passkeyRead', 'takeChallenge', 'usePasskeyItem'],
   sessions: ['createSession'],
   users: ['signInProfileRead', 'signedInItem'],
@@ -171,11 +172,11 @@ export async function signInWithPasskey(
   rp: RelyingParty,
   attempt: { response: string; address: string; browserToken?: string; now: number; browser?: string; pendingUserId?: string },
 ): Promise<PasskeySignInOutcome> {
-  const { batch, passkeys, sessions, throttle, users } = repos;
+  const { batch, knownBrowsers, passkeys, sessions, throttle, users } = repos;
   const { address, browserToken, now } = attempt;
   const read = readPasskeyResponse(attempt.response, 'get');
   const [record, stored, browser, profile] = await batch.read([
-    throttle.addressRecordRead(address, now), passkeys.passkeyRead(read?.userId, read?.credentialId), throttle.knownBrowserRead(browserToken, now),
+    throttle.addressRecordRead(address, now), passkeys.passkeyRead(read?.userId, read?.credentialId), knownBrowsers.knownBrowserRead(browserToken, now),
     users.signInProfileRead(read?.userId),
   ] as const);
   const wait = retryAfterSeconds([record], now);
@@ -206,13 +207,13 @@ export async function signInWithPasskey(
   if (!verification.verified) return refused('invalid');
   if (attempt.pendingUserId !== undefined && read.userId !== attempt.pendingUserId) return refused('other-account');
   const userId = read.userId!;
-  const known = throttle.newKnownBrowser(userId, KNOWN_BROWSER_TTL_SECONDS, now);
+  const known = knownBrowsers.newKnownBrowser(userId, KNOWN_BROWSER_TTL_SECONDS, now);
   const details = { browser: attempt.browser ?? 'An unknown browser', address };
   const sessionId = await sessions.createSession(userId, new Date(now), [
     passkeys.usePasskeyItem(userId, stored.credentialId, verification.authenticationInfo.newCounter, new Date(now)),
     throttle.addressCreditItem(address, now),
     known.item,
-    ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
+    ...(browser ? [knownBrowsers.forgetKnownBrowserItem(browserToken!)] : []),
     users.signedInItem(userId, new Date(now)),
   ], details);
   const alert = signInAlertOf(profile, browser?.userId === userId, details, now);

@@ -52,7 +52,8 @@ export function checkFactorCode(userId: string, factors: Factors, typed: string,
 /** The repository operations completeSignIn uses (its functions' grants: functions/needs.ts). */
 export const COMPLETE_SIGN_IN_USES = {
   factors: ['pendingSignInRead', 'factorsRead', 'useTotpStepItem', 'useRecoveryCodeItem', 'endPendingSignInItem'],
-  throttle: ['secondFactorRecordRead', 'knownBrowserRead', 'reserve', 'secondFactorCreditItem', 'newKnownBrowser', 'forgetKnownBrowserItem'],
+  throttle: ['secondFactorRecordRead', 'reserve', 'secondFactorCreditItem'],
+  knownBrowsers: ['knownBrowserRead', 'newKnownBrowser', 'forgetKnownBrowserItem'],
   sessions: ['createSession'],
   users: ['signInProfileRead', 'signedInItem'],
 } as const satisfies UsesDeclaration;
@@ -74,13 +75,13 @@ export async function completeSignIn(
   repos: Uses<typeof COMPLETE_SIGN_IN_USES> & { batch: BatchReader },
   attempt: { pendingSignIn: string | undefined; typed: string; browserToken: string | undefined; now: number; client?: SessionDetails },
 ): Promise<SecondFactorOutcome> {
-  const { batch, factors, sessions, throttle, users } = repos;
+  const { batch, factors, knownBrowsers, sessions, throttle, users } = repos;
   const { pendingSignIn, typed, browserToken, now, client } = attempt;
   const userId = pendingSignInUserId(pendingSignIn);
   if (!userId) return { outcome: 'expired' };
   const [pending, stored, record, browser, profile] = await batch.read([
     factors.pendingSignInRead(pendingSignIn, new Date(now)), factors.factorsRead(userId), throttle.secondFactorRecordRead(userId, now),
-    throttle.knownBrowserRead(browserToken, now), users.signInProfileRead(userId),
+    knownBrowsers.knownBrowserRead(browserToken, now), users.signInProfileRead(userId),
   ] as const);
   if (!pending) return { outcome: 'expired' };
   const account = profile?.user.email;
@@ -101,7 +102,7 @@ export async function completeSignIn(
   const spend = 'step' in checked.spend
     ? factors.useTotpStepItem(userId, checked.spend.step)
     : factors.useRecoveryCodeItem(userId, checked.spend.recoveryCodeHash);
-  const known = throttle.newKnownBrowser(userId, KNOWN_BROWSER_TTL_SECONDS, now);
+  const known = knownBrowsers.newKnownBrowser(userId, KNOWN_BROWSER_TTL_SECONDS, now);
   try {
     // Items after the session's Put (index 0): the pending sign-in (1), the code (2).
     const sessionId = await sessions.createSession(userId, new Date(now), [
@@ -109,7 +110,7 @@ export async function completeSignIn(
       spend,
       throttle.secondFactorCreditItem(userId, now),
       known.item,
-      ...(browser ? [throttle.forgetKnownBrowserItem(browserToken!)] : []),
+      ...(browser ? [knownBrowsers.forgetKnownBrowserItem(browserToken!)] : []),
       users.signedInItem(userId, new Date(now)),
     ], client);
     const alert = client && signInAlertOf(profile, browser?.userId === userId, client, now);

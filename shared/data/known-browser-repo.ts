@@ -1,12 +1,13 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { hashSecret, randomToken } from '#shared/secrets';
 import type { BatchRead } from '#shared/data/batch-read';
+import type { RepoOperations } from '#shared/data/table-access';
 import { isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { knownBrowserKey } from '#shared/data/item-keys';
 
 // Known browsers (OWASP's device cookie): a browser that signed in to an account keeps signing in
-// whatever others try, within failures of its own. Part of the throttle repository
-// (throttle-repo.ts), which declares what each operation sends.
+// whatever others try, within failures of its own. A repository of its own beside the login throttle
+// (throttle-repo.ts), so that a function that only confirms a password does not bundle it.
 
 /** A known browser (OWASP's "device cookie"): the account it signed in to and its failures since. */
 export interface KnownBrowser {
@@ -17,8 +18,10 @@ export interface KnownBrowser {
 /** A known-browser cookie is a 256-bit random token, base64url; anything else is not ours and reads nothing. */
 const KNOWN_BROWSER_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
-/** The known-browser operations of the throttle repository (createThrottleRepo). */
-export function createKnownBrowserOperations({ doc, table }: RepoDeps) {
+export type KnownBrowserRepo = ReturnType<typeof createKnownBrowserRepo>;
+
+/** Known browsers, in TTL items; one past its TTL that DynamoDB has not deleted yet is unknown. */
+export function createKnownBrowserRepo({ doc, table }: RepoDeps) {
   const seconds = (ms: number) => Math.floor(ms / 1000);
   return {
     /** The live known browser of a cookie value, as part of a combined read; a value not of our shape reads nothing. */
@@ -66,3 +69,11 @@ export function createKnownBrowserOperations({ doc, table }: RepoDeps) {
     },
   };
 }
+
+/** The DynamoDB actions each method sends (see table-access.ts). */
+export const KNOWN_BROWSER_REPO_OPERATIONS = {
+  knownBrowserRead: { actions: ['BatchGetItem'] },
+  reserveKnownBrowser: { actions: ['UpdateItem'] },
+  newKnownBrowser: { actions: ['PutItem'] },
+  forgetKnownBrowserItem: { actions: ['DeleteItem'] },
+} as const satisfies RepoOperations<KnownBrowserRepo>;

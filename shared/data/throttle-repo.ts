@@ -3,7 +3,6 @@ import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createBatchReader, type BatchRead, type Item } from '#shared/data/batch-read';
 import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { throttleKey } from '#shared/data/item-keys';
-import { createKnownBrowserOperations } from '#shared/data/known-browser-repo';
 
 /** How long failed logins are remembered: a record lives this long after its last reservation (TTL). */
 export const THROTTLE_MEMORY_SECONDS = 86_400;
@@ -65,8 +64,8 @@ const subjectOf = (scope: ThrottleScope, account: string, address: string) =>
 
 /**
  * Login throttle records, per account and source address, per account and per address, in TTL items
- * that forget a day after the last attempt, and known browsers (known-browser-repo.ts). DynamoDB deletes late, so an item
- * past its TTL counts as absent: a record is started again from one, a browser is unknown.
+ * that forget a day after the last attempt (known browsers: known-browser-repo.ts). DynamoDB deletes
+ * late, so an item past its TTL counts as absent: a record is started again from one.
  */
 export function createThrottleRepo({ doc, table }: RepoDeps) {
   const batch = createBatchReader({ doc, table });
@@ -126,9 +125,6 @@ export function createThrottleRepo({ doc, table }: RepoDeps) {
   }
 
   return {
-    // Known browsers: known-browser-repo.ts.
-    ...createKnownBrowserOperations({ doc, table }),
-
     /** The three records of a login attempt, as part of a combined read (absent ones with no failures). `now` in epoch milliseconds. */
     recordsRead(account: string, address: string, now: number): BatchRead<ThrottleRecord[]> {
       return {
@@ -235,8 +231,4 @@ export const THROTTLE_REPO_OPERATIONS = {
   addressCreditItem: { actions: ['UpdateItem'] },
   secondFactorRecordRead: { actions: ['BatchGetItem'] },
   secondFactorCreditItem: { actions: ['UpdateItem'] },
-  knownBrowserRead: { actions: ['BatchGetItem'] },
-  reserveKnownBrowser: { actions: ['UpdateItem'] },
-  newKnownBrowser: { actions: ['PutItem'] },
-  forgetKnownBrowserItem: { actions: ['DeleteItem'] },
 } as const satisfies RepoOperations<ThrottleRepo>;

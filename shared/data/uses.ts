@@ -6,6 +6,7 @@ import type { ErasureRepo } from '#shared/data/erasure-repo';
 import type { FactorRepo } from '#shared/data/factor-repo';
 import type { FactorSummaryRepo } from '#shared/data/factor-summary-repo';
 import type { GrantRepo } from '#shared/data/grant-repo';
+import type { KnownBrowserRepo } from '#shared/data/known-browser-repo';
 import type { LinkRepo } from '#shared/data/link-repo';
 import type { MailLimitRepo } from '#shared/data/mail-limit-repo';
 import type { PasskeyRepo } from '#shared/data/passkey-repo';
@@ -34,6 +35,7 @@ export interface Repos {
   factors: FactorRepo;
   factorSummaries: FactorSummaryRepo;
   grants: GrantRepo;
+  knownBrowsers: KnownBrowserRepo;
   links: LinkRepo;
   mailLimits: MailLimitRepo;
   passkeys: PasskeyRepo;

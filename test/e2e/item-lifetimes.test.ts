@@ -608,7 +608,7 @@ describe('item lifetimes', () => {
       // Prepare: the browser signed in 30 days and a second ago; the account has reached its limit since.
       const account = await createAccount(service);
       const b = new Browser(service.authUrl, { sourceAddress: nextLoopbackAddress() });
-      const old = repos.throttle.newKnownBrowser(account.user.id, 30 * DAY, Date.now() - 30 * DAY * 1000 - 1000);
+      const old = repos.knownBrowsers.newKnownBrowser(account.user.id, 30 * DAY, Date.now() - 30 * DAY * 1000 - 1000);
       await doc.send(new PutCommand(old.item.Put!));
       b.jar.set('known_browser', old.token);
       await putThrottleRecord({ doc, table: service.tableName }, 'account', account.user.email, { failures: 10, nextAttemptAt: Date.now() + 60_000 });

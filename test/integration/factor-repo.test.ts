@@ -19,7 +19,7 @@ import { useRepoTable } from '../support/repos';
 const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
 
 describe('second factors on DynamoDB Local', () => {
-  const { doc, table, repos: { factors, sessions, throttle }, batch } = useRepoTable();
+  const { doc, table, repos: { factors, knownBrowsers, sessions, throttle }, batch } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   const read = async (userId: string) => (await batch.read([factors.factorsRead(userId)] as const))[0];
@@ -100,7 +100,7 @@ describe('second factors on DynamoDB Local', () => {
       return factors.startPendingSignIn(userId, new Date(at));
     }
     const attempt = (pendingSignIn: string | undefined, typed: string, now: number, browserToken?: string) =>
-      completeSignIn({ batch, factors, sessions, throttle, users: createUserRepo({ doc, table }) }, { pendingSignIn, typed, browserToken, now });
+      completeSignIn({ batch, factors, knownBrowsers, sessions, throttle, users: createUserRepo({ doc, table }) }, { pendingSignIn, typed, browserToken, now });
 
     it('starts the session with the code spent, the pending sign-in ended and the reservation given back', async () => {
       const { user, secret } = await enrolled();
@@ -254,7 +254,7 @@ describe('second factors on DynamoDB Local', () => {
 
     it('starts a pending sign-in with one PutItem, or with the login’s other writes in one transaction, all or nothing', async () => {
       const { user } = await enrolled();
-      const known = throttle.newKnownBrowser(user.id, 3600, NOW);
+      const known = knownBrowsers.newKnownBrowser(user.id, 3600, NOW);
       const requests = countRequests(doc);
       let alone: string;
       let together: string;

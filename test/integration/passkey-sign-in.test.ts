@@ -22,7 +22,7 @@ let addresses = 0;
 const newAddress = () => `198.51.100.${++addresses}`;
 
 describe('signing in with a passkey, on DynamoDB Local', () => {
-  const { doc, table, repos: { passkeys, sessions, throttle, users }, batch } = useRepoTable();
+  const { doc, table, repos: { knownBrowsers, passkeys, sessions, throttle, users }, batch } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   const failuresOf = async (address: string) => (await item(throttleKey('address', address)))?.failures;
@@ -51,7 +51,7 @@ describe('signing in with a passkey, on DynamoDB Local', () => {
     response: string, address: string,
     options: { at?: number; browserToken?: string; browser?: string; reader?: BatchReader; signInWith?: typeof signInWithPasskey; pendingUserId?: string } = {},
   ) => (options.signInWith ?? signInWithPasskey)(
-    { batch: options.reader ?? batch, passkeys, sessions, throttle, users }, RP,
+    { batch: options.reader ?? batch, knownBrowsers, passkeys, sessions, throttle, users }, RP,
     { response, address, browserToken: options.browserToken, now: options.at ?? NOW, browser: options.browser, pendingUserId: options.pendingUserId },
   );
 

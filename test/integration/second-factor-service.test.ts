@@ -23,7 +23,7 @@ const NOW = 1_800_000_010_000; // epoch ms, 10 s into a 30 s step
 const FIREFOX = { browser: 'Firefox on Windows', address: '203.0.113.7' };
 
 describe('the second-factor service on DynamoDB Local', () => {
-  const { doc, table, repos: { factors, sessions, throttle, users, passkeys }, batch } = useRepoTable();
+  const { doc, table, repos: { factors, knownBrowsers, sessions, throttle, users, passkeys }, batch } = useRepoTable();
 
   const item = async (key: { pk: string; sk: string }) => (await doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
   const lastStep = async (userId: string) => (await item(totpKey(userId)))?.lastStep;
@@ -57,7 +57,7 @@ describe('the second-factor service on DynamoDB Local', () => {
     pendingSignIn: string | undefined, typed: string, now: number,
     options: { browserToken?: string; client?: typeof FIREFOX; reader?: BatchReader; complete?: typeof completeSignIn } = {},
   ) => (options.complete ?? completeSignIn)(
-    { batch: options.reader ?? batch, factors, sessions, throttle, users },
+    { batch: options.reader ?? batch, factors, knownBrowsers, sessions, throttle, users },
     { pendingSignIn, typed, browserToken: options.browserToken, now, client: options.client },
   );
 

@@ -7,16 +7,17 @@ import { knownBrowserKey, throttleKey } from '#shared/data/item-keys';
 import {
   createThrottleRepo, THROTTLE_MEMORY_SECONDS, type Reservation, type ThrottleRecord, type ThrottleScope,
 } from '#shared/data/throttle-repo';
+import { createKnownBrowserRepo } from '#shared/data/known-browser-repo';
 import { useRepoTable } from '../support/repos';
 
-// Login throttle records and known browsers through the repository on DynamoDB Local: what a guesser
+// Login throttle records and known browsers through their repositories on DynamoDB Local: what a guesser
 // (or the account's owner) gets from each write. Time is a parameter (epoch milliseconds): nothing waits.
 
 const T = Date.UTC(2026, 10, 23, 10, 0, 0, 0);
 const SECOND = 1000;
 
 describe('throttle repository', () => {
-  const { doc, table, repos: { throttle }, batch } = useRepoTable();
+  const { doc, table, repos: { throttle, knownBrowsers }, batch } = useRepoTable();
 
   const subjects = () => ({ account: `guess-${randomUUID()}@example.com`, address: `198.51.100.${Math.floor(Math.random() * 250)}-${randomUUID()}` });
   const reservationsOf = (records: readonly ThrottleRecord[], now: number): Reservation[] =>
@@ -281,7 +282,7 @@ describe('throttle repository', () => {
     const records = await throttle.getRecords(account, address, T);
 
     await expect(elsewhere.reserve(reservationsOf(records, T), T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
-    await expect(elsewhere.reserveKnownBrowser(randomToken(), 'user', 5, T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(createKnownBrowserRepo({ doc, table: `missing-${randomUUID()}` }).reserveKnownBrowser(randomToken(), 'user', 5, T)).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
   });
 
   describe('one record (a second factor’s, a passkey sign-in’s address)', () => {
@@ -356,9 +357,9 @@ describe('throttle repository', () => {
   });
 
   describe('known browsers', () => {
-    const knownBrowser = async (token: string | undefined, now: number) => (await batch.read([throttle.knownBrowserRead(token, now)]))[0];
+    const knownBrowser = async (token: string | undefined, now: number) => (await batch.read([knownBrowsers.knownBrowserRead(token, now)]))[0];
     async function signedInBrowser(userId: string, ttlSeconds = 30 * 86_400, now = T): Promise<string> {
-      const { token, item } = throttle.newKnownBrowser(userId, ttlSeconds, now);
+      const { token, item } = knownBrowsers.newKnownBrowser(userId, ttlSeconds, now);
       await doc.send(new TransactWriteCommand({ TransactItems: [item] }));
       return token;
     }
@@ -379,7 +380,7 @@ describe('throttle repository', () => {
       const token = await signedInBrowser(userId);
 
       for (const value of [undefined, '', token.slice(1), `${token}A`, `${token}=`, ` ${token}`, `${token.slice(0, 42)}+`, `${token}\n`]) {
-        expect(throttle.knownBrowserRead(value, T).keys).toEqual([]);
+        expect(knownBrowsers.knownBrowserRead(value, T).keys).toEqual([]);
         expect(await knownBrowser(value, T)).toBeUndefined();
       }
       expect(await knownBrowser(randomToken(), T)).toBeUndefined();
@@ -389,15 +390,15 @@ describe('throttle repository', () => {
       const userId = randomUUID();
       const token = await signedInBrowser(userId, 3600);
 
-      expect(await throttle.reserveKnownBrowser(token, randomUUID(), 2, T)).toBe(false);
-      expect(await throttle.reserveKnownBrowser(token, userId, 2, T)).toBe(true);
-      expect(await throttle.reserveKnownBrowser(token, userId, 2, T)).toBe(true);
-      expect(await throttle.reserveKnownBrowser(token, userId, 2, T)).toBe(false);
+      expect(await knownBrowsers.reserveKnownBrowser(token, randomUUID(), 2, T)).toBe(false);
+      expect(await knownBrowsers.reserveKnownBrowser(token, userId, 2, T)).toBe(true);
+      expect(await knownBrowsers.reserveKnownBrowser(token, userId, 2, T)).toBe(true);
+      expect(await knownBrowsers.reserveKnownBrowser(token, userId, 2, T)).toBe(false);
       expect(await knownBrowser(token, T)).toEqual({ userId, failures: 2 });
 
       const other = await signedInBrowser(userId, 3600);
-      expect(await throttle.reserveKnownBrowser(other, userId, 2, T + 3600 * SECOND)).toBe(false);
-      expect(await throttle.reserveKnownBrowser(randomToken(), userId, 2, T)).toBe(false);
+      expect(await knownBrowsers.reserveKnownBrowser(other, userId, 2, T + 3600 * SECOND)).toBe(false);
+      expect(await knownBrowsers.reserveKnownBrowser(randomToken(), userId, 2, T)).toBe(false);
       expect(await knownBrowser(other, T)).toEqual({ userId, failures: 0 });
     });
 
@@ -405,10 +406,10 @@ describe('throttle repository', () => {
       const userId = randomUUID();
       const token = await signedInBrowser(userId);
 
-      await doc.send(new TransactWriteCommand({ TransactItems: [throttle.forgetKnownBrowserItem(token)] }));
+      await doc.send(new TransactWriteCommand({ TransactItems: [knownBrowsers.forgetKnownBrowserItem(token)] }));
 
       expect(await knownBrowser(token, T)).toBeUndefined();
-      expect(await throttle.reserveKnownBrowser(token, userId, 5, T)).toBe(false);
+      expect(await knownBrowsers.reserveKnownBrowser(token, userId, 5, T)).toBe(false);
     });
 
     it('reads a known browser stored without a failure count as having none', async () => {

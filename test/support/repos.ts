@@ -19,6 +19,7 @@ import { createRecoveryCodeRepo } from '#shared/data/recovery-code-repo';
 import { createSessionRepo } from '#shared/data/session-repo';
 import { createSigningKeyRepo } from '#shared/data/signing-key-repo';
 import { createThrottleRepo } from '#shared/data/throttle-repo';
+import { createKnownBrowserRepo } from '#shared/data/known-browser-repo';
 import { createUserRepo } from '#shared/data/user-repo';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { createTable } from '#local/dynamodb-local';
@@ -37,6 +38,7 @@ export function createRepos(deps: RepoDeps) {
     mailLimits: createMailLimitRepo(deps),
     sessions: createSessionRepo(deps),
     throttle: createThrottleRepo(deps),
+    knownBrowsers: createKnownBrowserRepo(deps),
     factors: createFactorRepo(deps),
     factorSummaries: createFactorSummaryRepo(deps),
     passkeys: createPasskeyRepo(deps),
