@@ -5,9 +5,10 @@ import { credentialFiles } from '#local/iot';
 import { DEMO_USERS } from '#local/seed';
 
 /**
- * A demo device's MQTT connection to the local IoT Core stand-in (`iot`: its URL and the demo
- * devices' credentials folder), with its own certificate and its id as client id, as its firmware
- * connects to AWS IoT Core. No reconnection: the caller decides what a closed connection means.
+ * A device's MQTT connection to the local IoT Core stand-in (`iot`: its URL and its credentials
+ * folder, where `npm start` writes the demo devices' files and `npm run admin -- provision-device` a
+ * provisioned device's), with its own certificate and its id as client id, as its firmware connects
+ * to AWS IoT Core. No reconnection: the caller decides what a closed connection means.
  */
 export function connectDemoDevice(iot: { url: string; credentialsDir: string }, deviceId: string): MqttClient {
   const files = credentialFiles(iot.credentialsDir, deviceId);

@@ -11,7 +11,7 @@ import { readOutbox } from '#shared/email/outbox-mailer';
 import { runTool } from '../support/run-tool';
 import { useTable, useTestService } from '../support/service';
 
-const TOOLS = { token: 'local/token.ts', admin: 'local/admin.ts', invoke: 'local/invoke.ts', bench: 'bench/run.ts' } as const;
+const TOOLS = { token: 'local/token.ts', admin: 'local/admin.ts', invoke: 'local/invoke.ts', bench: 'bench/run.ts', device: 'local/device.ts' } as const;
 
 describe('command-line tools', () => {
   // A state folder with no service.json: a tool that read the service's facts for --help would fail.
