@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { LocalCa } from '#local/iot-ca';
+import type { IotRegistry } from '#local/iot-registry';
 
 // The local stand-in of AWS IoT Core's fleet provisioning by claim ("Device provisioning MQTT API" in
 // the AWS IoT Core Developer Guide), for the broker of local/iot-broker.ts: a claim certificate may
@@ -35,7 +36,7 @@ export interface FleetRequest {
 export interface FleetStandIn {
   /** Whether `certificateId` is a claim certificate's (it may connect with any client id, to use this API only). */
   isClaim(certificateId: string): boolean;
-  /** The thing provisioning attached `certificateId` to, if it did. */
+  /** The thing provisioning attached `certificateId` to, if it did (where `registry` records it, when there is one). */
   thingOf(certificateId: string): string | undefined;
   /** Whether a claim connection may publish (`publish`) to, or subscribe to, `topic`: the API's request and response topics only (the claim policy). */
   allows(topic: string, publish: boolean): boolean;
@@ -47,8 +48,12 @@ export interface FleetOptions {
   /** The claim certificates' ids (what the factory's batch certificate is). */
   claimCertificates: ReadonlySet<string>;
   preProvisioningHook(input: unknown): Promise<HookAnswer>;
-  /** Where the template's certificate and thing are recorded besides (the registry stand-in), when there is one. */
-  attach?(certificateId: string, thingName: string): void;
+  /**
+   * The registry stand-in (local/iot-registry.ts), the one record of which thing a certificate is
+   * attached to, where RegisterThing attaches the template's certificate; without one (a broker with
+   * fleet provisioning only), the stand-in keeps that record itself.
+   */
+  registry?: Pick<IotRegistry, 'attach' | 'thingOf'>;
   now?: () => number;
 }
 
@@ -56,7 +61,7 @@ export interface FleetOptions {
 export function createFleetStandIn(options: FleetOptions): FleetStandIn {
   const now = options.now ?? Date.now;
   const issued = new Map<string, { certificateId: string; certificatePem: string; expires: number }>();
-  const attached = new Map<string, string>();
+  const things = options.registry ?? ownAttachments();
 
   async function createKeysAndCertificate(request: FleetRequest) {
     // The certificate names no thing: it is of no use until RegisterThing attaches it to one.
@@ -92,14 +97,13 @@ export function createFleetStandIn(options: FleetOptions): FleetStandIn {
     const thingName = { ...(parameters as Record<string, string>), ...answer.parameterOverrides }.ThingName;
     if (!thingName) return reject(400, 'InvalidParameters', 'The template names the thing by its ThingName parameter.');
     issued.delete(token);
-    attached.set(certificate.certificateId, thingName);
-    options.attach?.(certificate.certificateId, thingName);
+    things.attach(certificate.certificateId, thingName);
     request.reply(`${PROVISION}/accepted`, { deviceConfiguration: {}, thingName });
   }
 
   return {
     isClaim: (certificateId) => options.claimCertificates.has(certificateId),
-    thingOf: (certificateId) => attached.get(certificateId),
+    thingOf: (certificateId) => things.thingOf(certificateId),
     allows(topic, publish) {
       if (publish) return topic === CREATE || topic === PROVISION;
       return [CREATE, PROVISION].some((api) => topic.startsWith(`${api}/`));
@@ -109,4 +113,10 @@ export function createFleetStandIn(options: FleetOptions): FleetStandIn {
       else if (request.topic === PROVISION) await registerThing(request);
     },
   };
+}
+
+/** Which thing each certificate is attached to, for a stand-in without the registry's. */
+function ownAttachments(): Pick<IotRegistry, 'attach' | 'thingOf'> {
+  const attached = new Map<string, string>();
+  return { attach: (certificateId, thing) => void attached.set(certificateId, thing), thingOf: (certificateId) => attached.get(certificateId) };
 }

@@ -22,7 +22,7 @@ export interface IotRegistry {
   url: string;
   /** The thing a certificate is attached to (the broker checks the client id against it). */
   thingOf(certificateId: string): string | undefined;
-  /** Records an active certificate made elsewhere (fleet provisioning: local/iot-fleet.ts) as attached to `thing`, so UpdateCertificate finds it. */
+  /** Records an active certificate made elsewhere (fleet provisioning: local/iot-fleet.ts) as attached to `thing`, so UpdateCertificate finds it and `thingOf` names its thing. */
   attach(certificateId: string, thing: string): void;
   /** Every call answered, oldest first. */
   calls(): RegistryCall[];

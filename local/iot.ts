@@ -65,7 +65,7 @@ export async function startLocalIot(stateDir: string, deviceIds: readonly string
   const revoked = new Set<string>();
   const registry = await startIotRegistry(ca, revoked);
   const fleet = createFleetStandIn({
-    ca, claimCertificates: new Set([claim.certificateId]), preProvisioningHook: runProvisioningHook, attach: registry.attach,
+    ca, claimCertificates: new Set([claim.certificateId]), preProvisioningHook: runProvisioningHook, registry,
   });
   const shadows = createShadowStore();
   const dataPlane = await startDataPlane(shadows);
