@@ -1,12 +1,11 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { CfnPolicy, CfnTopicRule } from 'aws-cdk-lib/aws-iot';
-import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Duration, Stack } from 'aws-cdk-lib';
+import { CfnPolicy, type CfnTopicRule } from 'aws-cdk-lib/aws-iot';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { iotRuleFunction } from '#infra/constructs/iot-rule-function';
 import type { ServiceFunction } from '#infra/constructs/service-function';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
-import { FUNCTIONS, type FunctionName } from '#functions/registry';
+import type { FunctionName } from '#functions/registry';
 import { DEVICE_TOPIC_ROOT, PRESENCE_TOPIC_FILTER } from '#shared/domain/presence';
 
 export interface DevicePresenceProps {
@@ -25,7 +24,7 @@ export const PRESENCE_RULE_SQL = `SELECT * FROM '${PRESENCE_TOPIC_FILTER}'`;
  *   its answers: `$aws/things/<thing name>/shadow/…`; DeviceShadow in device-shadow.ts);
  * - the topic rule that hands each connect and disconnect lifecycle event to the function declared
  *   with `eventSource: 'iot-presence'` (record-presence: one invocation per event, asynchronous),
- *   allowed to invoke it by a resource policy naming the rule;
+ *   allowed to invoke it by a resource policy naming the rule (iotRuleFunction, as the shadow's reports rule);
  * - one failures queue, the rule's error action (IoT Core could not invoke the function) and the
  *   function's on-failure destination (a storage failure on every try), whose first message raises
  *   an alarm (Monitoring's `RecordPresenceFailures`). An event in it can be sent again to the function
@@ -42,33 +41,24 @@ export class DevicePresence extends Construct {
 
   constructor(scope: Construct, id: string, props: DevicePresenceProps) {
     super(scope, id);
-    const fn = Object.entries(FUNCTIONS).find(([, def]) => def.eventSource === 'iot-presence')?.[0];
-    if (!fn) throw new Error('no function is declared with eventSource iot-presence');
-    this.fn = fn;
-    this.function = props.functions.eventSourceFunction(fn);
-    const home = this.function.node.scope!;
-    this.failures = new Queue(home, 'PresenceFailures', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-    Validations.of(this.failures).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'It is the dead-letter queue of the presence rule and of its function\'s asynchronous runs.' });
-    // A storage failure is retried twice by Lambda; an event older than an hour is superseded by later ones anyway.
-    this.function.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(1), onFailure: new SqsDestination(this.failures) });
-
-    const errorRole = new Role(home, 'PresenceRuleErrorRole', { assumedBy: new ServicePrincipal('iot.amazonaws.com'), description: 'The presence rule\'s error action: sends to its failures queue' });
-    this.failures.grantSendMessages(errorRole);
-    this.rule = new CfnTopicRule(home, 'PresenceRule', {
-      topicRulePayload: {
-        description: 'Device presence: IoT Core lifecycle events to the presence function',
-        sql: PRESENCE_RULE_SQL,
-        awsIotSqlVersion: '2016-03-23',
-        ruleDisabled: false,
-        actions: [{ lambda: { functionArn: this.function.functionArn } }],
-        errorAction: { sqs: { queueUrl: this.failures.queueUrl, roleArn: errorRole.roleArn, useBase64: false } },
-      },
+    const presence = iotRuleFunction({
+      functions: props.functions,
+      eventSource: 'iot-presence',
+      name: 'Presence',
+      failuresId: 'PresenceFailures',
+      failuresReason: 'It is the dead-letter queue of the presence rule and of its function\'s asynchronous runs.',
+      description: 'Device presence: IoT Core lifecycle events to the presence function',
+      sql: PRESENCE_RULE_SQL,
+      // A storage failure is retried twice by Lambda; an event older than an hour is superseded by later ones anyway.
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(1),
     });
-    const { account, partition, region } = Stack.of(home);
-    this.function.addPermission('InvokedByPresenceRule', {
-      principal: new ServicePrincipal('iot.amazonaws.com'), sourceArn: this.rule.attrArn, sourceAccount: account,
-    });
+    this.fn = presence.name;
+    this.function = presence.function;
+    this.failures = presence.failures;
+    this.rule = presence.rule;
 
+    const { account, partition, region } = Stack.of(this.function);
     const iot = `arn:${partition}:iot:${region}:${account}`;
     const own = `${DEVICE_TOPIC_ROOT}/\${iot:Connection.Thing.ThingName}/*`;
     const attached = { Bool: { 'iot:Connection.Thing.IsAttached': 'true' } };

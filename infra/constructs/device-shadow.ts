@@ -1,15 +1,15 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { CfnTopicRule } from 'aws-cdk-lib/aws-iot';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnTopicRule } from 'aws-cdk-lib/aws-iot';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { iotRuleFunction } from '#infra/constructs/iot-rule-function';
 import type { ServiceFunction } from '#infra/constructs/service-function';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
-import { FUNCTIONS, type FunctionName } from '#functions/registry';
+import type { FunctionName } from '#functions/registry';
 import { DESIRED_STATE_FILTER_PATTERNS, DESIRED_STATE_MAX_RECORD_AGE_SECONDS, DESIRED_STATE_RETRY_ATTEMPTS } from '#shared/shadow/desired-filter';
 
 export interface DeviceShadowProps {
@@ -46,14 +46,24 @@ export class DeviceShadow extends Construct {
 
   constructor(scope: Construct, id: string, props: DeviceShadowProps) {
     super(scope, id);
-    const reportsFn = Object.entries(FUNCTIONS).find(([, def]) => def.eventSource === 'iot-shadow')?.[0];
-    if (!reportsFn) throw new Error('no function is declared with eventSource iot-shadow');
-    this.reportsFn = reportsFn;
+    // The desired state's function first: the order the functions are made in is their order in the template.
     this.desiredState = props.functions.eventSourceFunction(DESIRED_STATE_FN);
-    this.reports = props.functions.eventSourceFunction(reportsFn);
-    const home = this.reports.node.scope!;
-    this.failures = new Queue(home, 'ShadowFailures', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-    Validations.of(this.failures).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'It is the dead-letter queue of the desired state\'s stream mapping, the reports rule and its function.' });
+    const reports = iotRuleFunction({
+      functions: props.functions,
+      eventSource: 'iot-shadow',
+      name: 'Reports',
+      failuresId: 'ShadowFailures',
+      failuresReason: 'It is the dead-letter queue of the desired state\'s stream mapping, the reports rule and its function.',
+      description: 'Device reports: each shadow update\'s documents to the reports function',
+      sql: REPORTS_RULE_SQL,
+      // A storage failure is retried twice by Lambda; a later report supersedes an older one anyway.
+      retryAttempts: 2,
+      maxEventAge: Duration.hours(1),
+    });
+    this.reportsFn = reports.name;
+    this.reports = reports.function;
+    this.failures = reports.failures;
+    this.rule = reports.rule;
 
     this.desiredState.addEventSource(new DynamoEventSource(props.table, {
       startingPosition: StartingPosition.LATEST,
@@ -65,23 +75,6 @@ export class DeviceShadow extends Construct {
       onFailure: new SqsDlq(this.failures),
       filters: DESIRED_STATE_FILTER_PATTERNS.map((pattern) => FilterCriteria.filter(pattern)),
     }));
-
-    // A storage failure is retried twice by Lambda; a later report supersedes an older one anyway.
-    this.reports.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(1), onFailure: new SqsDestination(this.failures) });
-    const errorRole = new Role(home, 'ReportsRuleErrorRole', { assumedBy: new ServicePrincipal('iot.amazonaws.com'), description: 'The reports rule\'s error action: sends to its failures queue' });
-    this.failures.grantSendMessages(errorRole);
-    this.rule = new CfnTopicRule(home, 'ReportsRule', {
-      topicRulePayload: {
-        description: 'Device reports: each shadow update\'s documents to the reports function',
-        sql: REPORTS_RULE_SQL,
-        awsIotSqlVersion: '2016-03-23',
-        ruleDisabled: false,
-        actions: [{ lambda: { functionArn: this.reports.functionArn } }],
-        errorAction: { sqs: { queueUrl: this.failures.queueUrl, roleArn: errorRole.roleArn, useBase64: false } },
-      },
-    });
-    const { account } = Stack.of(home);
-    this.reports.addPermission('InvokedByReportsRule', { principal: new ServicePrincipal('iot.amazonaws.com'), sourceArn: this.rule.attrArn, sourceAccount: account });
   }
 }
 

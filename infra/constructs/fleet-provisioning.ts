@@ -2,9 +2,9 @@ import { Names, Stack, Validations } from 'aws-cdk-lib';
 import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { CfnPolicy, CfnProvisioningTemplate } from 'aws-cdk-lib/aws-iot';
 import { Construct } from 'constructs';
+import { allowIotInvoke, iotEventSourceFunction } from '#infra/constructs/iot-rule-function';
 import type { ServiceFunction } from '#infra/constructs/service-function';
 import type { ServiceFunctions } from '#infra/constructs/service-functions';
-import { FUNCTIONS } from '#functions/registry';
 import { SERIAL_PARAMETER, THING_NAME_PARAMETER } from '#shared/devices/fleet-provisioning';
 
 export interface FleetProvisioningProps {
@@ -32,17 +32,13 @@ export class FleetProvisioning extends Construct {
 
   constructor(scope: Construct, id: string, props: FleetProvisioningProps) {
     super(scope, id);
-    const fn = Object.entries(FUNCTIONS).find(([, def]) => def.eventSource === 'iot-provisioning-hook')?.[0];
-    if (!fn) throw new Error('no function is declared with eventSource iot-provisioning-hook');
-    this.function = props.functions.eventSourceFunction(fn);
+    this.function = iotEventSourceFunction(props.functions, 'iot-provisioning-hook').function;
     const home = this.function.node.scope!;
     const { account, partition, region } = Stack.of(home);
     // A name of its own, known before the template exists: the hook's invoke permission names it, and must exist first.
     this.templateName = Names.uniqueResourceName(this, { maxLength: 36, separator: '-' });
     const templateArn = `arn:${partition}:iot:${region}:${account}:provisioningtemplate/${this.templateName}`;
-    this.function.addPermission('InvokedByProvisioningTemplate', {
-      principal: new ServicePrincipal('iot.amazonaws.com'), sourceArn: templateArn, sourceAccount: account,
-    });
+    allowIotInvoke(this.function, 'InvokedByProvisioningTemplate', templateArn);
 
     const role = new Role(home, 'ProvisioningRole', {
       assumedBy: new ServicePrincipal('iot.amazonaws.com'),

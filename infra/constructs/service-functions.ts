@@ -136,7 +136,7 @@ export class ServiceFunctions extends Construct {
    * A function an event source invokes (`eventSource` in its declaration), with its grants, the
    * webhook delivery queue's among them when it uses it, and `environment` added to the shared one.
    * The caller connects the source: the mapping (infra/constructs/webhooks.ts) or the topic rule
-   * (infra/constructs/device-presence.ts).
+   * (infra/constructs/iot-rule-function.ts).
    */
   eventSourceFunction(fn: FunctionName, options: { environment?: Record<string, string>; queue?: IQueue; timeoutSeconds?: number } = {}): ServiceFunction {
     if (!endpointOf(fn).eventSource) throw new Error(`${fn} has no event source in its declaration`);
