@@ -1,6 +1,6 @@
 import { afterEveryInvocation, runAsFunction } from '#local/invocation-context';
 import { startFailureQueue, type FailureQueueStandIn } from '#local/failure-queue';
-import { startStreamReader, type StreamReader } from '#local/stream-reader';
+import { startStreamReader, type StreamReader, type StreamSource } from '#local/stream-reader';
 import { logger } from '#shared/log';
 import { DESIRED_STATE_FILTER_PATTERNS, DESIRED_STATE_MAX_RECORD_AGE_SECONDS, DESIRED_STATE_RETRY_ATTEMPTS } from '#shared/shadow/desired-filter';
 
@@ -21,13 +21,12 @@ export interface LocalDesiredState {
 }
 
 /** Starts reading the table's stream for commands; call it once the handlers' environment names the data-plane stand-in. */
-export async function startLocalDesiredState(endpoint: string, tableName: string): Promise<LocalDesiredState> {
+export async function startLocalDesiredState(stream: StreamSource): Promise<LocalDesiredState> {
   const failures = await startFailureQueue();
   let reader: StreamReader;
   try {
     reader = await startStreamReader({
-      endpoint,
-      tableName,
+      ...stream,
       functionName: 'sync-desired-state',
       filters: DESIRED_STATE_FILTER_PATTERNS,
       handle: (records) => runAsFunction({ fn: 'sync-desired-state', ...DESIRED_STATE_SOURCE }, async () => {

@@ -9,6 +9,7 @@ import { startLocalDesiredState, type LocalDesiredState } from '#local/device-sh
 import { createShadowStore, type ShadowUpdate } from '#local/iot-shadow';
 import { runPresenceRule, runProvisioningHook, runReportsRule } from '#local/iot-rules';
 import { SHADOW_ENV } from '#shared/config';
+import type { StreamSource } from '#local/stream-reader';
 
 /** The local IoT Core stand-in of a running service, and where its devices' credentials are. */
 export interface LocalIot {
@@ -45,7 +46,7 @@ export const credentialFiles = (credentialsDir: string, deviceId: string) => ({
  * order; the broker's `events` emit `reported` (thing, documents, result) after each), and the table's
  * stream read for the owners' commands. Call it once the handlers' environment is set.
  */
-export async function startLocalIot(stateDir: string, deviceIds: readonly string[], table: { endpoint: string; tableName: string }): Promise<LocalIot> {
+export async function startLocalIot(stateDir: string, deviceIds: readonly string[], table: StreamSource): Promise<LocalIot> {
   const ca = await createLocalCa();
   const credentialsDir = join(stateDir, 'iot');
   mkdirSync(credentialsDir, { recursive: true });
@@ -78,7 +79,7 @@ export async function startLocalIot(stateDir: string, deviceIds: readonly string
       broker.events.emit('reported', thing, update.documents, result);
     });
   });
-  const desiredState = await startLocalDesiredState(table.endpoint, table.tableName);
+  const desiredState = await startLocalDesiredState(table);
   // The credentials are this run's (a fresh CA each start): they go with the broker.
   return {
     broker, ca, registry, dataPlane, desiredState, credentialsDir, fleetTemplate: LOCAL_FLEET_TEMPLATE,

@@ -39,6 +39,13 @@ export interface LocalServiceOptions {
   webhooks?: { timeScale?: number; observe?: InvocationObserver } | false;
   /** The IoT Core stand-in (local/iot.ts: broker, shadows, rules), with credentials for every demo device under `<stateDir>/iot`. Default: none. */
   iot?: boolean;
+  /**
+   * The longest pause between reads of the table's stream by an idle reader (the webhook fan-out's,
+   * the desired state's), ms; default 2000. Every invocation of a function in this process brings
+   * the readers back to Lambda's pace at once: this bounds only how late another process's writes
+   * (`npm run admin`) are read.
+   */
+  streamIdlePollMs?: number;
 }
 
 export interface LocalService {
@@ -86,8 +93,10 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       doc.destroy();
     }
 
+    /** The table's stream, as the local event source mappings read it. */
+    const stream = { endpoint: dynamodbEndpoint, tableName, idlePollMs: options.streamIdlePollMs };
     // The delivery queue's URL is part of the handlers' environment: it starts before they load.
-    const webhooks = options.webhooks === false ? undefined : await startLocalWebhooks(dynamodbEndpoint, tableName, options.webhooks?.timeScale ?? 1, options.webhooks?.observe);
+    const webhooks = options.webhooks === false ? undefined : await startLocalWebhooks(stream, options.webhooks?.timeScale ?? 1, options.webhooks?.observe);
     if (webhooks) stops.push(webhooks.stop);
 
     // Handlers load on first request, after the environment below names both hosts.
@@ -108,7 +117,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     if (options.iot) {
       // Loaded only when asked: the broker and the CA's libraries are not every local service's.
       const { startLocalIot } = await import('#local/iot');
-      service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)), { endpoint: dynamodbEndpoint, tableName });
+      service.iot = await startLocalIot(stateDir, DEMO_USERS.flatMap((demo) => demo.devices.map((d) => d.id)), stream);
       stops.push(service.iot.stop);
       // The functions' IoT client (a removed device's certificate deactivated) reaches the registry stand-in.
       Object.assign(process.env, {

@@ -85,7 +85,19 @@ const webhookTimeScale = (() => {
   return scale;
 })();
 
-const service = await startLocalService({ apiPort: api.port, authPort: auth.port, dataDir, stateDir, webhooks: { timeScale: webhookTimeScale }, iot: true })
+/**
+ * The longest pause of an idle stream reader here, ms. Left alone, the service should cost nothing
+ * worth a laptop's fan: each read of the stream costs DynamoDB Local about 10 ms of CPU while its
+ * code is not yet compiled, so two readers at one read each 2 s used about 1.2 % of a core, more than
+ * the rest of the idle service together (bench/RESULTS.md, "Ours as users run it"). The service's own writes (every
+ * request, every device message) bring the readers back to Lambda's pace at once; this bounds only
+ * how late a write of another process (`npm run admin`) reaches the webhooks and the devices.
+ */
+const STREAM_IDLE_POLL_MS = 10_000;
+
+const service = await startLocalService({
+  apiPort: api.port, authPort: auth.port, dataDir, stateDir, webhooks: { timeScale: webhookTimeScale }, iot: true, streamIdlePollMs: STREAM_IDLE_POLL_MS,
+})
   // startLocalService has already stopped what it started (DynamoDB Local included) when it throws.
   .catch((error: unknown) => abort(error, async () => undefined));
 

@@ -36,9 +36,15 @@ export interface StreamReader {
   stop(): Promise<void>;
 }
 
-export interface StreamReaderOptions {
+/** The table whose stream a local event source mapping reads, and how long an idle reader may wait between reads. */
+export interface StreamSource {
   endpoint: string;
   tableName: string;
+  /** The longest pause of an idle reader, ms: after each empty read the pause doubles from `pollMs` up to it (default 2000). */
+  idlePollMs?: number;
+}
+
+export interface StreamReaderOptions extends StreamSource {
   handle(records: _Record[]): Promise<unknown>;
   /** The function the mapping invokes, as its on-failure records name it. Default: fan-out-events. */
   functionName?: string;
@@ -46,8 +52,6 @@ export interface StreamReaderOptions {
   filters?: readonly FilterPattern[];
   /** Between reads of the stream while records come, unless the last brought a full batch, ms (default 250: Lambda's four polls a second per shard). */
   pollMs?: number;
-  /** The longest pause of an idle reader, ms: after each empty read the pause doubles from `pollMs` up to it (default 2000). */
-  idlePollMs?: number;
   /** Records per GetRecords, at most (the event source mapping's batch size; default 100, Lambda's default for DynamoDB streams). */
   batchSize?: number;
   onError?(error: unknown): void;

@@ -1,7 +1,7 @@
 import type { SQSEvent } from 'aws-lambda';
 import { afterEveryInvocation, runAsFunction } from '#local/invocation-context';
 import { startFailureQueue, type FailureQueueStandIn } from '#local/failure-queue';
-import { startStreamReader, type StreamReader } from '#local/stream-reader';
+import { startStreamReader, type StreamReader, type StreamSource } from '#local/stream-reader';
 import { startWebhookQueue, type WebhookQueueStandIn } from '#local/webhook-queue';
 import { logger } from '#shared/log';
 import { DELIVERY_BATCH_SIZE, DELIVERY_MAX_CONCURRENCY, MAX_DELIVERY_ATTEMPTS, QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#shared/webhooks/deliver';
@@ -33,7 +33,7 @@ export interface LocalWebhooks {
 /** Told of every invocation of the pipeline's two functions and its duration (the webhook benchmark sums them). */
 export type InvocationObserver = (fn: 'fan-out-events' | 'deliver-webhooks', ms: number) => void;
 
-export async function startLocalWebhooks(endpoint: string, tableName: string, timeScale: number, observe?: InvocationObserver): Promise<LocalWebhooks> {
+export async function startLocalWebhooks(stream: StreamSource, timeScale: number, observe?: InvocationObserver): Promise<LocalWebhooks> {
   let reader: StreamReader | undefined;
   let stopNudging: (() => void) | undefined;
   const timed = async <T>(fn: 'fan-out-events' | 'deliver-webhooks', work: () => Promise<T>): Promise<T> => {
@@ -61,8 +61,7 @@ export async function startLocalWebhooks(endpoint: string, tableName: string, ti
     streamFailures,
     async startReading() {
       reader = await startStreamReader({
-        endpoint,
-        tableName,
+        ...stream,
         filters: FAN_OUT_FILTER_PATTERNS,
         batchSize: FAN_OUT_BATCH_SIZE,
         handle: (records) => runAsFunction({ fn: 'fan-out-events', ...STREAM_SOURCE }, async () => {
