@@ -1,6 +1,8 @@
 // Settings shared by every AWS SDK client of the service (DynamoDB, KMS, SES). Kept free of SDK
 // imports so that it costs nothing at load.
 
+import { Sha256 } from '#shared/aws/sha256';
+
 /**
  * Network limits of every AWS call. A stalled dependency must fail fast enough that the function
  * answers `503` with `Retry-After` within 3 s — far inside the function's 10 s timeout and API
@@ -25,11 +27,16 @@ const CLIENT_HOOK = Symbol.for('device-user-service.aws-client-hook');
 
 export type AwsCallLimits = { -readonly [K in keyof typeof AWS_CALL_LIMITS]: number };
 
-/** The configuration every service client is created with: the limits above (tools and tests may loosen them). */
+/**
+ * The configuration every service client is created with: the limits above (tools and tests may
+ * loosen them), and the SHA-256 whose HMAC keys are KeyObjects (a third of the CPU of signing a
+ * request, see shared/aws/sha256.ts).
+ */
 export function awsClientConfig(overrides: Partial<AwsCallLimits> = {}) {
   const limits = { ...AWS_CALL_LIMITS, ...overrides };
   return {
     maxAttempts: limits.maxAttempts,
+    sha256: Sha256,
     // Options of @smithy/node-http-handler, which the SDK builds from this plain object.
     requestHandler: {
       connectionTimeout: limits.connectionTimeoutMs,

@@ -1,11 +1,13 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomBytes } from 'node:crypto';
 
 // Random tokens, their hashes and their comparison live in shared/secrets.ts, below the data layer
 // that stores them; this module keeps what only the token service uses.
 
 // A rotated refresh token keeps its successor encrypted under a key derived from itself, so the
 // same successor can be handed back to a retry of the same token, and the table alone reveals nothing.
-const keyFrom = (token: string) => createHash('sha256').update(`successor-key:${token}`).digest();
+// The key is a KeyObject: given bytes, Node 24's cipher first checks whether they are a KeyObject or
+// a CryptoKey by throwing and catching an error, which made each sealing four times as costly.
+const keyFrom = (token: string) => createSecretKey(createHash('sha256').update(`successor-key:${token}`).digest());
 
 /** Encrypts `secret` so that only a holder of `token` can read it (AES-256-GCM). */
 export function sealWith(token: string, secret: string): string {
