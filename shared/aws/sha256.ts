@@ -11,22 +11,21 @@ import { createHash, createHmac, createSecretKey, type Hash, type Hmac } from 'n
  * (the secret access key) is answered at once and passed as it is. The digests are the same.
  */
 export class Sha256 {
-  private readonly secret: string | KeyObjectSource | undefined;
+  private readonly secret: string | Bytes | undefined;
   private hash: Hash | Hmac;
 
-  constructor(secret?: string | KeyObjectSource) {
-    // As the SDK's class: an empty secret means a plain hash.
-    this.secret = secret === '' ? undefined : secret;
+  constructor(secret?: string | Bytes) {
+    this.secret = secret;
     this.hash = this.create();
   }
 
   update(data: string | ArrayBufferView): void {
-    this.hash.update(typeof data === 'string' ? data : bytesOf(data));
+    this.hash.update(data as Uint8Array | string);
   }
 
   async digest(): Promise<Uint8Array> {
     // As the SDK's class: a plain hash may be read and then fed more; an HMAC is read once.
-    return this.secret === undefined ? (this.hash as Hash).copy().digest() : this.hash.digest();
+    return this.secret ? this.hash.digest() : (this.hash as Hash).copy().digest();
   }
 
   reset(): void {
@@ -34,15 +33,12 @@ export class Sha256 {
   }
 
   private create(): Hash | Hmac {
+    // As the SDK's class: no secret, or an empty string, means a plain hash.
     const secret = this.secret;
-    if (secret === undefined) return createHash('sha256');
-    return createHmac('sha256', typeof secret === 'string' ? secret : createSecretKey(bytesOf(secret)));
+    if (!secret) return createHash('sha256');
+    if (typeof secret === 'string') return createHmac('sha256', secret);
+    return createHmac('sha256', createSecretKey((ArrayBuffer.isView(secret) ? secret : new Uint8Array(secret)) as NodeJS.ArrayBufferView));
   }
 }
 
-type KeyObjectSource = ArrayBuffer | ArrayBufferView;
-
-const bytesOf = (source: KeyObjectSource): Uint8Array => {
-  if (source instanceof Uint8Array) return source;
-  return ArrayBuffer.isView(source) ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength) : new Uint8Array(source);
-};
+type Bytes = ArrayBuffer | ArrayBufferView;
