@@ -8,11 +8,13 @@ import { subscribeExampleApp } from '#local/example-webhook';
 import { connectDemoDevice, seededFirmwareState } from '#local/demo-device';
 import { runFirmware } from '#local/device-firmware';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
+import { batchWrites } from '#local/output';
 import { localStateDir, serviceFacts, startLocalService } from '#local/service';
 
 // `npm start`: the whole service on this machine. Ctrl-C stops everything, Java child included.
 // A port that cannot be opened ends it with one line naming the port, its use and its variable,
 // after it has stopped what it started.
+batchWrites(process.stdout, { before: [process.stderr] });
 const stateDir = localStateDir();
 const dataDir = optionalEnv(LOCAL_ENV.dataDir);
 
