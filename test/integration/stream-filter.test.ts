@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { _Record } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
@@ -39,17 +39,17 @@ function templateFilters(): FilterPattern[] {
   return (mapping.Properties.FilterCriteria?.Filters ?? []).map((f: { Pattern: string }) => JSON.parse(f.Pattern) as FilterPattern);
 }
 
-const hasEvents = (record: _Record) => {
+const hasEvents = (record: DynamoDBRecord) => {
   const change = toChangeRecord(record as never);
   return change !== undefined && changeToEvents(change) !== undefined;
 };
-const label = (record: _Record) => `${record.eventName} ${record.dynamodb?.Keys?.pk?.S?.replace(/#.*/, '#')} ${record.dynamodb?.Keys?.sk?.S?.replace(/#.*/, '#')}`;
+const label = (record: DynamoDBRecord) => `${record.eventName} ${record.dynamodb?.Keys?.pk?.S?.replace(/#.*/, '#')} ${record.dynamodb?.Keys?.sk?.S?.replace(/#.*/, '#')}`;
 
 describe('the fan-out’s stream filters, on the records a user’s life writes', () => {
   let doc: DynamoDBDocumentClient;
   let filters: FilterPattern[];
-  const all: _Record[] = [];
-  const handedOver: _Record[] = [];
+  const all: DynamoDBRecord[] = [];
+  const handedOver: DynamoDBRecord[] = [];
   const readers: StreamReader[] = [];
   const userId = randomUUID();
   const clientId = `app-${randomUUID()}`;

@@ -1,4 +1,4 @@
-import type { _Record } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStreamReader, type StreamReader } from '#local/stream-reader';
@@ -15,7 +15,7 @@ describe('the local stream reader\'s pace', () => {
   let doc: DynamoDBDocumentClient;
   let table: string;
   let reader: StreamReader;
-  const handed: _Record[] = [];
+  const handed: DynamoDBRecord[] = [];
   const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const put = (id: string) => doc.send(new PutCommand({ TableName: table, Item: { pk: `PACE#${id}`, sk: 'A' } }));
   const keysHanded = () => handed.map((r) => r.dynamodb?.Keys?.pk?.S);
