@@ -56,4 +56,13 @@ describe('the local stream reader\'s pace', () => {
 
     expect(keysHanded()).toEqual(['PACE#idle', 'PACE#caught-up']);
   }, 20_000);
+
+  it('hands the records over in the form Lambda does: attribute values as on the wire, times in epoch seconds', () => {
+    const record = handed.at(-1)!;
+
+    expect(record).toMatchObject({ eventName: 'INSERT', eventSource: 'aws:dynamodb', dynamodb: { Keys: { pk: { S: 'PACE#caught-up' }, sk: { S: 'A' } }, NewImage: { pk: { S: 'PACE#caught-up' } }, StreamViewType: 'NEW_AND_OLD_IMAGES' } });
+    const seconds = record.dynamodb!.ApproximateCreationDateTime!;
+    expect(typeof seconds).toBe('number');
+    expect(Math.abs(seconds - Date.now() / 1000)).toBeLessThan(600);
+  });
 });
