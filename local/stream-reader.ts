@@ -263,13 +263,13 @@ export async function startStreamReader(options: StreamReaderOptions): Promise<S
 }
 
 /** An error answer of the Streams API: `name` is its type (`ExpiredIteratorException`, …). */
-class StreamsError extends Error {}
+export class StreamsError extends Error {}
 
 /**
  * GetRecords on DynamoDB Local, its answer parsed as JSON and nothing more, over connections kept
  * open. DynamoDB Local checks no signature, so the request carries a fixed one in the form it reads.
  */
-function recordsReader(endpoint: string) {
+export function recordsReader(endpoint: string) {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const { hostname, port } = new URL(endpoint);
   const headers = {

@@ -1,7 +1,7 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStreamReader, type StreamReader } from '#local/stream-reader';
+import { recordsReader, startStreamReader, StreamsError, type StreamReader } from '#local/stream-reader';
 import { freshTable } from '../support/service';
 
 // The local stream reader reads at Lambda's pace while records come and backs off while the stream
@@ -56,6 +56,20 @@ describe('the local stream reader\'s pace', () => {
 
     expect(keysHanded()).toEqual(['PACE#idle', 'PACE#caught-up']);
   }, 20_000);
+
+  it('reads an error answer of the Streams API as an error named by its type (how an expired iterator is told)', async () => {
+    const { endpoint } = await freshTable();
+    const reader = recordsReader(endpoint);
+    try {
+      const error = await reader.read('not-an-iterator', 10).then(() => undefined, (e: unknown) => e);
+
+      expect(error).toBeInstanceOf(StreamsError);
+      expect((error as Error).name).toBe('ValidationException');
+      expect((error as Error).message).not.toBe('');
+    } finally {
+      reader.destroy();
+    }
+  });
 
   it('hands the records over in the form Lambda does: attribute values as on the wire, times in epoch seconds', () => {
     const record = handed.at(-1)!;
