@@ -31,7 +31,7 @@ export async function startLocalDesiredState(stream: StreamSource): Promise<Loca
       filters: DESIRED_STATE_FILTER_PATTERNS,
       handle: (records) => runAsFunction({ fn: 'sync-desired-state', ...DESIRED_STATE_SOURCE }, async () => {
         const { handler } = await import('#functions/devices/sync-desired-state');
-        return handler({ Records: records as never });
+        return handler({ Records: records });
       }),
       onError: (error) => logger.error('desired state failed; the batch will be retried', { error }),
       failures: {

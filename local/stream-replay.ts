@@ -65,7 +65,7 @@ export async function replayStreamFailures(deps: ReplayDeps): Promise<ReplayRepo
       }
       const { batch } = parsed;
       const range: Range = { shardId: batch.shardId, startSequenceNumber: batch.startSequenceNumber, endSequenceNumber: batch.endSequenceNumber };
-      let records: _Record[];
+      let records: StreamRecordLike[];
       try {
         records = await readRange(deps.streams, batch);
       } catch (error) {
@@ -78,7 +78,7 @@ export async function replayStreamFailures(deps: ReplayDeps): Promise<ReplayRepo
         if (forgotten) await remove(message.ReceiptHandle!);
         continue;
       }
-      const handed = records.filter((record) => matchesFilters(FAN_OUT_FILTER_PATTERNS, record)) as StreamRecordLike[];
+      const handed = records.filter((record) => matchesFilters(FAN_OUT_FILTER_PATTERNS, record));
       let queued: number;
       try {
         queued = handed.length > 0 ? await deps.fanOut(handed) : 0;
@@ -92,25 +92,33 @@ export async function replayStreamFailures(deps: ReplayDeps): Promise<ReplayRepo
   }
 }
 
-/** The records of one shard from the range's first sequence number to its last, both included. */
-async function readRange(streams: ReplayDeps['streams'], batch: StreamBatchInfo): Promise<_Record[]> {
+/**
+ * The records of one shard from the range's first sequence number to its last, both included, in
+ * the form Lambda hands them over (and the live reader, local/stream-reader.ts): the SDK's Date of
+ * each record becomes epoch seconds.
+ */
+async function readRange(streams: ReplayDeps['streams'], batch: StreamBatchInfo): Promise<StreamRecordLike[]> {
   const { ShardIterator } = await streams.send(new GetShardIteratorCommand({
     StreamArn: batch.streamArn, ShardId: batch.shardId, ShardIteratorType: 'AT_SEQUENCE_NUMBER', SequenceNumber: batch.startSequenceNumber,
   }));
   const end = BigInt(batch.endSequenceNumber);
-  const records: _Record[] = [];
+  const records: StreamRecordLike[] = [];
   let iterator = ShardIterator;
   for (let empty = 0; iterator && empty < MAX_EMPTY_READS;) {
     const answer = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
     const read = answer.Records ?? [];
     for (const record of read) {
       if (BigInt(record.dynamodb?.SequenceNumber ?? '0') > end) return records;
-      records.push(record);
+      records.push(asLambdaRecord(record));
+      if (BigInt(record.dynamodb?.SequenceNumber ?? '0') === end) return records;
     }
-    const last = records.at(-1)?.dynamodb?.SequenceNumber;
-    if (last !== undefined && BigInt(last) >= end) return records;
     empty = read.length === 0 ? empty + 1 : 0;
     iterator = answer.NextShardIterator;
   }
   return records;
+}
+
+function asLambdaRecord(record: _Record): StreamRecordLike {
+  const time = record.dynamodb?.ApproximateCreationDateTime;
+  return { ...record, dynamodb: record.dynamodb && { ...record.dynamodb, ApproximateCreationDateTime: time === undefined ? undefined : time.getTime() / 1000 } };
 }

@@ -66,7 +66,7 @@ export async function startLocalWebhooks(stream: StreamSource, timeScale: number
         batchSize: FAN_OUT_BATCH_SIZE,
         handle: (records) => runAsFunction({ fn: 'fan-out-events', ...STREAM_SOURCE }, async () => {
           const { handler } = await import('#functions/webhooks/fan-out-events');
-          return timed('fan-out-events', () => handler({ Records: records as never }));
+          return timed('fan-out-events', () => handler({ Records: records }));
         }),
         onError: (error) => logger.error('webhook fan-out failed; the batch will be retried', { error }),
         failures: {

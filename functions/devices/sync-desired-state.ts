@@ -1,5 +1,4 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import type { StreamRecordLike } from '#shared/webhooks/fan-out';
 import { syncDesiredState } from '#shared/runtime';
 
 /**
@@ -10,5 +9,5 @@ import { syncDesiredState } from '#shared/runtime';
  * A device deleted with its account has its certificate deactivated. No HTTP route.
  */
 export async function handler(event: DynamoDBStreamEvent) {
-  return syncDesiredState(event.Records as StreamRecordLike[]);
+  return syncDesiredState(event.Records);
 }

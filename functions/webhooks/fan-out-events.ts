@@ -1,6 +1,5 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '#shared/log';
-import type { StreamRecordLike } from '#shared/webhooks/fan-out';
 import { fanOut } from '#shared/runtime';
 
 /**
@@ -11,7 +10,7 @@ import { fanOut } from '#shared/runtime';
  * two ids. No HTTP route.
  */
 export async function handler(event: DynamoDBStreamEvent) {
-  const queued = await fanOut(event.Records as StreamRecordLike[]);
+  const queued = await fanOut(event.Records);
   if (queued > 0) logger.info('webhook deliveries queued', { records: event.Records.length, queued });
   return { queued };
 }

@@ -7,13 +7,13 @@ import { newWebhookId } from '#shared/domain/webhook';
 import { changeToEvents, scopesCover, type ChangeRecord, type TableChange } from '#shared/webhooks/events';
 import type { WebhookMessage, WebhookQueue } from '#shared/webhooks/queue';
 
-/** A DynamoDB stream record as Lambda and the Streams API hand it over (images in the attribute-value form). */
+/** A DynamoDB stream record in the form Lambda hands it to a function (images in the attribute-value form). */
 export interface StreamRecordLike {
   eventID?: string;
   eventName?: string;
   dynamodb?: {
-    /** Epoch seconds (Lambda's event), or a Date (the Streams API through the SDK). */
-    ApproximateCreationDateTime?: number | Date;
+    /** Epoch seconds, as Lambda hands it (the replay converts the SDK's Date). */
+    ApproximateCreationDateTime?: number;
     NewImage?: Record<string, unknown>;
     OldImage?: Record<string, unknown>;
   };
@@ -24,7 +24,7 @@ export function toChangeRecord(record: StreamRecordLike): ChangeRecord | undefin
   const { eventID, eventName, dynamodb } = record;
   if (!eventID || !dynamodb || (eventName !== 'INSERT' && eventName !== 'MODIFY' && eventName !== 'REMOVE')) return undefined;
   const time = dynamodb.ApproximateCreationDateTime;
-  const at = time instanceof Date ? time : typeof time === 'number' ? new Date(time * 1000) : new Date();
+  const at = time === undefined ? new Date() : new Date(time * 1000);
   const image = (value: Record<string, unknown> | undefined) => (value ? unmarshall(value as Record<string, AttributeValue>) : undefined);
   return { eventId: eventID, eventName, at, newImage: image(dynamodb.NewImage), oldImage: image(dynamodb.OldImage) };
 }

@@ -81,7 +81,7 @@ describe('stream batches the fan-out gives up on', () => {
     await createWebhookRepo({ doc, table }).setUrl(clientId, 'https://hooks.example/receiver');
     reader = await startStreamReader({
       endpoint, tableName: table, filters: FAN_OUT_FILTER_PATTERNS, pollMs: 10,
-      handle: (records) => fanOutUnlessPoisoned(records as StreamRecordLike[]),
+      handle: (records) => fanOutUnlessPoisoned(records),
       failures: { retryAttempts: 2, maxRecordAgeSeconds: 3600, onFailure: (failure) => failures.put(JSON.stringify(failure)) },
     });
   });
@@ -143,8 +143,12 @@ describe('stream batches the fan-out gives up on', () => {
 
     expect(report.replayed).toEqual([expect.objectContaining({ records: 1, queued: 1 })]);
     expect(queued.at(-1)).toMatchObject({ clientId, userId });
-    const payloads = (await deliveries()).map((d) => JSON.parse(String(d.payload)) as { type: string; data: { device_id: string } });
-    expect(payloads.filter((p) => p.data.device_id === poisoned.id).map((p) => p.type)).toEqual(['device.connection_changed']);
+    const payloads = (await deliveries()).map((d) => JSON.parse(String(d.payload)) as { type: string; timestamp: string; data: { device_id: string } });
+    const replayed = payloads.filter((p) => p.data.device_id === poisoned.id);
+    expect(replayed.map((p) => p.type)).toEqual(['device.connection_changed']);
+    // The event carries the stream record's time: the SDK's Date, handed over in epoch seconds as
+    // Lambda does (DynamoDB Local rounds it down, to the minute).
+    expect(Math.abs(Date.parse(replayed[0]!.timestamp) - Date.now())).toBeLessThan(600_000);
     // The two malformed messages stay; the replayed one is gone, and a second replay writes nothing twice.
     expect(failures.bodies()).toEqual(kept.filter((body) => !body.includes('RetryAttemptsExhausted')));
     expect((await replay()).replayed).toEqual([]);
