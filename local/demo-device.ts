@@ -10,7 +10,7 @@ import { DEMO_USERS } from '#local/seed';
  * provisioned device's), with its own certificate and its id as client id, as its firmware connects
  * to AWS IoT Core. No reconnection: the caller decides what a closed connection means.
  */
-export function connectDemoDevice(iot: { url: string; credentialsDir: string }, deviceId: string): MqttClient {
+export function connectDevice(iot: { url: string; credentialsDir: string }, deviceId: string): MqttClient {
   const files = credentialFiles(iot.credentialsDir, deviceId);
   return mqtt.connect(iot.url, {
     clientId: deviceId, cert: readFileSync(files.cert), key: readFileSync(files.key), ca: readFileSync(files.ca),

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { connectDemoDevice, seededFirmwareState } from '#local/demo-device';
+import { connectDevice, seededFirmwareState } from '#local/demo-device';
 import { runFirmware } from '#local/device-firmware';
 import { fail, parseCommandLine, usageError } from '#local/cli';
 import { credentialFiles } from '#local/iot';
@@ -46,7 +46,7 @@ const files = credentialFiles(facts.iot.credentialsDir, deviceId);
 if (!existsSync(files.cert) || !existsSync(files.key)) {
   fail(`${deviceId} is neither a demo device of the running service nor a device provisioned to it (no ${deviceId}.cert.pem and ${deviceId}.key.pem in ${facts.iot.credentialsDir}).\n${USAGE}`);
 }
-const client = connectDemoDevice(facts.iot, deviceId);
+const client = connectDevice(facts.iot, deviceId);
 client.on('connect', () => {
   console.log(`Device ${deviceId} connected to ${facts.iot!.url}. Type s or a and Enter to press its button (sound, away); Ctrl-C to disconnect.`);
   void runFirmware(client, deviceId, seededFirmwareState(deviceId), (line) => console.log(line)).then((firmware) => {

@@ -5,7 +5,7 @@ import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
 import { startExampleApp } from '#local/example-app';
 import { subscribeExampleApp } from '#local/example-webhook';
-import { connectDemoDevice, seededFirmwareState } from '#local/demo-device';
+import { connectDevice, seededFirmwareState } from '#local/demo-device';
 import { runFirmware } from '#local/device-firmware';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { batchWrites } from '#local/output';
@@ -130,7 +130,7 @@ await subscribeExampleApp(exampleApp, { dynamodbEndpoint: service.dynamodbEndpoi
 // A demo device connected as its firmware would connect to AWS IoT Core: Alice's first device shows
 // connected, obeys a PUT of `active` or `sound` from its shadow, and reports it back.
 const demoDeviceId = DEMO_USERS[0].devices[0].id;
-const demoDevice = connectDemoDevice({ url: service.iot!.broker.url, credentialsDir: service.iot!.credentialsDir }, demoDeviceId);
+const demoDevice = connectDevice({ url: service.iot!.broker.url, credentialsDir: service.iot!.credentialsDir }, demoDeviceId);
 await new Promise<void>((resolve, reject) => {
   demoDevice.once('connect', () => resolve());
   demoDevice.once('error', reject);
