@@ -40,7 +40,7 @@ function templateFilters(): FilterPattern[] {
 }
 
 const hasEvents = (record: DynamoDBRecord) => {
-  const change = toChangeRecord(record as never);
+  const change = toChangeRecord(record);
   return change !== undefined && changeToEvents(change) !== undefined;
 };
 const label = (record: DynamoDBRecord) => `${record.eventName} ${record.dynamodb?.Keys?.pk?.S?.replace(/#.*/, '#')} ${record.dynamodb?.Keys?.sk?.S?.replace(/#.*/, '#')}`;

@@ -6,10 +6,15 @@ function recordingStream(name: string, log: string[]) {
   return { write: (chunk: unknown, ...rest: unknown[]) => { log.push(`${name}:${String(chunk)}`); (rest.find((r) => typeof r === 'function') as (() => void) | undefined)?.(); return true; } } as unknown as NodeJS.WriteStream;
 }
 
+/** stdout and stderr stand-ins that record their writes in one log, in the order received. */
+function recordingStreams() {
+  const log: string[] = [];
+  return { log, out: recordingStream('out', log), err: recordingStream('err', log) };
+}
+
 describe('npm start\'s batched output', () => {
   it('sends the lines of one turn in one write, in order, when the turn ends', () => {
-    const log: string[] = [];
-    const out = recordingStream('out', log);
+    const { log, out } = recordingStreams();
     let flush: (() => void) | undefined;
     const undo = batchWrites(out, { schedule: (f) => { flush = f; } });
     out.write('a\n');
@@ -23,9 +28,7 @@ describe('npm start\'s batched output', () => {
   });
 
   it('lets no line overtake another: a write to stderr, with a callback, or of bytes sends what waits first', () => {
-    const log: string[] = [];
-    const out = recordingStream('out', log);
-    const err = recordingStream('err', log);
+    const { log, out, err } = recordingStreams();
     const undo = batchWrites(out, { before: [err], schedule: () => undefined });
     out.write('1\n');
     err.write('warning\n');
@@ -40,9 +43,7 @@ describe('npm start\'s batched output', () => {
   });
 
   it('sends what waits when undone (and when the process exits), and writes directly afterwards', () => {
-    const log: string[] = [];
-    const out = recordingStream('out', log);
-    const err = recordingStream('err', log);
+    const { log, out, err } = recordingStreams();
     const undo = batchWrites(out, { before: [err], schedule: () => undefined });
     out.write('last\n');
     const exitListeners = process.listenerCount('exit');
@@ -54,8 +55,7 @@ describe('npm start\'s batched output', () => {
   });
 
   it('batches with setImmediate by default', async () => {
-    const log: string[] = [];
-    const out = recordingStream('out', log);
+    const { log, out } = recordingStreams();
     const undo = batchWrites(out);
     out.write('x\n');
     out.write('y\n');
