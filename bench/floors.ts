@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '#shared/data/commands';
+import type { DocumentClient } from '#shared/data/document-client';
 import {
   BENCH_FLOOR_PREFIX, clientsOfDeveloperIndexKey, consentOfClientIndexKey, familiesOfClientIndexKey, sessionsOfUserIndexKey,
 } from '#shared/data/item-keys';
@@ -207,7 +208,7 @@ const webhookId = () => `msg_${Date.now().toString(36).padStart(9, '0')}_${rando
  * Creates floors' stand-ins and fills their events with concrete requests. `receiverUrl`: where a
  * `signedPost` step delivers (the benchmark's loopback receiver, bench/webhook-ends.ts).
  */
-export function createFloors(doc: DynamoDBDocumentClient, table: string, { receiverUrl }: { receiverUrl?: string } = {}) {
+export function createFloors(doc: DocumentClient, table: string, { receiverUrl }: { receiverUrl?: string } = {}) {
   const putItem = (Item: Record<string, unknown>) => doc.send(new PutCommand({ TableName: table, Item }));
   const readKeys = (kinds: readonly ItemKind[]) => kinds.map((kind, i) => standInKey(kind, kinds.slice(0, i).filter((k) => k === kind).length));
   const fresh = (kind: ItemKind) => itemOf(kind, { pk: `${PREFIX}${randomUUID()}`, sk: kind });

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
-  BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+  BatchGetCommand, DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand,
+} from '#shared/data/commands';
 import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import type { DocumentClient } from '#shared/data/document-client';
 import { formCsrfToken } from '#shared/http/csrf';
 import { newSecretReveal } from '#shared/console/developer';
 import { createLocalKeyStore } from '#shared/keys/local-signer';
@@ -138,7 +139,7 @@ const BENCH_GENERATION = 'bench-grant-generation';
  * The DynamoDB client every function sends through (shared/runtime.ts); a client a handler module
  * made for itself would be counted from its creation (bench/run.ts).
  */
-export const RUNTIME_CLIENTS: readonly DynamoDBDocumentClient[] = [runtimeDoc];
+export const RUNTIME_CLIENTS: readonly DocumentClient[] = [runtimeDoc];
 
 export async function loadHandler(fn: FunctionName): Promise<Handler> {
   const module = (await import(resolve(ROOT, endpointOf(fn).entry))) as { handler: Handler };
@@ -441,8 +442,8 @@ export function createScenarios(env: ScenarioEnv): { scenarios: Scenario[]; clos
   });
 
   // The bare request kinds, written as the repositories send them.
-  const bareGetItem = (Key: Record<string, string>, doc: DynamoDBDocumentClient) => () => doc.send(new GetCommand({ TableName: table, Key }));
-  const batchGetWithClient = (doc: DynamoDBDocumentClient, key: Record<string, string>) => doc.send(new BatchGetCommand({
+  const bareGetItem = (Key: Record<string, string>, doc: DocumentClient) => () => doc.send(new GetCommand({ TableName: table, Key }));
+  const batchGetWithClient = (doc: DocumentClient, key: Record<string, string>) => doc.send(new BatchGetCommand({
     RequestItems: { [table]: { Keys: [key, clientKey(DEMO_CLIENT.clientId)], ConsistentRead: true } },
   }));
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 import { DEMO_USERS } from '#local/seed';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { deviceKey } from '#shared/data/item-keys';
@@ -11,7 +11,7 @@ import type { Scenario } from './scenarios.ts';
 
 /** What the device shadow's scenarios need of the benchmark's: the preparation client, a user of their own, the floor steps, a pool. */
 export interface ShadowScenarioKit {
-  deps: { doc: DynamoDBDocumentClient; table: string };
+  deps: { doc: DocumentClient; table: string };
   user(): Promise<{ id: string }>;
   step: typeof step;
   pool<T>(n: number, width: number, make: () => Promise<T>): Promise<T[]>;

@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 import { countRequests } from '../test/support/count-requests.ts';
 import { benchContext } from './events.ts';
 import { unexpectedAnswer, type Handler, type Scenario } from './scenarios.ts';
@@ -20,12 +20,12 @@ export interface WarmResult {
 }
 
 /** Counts every DynamoDB request the functions' runtime clients send (and those of clients `add`ed later). */
-export function attachCounters(clients: readonly DynamoDBDocumentClient[]) {
+export function attachCounters(clients: readonly DocumentClient[]) {
   const counters = clients.map((doc) => countRequests(doc));
   return {
     /** Counts a client's requests from now on too (its stack is the document client's: any DynamoDB client will do). */
-    add(client: Pick<DynamoDBDocumentClient, 'middlewareStack'>) {
-      counters.push(countRequests(client as DynamoDBDocumentClient));
+    add(client: Pick<DocumentClient, 'middlewareStack'>) {
+      counters.push(countRequests(client as DocumentClient));
     },
     get total() {
       return counters.reduce((sum, c) => sum + c.total, 0);

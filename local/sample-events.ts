@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '#shared/data/commands';
+import type { DocumentClient } from '#shared/data/document-client';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { formCsrfToken } from '#shared/http/csrf';
 import { newSecretReveal } from '#shared/console/developer';
@@ -39,7 +40,7 @@ export type SampleFacts = Pick<ServiceFacts, 'apiUrl' | 'authUrl' | 'tableName' 
  * both cookie and field. `given`: the client to store through, left open (the benchmark's
  * preparation client); without it, one of its own, closed by the cleanup.
  */
-export async function sampleEvent(fn: FunctionName, facts: SampleFacts, given?: DynamoDBDocumentClient): Promise<SampleEvent> {
+export async function sampleEvent(fn: FunctionName, facts: SampleFacts, given?: DocumentClient): Promise<SampleEvent> {
   const { sample } = endpointOf(fn);
   const doc = given ?? createDocumentClient({ endpoint: facts.dynamodbEndpoint });
   const undo: (() => Promise<unknown>)[] = [];
@@ -74,7 +75,7 @@ class SampleKit implements Kit {
   private readonly csrf = randomToken();
 
   constructor(
-    private readonly fn: FunctionName, private readonly facts: SampleFacts, private readonly doc: DynamoDBDocumentClient,
+    private readonly fn: FunctionName, private readonly facts: SampleFacts, private readonly doc: DocumentClient,
     private readonly undo: (() => Promise<unknown>)[],
   ) {
     this.demoClient = facts.demoClient;

@@ -1,4 +1,4 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 import { hashPassword } from '#shared/accounts/password';
 import { hashSecret } from '#shared/secrets';
 import { createClientRepo } from '#shared/data/client-repo';
@@ -57,7 +57,7 @@ export const DEMO_TV_CLIENT = {
 } as const;
 
 /** Writes the demo data; safe to run again on a persisted table (existing items are kept). */
-export async function seedDemoData(doc: DynamoDBDocumentClient, table: string, now = new Date()): Promise<void> {
+export async function seedDemoData(doc: DocumentClient, table: string, now = new Date()): Promise<void> {
   const users = createUserRepo({ doc, table });
   const devices = createDeviceRepo({ doc, table });
   const stamp = formatTimestamp(now);

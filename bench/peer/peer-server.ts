@@ -1,7 +1,9 @@
 import { createHash, createPrivateKey, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createDocumentClient } from '#shared/data/dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { awsClientConfig, localEndpointConfig, observeClient, type AwsCallLimits } from '#shared/aws/client-config';
 import { ALL_SCOPES } from '#shared/domain/scopes';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
 import { countRequests } from '../../test/support/count-requests.ts';
@@ -32,10 +34,10 @@ try {
   const { default: Provider } = await import(packageName) as { default: new (issuer: string, config: unknown) => PeerProvider };
 
   // The adapter's client is the only one whose requests count: the provider's own path.
-  const doc = createDocumentClient({ endpoint });
+  const doc = sdkDocumentClient(endpoint);
   const counter = countRequests(doc);
   const waited = timeRequests(doc);
-  const mintDoc = createDocumentClient({ endpoint, limits: { requestTimeoutMs: 30_000 } });
+  const mintDoc = sdkDocumentClient(endpoint, { requestTimeoutMs: 30_000 });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -127,4 +129,14 @@ interface PeerProvider {
   Grant: new (init: { accountId: string; clientId: string }) => PeerModel & { addResourceScope(resource: string, scope: string): void };
   AuthorizationCode: new (init: Record<string, unknown>) => PeerModel;
   RefreshToken: new (init: Record<string, unknown>) => PeerModel;
+}
+
+/**
+ * The AWS SDK's document client, as a user of node-oidc-provider would write its DynamoDB adapter (and
+ * as the service's own client was before shared/data/document-client.ts): the same limits, the same
+ * marshalling, the SDK's logger middleware dropped as the service drops it.
+ */
+function sdkDocumentClient(endpoint: string, limits?: Partial<AwsCallLimits>): DynamoDBDocumentClient {
+  const client = observeClient(new DynamoDBClient({ ...awsClientConfig(limits), ...localEndpointConfig(endpoint) }));
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 }

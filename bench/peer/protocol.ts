@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 
 // The messages between the benchmark and the two servers it compares (child processes with an IPC
 // channel): each server starts, says `ready` (or `failed`), then mints grants and reports its counters.
@@ -47,9 +48,11 @@ export const SERVER_ENV = {
  * Times every request a document client sends (from the SDK's initialize step to its answer), summed
  * by operation. Attached next to the request counter of test/support/count-requests.ts.
  */
-export function timeRequests(doc: DynamoDBDocumentClient): Record<string, number> {
+export function timeRequests(client: DocumentClient | DynamoDBDocumentClient): Record<string, number> {
+  // Both clients take the SDK's middleware shape at the initialize step.
+  const stack = client.middlewareStack as DocumentClient['middlewareStack'];
   const totals: Record<string, number> = {};
-  doc.middlewareStack.add(
+  stack.add(
     (next, context) => async (args) => {
       const started = performance.now();
       try {

@@ -1,4 +1,4 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '#shared/data/commands';
 import type { RepoDeps } from '#shared/data/dynamodb';
 
 export type ItemKey = { pk: string; sk: string };

@@ -1,4 +1,4 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '#shared/data/commands';
 import type { RepoOperations } from '#shared/data/table-access';
 import { toDevice, type Device } from '#shared/domain/device';
 import type { Consent } from '#shared/domain/grant';

@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '#shared/data/commands';
 import { isPlausibleClientId, type Client } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { ConflictError, NotFoundError } from '#shared/errors';

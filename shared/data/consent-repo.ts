@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '#shared/data/commands';
 import type { Consent } from '#shared/domain/grant';
 import { isPlausibleClientId } from '#shared/domain/client';
 import type { BatchRead } from '#shared/data/batch-read';

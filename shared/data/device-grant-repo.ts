@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '#shared/data/commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeviceAuthorization, DeviceCodeItem, UserCode } from '#shared/domain/device-authorization';
 import type { Consent } from '#shared/domain/grant';

@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '#shared/data/commands';
 import { toDevice, type Device, type DeviceChanges } from '#shared/domain/device';
 import { ConflictError, NotFoundError } from '#shared/errors';
 import { deviceVisible, type DeviceChoice } from '#shared/domain/grant';

@@ -1,10 +1,12 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { awsClientConfig, localEndpointConfig, observeClient, type AwsCallLimits } from '#shared/aws/client-config';
+import { QueryCommand, type TransactWriteCommandInput } from '#shared/data/commands';
+import { observeClient } from '#shared/aws/client-config';
+import { DocumentClient, type DocumentClientOptions } from '#shared/data/document-client';
+
+export { DocumentClient, type DocumentClientOptions };
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
-  doc: DynamoDBDocumentClient;
+  doc: DocumentClient;
   table: string;
 }
 
@@ -28,24 +30,12 @@ export const MAX_TRANSACTION_ITEMS = 100;
 /** One item of a TransactWriteItems request: repositories hand these out so a caller can write several together. */
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-export interface DocumentClientOptions {
-  /** DynamoDB Local's URL; absent in AWS. */
-  endpoint?: string;
-  /** The region named to DynamoDB Local (with `endpoint` only; default `local`). */
-  region?: string;
-  /** Looser limits than the service's (AWS_CALL_LIMITS), for tools and tests only. */
-  limits?: Partial<AwsCallLimits>;
-}
-
 /**
  * A document client that drops undefined members and keeps numbers as numbers, with the service's
- * timeouts and retry budget (AWS_CALL_LIMITS).
+ * timeouts and retry budget (AWS_CALL_LIMITS): see document-client.ts.
  */
-export function createDocumentClient({ endpoint, region, limits }: DocumentClientOptions = {}): DynamoDBDocumentClient {
-  const client = observeClient(new DynamoDBClient({ ...awsClientConfig(limits), ...localEndpointConfig(endpoint, region) }));
-  return DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+export function createDocumentClient(options: DocumentClientOptions = {}): DocumentClient {
+  return observeClient(new DocumentClient(options));
 }
 
 // Repositories import the error checks from here, next to the client they come from.

@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '#shared/data/commands';
 import type { ItemKey } from '#shared/data/batch-read';
 import { isConditionalCheckFailed, queryAll as queryTable, type RepoDeps } from '#shared/data/dynamodb';
 import {

@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand } from '#shared/data/commands';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { BatchRead } from '#shared/data/batch-read';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';

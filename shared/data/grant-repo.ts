@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '#shared/data/commands';
 import type { AuthorizationCode, Consent, GrantItem } from '#shared/domain/grant';
 import type { Client } from '#shared/domain/client';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';

@@ -1,4 +1,4 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '#shared/data/commands';
 import { cancellationCodes, isCancelled, isConditionalCheckFailed, MAX_TRANSACTION_ITEMS, queryAll, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { familyKey, grantsOfClientIndexKey, isConsentKey, isFamilyKey } from '#shared/data/item-keys';
 import { REVOKED_GRANT_SECONDS, type RevocationReason } from '#shared/domain/grant';

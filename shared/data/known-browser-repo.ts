@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '#shared/data/commands';
 import { hashSecret, randomToken } from '#shared/secrets';
 import type { BatchRead } from '#shared/data/batch-read';
 import type { RepoOperations } from '#shared/data/table-access';

@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '#shared/data/commands';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import type { ItemKey } from '#shared/data/batch-read';

@@ -1,6 +1,6 @@
 import type { RepoOperations } from '#shared/data/table-access';
 import { domainToASCII } from 'node:url';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '#shared/data/commands';
 import { hashSecret } from '#shared/secrets';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { mailLimitKey } from '#shared/data/item-keys';

@@ -1,4 +1,4 @@
-import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand } from '#shared/data/commands';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds } from '#shared/domain/time';
 import type { BatchRead } from '#shared/data/batch-read';

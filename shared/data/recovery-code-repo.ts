@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '#shared/data/commands';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { isCancelled, type RepoDeps } from '#shared/data/dynamodb';
 import { recoveryCodesKey, recoveryRevealKey, totpKey } from '#shared/data/item-keys';

@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { DeleteCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand } from '#shared/data/commands';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { epochSeconds, formatTimestamp } from '#shared/domain/time';
 import { toUser, type User } from '#shared/domain/user';

@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '#shared/data/commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { RepoOperations } from '#shared/data/table-access';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';

@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '#shared/data/commands';
 import type { PublicJwk } from '#shared/domain/jwk';
 import { isConditionalCheckFailed, type RepoDeps } from '#shared/data/dynamodb';
 import { signingKeysKey } from '#shared/data/item-keys';

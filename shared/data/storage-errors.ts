@@ -1,7 +1,6 @@
 // Classification of AWS errors (DynamoDB, KMS, SES) by name, code and status only. Kept apart from the client module so that code
-// which only maps errors (the HTTP wrappers) does not pull the AWS SDK into functions that never
-// touch the table: @aws-sdk/lib-dynamodb is not marked side-effect free, so any import of it stays
-// in the bundle and is evaluated at load.
+// which only maps errors (the HTTP wrappers) does not pull the DynamoDB client (the SDK's signer,
+// HTTP handler and credentials chain) into functions that never touch the table.
 
 /**
  * Names of AWS errors that mean "try again later" rather than "bug": throttling, a service's own

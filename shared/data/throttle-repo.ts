@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '#shared/data/commands';
 import { createBatchReader, type BatchRead, type Item } from '#shared/data/batch-read';
 import { isCancelled, isConditionalCheckFailed, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { throttleKey } from '#shared/data/item-keys';

@@ -1,4 +1,4 @@
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '#shared/data/commands';
 import type { UserCode } from '#shared/domain/device-authorization';
 import { epochSeconds } from '#shared/domain/time';
 import { cancellationCodes, isCancelled, type RepoDeps } from '#shared/data/dynamodb';

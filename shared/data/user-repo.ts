@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '#shared/data/commands';
 import type { BatchRead } from '#shared/data/batch-read';
 import { isCancelled, type RepoDeps, type TransactItem } from '#shared/data/dynamodb';
 import { MAX_EMAIL_LENGTH, normalizeEmail, toUser, type User } from '#shared/domain/user';

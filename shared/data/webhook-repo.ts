@@ -1,5 +1,5 @@
 import type { RepoOperations } from '#shared/data/table-access';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '#shared/data/commands';
 import { isPlausibleClientId } from '#shared/domain/client';
 import { epochSeconds } from '#shared/domain/time';
 import { NotFoundError } from '#shared/errors';

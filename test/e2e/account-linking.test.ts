@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { PASSKEY_PAGE_CODE, PASSKEY_SCRIPT_PATH } from '#shared/views/passkey-ui';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '#shared/data/commands';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT } from '#local/seed';

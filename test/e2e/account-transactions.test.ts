@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ScanCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, type TransactWriteCommandInput } from '#shared/data/commands';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countRequests } from '../support/count-requests';
 import { Browser, createAccount, formFields, nextLoopbackAddress, signIn, type Reply } from '../support/oauth-client';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '#shared/data/commands';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consentKey, deviceKey, unclaimedDeviceKey } from '#shared/data/item-keys';
 import { formatClaimCode, newClaimCode } from '#shared/domain/claim-code';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '#shared/data/commands';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_TV_CLIENT } from '#local/seed';
 import { createDeviceRepo } from '#shared/data/device-repo';

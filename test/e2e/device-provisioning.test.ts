@@ -1,7 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '#shared/data/commands';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceFacts } from '#local/service';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { createDeviceRepo } from '#shared/data/device-repo';
 import { deviceKey } from '#shared/data/item-keys';
 import { createWebhookRepo } from '#shared/data/webhook-repo';

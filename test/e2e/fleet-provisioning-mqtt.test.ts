@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import mqtt, { type MqttClient } from 'mqtt';
 import { iot, iotidentity, mqtt as crtMqtt } from 'aws-iot-device-sdk-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '#shared/data/commands';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runProvisioningHook } from '#local/iot-rules';
 import { serviceFacts } from '#local/service';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand } from '#shared/data/commands';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookRepo } from '#shared/data/webhook-repo';
 import { newWebhookId } from '#shared/domain/webhook';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '#shared/data/commands';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { knownBrowserKey, throttleKey } from '#shared/data/item-keys';

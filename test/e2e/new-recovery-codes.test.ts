@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { recoveryCodesKey, recoveryRevealKey, totpKey } from '#shared/data/item-keys';
 import { Browser, createAccount, formFields, signIn, textOf } from '../support/oauth-client';

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '#shared/data/commands';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';

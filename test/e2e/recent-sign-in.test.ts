@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { challengeKey, totpKey, userKey } from '#shared/data/item-keys';
 import { hashSecret } from '#shared/secrets';

@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recoveryCodesKey, throttleKey, totpKey, userKey } from '#shared/data/item-keys';
 import {

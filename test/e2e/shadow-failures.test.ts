@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DESIRED_STATE_SOURCE } from '#local/device-shadow';

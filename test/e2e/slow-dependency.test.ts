@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS } from '#local/seed';
@@ -34,7 +34,7 @@ describe('a stalled DynamoDB', () => {
   let ddb: DynamoDbLocal | undefined;
   let service: LocalService | undefined;
   let stateDir: string | undefined;
-  let doc: DynamoDBDocumentClient;
+  let doc: DocumentClient;
   /** When set, the authorization server's next DynamoDB command of this name pauses DynamoDB first. */
   let pauseBefore: { command: string; paused: () => void } | undefined;
 

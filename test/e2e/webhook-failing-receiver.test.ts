@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '#shared/data/commands';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEMO_USERS } from '#local/seed';
 import { createDeviceRepo } from '#shared/data/device-repo';

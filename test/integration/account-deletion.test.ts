@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { ApplicationsInUseError, deleteAccount, DELETION_STEPS, type DeletionDeps, type DeletionStep } from '#shared/accounts/account-deletion';
 import { hashPassword } from '#shared/accounts/password';

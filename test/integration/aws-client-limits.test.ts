@@ -1,9 +1,11 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { GetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import { SendEmailCommand, SESClient } from '@aws-sdk/client-ses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AWS_CALL_LIMITS, awsClientConfig } from '#shared/aws/client-config';
+import { createDocumentClient } from '#shared/data/dynamodb';
 import { isTransientStorageError } from '#shared/data/storage-errors';
 import { toAppError } from '#shared/http/http';
 
@@ -59,6 +61,11 @@ const CALLS = {
   DynamoDB: (endpoint: string) => {
     const client = new DynamoDBClient(local(endpoint));
     return { client, call: () => client.send(new GetItemCommand({ TableName: 't', Key: { pk: { S: 'a' }, sk: { S: 'b' } } })) };
+  },
+  // The repositories' client (shared/data/document-client.ts), made as the service makes it.
+  DocumentClient: (endpoint: string) => {
+    const client = createDocumentClient({ endpoint, region: 'eu-west-1' });
+    return { client, call: () => client.send(new GetCommand({ TableName: 't', Key: { pk: 'a', sk: 'b' } })) };
   },
   KMS: (endpoint: string) => {
     const client = new KMSClient(local(endpoint));
@@ -131,10 +138,10 @@ describe.concurrent('AWS client limits (awsClientConfig)', () => {
     }, 6000);
   });
 
-  it('gives up on a response whose body stops coming', async () => {
+  it.each(['DynamoDB', 'DocumentClient'] as const)('%s gives up on a response whose body stops coming', async (service) => {
     // Prepare
     const server = await serverFor('stalled-body');
-    const { client, call } = CALLS.DynamoDB(server.endpoint);
+    const { client, call } = CALLS[service](server.endpoint);
 
     // Act
     const { error, ms } = await failure(call);
@@ -146,10 +153,10 @@ describe.concurrent('AWS client limits (awsClientConfig)', () => {
     expect(toAppError(error).status).toBe(503);
   }, 6000);
 
-  it('answers 503 at once for a dependency that hangs up', async () => {
+  it.each(['DynamoDB', 'DocumentClient'] as const)('%s answers 503 at once for a dependency that hangs up', async (service) => {
     // Prepare
     const server = await serverFor('hang-up');
-    const { client, call } = CALLS.DynamoDB(server.endpoint);
+    const { client, call } = CALLS[service](server.endpoint);
 
     // Act
     const { error, ms } = await failure(call);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand } from '#shared/data/commands';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret } from '#shared/secrets';
 import type { ItemKey } from '#shared/data/batch-read';

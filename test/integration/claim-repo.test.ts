@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { claimCodeKey, consentKey, deviceKey, unclaimedDeviceKey } from '#shared/data/item-keys';
 import { newClaimCode } from '#shared/domain/claim-code';

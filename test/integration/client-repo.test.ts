@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
 import { createBatchReader } from '#shared/data/batch-read';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, ScanCommand, UpdateCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import type { ClientCredentials } from '#shared/oauth/client-auth';
 import { createClientCache } from '#shared/oauth/client-cache';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '#shared/data/commands';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deviceKey, userKey } from '#shared/data/item-keys';
 import { DEVICE_FIELDS, type Device } from '#shared/domain/device';

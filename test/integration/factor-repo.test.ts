@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { checkFactorCode, completeSignIn, enrolAuthenticator, openRecoveryCodes, removeAuthenticator } from '#shared/accounts/second-factor';
 import { newTotpSecret, recoveryCodeHash, totpStep } from '#shared/accounts/totp';

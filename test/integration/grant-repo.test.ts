@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, type TransactWriteCommandInput } from '#shared/data/commands';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { hashSecret, randomToken } from '#shared/secrets';
 import type { ItemKey } from '#shared/data/batch-read';

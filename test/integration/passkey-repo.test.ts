@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { MAX_PASSKEY_NAME, PASSKEY_REFUSALS, passkeyName, readPasskeyResponse } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';

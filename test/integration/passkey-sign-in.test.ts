@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { describe, expect, it, vi } from 'vitest';
 import { authenticationOptions, signInWithPasskey } from '#shared/accounts/passkeys';
 import { relyingPartyOf } from '#shared/accounts/relying-party';

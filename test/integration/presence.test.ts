@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { deviceKey } from '#shared/data/item-keys';
 import { formatTimestamp } from '#shared/domain/time';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '#shared/data/commands';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   checkFactorCode, completeSignIn, enrolAuthenticator, FACTOR_FAILURE_MESSAGES, openRecoveryCodes, removalRead, removeAuthenticator, resetFactorsByOperator,

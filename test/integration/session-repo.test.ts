@@ -1,4 +1,4 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
 import { createUserRepo } from '#shared/data/user-repo';

@@ -1,5 +1,5 @@
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '#shared/data/commands';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LifecycleEvent, LifecycleResponse, RotationHandlerDeps } from '#functions/ops/rotate-signing-key';
 import { createKmsKeyStore } from '#shared/keys/kms-keys';

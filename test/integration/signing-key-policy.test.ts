@@ -1,5 +1,5 @@
 import { CreateKeyCommand } from '@aws-sdk/client-kms';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '#shared/data/commands';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signingKeysKey } from '#shared/data/item-keys';
 import { PUBLISH_LEAD_SECONDS } from '#shared/keys/schedule';

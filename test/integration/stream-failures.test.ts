@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '#shared/data/commands';
+import type { DocumentClient } from '#shared/data/document-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFailureQueue, type FailureQueueStandIn } from '#local/failure-queue';
 import { startStreamReader, type StreamReader } from '#local/stream-reader';
@@ -35,7 +36,7 @@ async function until(condition: () => boolean, what: string, ms = 20_000) {
 }
 
 describe('stream batches the fan-out gives up on', () => {
-  let doc: DynamoDBDocumentClient;
+  let doc: DocumentClient;
   let table: string;
   let endpoint: string;
   let reader: StreamReader;

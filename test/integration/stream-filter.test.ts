@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '#shared/data/commands';
+import type { DocumentClient } from '#shared/data/document-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
 import { hashSecret, randomToken } from '#shared/secrets';
@@ -46,7 +47,7 @@ const hasEvents = (record: DynamoDBRecord) => {
 const label = (record: DynamoDBRecord) => `${record.eventName} ${record.dynamodb?.Keys?.pk?.S?.replace(/#.*/, '#')} ${record.dynamodb?.Keys?.sk?.S?.replace(/#.*/, '#')}`;
 
 describe('the fan-out’s stream filters, on the records a user’s life writes', () => {
-  let doc: DynamoDBDocumentClient;
+  let doc: DocumentClient;
   let filters: FilterPattern[];
   const all: DynamoDBRecord[] = [];
   const handedOver: DynamoDBRecord[] = [];

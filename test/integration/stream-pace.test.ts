@@ -1,5 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '#shared/data/commands';
+import type { DocumentClient } from '#shared/data/document-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordsReader, startStreamReader, StreamsError, type StreamReader } from '#local/stream-reader';
 import { freshTable } from '../support/service';
@@ -12,7 +13,7 @@ import { freshTable } from '../support/service';
 // caughtUp, never from its own timer.
 
 describe('the local stream reader\'s pace', () => {
-  let doc: DynamoDBDocumentClient;
+  let doc: DocumentClient;
   let table: string;
   let reader: StreamReader;
   const handed: DynamoDBRecord[] = [];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { FREE_ATTEMPTS, nextAttemptAfterReserving } from '#shared/accounts/login-throttle';
 import { hashSecret, randomToken } from '#shared/secrets';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '#shared/data/commands';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CODE_TTL_SECONDS } from '#shared/oauth/authorize-request';
 import type { ClientCredentials } from '#shared/oauth/client-auth';

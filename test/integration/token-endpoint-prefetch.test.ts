@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalKeyStore } from '#shared/keys/local-signer';
 import { newAuthorizationCode } from '#shared/oauth/grant-tokens';
@@ -22,7 +22,7 @@ const REDIRECT_URI = 'https://app.example.test/callback';
 const SECRET = 'client-secret-that-is-long-enough-0123456789abcdef';
 
 /** When each DynamoDB request of a client started and ended, in the order they happened. */
-function timeline(doc: DynamoDBDocumentClient) {
+function timeline(doc: DocumentClient) {
   const events: string[] = [];
   doc.middlewareStack.add((next, context) => async (args) => {
     events.push(`start ${String(context.commandName)}`);
@@ -36,7 +36,7 @@ function timeline(doc: DynamoDBDocumentClient) {
 }
 
 describe('token endpoint, a fresh instance (no signing-key schedule read yet)', () => {
-  let doc: DynamoDBDocumentClient;
+  let doc: DocumentClient;
   let table: string;
   let keyDir: string;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { CODE_TTL_SECONDS, issueCode } from '#shared/oauth/authorize-request';
 import type { ClientCredentials } from '#shared/oauth/client-auth';

@@ -9,7 +9,7 @@ import {
   REDIRECT_URI, requests, SECRET, seedCode, signer, table, tokens, revokeToken, useTokenService, verifyAccessToken,
 } from '../support/token-service';
 import { grantTokenNames } from '#shared/oauth/grant-tokens';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '#shared/data/commands';
 import { clientKey } from '#shared/data/item-keys';
 
 // A public client (a native or browser application, RFC 8252, OAuth 2.1) at the token service: it

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '#shared/data/commands';
 import { decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import type { ClientCredentials } from '#shared/oauth/client-auth';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '#shared/data/commands';
 import { describe, expect, it } from 'vitest';
 import { emailKey, userKey } from '#shared/data/item-keys';
 import { USER_FIELDS, type User } from '#shared/domain/user';

@@ -1,4 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 import { currentInvocation } from '#local/invocation-context';
 import type { ApiName } from '#shared/routes';
 
@@ -10,12 +11,14 @@ import type { ApiName } from '#shared/routes';
  * over shared/runtime.ts's one client: the resource API's calls make the local authorizer fetch the
  * JWKS from the auth API, whose requests are not theirs).
  */
-export function countRequests(doc: DynamoDBDocumentClient, { keepInputs = false, api }: { keepInputs?: boolean; api?: ApiName } = {}) {
+export function countRequests(client: DocumentClient | DynamoDBDocumentClient, { keepInputs = false, api }: { keepInputs?: boolean; api?: ApiName } = {}) {
+  // Both clients take the SDK's middleware shape at the initialize step.
+  const stack = client.middlewareStack as DocumentClient['middlewareStack'];
   const operations: string[] = [];
   /** With `keepInputs`: the input of each request, in the order of `operations`. */
   const inputs: unknown[] = [];
   const name = `count-requests-${Math.random()}`;
-  doc.middlewareStack.add(
+  stack.add(
     (next, context) => async (args) => {
       if (api === undefined || currentInvocation()?.api === api) {
         operations.push(String(context.commandName));
@@ -36,7 +39,7 @@ export function countRequests(doc: DynamoDBDocumentClient, { keepInputs = false,
       inputs.length = 0;
     },
     detach() {
-      doc.middlewareStack.remove(name);
+      stack.remove(name);
     },
   };
 }

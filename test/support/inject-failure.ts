@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 
 /**
  * Runs `act` with `failure` thrown instead of the first `times` requests of `command` (e.g.
  * `UpdateItemCommand`) that `doc` sends, and settles it: a storage failure or conflict on demand.
  */
 export async function withFailure<T>(
-  doc: DynamoDBDocumentClient, command: string, failure: () => Error, act: () => Promise<T>, times = Infinity,
+  doc: DocumentClient, command: string, failure: () => Error, act: () => Promise<T>, times = Infinity,
 ): Promise<PromiseSettledResult<T>> {
   const name = `fail-${randomUUID()}`;
   let failed = 0;

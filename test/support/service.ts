@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DocumentClient } from '#shared/data/document-client';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { issueAccessToken, type AccessTokenRequest } from '#shared/oauth/access-token';
 import { createLocalSigner } from '#shared/keys/local-signer';
@@ -100,7 +100,7 @@ export function useTestService(options: Partial<LocalServiceOptions> = {}): Loca
 export function useTable(
   service: Pick<LocalService, 'dynamodbEndpoint' | 'tableName'>,
   limits?: DocumentClientOptions['limits'],
-): { doc: DynamoDBDocumentClient; repos: Repos } {
+): { doc: DocumentClient; repos: Repos } {
   const doc = createDocumentClient({ endpoint: service.dynamodbEndpoint, limits });
   afterAll(() => doc.destroy());
   return { doc, repos: createRepos({ doc, table: service.tableName }) };

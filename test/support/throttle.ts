@@ -1,4 +1,4 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '#shared/data/commands';
 import type { RepoDeps } from '#shared/data/dynamodb';
 import { throttleKey } from '#shared/data/item-keys';
 import type { ThrottleScope } from '#shared/data/throttle-repo';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '#shared/data/commands';
+import type { DocumentClient } from '#shared/data/document-client';
 import { importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { CODE_TTL_SECONDS } from '#shared/oauth/authorize-request';
@@ -67,7 +68,7 @@ export function pkcePair() {
   return { verifier, challenge: hashSecret(verifier) };
 }
 
-export let doc: DynamoDBDocumentClient;
+export let doc: DocumentClient;
 export let table: string;
 export let clients: ClientRepo;
 export let grants: GrantRepo;

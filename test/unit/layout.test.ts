@@ -347,8 +347,10 @@ describe('layout', () => {
   });
 
   it('pages a Query one way, and sets up a test\'s data one way', () => {
-    // Only queryAll (shared/data/dynamodb.ts) carries a Query's start key from page to page.
-    const paging = sources('shared').filter(({ file, text }) => file !== join('shared', 'data', 'dynamodb.ts') && /\bExclusiveStartKey\b/.test(text));
+    // Only queryAll (shared/data/dynamodb.ts) carries a Query's start key from page to page
+    // (shared/data/commands.ts only says the member holds attribute values).
+    const pagingAllowed = [join('shared', 'data', 'dynamodb.ts'), join('shared', 'data', 'commands.ts')];
+    const paging = sources('shared').filter(({ file, text }) => !pagingAllowed.includes(file) && /\bExclusiveStartKey\b/.test(text));
     expect(paging.map(({ file }) => file)).toEqual([]);
     // Users and applications come from test/support/factories.ts; a test file's table and its repositories from useRepoTable (test/support/repos.ts).
     const tests = sources('test').filter(({ file }) => file.endsWith('.test.ts'));
