@@ -12,6 +12,8 @@ export interface ColdStartTarget {
   eventFiles: string[];
   /** Environment of the function, as the stack sets it (locally: DynamoDB Local, key file). */
   env: Record<string, string>;
+  /** Untimed, before each run with `eventFile`: what its event needs to be current (a recent sign-in). */
+  beforeRun?: (eventFile: string) => Promise<void>;
   /**
    * Targets of one group run back to back in each round (in a random order within the group), so
    * that a function and its floor see the same moment of a shared machine.
@@ -72,7 +74,9 @@ export async function measureColdStarts(targets: readonly ColdStartTarget[], run
   let done = 0;
   for (let round = 0; round < runs; round++) {
     for (const target of shuffle([...groups.values()].map((group) => shuffle([...group]))).flat()) {
-      const result = await probe(target, target.eventFiles[round % target.eventFiles.length]!);
+      const eventFile = target.eventFiles[round % target.eventFiles.length]!;
+      await target.beforeRun?.(eventFile);
+      const result = await probe(target, eventFile);
       samples.get(target.name)!.push(result);
       progress(++done, runs * targets.length);
     }
