@@ -8,11 +8,11 @@ const MARKER = '@@cold-start@@';
 export interface ColdStartTarget {
   name: string;
   bundleFile: string;
-  /** One event file per run (a run may consume a code, token or session). */
+  /** One event file per run (a run may consume a code, token or session); with `beforeRun`, written just before it. */
   eventFiles: string[];
   /** Environment of the function, as the stack sets it (locally: DynamoDB Local, key file). */
   env: Record<string, string>;
-  /** Untimed, before each run with `eventFile`: what its event needs to be current (a recent sign-in). */
+  /** Untimed, before each run with `eventFile`: writes that file's event fresh. */
   beforeRun?: (eventFile: string) => Promise<void>;
   /**
    * Targets of one group run back to back in each round (in a random order within the group), so

@@ -1,16 +1,11 @@
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
 import { createLocalSigner } from '#shared/keys/local-signer';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { sessionKey, userKey } from '#shared/data/item-keys';
-import { UpdateCommand } from '#shared/data/commands';
-import type { DocumentClient } from '#shared/data/document-client';
-import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
-import { hashSecret } from '#shared/secrets';
-import { epochSeconds } from '#shared/domain/time';
+import { userKey } from '#shared/data/item-keys';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 import { setClientHook } from '#shared/aws/client-config';
@@ -226,9 +221,9 @@ async function main(): Promise<BudgetCheck[]> {
   // Cold start: fresh processes, each with its own event (a run may consume a token or session).
   const eventsDir = join(stateDir, 'events');
   mkdirSync(eventsDir);
-  const writeEvents = (name: string, events: unknown[]) => events.map((event, i) => {
-    const file = join(eventsDir, `${name.replace(':', '-')}-${i}.json`);
-    writeFileSync(file, JSON.stringify(event));
+  const eventPaths = (name: string, count: number) => Array.from({ length: count }, (_, i) => join(eventsDir, `${name.replace(':', '-')}-${i}.json`));
+  const writeEvents = (name: string, events: unknown[]) => eventPaths(name, events.length).map((file, i) => {
+    writeFileSync(file, JSON.stringify(events[i]));
     return file;
   });
   /** The webhook pipeline's functions (and their floors) also get the queue's variables, as the stack sets for them. */
@@ -251,8 +246,10 @@ async function main(): Promise<BudgetCheck[]> {
   for (const fn of MEASURED) {
     const pipeline = endpointOf(fn).eventSource !== undefined;
     targets.push({
-      name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: writeEvents(fn, await firstScenario(fn).events(options.coldRuns)), env: lambdaEnv(fn, pipeline),
-      ...(endpointOf(fn).recentSignIn ? { beforeRun: (eventFile: string) => renewSignIns(setupDoc, eventFile) } : {}),
+      name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: eventPaths(fn, options.coldRuns), env: lambdaEnv(fn, pipeline),
+      // Made just before each run: a full run's cold starts outlast a pending sign-in (5 minutes), a
+      // recent sign-in (10), a code (10), which an event made at the start would carry.
+      beforeRun: async (eventFile: string) => writeFileSync(eventFile, JSON.stringify((await firstScenario(fn).events(1))[0])),
     });
     targets.push({
       name: floorTarget(fn), group: fn, bundleFile: floorBundleOf(floorOf(fn)).file, eventFiles: writeEvents(floorTarget(fn), await floors.events(floorOf(fn), options.coldRuns)),
@@ -586,22 +583,4 @@ function sinkStdout(): () => void {
     process.stdout.write = original;
     closeSync(fd);
   };
-}
-
-/**
- * A page that asks for a recent sign-in (EndpointDeclaration.recentSignIn) sends a session signed in
- * more than RECENT_SIGN_IN_SECONDS ago to the sign-in page, and a full run's cold starts take longer
- * than that: before each cold start, the sessions its event's cookies name are signed in anew (the
- * sign-in time is read from the session's expiry, which moves to now + SESSION_TTL_SECONDS).
- */
-async function renewSignIns(doc: DocumentClient, eventFile: string): Promise<void> {
-  const { cookies = [] } = JSON.parse(readFileSync(eventFile, 'utf8')) as { cookies?: string[] };
-  for (const cookie of cookies) {
-    const [name, value] = cookie.split('=');
-    if (name !== 'session' || !value) continue;
-    await doc.send(new UpdateCommand({
-      TableName: TABLE, Key: sessionKey(hashSecret(value)), UpdateExpression: 'SET expiresAt = :at', ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':at': epochSeconds(new Date()) + SESSION_TTL_SECONDS },
-    }));
-  }
 }

@@ -179,7 +179,7 @@ function regionalEndpoint(region: string | undefined): URL | undefined {
  * A credentials provider asked again only when what it gave expires within 5 minutes (as the SDK's
  * memoization does); concurrent first calls share one request.
  */
-function memoized(provider: () => Promise<AwsCredentialIdentity>): () => Promise<AwsCredentialIdentity> {
+export function memoized(provider: () => Promise<AwsCredentialIdentity>): () => Promise<AwsCredentialIdentity> {
   let current: Promise<AwsCredentialIdentity> | undefined;
   return async () => {
     const held = current && (await current.catch(() => undefined));

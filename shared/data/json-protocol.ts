@@ -62,6 +62,7 @@ function binaryFromBase64(key: string, value: unknown): unknown {
   return value;
 }
 
+/** An answer's JSON object (undefined for anything else: an error page of a proxy, a cut answer). */
 export function parseAnswer(text: string): Record<string, unknown> | undefined {
   try {
     // The reviver only when the answer can hold a binary value: it costs a call per member.
