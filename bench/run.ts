@@ -5,7 +5,12 @@ import { AWS_ENV, ENV, MAIL_ENV } from '#shared/config';
 import { createLocalSigner } from '#shared/keys/local-signer';
 import { createClientRepo } from '#shared/data/client-repo';
 import { createDocumentClient } from '#shared/data/dynamodb';
-import { userKey } from '#shared/data/item-keys';
+import { sessionKey, userKey } from '#shared/data/item-keys';
+import { UpdateCommand } from '#shared/data/commands';
+import type { DocumentClient } from '#shared/data/document-client';
+import { SESSION_TTL_SECONDS } from '#shared/data/session-repo';
+import { hashSecret } from '#shared/secrets';
+import { epochSeconds } from '#shared/domain/time';
 import { createTable, startDynamoDbLocal, type DynamoDbLocal } from '#local/dynamodb-local';
 import { DEMO_CLIENT, DEMO_USERS, seedDemoData } from '#local/seed';
 import { setClientHook } from '#shared/aws/client-config';
@@ -249,7 +254,12 @@ async function main(): Promise<BudgetCheck[]> {
       name: fn, group: fn, bundleFile: bundles.get(fn)!.file, eventFiles: eventPaths(fn, options.coldRuns), env: lambdaEnv(fn, pipeline),
       // Made just before each run: a full run's cold starts outlast a pending sign-in (5 minutes), a
       // recent sign-in (10), a code (10), which an event made at the start would carry.
-      beforeRun: async (eventFile: string) => writeFileSync(eventFile, JSON.stringify((await firstScenario(fn).events(1))[0])),
+      // A page that asks for a recent sign-in may share one session across runs: it is signed in anew.
+      beforeRun: async (eventFile: string) => {
+        const [event] = await firstScenario(fn).events(1);
+        writeFileSync(eventFile, JSON.stringify(event));
+        if (endpointOf(fn).recentSignIn) await renewSignIns(setupDoc, event as { cookies?: string[] });
+      },
     });
     targets.push({
       name: floorTarget(fn), group: fn, bundleFile: floorBundleOf(floorOf(fn)).file, eventFiles: writeEvents(floorTarget(fn), await floors.events(floorOf(fn), options.coldRuns)),
@@ -583,4 +593,21 @@ function sinkStdout(): () => void {
     process.stdout.write = original;
     closeSync(fd);
   };
+}
+
+/**
+ * A page that asks for a recent sign-in (EndpointDeclaration.recentSignIn) sends a session signed in
+ * more than RECENT_SIGN_IN_SECONDS ago to the sign-in page: the sessions an event's cookies name are
+ * signed in anew (the sign-in time is read from the session's expiry, which moves to now +
+ * SESSION_TTL_SECONDS).
+ */
+async function renewSignIns(doc: DocumentClient, { cookies = [] }: { cookies?: string[] }): Promise<void> {
+  for (const cookie of cookies) {
+    const [name, value] = cookie.split('=');
+    if (name !== 'session' || !value) continue;
+    await doc.send(new UpdateCommand({
+      TableName: TABLE, Key: sessionKey(hashSecret(value)), UpdateExpression: 'SET expiresAt = :at', ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':at': epochSeconds(new Date()) + SESSION_TTL_SECONDS },
+    }));
+  }
 }

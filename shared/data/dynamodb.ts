@@ -2,7 +2,7 @@ import { QueryCommand, type TransactWriteCommandInput } from '#shared/data/comma
 import { observeClient } from '#shared/aws/client-config';
 import { DocumentClient, type DocumentClientOptions } from '#shared/data/document-client';
 
-export { DocumentClient, type DocumentClientOptions };
+export type { DocumentClientOptions };
 
 /** What every repository is created with, so the same code runs in tests and in Lambda. */
 export interface RepoDeps {
